@@ -1,0 +1,5 @@
+"""``python -m caddie`` runs the command line."""
+
+from caddie.cli import main
+
+raise SystemExit(main())

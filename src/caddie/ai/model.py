@@ -1,0 +1,92 @@
+"""A model's description (Pi's ``Model``) and the request shapes a provider takes."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import LlmMessage
+
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
+
+
+@dataclass(slots=True)
+class ModelCost:
+    """Dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+@dataclass(slots=True)
+class Model:
+    id: str
+    name: str
+    api: str
+    """``openai-completions``, ``anthropic-messages`` or ``faux``."""
+    provider: str
+    base_url: str = ""
+    reasoning: bool = False
+    input: list[str] = field(default_factory=lambda: ["text"])
+    cost: ModelCost = field(default_factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+    """Pi's per-API compatibility flags, camelCase keys as in models.json (e.g. ``supportsDeveloperRole``)."""
+
+    @property
+    def supports_images(self) -> bool:
+        return "image" in self.input
+
+    @property
+    def ref(self) -> str:
+        return f"{self.provider}/{self.id}"
+
+
+@dataclass(slots=True)
+class Tool:
+    """A tool as a provider sees it: name, description and a JSON Schema for the arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Context:
+    system_prompt: str | None
+    messages: list[LlmMessage]
+    tools: list[Tool] | None = None
+
+
+@dataclass(slots=True)
+class ProviderResponse:
+    status: int
+    headers: dict[str, str]
+
+
+@dataclass(slots=True)
+class StreamOptions:
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    reasoning: ThinkingLevel | None = None
+    """Thinking level for reasoning models; None or ``off`` disables thinking."""
+    session_id: str | None = None
+    cache_retention: Literal["none", "short", "long"] = "short"
+    headers: dict[str, str] | None = None
+    timeout_s: float | None = None
+    """Idle timeout for the HTTP stream (no byte for this long ends the request with an error)."""
+    max_retries: int = 0
+    """SDK-level retries; the session retries with backoff on its own (settings ``retry``)."""
+    on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None
+    """Sees (and may replace) the provider payload just before it is sent (``before_provider_request``)."""
+    on_response: Callable[[ProviderResponse], Awaitable[None]] | None = None

@@ -1,0 +1,1 @@
+"""Provider implementations, one module per API; each exposes ``PROVIDER`` (an ``ApiProvider``)."""

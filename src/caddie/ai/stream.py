@@ -1,0 +1,82 @@
+"""One entry point for every model API: ``stream(model, context, options)``.
+
+Each API (``openai-completions``, ``anthropic-messages``, ``faux``) is an ``ApiProvider``. Built-in ones are
+imported on first use, so starting caddie does not pay for SDKs it will not call.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from caddie.ai.events import AssistantMessageEvent, ErrorEvent, final_message
+from caddie.ai.messages import AssistantMessage, TextContent
+from caddie.ai.model import Context, Model, StreamOptions
+
+
+class ApiProvider(Protocol):
+    """Streams one assistant message. Never raises for API failures: the last event is ``done`` or
+    ``error`` and carries the final message (``stop_reason`` ``error``/``aborted`` with ``error_message``)."""
+
+    def stream(
+        self, model: Model, context: Context, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]: ...
+
+
+_BUILTIN_MODULES = {
+    "openai-completions": "caddie.ai.providers.openai_completions",
+    "anthropic-messages": "caddie.ai.providers.anthropic_messages",
+    "faux": "caddie.ai.providers.faux",
+}
+_registry: dict[str, ApiProvider] = {}
+
+
+def register_api(api: str, provider: ApiProvider) -> None:
+    _registry[api] = provider
+
+
+def get_api(api: str) -> ApiProvider | None:
+    if api not in _registry and api in _BUILTIN_MODULES:
+        module = importlib.import_module(_BUILTIN_MODULES[api])
+        _registry[api] = module.PROVIDER
+    return _registry.get(api)
+
+
+def error_message_for(model: Model, text: str, reason: str = "error") -> AssistantMessage:
+    """A final assistant message that reports a failure (what providers return instead of raising)."""
+    return AssistantMessage(
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="aborted" if reason == "aborted" else "error",
+        error_message=text,
+    )
+
+
+async def stream(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AsyncIterator[AssistantMessageEvent]:
+    provider = get_api(model.api)
+    if provider is None:
+        yield ErrorEvent("error", error_message_for(model, f"No provider for API {model.api!r}"))
+        return
+    async for event in provider.stream(model, context, options or StreamOptions()):
+        yield event
+
+
+async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
+    """Run a stream to its end and return the final message (for summaries and other one-shot calls)."""
+    last: AssistantMessage | None = None
+    async for event in stream(model, context, options):
+        msg = final_message(event)
+        if msg is not None:
+            last = msg
+    if last is None:
+        last = error_message_for(model, "Provider stream ended without a final message")
+    return last
+
+
+def assistant_text(message: AssistantMessage) -> str:
+    return "".join(b.text for b in message.content if isinstance(b, TextContent))

@@ -1,0 +1,88 @@
+"""What a tool is: its definition (name, schema, ``execute``) and what running it returns.
+
+Built-in tools and extension tools share this shape (Pi's ``ToolDefinition`` / ``AgentToolResult``). A tool
+signals failure by raising; the agent turns the exception's message into an error result for the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import ImageContent, TextContent, Usage
+from caddie.ai.model import Tool
+
+
+class ToolError(Exception):
+    """Raise from ``execute`` to give the model an error result whose text is exactly the message."""
+
+
+@dataclass(slots=True)
+class ToolResult:
+    content: list[TextContent | ImageContent]
+    details: Any = None
+    usage: Usage | None = None
+    added_tool_names: list[str] | None = None
+    terminate: bool = False
+    """When every result of a batch terminates, the loop makes no further model call for it."""
+
+
+OnUpdate = Callable[[ToolResult], None]
+Execute = Callable[[str, Any, AbortSignal, OnUpdate, Any], Awaitable[ToolResult]]
+"""``execute(tool_call_id, params, signal, on_update, ctx)``; ``ctx`` is the extension context."""
+
+
+@dataclass(slots=True)
+class ToolDefinition:
+    name: str
+    description: str
+    parameters: dict[str, Any] | type[BaseModel]
+    """A JSON Schema object, or a pydantic model (then ``execute`` receives a validated instance)."""
+    execute: Execute
+    label: str | None = None
+    prompt_snippet: str | None = None
+    """One line for "Available tools" in the system prompt; tools without one are not listed."""
+    prompt_guidelines: list[str] = field(default_factory=list)
+    prepare_arguments: Callable[[Any], Any] | None = None
+    """Runs on the raw arguments before validation (to accept legacy or stringified shapes)."""
+    execution_mode: Literal["parallel", "sequential"] | None = None
+    source: str = "builtin"
+    """Who registered it: ``builtin`` or the extension's path."""
+
+    def json_schema(self) -> dict[str, Any]:
+        if isinstance(self.parameters, dict):
+            return self.parameters
+        return pydantic_json_schema(self.parameters)
+
+    def as_provider_tool(self) -> Tool:
+        return Tool(self.name, self.description, self.json_schema())
+
+
+def pydantic_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON Schema with ``$defs`` inlined (providers want one self-contained object)."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                target = dict(defs[ref.removeprefix("#/$defs/")])
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return inline({**target, **rest})
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    result = inline(schema)
+    assert isinstance(result, dict)
+    return result
+
+
+def text_result(text: str, details: Any = None) -> ToolResult:
+    return ToolResult([TextContent(text)], details)
