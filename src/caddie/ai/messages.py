@@ -124,6 +124,11 @@ class AssistantMessage:
     raw_stop_reason: str | None = None
     deferred: Any = None
     extra: dict[str, Any] | None = None
+    # Transient, never written to disk: what the provider learnt about a failure, for retry decisions.
+    error_status: int | None = None
+    """HTTP status of a failed request (None for network errors, aborts and successes)."""
+    retry_after_ms: int | None = None
+    """The server's Retry-After, when it sent one."""
     role: ClassVar[Literal["assistant"]] = "assistant"
 
     def tool_calls(self) -> list[ToolCall]:
