@@ -6,11 +6,13 @@ on-disk key order follows Pi's writer so files written by caddie look like files
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeAlias
+
+import msgspec
 
 from caddie.ai.messages import (
     AgentMessage,
@@ -65,14 +67,17 @@ def new_session_id() -> str:
     return str(uuid.UUID(int=value))
 
 
-@dataclass(slots=True)
-class SessionHeader:
+class _EntryStruct(msgspec.Struct, rename="camel", gc=False):
+    """Base of the entry structs (camelCase on disk, not GC-tracked: entries hold no cycles)."""
+
+
+class SessionHeader(_EntryStruct, tag_field="type", tag="session"):
     id: str
     timestamp: str
     cwd: str
-    version: int = CURRENT_SESSION_VERSION
+    version: int = 1
+    """A header without a version is a v1 file; new sessions write ``CURRENT_SESSION_VERSION``."""
     parent_session: str | None = None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "session"
 
     def to_json(self) -> dict[str, Any]:
@@ -85,44 +90,35 @@ class SessionHeader:
         }
         if self.parent_session is not None:
             out["parentSession"] = self.parent_session
-        if self.extra:
-            out.update(self.extra)
         return out
 
 
-@dataclass(slots=True)
-class MessageEntry:
+class MessageEntry(_EntryStruct, tag_field="type", tag="message"):
     id: str
     parent_id: str | None
     timestamp: str
     message: AgentMessage
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "message"
 
 
-@dataclass(slots=True)
-class ThinkingLevelChangeEntry:
+class ThinkingLevelChangeEntry(_EntryStruct, tag_field="type", tag="thinking_level_change"):
     id: str
     parent_id: str | None
     timestamp: str
     thinking_level: str
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "thinking_level_change"
 
 
-@dataclass(slots=True)
-class ModelChangeEntry:
+class ModelChangeEntry(_EntryStruct, tag_field="type", tag="model_change"):
     id: str
     parent_id: str | None
     timestamp: str
     provider: str
     model_id: str
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "model_change"
 
 
-@dataclass(slots=True)
-class CompactionEntry:
+class CompactionEntry(_EntryStruct, tag_field="type", tag="compaction"):
     id: str
     parent_id: str | None
     timestamp: str
@@ -132,12 +128,10 @@ class CompactionEntry:
     details: Any = None
     usage: Usage | None = None
     from_hook: bool | None = None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "compaction"
 
 
-@dataclass(slots=True)
-class BranchSummaryEntry:
+class BranchSummaryEntry(_EntryStruct, tag_field="type", tag="branch_summary"):
     id: str
     parent_id: str | None
     timestamp: str
@@ -146,12 +140,10 @@ class BranchSummaryEntry:
     details: Any = None
     usage: Usage | None = None
     from_hook: bool | None = None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "branch_summary"
 
 
-@dataclass(slots=True)
-class CustomEntry:
+class CustomEntry(_EntryStruct, tag_field="type", tag="custom"):
     """Extension state; never part of the model's context."""
 
     id: str
@@ -159,12 +151,10 @@ class CustomEntry:
     timestamp: str
     custom_type: str
     data: Any = None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "custom"
 
 
-@dataclass(slots=True)
-class CustomMessageEntry:
+class CustomMessageEntry(_EntryStruct, tag_field="type", tag="custom_message"):
     """An extension's message; sent to the model as a user message."""
 
     id: str
@@ -174,33 +164,27 @@ class CustomMessageEntry:
     content: str | list[UserContent]
     display: bool = True
     details: Any = None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "custom_message"
 
 
-@dataclass(slots=True)
-class LabelEntry:
+class LabelEntry(_EntryStruct, tag_field="type", tag="label"):
     id: str
     parent_id: str | None
     timestamp: str
     target_id: str
     label: str | None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "label"
 
 
-@dataclass(slots=True)
-class SessionInfoEntry:
+class SessionInfoEntry(_EntryStruct, tag_field="type", tag="session_info"):
     id: str
     parent_id: str | None
     timestamp: str
     name: str | None
-    extra: dict[str, Any] | None = None
     type: ClassVar[str] = "session_info"
 
 
-@dataclass(slots=True)
-class UnknownEntry:
+class UnknownEntry(_EntryStruct):
     """An entry type this version does not know; kept verbatim so nothing is lost on rewrite."""
 
     id: str
@@ -227,43 +211,48 @@ SessionEntry: TypeAlias = (
 )
 
 
+_FastEntry: TypeAlias = (
+    SessionHeader
+    | MessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+)
+_fast_decoder = msgspec.json.Decoder(_FastEntry)
+
+
+def decode_line(line: bytes | memoryview) -> SessionHeader | SessionEntry:
+    """Decode one JSONL line: strictly typed and fast when it can, leniently otherwise.
+
+    Raises ``ValueError`` (``json.JSONDecodeError`` or ``msgspec.DecodeError``) when the line is not JSON,
+    ``EntryFormatError`` when it is JSON but not an entry.
+    """
+    try:
+        decoded: SessionHeader | SessionEntry = _fast_decoder.decode(line)
+        return decoded
+    except msgspec.ValidationError:
+        obj = json.loads(bytes(line))
+    if isinstance(obj, dict) and obj.get("type") == "session":
+        return header_from_json(obj)
+    return entry_from_json(obj)
+
+
 class EntryFormatError(ValueError):
     """A JSON object that is not a valid session entry."""
 
 
-_BASE = ("type", "id", "parentId", "timestamp")
-_KNOWN_KEYS: dict[str, frozenset[str]] = {
-    "message": frozenset((*_BASE, "message")),
-    "thinking_level_change": frozenset((*_BASE, "thinkingLevel")),
-    "model_change": frozenset((*_BASE, "provider", "modelId")),
-    "compaction": frozenset(
-        (*_BASE, "summary", "firstKeptEntryId", "tokensBefore", "details", "usage", "fromHook")
-    ),
-    "branch_summary": frozenset((*_BASE, "fromId", "summary", "details", "usage", "fromHook")),
-    "custom": frozenset((*_BASE, "customType", "data")),
-    "custom_message": frozenset((*_BASE, "customType", "content", "display", "details")),
-    "label": frozenset((*_BASE, "targetId", "label")),
-    "session_info": frozenset((*_BASE, "name")),
-}
-_HEADER_KEYS = frozenset(("type", "version", "id", "timestamp", "cwd", "parentSession"))
-
-
-def _rest(d: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    known = _KNOWN_KEYS[kind]
-    if all(k in known for k in d):
-        return None
-    return {k: v for k, v in d.items() if k not in known} or None
-
-
 def header_from_json(d: dict[str, Any]) -> SessionHeader:
-    rest = {k: v for k, v in d.items() if k not in _HEADER_KEYS} or None
     return SessionHeader(
         id=str(d.get("id", "")),
         timestamp=str(d.get("timestamp", "")),
         cwd=str(d.get("cwd", "")),
         version=int(d.get("version", 1) or 1),
         parent_session=d.get("parentSession"),
-        extra=rest,
     )
 
 
@@ -281,13 +270,9 @@ def entry_from_json(d: Any) -> SessionEntry:
     timestamp = ts if isinstance(ts, str) else ""
     try:
         if kind == "message":
-            return MessageEntry(
-                eid, parent_id, timestamp, message_from_json(d.get("message")), _rest(d, kind)
-            )
+            return MessageEntry(eid, parent_id, timestamp, message_from_json(d.get("message")))
         if kind == "custom":
-            return CustomEntry(
-                eid, parent_id, timestamp, str(d.get("customType", "")), d.get("data"), _rest(d, kind)
-            )
+            return CustomEntry(eid, parent_id, timestamp, str(d.get("customType", "")), d.get("data"))
         if kind == "custom_message":
             return CustomMessageEntry(
                 eid,
@@ -297,7 +282,6 @@ def entry_from_json(d: Any) -> SessionEntry:
                 content_from_json(d.get("content")),
                 bool(d.get("display", True)),
                 d.get("details"),
-                _rest(d, kind),
             )
         if kind == "label":
             label = d.get("label")
@@ -307,7 +291,6 @@ def entry_from_json(d: Any) -> SessionEntry:
                 timestamp,
                 str(d.get("targetId", "")),
                 label if isinstance(label, str) else None,
-                _rest(d, kind),
             )
         if kind == "compaction":
             u = d.get("usage")
@@ -321,7 +304,6 @@ def entry_from_json(d: Any) -> SessionEntry:
                 d.get("details"),
                 usage_from_json(u) if isinstance(u, dict) else None,
                 d.get("fromHook"),
-                _rest(d, kind),
             )
         if kind == "branch_summary":
             u = d.get("usage")
@@ -334,7 +316,6 @@ def entry_from_json(d: Any) -> SessionEntry:
                 d.get("details"),
                 usage_from_json(u) if isinstance(u, dict) else None,
                 d.get("fromHook"),
-                _rest(d, kind),
             )
         if kind == "model_change":
             return ModelChangeEntry(
@@ -343,17 +324,12 @@ def entry_from_json(d: Any) -> SessionEntry:
                 timestamp,
                 str(d.get("provider", "")),
                 str(d.get("modelId", "")),
-                _rest(d, kind),
             )
         if kind == "thinking_level_change":
-            return ThinkingLevelChangeEntry(
-                eid, parent_id, timestamp, str(d.get("thinkingLevel", "off")), _rest(d, kind)
-            )
+            return ThinkingLevelChangeEntry(eid, parent_id, timestamp, str(d.get("thinkingLevel", "off")))
         if kind == "session_info":
             name = d.get("name")
-            return SessionInfoEntry(
-                eid, parent_id, timestamp, name if isinstance(name, str) else None, _rest(d, kind)
-            )
+            return SessionInfoEntry(eid, parent_id, timestamp, name if isinstance(name, str) else None)
     except MessageFormatError as e:
         raise EntryFormatError(f"{kind} entry {eid}: {e}") from e
     return UnknownEntry(eid, parent_id, timestamp, d)
@@ -408,8 +384,6 @@ def entry_to_json(e: SessionEntry) -> dict[str, Any]:
             out["thinkingLevel"] = e.thinking_level
         elif isinstance(e, SessionInfoEntry) and e.name is not None:
             out["name"] = e.name
-    if e.extra:
-        out.update(e.extra)
     return out
 
 

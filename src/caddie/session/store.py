@@ -1,0 +1,686 @@
+"""The session store: an append-only tree of entries in one JSONL file, in Pi's v3 format.
+
+Line 1 is the header; every later line is one entry whose ``parentId`` points at the entry it follows.
+The leaf (where the next entry attaches) is the last entry in file order when a file is opened, and moves
+in memory when the user navigates the tree; it becomes durable with the next append.
+
+Durability rules:
+- A new session's file is written only once the first assistant message exists (as Pi does); until then
+  entries are buffered in memory.
+- Each append is one complete line written with a single ``write`` call on an append-mode descriptor.
+- A file whose last line was torn by a crash opens with that line skipped and a warning; a newline is added
+  so the next entry starts on a fresh line. Nothing before the torn line is lost.
+- A corrupt line anywhere else is an error naming the file and the line number.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caddie.ai.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Usage,
+)
+from caddie.config.paths import sessions_root
+from caddie.session.context import (
+    SessionContext,
+    branch_path,
+    build_session_context,
+    context_entries_of_path,
+)
+from caddie.session.entries import (
+    CURRENT_SESSION_VERSION,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    EntryFormatError,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    decode_line,
+    entry_from_json,
+    entry_to_json,
+    iso_now,
+    new_entry_id,
+    new_session_id,
+)
+
+_json_decode = json.JSONDecoder().decode
+
+
+class SessionFileError(Exception):
+    """A session file that cannot be used; the message names the file (and line) and what is wrong."""
+
+
+def encode_cwd(cwd: str | Path) -> str:
+    """The folder name for a working directory: ``/home/me/proj`` → ``--home-me-proj--`` (Pi's scheme)."""
+    resolved = str(Path(cwd).expanduser().resolve())
+    trimmed = resolved[1:] if resolved[:1] in ("/", "\\") else resolved
+    return "--" + trimmed.replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def default_session_dir(cwd: str | Path) -> Path:
+    return sessions_root() / encode_cwd(cwd)
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+@dataclass(slots=True)
+class TreeNode:
+    entry: SessionEntry
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    """One row of ``caddie session list``."""
+
+    path: Path
+    id: str
+    cwd: str
+    created: str
+    modified: float
+    """Last activity, seconds since the epoch."""
+    message_count: int
+    first_message: str
+    name: str | None
+    size: int
+
+
+class SessionStore:
+    """One session tree, in memory and (unless in-memory) in its file."""
+
+    def __init__(
+        self,
+        header: SessionHeader,
+        path: Path | None,
+        entries: list[SessionEntry] | None = None,
+        *,
+        flushed: bool = False,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.header = header
+        self.path = path
+        self.warnings: list[str] = warnings or []
+        self._entries: list[SessionEntry] = []
+        self._by_id: dict[str, SessionEntry] = {}
+        self._labels: dict[str, str] = {}
+        self._label_times: dict[str, str] = {}
+        self._leaf_id: str | None = None
+        self._has_assistant = False
+        self._flushed = flushed
+        for entry in entries or ():
+            self._index(entry)
+
+    # ----------------------------------------------------------------------------------------------
+    # Construction
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str | Path,
+        session_dir: str | Path | None = None,
+        *,
+        parent_session: str | None = None,
+        session_id: str | None = None,
+    ) -> SessionStore:
+        """A new, empty session. Its file appears with the first assistant message."""
+        resolved_cwd = str(Path(cwd).expanduser().resolve())
+        directory = Path(session_dir) if session_dir else default_session_dir(resolved_cwd)
+        sid = session_id or new_session_id()
+        ts = iso_now()
+        header = SessionHeader(sid, ts, resolved_cwd, CURRENT_SESSION_VERSION, parent_session)
+        path = directory / f"{ts.replace(':', '-').replace('.', '-')}_{sid}.jsonl"
+        return cls(header, path)
+
+    @classmethod
+    def in_memory(cls, cwd: str | Path = ".") -> SessionStore:
+        header = SessionHeader(new_session_id(), iso_now(), str(Path(cwd).expanduser().resolve()))
+        return cls(header, None)
+
+    @classmethod
+    def open(cls, path: str | Path) -> SessionStore:
+        """Open an existing file (v1/v2 files are migrated to v3 and rewritten, as Pi does)."""
+        file = Path(path).expanduser().resolve()
+        header, entries, warnings, migrated = _load_file(file)
+        store = cls(header, file, entries, flushed=True, warnings=warnings)
+        if migrated:
+            store._rewrite()
+        return store
+
+    @classmethod
+    def continue_recent(cls, cwd: str | Path, session_dir: str | Path | None = None) -> SessionStore:
+        """The most recently written session of ``cwd``, or a new one when there is none."""
+        latest = latest_session_file(cwd, session_dir)
+        return cls.open(latest) if latest is not None else cls.create(cwd, session_dir)
+
+    # ----------------------------------------------------------------------------------------------
+    # Read-only view (what extensions see as ``ctx.session``)
+
+    @property
+    def session_id(self) -> str:
+        return self.header.id
+
+    @property
+    def session_file(self) -> str | None:
+        return str(self.path) if self.path is not None else None
+
+    @property
+    def cwd(self) -> str:
+        return self.header.cwd
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    @property
+    def is_persisted(self) -> bool:
+        return self.path is not None
+
+    @property
+    def file_exists(self) -> bool:
+        return self._flushed
+
+    def entries(self) -> list[SessionEntry]:
+        return list(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        return self._by_id.get(entry_id)
+
+    def leaf_entry(self) -> SessionEntry | None:
+        return self._by_id.get(self._leaf_id) if self._leaf_id else None
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def labels(self) -> dict[str, str]:
+        return dict(self._labels)
+
+    def branch(self, from_id: str | None = None) -> list[SessionEntry]:
+        """Entries from the root to ``from_id`` (default: the leaf), all types included."""
+        start = from_id if from_id is not None else self._leaf_id
+        return branch_path(self._by_id, start, self._entries)
+
+    def context_entries(self) -> list[SessionEntry]:
+        return context_entries_of_path(self.branch())
+
+    def build_context(self) -> SessionContext:
+        """Messages, thinking level and model for the current branch — what the agent resumes with."""
+        return build_session_context(self.branch())
+
+    def children(self, parent_id: str | None) -> list[SessionEntry]:
+        return [e for e in self._entries if e.parent_id == parent_id]
+
+    def session_name(self) -> str | None:
+        for entry in reversed(self._entries):
+            if isinstance(entry, SessionInfoEntry):
+                return (entry.name or "").strip() or None
+        return None
+
+    def tree(self) -> list[TreeNode]:
+        """Root nodes (normally one) with children sorted oldest first; orphans become roots."""
+        nodes = {e.id: TreeNode(e, label=self._labels.get(e.id)) for e in self._entries}
+        roots: list[TreeNode] = []
+        for entry in self._entries:
+            node = nodes[entry.id]
+            parent = nodes.get(entry.parent_id) if entry.parent_id and entry.parent_id != entry.id else None
+            (parent.children if parent else roots).append(node)
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            node.children.sort(key=lambda n: n.entry.timestamp)
+            stack.extend(node.children)
+        return roots
+
+    # ----------------------------------------------------------------------------------------------
+    # Appending (each creates a child of the leaf and moves the leaf to it)
+
+    def _next_id(self) -> str:
+        return new_entry_id(self._by_id)
+
+    def append_message(self, message: AgentMessage) -> str:
+        if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
+            raise ValueError("summaries are appended with append_compaction / branch_with_summary")
+        return self._append(MessageEntry(self._next_id(), self._leaf_id, iso_now(), message))
+
+    def append_thinking_level_change(self, level: str) -> str:
+        return self._append(ThinkingLevelChangeEntry(self._next_id(), self._leaf_id, iso_now(), level))
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append(ModelChangeEntry(self._next_id(), self._leaf_id, iso_now(), provider, model_id))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: Usage | None = None,
+    ) -> str:
+        entry = CompactionEntry(
+            self._next_id(),
+            self._leaf_id,
+            iso_now(),
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details,
+            usage,
+            from_hook,
+        )
+        return self._append(entry)
+
+    def append_custom(self, custom_type: str, data: Any = None) -> str:
+        return self._append(CustomEntry(self._next_id(), self._leaf_id, iso_now(), custom_type, data))
+
+    def append_custom_message(
+        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+    ) -> str:
+        entry = CustomMessageEntry(
+            self._next_id(), self._leaf_id, iso_now(), custom_type, content, display, details
+        )
+        return self._append(entry)
+
+    def append_label(self, target_id: str, label: str | None) -> str:
+        if target_id not in self._by_id:
+            raise KeyError(f"Entry {target_id} not found")
+        return self._append(LabelEntry(self._next_id(), self._leaf_id, iso_now(), target_id, label or None))
+
+    def append_session_info(self, name: str) -> str:
+        clean = " ".join(name.splitlines()).strip()
+        return self._append(SessionInfoEntry(self._next_id(), self._leaf_id, iso_now(), clean))
+
+    def branch_with_summary(
+        self,
+        from_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: Usage | None = None,
+    ) -> str:
+        """Move the leaf to ``from_id`` and attach a summary of the branch being left there."""
+        if from_id is not None and from_id not in self._by_id:
+            raise KeyError(f"Entry {from_id} not found")
+        left_from = self._leaf_id or "root"
+        self._leaf_id = from_id
+        entry = BranchSummaryEntry(
+            self._next_id(), from_id, iso_now(), left_from, summary, details, usage, from_hook
+        )
+        return self._append(entry)
+
+    def append_entry(self, entry: SessionEntry) -> str:
+        """Append a ready-made entry (its id must be new; its parent is set to the leaf)."""
+        if entry.id in self._by_id:
+            raise ValueError(f"duplicate entry id {entry.id}")
+        entry.parent_id = self._leaf_id
+        return self._append(entry)
+
+    # ----------------------------------------------------------------------------------------------
+    # Moving the leaf (tree navigation) and forking
+
+    def move_leaf(self, entry_id: str | None) -> None:
+        """Point the leaf at ``entry_id`` (None: before the first entry). Durable with the next append."""
+        if entry_id is not None and entry_id not in self._by_id:
+            raise KeyError(f"Entry {entry_id} not found")
+        self._leaf_id = entry_id
+
+    def fork(self, leaf_id: str | None = None, session_dir: str | Path | None = None) -> SessionStore:
+        """A new session holding only the path root → ``leaf_id`` (labels on it re-created)."""
+        path = self.branch(leaf_id)
+        if not path and leaf_id is not None:
+            raise KeyError(f"Entry {leaf_id} not found")
+        kept: list[SessionEntry] = []
+        parent: str | None = None
+        for entry in path:
+            if isinstance(entry, LabelEntry):
+                continue
+            copied = entry_from_json(entry_to_json(entry))
+            copied.parent_id = parent
+            kept.append(copied)
+            parent = entry.id
+        directory = Path(session_dir) if session_dir else (self.path.parent if self.path else None)
+        new = (
+            SessionStore.create(self.cwd, directory, parent_session=self.session_file)
+            if directory is not None
+            else SessionStore.in_memory(self.cwd)
+        )
+        for entry in kept:
+            new._index(entry)
+        ids = {e.id for e in kept}
+        for target, label in self._labels.items():
+            if target in ids:
+                label_entry = LabelEntry(
+                    new._next_id(), new._leaf_id, self._label_times[target], target, label
+                )
+                new._index(label_entry)
+        if new.path is not None and new._has_assistant:
+            new._rewrite()
+        return new
+
+    # ----------------------------------------------------------------------------------------------
+    # Internals
+
+    def _index(self, entry: SessionEntry) -> None:
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._leaf_id = entry.id
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self._labels[entry.target_id] = entry.label
+                self._label_times[entry.target_id] = entry.timestamp
+            else:
+                self._labels.pop(entry.target_id, None)
+                self._label_times.pop(entry.target_id, None)
+        elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            self._has_assistant = True
+
+    def _append(self, entry: SessionEntry) -> str:
+        self._index(entry)
+        self._persist(entry)
+        return entry.id
+
+    def _persist(self, entry: SessionEntry) -> None:
+        if self.path is None:
+            return
+        if self._flushed:
+            _append_bytes(self.path, _line(entry_to_json(entry)))
+        elif self._has_assistant:
+            self._rewrite(exclusive=True)
+
+    def _rewrite(self, *, exclusive: bool = False) -> None:
+        """Write header and all entries; used for the first flush and after a migration."""
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in self._entries)
+        if exclusive:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        else:
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, self.path)
+        self._flushed = True
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading
+
+
+def _load_file(file: Path) -> tuple[SessionHeader, list[SessionEntry], list[str], bool]:
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise SessionFileError(f"{file}: no such session file") from None
+    except IsADirectoryError:
+        raise SessionFileError(f"{file}: is a directory, not a session file") from None
+    except OSError as e:
+        raise SessionFileError(f"{file}: cannot be read ({e.strerror or e})") from None
+    if not raw.strip():
+        raise SessionFileError(f"{file}: the file is empty, not a session")
+
+    # Line boundaries as (start, end) offsets into one buffer: no copy of the file per line.
+    spans: list[tuple[int, int]] = []
+    start, size = 0, len(raw)
+    while start < size:
+        end = raw.find(b"\n", start)
+        if end < 0:
+            end = size
+        spans.append((start, end))
+        start = end + 1
+    torn_tail = not raw.endswith(b"\n")
+    view = memoryview(raw)
+    warnings: list[str] = []
+
+    first = next((i for i, (a, b) in enumerate(spans) if view[a:b].tobytes().strip()), None)
+    header_obj: object = None
+    if first is not None:
+        try:
+            header_obj = decode_line(view[spans[first][0] : spans[first][1]])
+        except (ValueError, EntryFormatError):
+            header_obj = None
+    if not isinstance(header_obj, SessionHeader) or not header_obj.id:
+        raise SessionFileError(f"{file}: not a session file (line 1 is not a session header)")
+    header = header_obj
+    assert first is not None
+    last = len(spans) - 1
+
+    def torn(index: int) -> bool:
+        return index == last and torn_tail
+
+    migrated = header.version < CURRENT_SESSION_VERSION
+    entries: list[SessionEntry] = []
+    repaired = False
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # hundreds of thousands of acyclic objects: collection passes would only cost time
+    try:
+        if migrated:
+            objects: list[tuple[int, dict[str, Any]]] = []
+            for index in range(first + 1, len(spans)):
+                a, b = spans[index]
+                if not view[a:b].tobytes().strip():
+                    continue
+                try:
+                    obj = json.loads(view[a:b].tobytes())
+                except ValueError as e:
+                    if torn(index):
+                        repaired = True
+                        warnings.append(_torn_warning(file, index))
+                        continue
+                    raise SessionFileError(f"{file}:{index + 1}: not valid JSON ({_reason(e)})") from None
+                if not isinstance(obj, dict):
+                    raise SessionFileError(f"{file}:{index + 1}: expected a JSON object")
+                objects.append((index + 1, obj))
+            for lineno, obj in _migrate(objects, header.version):
+                try:
+                    entries.append(entry_from_json(obj))
+                except EntryFormatError as e:
+                    raise SessionFileError(f"{file}:{lineno}: {e}") from None
+            header.version = CURRENT_SESSION_VERSION
+        else:
+            for index in range(first + 1, len(spans)):
+                a, b = spans[index]
+                if b - a < 2 and not view[a:b].tobytes().strip():
+                    continue
+                try:
+                    entry = decode_line(view[a:b])
+                except EntryFormatError as e:
+                    raise SessionFileError(f"{file}:{index + 1}: {e}") from None
+                except ValueError as e:
+                    if not view[a:b].tobytes().strip():
+                        continue
+                    if torn(index):
+                        repaired = True
+                        warnings.append(_torn_warning(file, index))
+                        continue
+                    raise SessionFileError(f"{file}:{index + 1}: not valid JSON ({_reason(e)})") from None
+                if isinstance(entry, SessionHeader):
+                    raise SessionFileError(f"{file}:{index + 1}: a second session header")
+                entries.append(entry)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if repaired:
+        # Move the unusable fragment aside (nothing is thrown away) so the file ends on a whole line.
+        fragment_start = spans[last][0]
+        with (file.parent / (file.name + ".torn")).open("ab") as aside:
+            aside.write(raw[fragment_start:] + b"\n")
+        os.truncate(file, fragment_start)
+        warnings[-1] += f"; its bytes were moved to {file.name}.torn"
+    elif torn_tail:
+        _append_bytes(file, b"\n")  # a complete last line without its newline: keep it, end it
+    return header, entries, warnings, migrated
+
+
+def _torn_warning(file: Path, index: int) -> str:
+    return (
+        f"{file}: the last line (line {index + 1}) was cut off, probably by a crash; "
+        "it was skipped and everything before it was kept"
+    )
+
+
+def _reason(e: ValueError) -> str:
+    return e.msg if isinstance(e, json.JSONDecodeError) else str(e)
+
+
+def _migrate(body: list[tuple[int, dict[str, Any]]], version: int) -> list[tuple[int, dict[str, Any]]]:
+    """v1 (linear, no ids) → v2 (tree) → v3 (``hookMessage`` role renamed ``custom``)."""
+    if version < 2:
+        taken: set[str] = set()
+        previous: str | None = None
+        ordered = [obj for _, obj in body]
+        for obj in ordered:
+            obj["id"] = new_entry_id(taken)
+            taken.add(obj["id"])
+            obj["parentId"] = previous
+            previous = obj["id"]
+        for obj in ordered:
+            index = obj.pop("firstKeptEntryIndex", None) if obj.get("type") == "compaction" else None
+            # v1 indices counted the header as entry 0
+            if isinstance(index, int) and 1 <= index <= len(ordered):
+                obj["firstKeptEntryId"] = ordered[index - 1]["id"]
+    for _, obj in body:
+        message = obj.get("message")
+        if (
+            obj.get("type") == "message"
+            and isinstance(message, dict)
+            and message.get("role") == "hookMessage"
+        ):
+            message["role"] = "custom"
+    return body
+
+
+# --------------------------------------------------------------------------------------------------
+# Listing
+
+
+def _summarize_file(path: Path) -> SessionSummary | None:
+    try:
+        raw = path.read_bytes()
+        stat = path.stat()
+    except OSError:
+        return None
+    header: dict[str, Any] | None = None
+    count = 0
+    first = ""
+    name: str | None = None
+    last_activity = 0.0
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            obj = _json_decode(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if not isinstance(obj, dict):
+            continue
+        if header is None:
+            if obj.get("type") != "session":
+                return None
+            header = obj
+            continue
+        kind = obj.get("type")
+        if kind == "session_info":
+            name = (obj.get("name") or "").strip() or None
+        if kind != "message":
+            continue
+        count += 1
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            continue
+        ts = message.get("timestamp")
+        if isinstance(ts, int | float) and ts / 1000 > last_activity:
+            last_activity = ts / 1000
+        if not first and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                first = content
+            elif isinstance(content, list):
+                first = " ".join(
+                    b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+                )
+    if header is None:
+        return None
+    return SessionSummary(
+        path=path,
+        id=str(header.get("id", "")),
+        cwd=str(header.get("cwd", "")),
+        created=str(header.get("timestamp", "")),
+        modified=last_activity or stat.st_mtime,
+        message_count=count,
+        first_message=" ".join(first.split()) or "(no messages)",
+        name=name,
+        size=stat.st_size,
+    )
+
+
+def list_sessions(cwd: str | Path, session_dir: str | Path | None = None) -> list[SessionSummary]:
+    """The sessions of ``cwd``, most recently active first."""
+    directory = Path(session_dir) if session_dir else default_session_dir(cwd)
+    if not directory.is_dir():
+        return []
+    summaries = [s for s in (_summarize_file(p) for p in directory.glob("*.jsonl")) if s is not None]
+    if session_dir:
+        resolved = str(Path(cwd).expanduser().resolve())
+        summaries = [s for s in summaries if s.cwd == resolved]
+    summaries.sort(key=lambda s: s.modified, reverse=True)
+    return summaries
+
+
+def latest_session_file(cwd: str | Path, session_dir: str | Path | None = None) -> Path | None:
+    """The session file of ``cwd`` modified last (by file time: cheap even for huge sessions)."""
+    directory = Path(session_dir) if session_dir else default_session_dir(cwd)
+    if not directory.is_dir():
+        return None
+    files = [p for p in directory.glob("*.jsonl") if p.is_file()]
+    if session_dir:
+        resolved = str(Path(cwd).expanduser().resolve())
+        files = [p for p in files if _header_cwd(p) == resolved]
+    return max(files, key=lambda p: p.stat().st_mtime_ns, default=None)
+
+
+def _header_cwd(path: Path) -> str | None:
+    try:
+        with path.open("rb") as f:
+            obj = _json_decode(f.readline().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return obj.get("cwd") if isinstance(obj, dict) and obj.get("type") == "session" else None
+
+
+def iter_entries_json(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
+    return (entry_to_json(e) for e in entries)

@@ -1,0 +1,29 @@
+"""Test-wide isolation: every test gets its own CADDIE_DIR and no real API keys or model settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_KEY_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "CADDIE_FAUX_SCRIPT",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path_factory.mktemp("caddie-home")
+    monkeypatch.setenv("CADDIE_DIR", str(root))
+    monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    for var in _KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    return root
