@@ -170,15 +170,29 @@ class Settings:
         return self._str("sessionDir")
 
 
-def load_settings(cwd: str | Path, *, include_project: bool = True) -> Settings:
-    """Read and merge the global and (when ``include_project``) the project settings file."""
+SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix")
+"""Project settings that can run code: used only for trusted projects."""
+
+
+def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings:
+    """Read and merge the global and the project settings file.
+
+    Project settings always apply, except the keys in ``SENSITIVE_PROJECT_KEYS`` when the project is not
+    trusted (a cloned repository must not be able to run code just by being opened).
+    """
     global_path = agent_dir() / "settings.json"
     project_path = project_dir(cwd) / "settings.json"
     data, warn = read_json_object(global_path)
     warnings = [warn] if warn else []
-    if include_project:
-        project, warn = read_json_object(project_path)
-        if warn:
-            warnings.append(warn)
-        data = deep_merge(data, project)
-    return Settings(data, warnings, global_path, project_path if include_project else None)
+    project, warn = read_json_object(project_path)
+    if warn:
+        warnings.append(warn)
+    if not project_trusted:
+        skipped = [k for k in SENSITIVE_PROJECT_KEYS if k in project]
+        if skipped:
+            project = {k: v for k, v in project.items() if k not in skipped}
+            warnings.append(
+                f"{project_path}: ignored {', '.join(skipped)} because this project is not trusted "
+                "(run with --trust to allow it)"
+            )
+    return Settings(deep_merge(data, project), warnings, global_path, project_path)

@@ -15,6 +15,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+from caddie.agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import (
     AgentMessage,
@@ -194,53 +206,8 @@ class BeforeAgentStartResult:
 
 
 @dataclass(slots=True)
-class AgentStartEvent:
-    type: Literal["agent_start"] = "agent_start"
-
-
-@dataclass(slots=True)
-class AgentEndEvent:
-    messages: list[AgentMessage]
-    type: Literal["agent_end"] = "agent_end"
-
-
-@dataclass(slots=True)
 class AgentSettledEvent:
     type: Literal["agent_settled"] = "agent_settled"
-
-
-@dataclass(slots=True)
-class TurnStartEvent:
-    turn_index: int
-    timestamp: int
-    type: Literal["turn_start"] = "turn_start"
-
-
-@dataclass(slots=True)
-class TurnEndEvent:
-    turn_index: int
-    message: AgentMessage
-    tool_results: list[ToolResultMessage]
-    type: Literal["turn_end"] = "turn_end"
-
-
-@dataclass(slots=True)
-class MessageStartEvent:
-    message: AgentMessage
-    type: Literal["message_start"] = "message_start"
-
-
-@dataclass(slots=True)
-class MessageUpdateEvent:
-    message: AgentMessage
-    assistant_message_event: Any
-    type: Literal["message_update"] = "message_update"
-
-
-@dataclass(slots=True)
-class MessageEndEvent:
-    message: AgentMessage
-    type: Literal["message_end"] = "message_end"
 
 
 @dataclass(slots=True)
@@ -261,32 +228,6 @@ class ContextEvent:
 @dataclass(slots=True)
 class ContextResult:
     messages: list[AgentMessage] | None = None
-
-
-@dataclass(slots=True)
-class ToolExecutionStartEvent:
-    tool_call_id: str
-    tool_name: str
-    args: Any
-    type: Literal["tool_execution_start"] = "tool_execution_start"
-
-
-@dataclass(slots=True)
-class ToolExecutionUpdateEvent:
-    tool_call_id: str
-    tool_name: str
-    args: Any
-    partial_result: ToolResult
-    type: Literal["tool_execution_update"] = "tool_execution_update"
-
-
-@dataclass(slots=True)
-class ToolExecutionEndEvent:
-    tool_call_id: str
-    tool_name: str
-    result: ToolResult
-    is_error: bool
-    type: Literal["tool_execution_end"] = "tool_execution_end"
 
 
 @dataclass(slots=True)
@@ -547,6 +488,10 @@ class ExtensionContext(Protocol):
 
     def shutdown(self) -> None: ...
 
+    def stop_after_turn(self) -> None:
+        """End the current run once this turn's tools finish: no further model request is made."""
+        ...
+
 
 class CommandContext(ExtensionContext, Protocol):
     """What command handlers get: the extension context plus session-changing operations."""
@@ -567,6 +512,17 @@ class CommandContext(ExtensionContext, Protocol):
 
 
 CommandHandler: TypeAlias = Callable[[str, CommandContext], Any]
+
+
+@dataclass(slots=True)
+class FlagSpec:
+    """A command-line option an extension adds (``--name value`` or ``--name`` for booleans)."""
+
+    name: str
+    description: str
+    kind: Literal["string", "boolean"] = "string"
+    default: str | bool | None = None
+    source: str = ""
 
 
 @dataclass(slots=True)
@@ -610,6 +566,12 @@ class ExtensionHost(Protocol):
     def get_thinking_level(self) -> str: ...
 
     def set_thinking_level(self, level: str) -> None: ...
+
+    def publish(self, name: str, data: Any) -> None: ...
+
+    def get_flag(self, name: str) -> str | bool | None: ...
+
+    def set_exit_code(self, code: int) -> None: ...
 
 
 class ExtensionRuntimeNotReady(RuntimeError):
@@ -655,6 +617,17 @@ class ExtensionAPI:
         self._extension.commands[name] = CommandSpec(
             name, description, handler, get_argument_completions, self._extension.path
         )
+
+    def register_flag(
+        self,
+        name: str,
+        description: str,
+        kind: Literal["string", "boolean"] = "string",
+        default: str | bool | None = None,
+    ) -> None:
+        """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
+        name = name.removeprefix("--")
+        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
 
     # -- actions ------------------------------------------------------------------------------------
     @property
@@ -724,6 +697,21 @@ class ExtensionAPI:
 
     def set_thinking_level(self, level: str) -> None:
         self.host.set_thinking_level(level)
+
+    def get_flag(self, name: str) -> str | bool | None:
+        """The value given on the command line for a flag this extension registered (else its default)."""
+        value = self.host.get_flag(name.removeprefix("--"))
+        if value is None and name.removeprefix("--") in self._extension.flags:
+            return self._extension.flags[name.removeprefix("--")].default
+        return value
+
+    def set_exit_code(self, code: int) -> None:
+        """In print and json modes, the process exits with this code (e.g. a headless goal's outcome)."""
+        self.host.set_exit_code(code)
+
+    def publish(self, name: str, data: Any = None) -> None:
+        """Announce something to observers: ``--mode json`` prints it, RPC clients receive it."""
+        self.host.publish(name, data)
 
     async def exec(
         self,

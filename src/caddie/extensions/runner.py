@@ -1,14 +1,39 @@
-"""Runs extension handlers: dispatch in load order, sync or async, fail-open (except ``tool_call``)."""
+"""Runs extension handlers: in load order, then registration order; sync or async; fail-open.
+
+A handler that raises is reported through ``on_error`` and skipped, and the next one runs — except for
+``tool_call``, where an exception blocks that tool call (its message becomes the model's error text).
+"""
 
 from __future__ import annotations
 
+import inspect
+import logging
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
+from caddie.ai.messages import AgentMessage, CustomMessage, ImageContent, copy_messages
 from caddie.tools.base import ToolDefinition
 
 if TYPE_CHECKING:
-    from caddie.extensions.api import CommandSpec, ExtensionAPI, Handler
+    from caddie.extensions.api import (
+        BeforeAgentStartEvent,
+        CommandSpec,
+        ExtensionAPI,
+        ExtensionContext,
+        FlagSpec,
+        Handler,
+        InputResult,
+        ToolCallEvent,
+        ToolCallResult,
+        ToolResultEvent,
+        ToolResultPatch,
+    )
+
+log = logging.getLogger("caddie.extensions")
+InputSource = Literal["interactive", "rpc", "extension", "print"]
+StreamingBehavior = Literal["steer", "follow_up"]
 
 
 @dataclass
@@ -20,4 +45,227 @@ class Extension:
     handlers: dict[str, list[Handler]] = field(default_factory=dict)
     tools: dict[str, ToolDefinition] = field(default_factory=dict)
     commands: dict[str, CommandSpec] = field(default_factory=dict)
+    flags: dict[str, FlagSpec] = field(default_factory=dict)
     api: ExtensionAPI | None = None
+
+
+@dataclass(slots=True)
+class ExtensionError:
+    extension_path: str
+    event: str
+    error: str
+    stack: str | None = None
+
+
+async def call_handler(handler: Callable[..., Any], *args: Any) -> Any:
+    result = handler(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class ExtensionRunner:
+    def __init__(
+        self,
+        extensions: list[Extension],
+        context: Callable[[], ExtensionContext],
+        on_error: Callable[[ExtensionError], None],
+    ) -> None:
+        self.extensions = extensions
+        self._context = context
+        self._on_error = on_error
+
+    def has_handlers(self, event: str) -> bool:
+        return any(ext.handlers.get(event) for ext in self.extensions)
+
+    def _handlers(self, event: str) -> list[tuple[Extension, Handler]]:
+        return [(ext, h) for ext in self.extensions for h in ext.handlers.get(event, ())]
+
+    def _report(self, ext: Extension, event: str, err: BaseException) -> None:
+        stack = "".join(traceback.format_exception(err))
+        log.debug("extension %s failed in %s: %s", ext.path, event, stack)
+        self._on_error(ExtensionError(ext.path, event, str(err) or type(err).__name__, stack))
+
+    # -- generic --------------------------------------------------------------------------------------
+    async def emit(self, name: str, event: Any, ctx: ExtensionContext | None = None) -> Any:
+        """Run every handler; for ``session_before_*`` the last truthy result wins and ``cancel`` stops."""
+        before = name.startswith("session_before_")
+        result: Any = None
+        ctx = ctx or self._context()
+        for ext, handler in self._handlers(name):
+            try:
+                value = await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, name, e)
+                continue
+            if before and value:
+                result = value
+                if getattr(value, "cancel", False):
+                    return value
+        return result
+
+    # -- events whose results matter ------------------------------------------------------------------
+    async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """Each handler gets the previous one's output; the first gets a deep copy."""
+        from caddie.extensions.api import ContextEvent
+
+        handlers = self._handlers("context")
+        if not handlers:
+            return messages
+        current = copy_messages(messages)
+        ctx = self._context()
+        for ext, handler in handlers:
+            try:
+                value = await call_handler(handler, ContextEvent(current), ctx)
+            except Exception as e:
+                self._report(ext, "context", e)
+                continue
+            if value is not None and getattr(value, "messages", None) is not None:
+                current = list(value.messages)
+        return current
+
+    async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
+        """The first ``block`` wins. A handler exception is not swallowed: it blocks the call."""
+        result: ToolCallResult | None = None
+        ctx = self._context()
+        for _ext, handler in self._handlers("tool_call"):
+            value: ToolCallResult | None = await call_handler(handler, event, ctx)
+            if value:
+                result = value
+                if value.block:
+                    return value
+        return result
+
+    async def emit_tool_result(self, event: ToolResultEvent) -> ToolResultPatch | None:
+        from caddie.extensions.api import ToolResultPatch
+
+        modified = False
+        ctx = self._context()
+        for ext, handler in self._handlers("tool_result"):
+            try:
+                value = await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, "tool_result", e)
+                continue
+            if not value:
+                continue
+            if value.content is not None:
+                event.content = list(value.content)
+                modified = True
+            if value.details is not None:
+                event.details = value.details
+                modified = True
+            if value.is_error is not None:
+                event.is_error = value.is_error
+                modified = True
+            if value.usage is not None:
+                event.usage = value.usage
+                modified = True
+        if not modified:
+            return None
+        return ToolResultPatch(event.content, event.details, event.is_error, event.usage)
+
+    async def emit_message_end(self, message: AgentMessage) -> AgentMessage | None:
+        """A replacement message (same role) or None; handlers chain."""
+        from caddie.extensions.api import MessageEndEvent
+
+        current = message
+        modified = False
+        ctx = self._context()
+        for ext, handler in self._handlers("message_end"):
+            try:
+                value = await call_handler(handler, MessageEndEvent(current), ctx)
+            except Exception as e:
+                self._report(ext, "message_end", e)
+                continue
+            replacement = getattr(value, "message", None) if value else None
+            if replacement is None:
+                continue
+            if replacement.role != current.role:
+                self._on_error(
+                    ExtensionError(
+                        ext.path,
+                        "message_end",
+                        "message_end handlers must return a message with the same role",
+                    )
+                )
+                continue
+            current = replacement
+            modified = True
+        return current if modified else None
+
+    async def emit_before_agent_start(
+        self, event: BeforeAgentStartEvent, ctx_with_prompt: Callable[[Callable[[], str]], ExtensionContext]
+    ) -> tuple[list[CustomMessage], str | None]:
+        """Custom messages from every handler, and the chained system prompt if any handler changed it."""
+        messages: list[CustomMessage] = []
+        system_prompt = event.system_prompt
+        changed = False
+        ctx = ctx_with_prompt(lambda: system_prompt)
+        for ext, handler in self._handlers("before_agent_start"):
+            try:
+                event.system_prompt = system_prompt
+                value = await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, "before_agent_start", e)
+                continue
+            if not value:
+                continue
+            if value.message is not None:
+                messages.append(value.message)
+            if value.system_prompt is not None:
+                system_prompt = value.system_prompt
+                changed = True
+        return messages, (system_prompt if changed else None)
+
+    async def emit_input(
+        self,
+        text: str,
+        images: list[ImageContent] | None,
+        source: InputSource,
+        streaming_behavior: StreamingBehavior | None,
+    ) -> InputResult:
+        from caddie.extensions.api import InputEvent, InputResult
+
+        current_text, current_images = text, images
+        ctx = self._context()
+        for ext, handler in self._handlers("input"):
+            try:
+                value = await call_handler(
+                    handler,
+                    InputEvent(current_text, current_images, source, streaming_behavior),
+                    ctx,
+                )
+            except Exception as e:
+                self._report(ext, "input", e)
+                continue
+            if not value:
+                continue
+            if value.action == "handled":
+                return InputResult("handled")
+            if value.action == "transform" and value.text is not None:
+                current_text = value.text
+                current_images = value.images if value.images is not None else current_images
+        if current_text != text or current_images is not images:
+            return InputResult("transform", current_text, current_images)
+        return InputResult("continue")
+
+    # -- registrations ---------------------------------------------------------------------------------
+    def tools(self) -> list[ToolDefinition]:
+        """Every extension tool; a later registration of the same name wins."""
+        out: dict[str, ToolDefinition] = {}
+        for ext in self.extensions:
+            out.update(ext.tools)
+        return list(out.values())
+
+    def commands(self) -> dict[str, CommandSpec]:
+        """Commands by invocation name; duplicates across extensions get ``:1``, ``:2`` suffixes."""
+        out: dict[str, CommandSpec] = {}
+        for ext in self.extensions:
+            for name, spec in ext.commands.items():
+                key, n = name, 0
+                while key in out:
+                    n += 1
+                    key = f"{name}:{n}"
+                out[key] = spec
+        return out

@@ -1,0 +1,477 @@
+"""The agent loop as a plain function: turns, tool execution, steering and follow-ups, events.
+
+``run_agent_loop(prompts, context, config, emit, signal)`` appends ``prompts`` and runs turns until the model
+stops asking for tools and no queued message is left. A turn is one model response plus the execution of
+its tool calls. Everything observable is an event passed to ``emit`` (awaited, in order), exactly as Pi's
+``runAgentLoop`` does; the loop itself keeps no state between runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from caddie.tools.validation import validate_arguments
+
+from caddie.agent.events import (
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from caddie.ai.abort import AbortSignal
+from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from caddie.ai.messages import (
+    AgentMessage,
+    AssistantMessage,
+    LlmMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    convert_to_llm,
+    now_ms,
+    replace,
+)
+from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
+from caddie.tools.base import ToolDefinition, ToolResult
+
+# The texts the model receives when the loop itself fails a tool call (Pi's exact wording).
+TOOL_NOT_FOUND = "Tool {name} not found"
+TOOL_BLOCKED = "Tool execution was blocked"
+OPERATION_ABORTED = "Operation aborted"
+TRUNCATED_TOOL_CALL = (
+    'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments may be '
+    "truncated. Re-issue the tool call with complete arguments."
+)
+
+StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
+Emit = Callable[[AgentEvent], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class ToolCallCheck:
+    """What ``before_tool_call`` may decide: block the call (the reason goes to the model)."""
+
+    block: bool = False
+    reason: str | None = None
+    terminate: bool = False
+
+
+@dataclass(slots=True)
+class ToolResultOverride:
+    """What ``after_tool_call`` may change; ``None`` fields keep the tool's value."""
+
+    content: list[Any] | None = None
+    details: Any = None
+    is_error: bool | None = None
+    usage: Any = None
+    terminate: bool | None = None
+
+
+@dataclass(slots=True)
+class CompletedTurn:
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class NextTurn:
+    """``prepare_next_turn``'s answer: a replacement context, model or thinking level for the next turn."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+    thinking_level: ThinkingLevel | None = None
+
+
+@dataclass(slots=True)
+class AgentContext:
+    system_prompt: str
+    messages: list[AgentMessage]
+    tools: list[ToolDefinition] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class LoopConfig:
+    model: Model
+    stream_fn: StreamFn
+    reasoning: ThinkingLevel | None = None
+    stream_options: Callable[[Model], StreamOptions] = lambda _model: StreamOptions()
+    """Builds the per-request options (api key, session id, payload hook...); the loop adds the signal."""
+    convert_to_llm: Callable[[list[AgentMessage]], list[LlmMessage]] = convert_to_llm
+    transform_context: Callable[[list[AgentMessage], AbortSignal], Awaitable[list[AgentMessage]]] | None = (
+        None
+    )
+    before_tool_call: (
+        Callable[[AssistantMessage, ToolCall, Any, AgentContext], Awaitable[ToolCallCheck | None]] | None
+    ) = None
+    after_tool_call: (
+        Callable[
+            [AssistantMessage, ToolCall, Any, ToolResult, bool, AgentContext],
+            Awaitable[ToolResultOverride | None],
+        ]
+        | None
+    ) = None
+    get_steering_messages: Callable[[], Awaitable[list[AgentMessage]]] | None = None
+    get_follow_up_messages: Callable[[], Awaitable[list[AgentMessage]]] | None = None
+    prepare_next_turn: Callable[[CompletedTurn], Awaitable[NextTurn | None]] | None = None
+    should_stop_after_turn: Callable[[CompletedTurn], Awaitable[bool]] | None = None
+    tool_context: Callable[[], Any] = lambda: None
+    """The ``ctx`` handed to tool ``execute`` (the extension context)."""
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+
+
+async def run_agent_loop(
+    prompts: list[AgentMessage],
+    context: AgentContext,
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+) -> list[AgentMessage]:
+    """Start a run with new prompt messages. Returns every message the run produced."""
+    new_messages = list(prompts)
+    current = AgentContext(context.system_prompt, [*context.messages, *prompts], list(context.tools))
+    await emit(AgentStartEvent())
+    await emit(TurnStartEvent(0, now_ms()))
+    for prompt in prompts:
+        await emit(MessageStartEvent(prompt))
+        await emit(MessageEndEvent(prompt))
+    await _run_loop(current, new_messages, config, emit, signal)
+    return new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext, config: LoopConfig, emit: Emit, signal: AbortSignal
+) -> list[AgentMessage]:
+    """Continue from the current context (the last message must be a user-side one or a tool result)."""
+    if not context.messages:
+        raise ValueError("Cannot continue: no messages in context")
+    if isinstance(context.messages[-1], AssistantMessage):
+        raise ValueError("Cannot continue from message role: assistant")
+    new_messages: list[AgentMessage] = []
+    current = AgentContext(context.system_prompt, list(context.messages), list(context.tools))
+    await emit(AgentStartEvent())
+    await emit(TurnStartEvent(0, now_ms()))
+    await _run_loop(current, new_messages, config, emit, signal)
+    return new_messages
+
+
+async def _poll(source: Callable[[], Awaitable[list[AgentMessage]]] | None) -> list[AgentMessage]:
+    return list(await source()) if source is not None else []
+
+
+async def _run_loop(
+    current: AgentContext,
+    new_messages: list[AgentMessage],
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+) -> None:
+    turn_index = 0
+    last_turn: CompletedTurn | None = None
+    pending = await _poll(config.get_steering_messages)
+    while True:
+        more_tool_calls = True
+        while more_tool_calls or pending:
+            if last_turn is not None:
+                if config.prepare_next_turn is not None:
+                    nxt = await config.prepare_next_turn(last_turn)
+                    if nxt is not None:
+                        current = nxt.context or current
+                        if nxt.model is not None:
+                            config.model = nxt.model
+                        if nxt.thinking_level is not None:
+                            config.reasoning = None if nxt.thinking_level == "off" else nxt.thinking_level
+                if not pending:  # preparation may take long; pick up steering typed meanwhile
+                    pending = await _poll(config.get_steering_messages)
+                turn_index += 1
+                await emit(TurnStartEvent(turn_index, now_ms()))
+            for message in pending:
+                await emit(MessageStartEvent(message))
+                await emit(MessageEndEvent(message))
+                current.messages.append(message)
+                new_messages.append(message)
+            pending = []
+
+            message = await _stream_assistant_response(current, config, emit, signal)
+            new_messages.append(message)
+            if message.stop_reason in ("error", "aborted"):
+                await emit(TurnEndEvent(turn_index, message, []))
+                await emit(AgentEndEvent(new_messages))
+                return
+
+            tool_calls = message.tool_calls()
+            tool_results: list[ToolResultMessage] = []
+            more_tool_calls = False
+            if tool_calls:
+                if message.stop_reason == "length":
+                    tool_results, terminate = await _fail_truncated_calls(tool_calls, emit), False
+                else:
+                    tool_results, terminate = await _execute_tool_calls(
+                        current, message, config, emit, signal
+                    )
+                more_tool_calls = not terminate
+                current.messages.extend(tool_results)
+                new_messages.extend(tool_results)
+            await emit(TurnEndEvent(turn_index, message, tool_results))
+            last_turn = CompletedTurn(message, tool_results, current, new_messages)
+            if config.should_stop_after_turn is not None and await config.should_stop_after_turn(last_turn):
+                await emit(AgentEndEvent(new_messages))
+                return
+            pending = await _poll(config.get_steering_messages)
+
+        follow_ups = await _poll(config.get_follow_up_messages)
+        if not follow_ups:
+            break
+        pending = follow_ups
+    await emit(AgentEndEvent(new_messages))
+
+
+async def _stream_assistant_response(
+    current: AgentContext, config: LoopConfig, emit: Emit, signal: AbortSignal
+) -> AssistantMessage:
+    messages = current.messages
+    if config.transform_context is not None:
+        messages = await config.transform_context(messages, signal)
+    llm_context = Context(
+        current.system_prompt,
+        config.convert_to_llm(messages),
+        [t.as_provider_tool() for t in current.tools] or None,
+    )
+    options = config.stream_options(config.model)
+    options.signal = signal
+    options.reasoning = config.reasoning
+
+    started = False
+    final: AssistantMessage | None = None
+    stream = config.stream_fn(config.model, llm_context, options)
+    try:
+        async for event in stream:
+            if isinstance(event, StartEvent):
+                current.messages.append(event.partial)
+                started = True
+                await emit(MessageStartEvent(replace(event.partial)))
+            elif isinstance(event, DoneEvent | ErrorEvent):
+                final = event.message if isinstance(event, DoneEvent) else event.error
+                break
+            elif started:
+                partial = event.partial
+                current.messages[-1] = partial
+                await emit(MessageUpdateEvent(replace(partial), event))
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if final is None:
+        final = AssistantMessage(
+            [],
+            config.model.api,
+            config.model.provider,
+            config.model.id,
+            stop_reason="aborted" if signal.aborted else "error",
+            error_message="Request was aborted"
+            if signal.aborted
+            else "The provider stream ended without a result",
+        )
+    if started:
+        current.messages[-1] = final
+    else:
+        current.messages.append(final)
+        await emit(MessageStartEvent(replace(final)))
+    await emit(MessageEndEvent(final))
+    return final
+
+
+def _error_result(text: str) -> ToolResult:
+    return ToolResult([TextContent(text)], {})
+
+
+def _result_message(call: ToolCall, result: ToolResult, is_error: bool) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=list(result.content or []),
+        is_error=is_error,
+        details=result.details,
+        usage=result.usage,
+        added_tool_names=result.added_tool_names or None,
+    )
+
+
+async def _emit_result(message: ToolResultMessage, emit: Emit) -> None:
+    await emit(MessageStartEvent(message))
+    await emit(MessageEndEvent(message))
+
+
+async def _fail_truncated_calls(calls: list[ToolCall], emit: Emit) -> list[ToolResultMessage]:
+    out: list[ToolResultMessage] = []
+    for call in calls:
+        await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+        result = _error_result(TRUNCATED_TOOL_CALL.format(name=call.name))
+        await emit(ToolExecutionEndEvent(call.id, call.name, result, True))
+        message = _result_message(call, result, True)
+        await _emit_result(message, emit)
+        out.append(message)
+    return out
+
+
+@dataclass(slots=True)
+class _Finalized:
+    call: ToolCall
+    result: ToolResult
+    is_error: bool
+
+
+@dataclass(slots=True)
+class _Prepared:
+    call: ToolCall
+    tool: ToolDefinition
+    args: Any
+
+
+async def _prepare(
+    current: AgentContext, message: AssistantMessage, call: ToolCall, config: LoopConfig, signal: AbortSignal
+) -> _Prepared | _Finalized:
+    tool = next((t for t in current.tools if t.name == call.name), None)
+    if tool is None:
+        return _Finalized(call, _error_result(TOOL_NOT_FOUND.format(name=call.name)), True)
+    try:
+        raw = call.arguments
+        if tool.prepare_arguments is not None:
+            raw = tool.prepare_arguments(raw)
+        args = validate_arguments(tool, raw)
+        if config.before_tool_call is not None:
+            check = await config.before_tool_call(message, call, args, current)
+            if signal.aborted:
+                return _Finalized(call, _error_result(OPERATION_ABORTED), True)
+            if check is not None and check.block:
+                result = _error_result(check.reason or TOOL_BLOCKED)
+                result.terminate = check.terminate
+                return _Finalized(call, result, True)
+        if signal.aborted:
+            return _Finalized(call, _error_result(OPERATION_ABORTED), True)
+        return _Prepared(call, tool, args)
+    except Exception as e:  # validation and hook failures become the model's error text
+        return _Finalized(call, _error_result(str(e)), True)
+
+
+async def _execute(
+    prepared: _Prepared, config: LoopConfig, emit: Emit, signal: AbortSignal
+) -> tuple[ToolResult, bool]:
+    updates: list[asyncio.Task[None]] = []
+    accepting = True
+
+    def on_update(partial: ToolResult) -> None:
+        if accepting:
+            event = ToolExecutionUpdateEvent(
+                prepared.call.id, prepared.call.name, prepared.call.arguments, partial
+            )
+            updates.append(asyncio.ensure_future(emit(event)))
+
+    try:
+        outcome = prepared.tool.execute(
+            prepared.call.id, prepared.args, signal, on_update, config.tool_context()
+        )
+        result = await outcome if inspect.isawaitable(outcome) else outcome
+        if not isinstance(result, ToolResult):
+            raise TypeError(f"tool {prepared.call.name!r} returned {type(result).__name__}, not a ToolResult")
+        return result, False
+    except Exception as e:
+        text = str(e) or type(e).__name__
+        return _error_result(text), True
+    finally:
+        accepting = False
+        if updates:
+            await asyncio.gather(*updates, return_exceptions=True)
+
+
+async def _finalize(
+    current: AgentContext,
+    message: AssistantMessage,
+    prepared: _Prepared,
+    result: ToolResult,
+    is_error: bool,
+    config: LoopConfig,
+) -> _Finalized:
+    if config.after_tool_call is not None:
+        try:
+            override = await config.after_tool_call(
+                message, prepared.call, prepared.args, result, is_error, current
+            )
+        except Exception as e:
+            return _Finalized(prepared.call, _error_result(str(e)), True)
+        if override is not None:
+            result = ToolResult(
+                content=override.content if override.content is not None else result.content,
+                details=override.details if override.details is not None else result.details,
+                usage=override.usage if override.usage is not None else result.usage,
+                added_tool_names=result.added_tool_names,
+                terminate=override.terminate if override.terminate is not None else result.terminate,
+            )
+            if override.is_error is not None:
+                is_error = override.is_error
+    return _Finalized(prepared.call, result, is_error)
+
+
+async def _execute_tool_calls(
+    current: AgentContext, message: AssistantMessage, config: LoopConfig, emit: Emit, signal: AbortSignal
+) -> tuple[list[ToolResultMessage], bool]:
+    calls = message.tool_calls()
+    sequential = config.tool_execution == "sequential" or any(
+        t.execution_mode == "sequential" for c in calls for t in current.tools if t.name == c.name
+    )
+    finalized: list[_Finalized] = []
+    results: list[ToolResultMessage] = []
+
+    async def run(prepared: _Prepared) -> _Finalized:
+        result, is_error = await _execute(prepared, config, emit, signal)
+        done = await _finalize(current, message, prepared, result, is_error, config)
+        await emit(ToolExecutionEndEvent(done.call.id, done.call.name, done.result, done.is_error))
+        return done
+
+    if sequential:
+        for call in calls:
+            await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            prep = await _prepare(current, message, call, config, signal)
+            if isinstance(prep, _Finalized):
+                done = prep
+                await emit(ToolExecutionEndEvent(call.id, call.name, done.result, done.is_error))
+            else:
+                done = await run(prep)
+            result_message = _result_message(done.call, done.result, done.is_error)
+            await _emit_result(result_message, emit)
+            finalized.append(done)
+            results.append(result_message)
+            if signal.aborted:
+                break
+    else:
+        slots: list[_Finalized | asyncio.Task[_Finalized]] = []
+        for call in calls:
+            await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            prep = await _prepare(current, message, call, config, signal)
+            if isinstance(prep, _Finalized):
+                await emit(ToolExecutionEndEvent(call.id, call.name, prep.result, prep.is_error))
+                slots.append(prep)
+            else:
+                slots.append(asyncio.ensure_future(run(prep)))
+            if signal.aborted:
+                break
+        for slot in slots:
+            finalized.append(await slot if isinstance(slot, asyncio.Task) else slot)
+        for done in finalized:
+            result_message = _result_message(done.call, done.result, done.is_error)
+            await _emit_result(result_message, emit)
+            results.append(result_message)
+    terminate = bool(finalized) and all(f.result.terminate for f in finalized)
+    return results, terminate

@@ -1,0 +1,187 @@
+"""Finding and loading extensions.
+
+Sources, in load order (as Pi: command line first, then project, then user, then packages):
+1. ``-e PATH`` (repeatable): a ``.py`` file or a package directory;
+2. ``<cwd>/.caddie/extensions/`` — only when the project is trusted;
+3. ``~/.caddie/agent/extensions/``: ``*.py`` files and ``*/__init__.py`` packages (one level deep);
+4. paths listed in settings ``"extensions"``;
+5. installed packages exposing the ``caddie.extensions`` entry-point group;
+6. the bundled extensions (``mulligan``, ``goal``) unless disabled in settings ``"disabledExtensions"``.
+
+``--no-extensions`` skips 2–5 (``-e`` and bundled ones still load). A module must define
+``register(api)``. A load error (missing file, an exception on import, no ``register``) is collected as one
+clear line and the other extensions still load: a broken extension never takes the agent down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from caddie.extensions.api import EventBus, ExtensionAPI
+from caddie.extensions.runner import Extension, call_handler
+
+BUNDLED = ("mulligan", "goal")
+ENTRY_POINT_GROUP = "caddie.extensions"
+
+
+@dataclass(slots=True)
+class ExtensionSource:
+    """Where an extension comes from: a file/package path, an entry point, or a bundled module."""
+
+    path: str
+    name: str
+    load: Callable[[], ModuleType]
+
+
+@dataclass(slots=True)
+class LoadResult:
+    extensions: list[Extension] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """One line per extension that could not be loaded."""
+    events: EventBus = field(default_factory=EventBus)
+
+
+def _module_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem if path.name != "__init__.py") or "pkg"
+    return f"caddie_ext_{stem}_{digest}"
+
+
+def _file_loader(path: Path) -> Callable[[], ModuleType]:
+    def load() -> ModuleType:
+        target = path / "__init__.py" if path.is_dir() else path
+        if not target.is_file():
+            raise FileNotFoundError(f"no such extension file: {target}")
+        name = _module_name(path.resolve())
+        locations = [str(target.parent)] if target.name == "__init__.py" else None
+        spec = importlib.util.spec_from_file_location(name, target, submodule_search_locations=locations)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {target}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+
+    return load
+
+
+def path_source(path: str | Path, cwd: str | Path) -> ExtensionSource:
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        p = Path(cwd) / p
+    name = p.name if p.is_dir() or p.name != "__init__.py" else p.parent.name
+    return ExtensionSource(str(p), name.removesuffix(".py"), _file_loader(p))
+
+
+def discover_dir(directory: Path) -> list[Path]:
+    """``*.py`` files and ``*/__init__.py`` packages directly inside ``directory``, sorted by name."""
+    if not directory.is_dir():
+        return []
+    found: list[Path] = []
+    for child in sorted(directory.iterdir()):
+        if child.name.startswith((".", "_")):
+            continue
+        if (child.is_file() and child.suffix == ".py") or (
+            child.is_dir() and (child / "__init__.py").is_file()
+        ):
+            found.append(child)
+    return found
+
+
+def entry_point_sources() -> list[ExtensionSource]:
+    out: list[ExtensionSource] = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        out.append(
+            ExtensionSource(f"entry-point:{ep.name} ({ep.value})", ep.name, partial(_load_entry_point, ep))
+        )
+    return out
+
+
+def _load_entry_point(ep: importlib.metadata.EntryPoint) -> ModuleType:
+    obj = ep.load()
+    if isinstance(obj, ModuleType):
+        return obj
+    module = ModuleType(f"caddie_ep_{ep.name}")
+    module.register = obj  # type: ignore[attr-defined]
+    return module
+
+
+def bundled_sources(disabled: Iterable[str] = ()) -> list[ExtensionSource]:
+    skip = set(disabled)
+    out = []
+    for name in BUNDLED:
+        if name in skip:
+            continue
+        module = f"caddie.extensions.{name}"
+        if importlib.util.find_spec(module) is None:
+            continue
+        out.append(ExtensionSource(f"bundled:{name}", name, partial(importlib.import_module, module)))
+    return out
+
+
+def collect_sources(
+    cwd: str | Path,
+    *,
+    cli_paths: Iterable[str] = (),
+    agent_dir: Path,
+    settings_paths: Iterable[str] = (),
+    project_trusted: bool = False,
+    no_extensions: bool = False,
+    disabled: Iterable[str] = (),
+) -> list[ExtensionSource]:
+    sources = [path_source(p, cwd) for p in cli_paths]
+    if not no_extensions:
+        if project_trusted:
+            sources += [path_source(p, cwd) for p in discover_dir(Path(cwd) / ".caddie" / "extensions")]
+        sources += [path_source(p, cwd) for p in discover_dir(agent_dir / "extensions")]
+        sources += [path_source(p, cwd) for p in settings_paths]
+        sources += entry_point_sources()
+    sources += bundled_sources(disabled)
+    seen: set[str] = set()
+    unique = []
+    for s in sources:
+        key = str(Path(s.path).resolve()) if not s.path.startswith(("bundled:", "entry-point:")) else s.path
+        if key not in seen:
+            seen.add(key)
+            unique.append(s)
+    return unique
+
+
+async def load_extensions(sources: list[ExtensionSource]) -> LoadResult:
+    """Import each source and run its ``register(api)``; failures become error lines, never exceptions."""
+    result = LoadResult()
+    for source in sources:
+        extension = Extension(source.path, source.name)
+        api = ExtensionAPI(extension, result.events)
+        extension.api = api
+        try:
+            module = source.load()
+            register: Any = getattr(module, "register", None)
+            if not callable(register):
+                raise AttributeError("it defines no register(api) function")
+            await call_handler(register, api)
+        except FileNotFoundError as e:
+            result.errors.append(f"extension {source.path}: {e}")
+            continue
+        except SyntaxError as e:
+            result.errors.append(f"extension {source.path}: syntax error at line {e.lineno}: {e.msg}")
+            continue
+        except (Exception, SystemExit) as e:  # an extension must never take the agent down
+            result.errors.append(f"extension {source.path} failed to load: {type(e).__name__}: {e}")
+            continue
+        result.extensions.append(extension)
+    return result

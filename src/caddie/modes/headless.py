@@ -1,0 +1,82 @@
+"""Print mode (``caddie -p``) and JSON mode (``--mode json``): run prompts to completion without a screen.
+
+Print mode writes the final answer's text to stdout; JSON mode writes the session header, then every
+session event as one JSON line. Both exit 1 when the last reply ended in an error or was aborted, unless an
+extension set the exit code (a headless goal does).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from caddie.ai.messages import AssistantMessage
+from caddie.modes.serialize import event_to_json
+from caddie.runtime.events import ExtensionErrorEvent, NoticeEvent, SessionEvent
+from caddie.runtime.session import AgentSession, SessionError
+
+
+def _write_json(out: TextIO, obj: dict[str, Any]) -> None:
+    out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    out.flush()
+
+
+def last_assistant(session: AgentSession) -> AssistantMessage | None:
+    for message in reversed(session.messages):
+        if isinstance(message, AssistantMessage):
+            return message
+    return None
+
+
+async def run_headless(
+    session: AgentSession,
+    prompts: Sequence[str],
+    *,
+    json_mode: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    before = len(session.messages)
+
+    def on_event(event: SessionEvent) -> None:
+        if json_mode:
+            _write_json(out, event_to_json(event))
+        elif isinstance(event, ExtensionErrorEvent):
+            err.write(f"caddie: extension {event.extension_path} failed in {event.event}: {event.error}\n")
+        elif isinstance(event, NoticeEvent) and event.level != "info":
+            err.write(f"caddie: {event.message}\n")
+
+    unsubscribe = session.subscribe(on_event)
+    if json_mode:
+        _write_json(out, session.store.header.to_json())
+    try:
+        for prompt in prompts:
+            try:
+                await session.prompt(prompt, source="print")
+            except SessionError as e:
+                err.write(f"caddie: {e}\n")
+                return 1
+            await session.wait_for_idle()
+        await session.wait_for_idle()
+    finally:
+        unsubscribe()
+
+    if session.exit_code is not None:
+        code = session.exit_code
+    else:
+        last = last_assistant(session)
+        produced = len(session.messages) > before
+        code = 1 if produced and last is not None and last.stop_reason in ("error", "aborted") else 0
+        if not json_mode and produced and last is not None:
+            if last.stop_reason in ("error", "aborted"):
+                err.write(f"caddie: {last.error_message or 'the request failed'}\n")
+            else:
+                text = last.text()
+                if text:
+                    out.write(text if text.endswith("\n") else text + "\n")
+                    out.flush()
+    return code

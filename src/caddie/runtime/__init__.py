@@ -1,0 +1,1 @@
+"""The running session: wires the agent loop, the session store, extensions, settings and compaction."""

@@ -1,0 +1,103 @@
+"""Session-level events: what modes (TUI, print, JSON, RPC) observe beyond the agent loop's own events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from caddie.agent.events import AgentEvent
+from caddie.session.entries import SessionEntry
+
+
+@dataclass(slots=True)
+class AgentSettledEvent:
+    """No retry, compaction or queued continuation is left: the session is idle."""
+
+    type: Literal["agent_settled"] = "agent_settled"
+
+
+@dataclass(slots=True)
+class QueueUpdateEvent:
+    steering: list[str]
+    follow_up: list[str]
+    type: Literal["queue_update"] = "queue_update"
+
+
+@dataclass(slots=True)
+class AutoRetryStartEvent:
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+
+
+@dataclass(slots=True)
+class AutoRetryEndEvent:
+    success: bool
+    attempt: int
+    final_error: str | None = None
+    type: Literal["auto_retry_end"] = "auto_retry_end"
+
+
+@dataclass(slots=True)
+class CompactionStartEvent:
+    reason: Literal["manual", "threshold", "overflow"]
+    type: Literal["compaction_start"] = "compaction_start"
+
+
+@dataclass(slots=True)
+class CompactionEndEvent:
+    reason: Literal["manual", "threshold", "overflow"]
+    result: Any
+    aborted: bool
+    will_retry: bool
+    error_message: str | None = None
+    type: Literal["compaction_end"] = "compaction_end"
+
+
+@dataclass(slots=True)
+class ExtensionErrorEvent:
+    extension_path: str
+    event: str
+    error: str
+    type: Literal["extension_error"] = "extension_error"
+
+
+@dataclass(slots=True)
+class EntryAppendedEvent:
+    entry: SessionEntry
+    type: Literal["entry_appended"] = "entry_appended"
+
+
+@dataclass(slots=True)
+class NoticeEvent:
+    """A line for the user from the host or an extension (``ui.notify`` in headless modes)."""
+
+    message: str
+    level: Literal["info", "warning", "error"] = "info"
+    type: Literal["notice"] = "notice"
+
+
+@dataclass(slots=True)
+class ExtensionEvent:
+    """An event an extension publishes for observers (``api.publish``), e.g. ``goal_state``."""
+
+    name: str
+    data: Any
+    type: Literal["extension_event"] = "extension_event"
+
+
+SessionEvent: TypeAlias = (
+    AgentEvent
+    | AgentSettledEvent
+    | QueueUpdateEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | ExtensionErrorEvent
+    | EntryAppendedEvent
+    | NoticeEvent
+    | ExtensionEvent
+)

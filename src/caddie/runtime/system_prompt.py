@@ -1,0 +1,105 @@
+"""The system prompt: role, available tools, guidelines, project instructions (AGENTS.md …), date and cwd.
+
+The text is rebuilt only when the active tools change, and carries the date (not the time), so it stays
+byte-identical across the turns of a day and rides in the provider's prompt cache.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+
+
+@dataclass(slots=True)
+class ContextFile:
+    path: str
+    content: str
+
+
+def load_context_files(cwd: str | Path, agent_dir: Path) -> list[ContextFile]:
+    """The global file in ``agent_dir`` first, then one per directory from the filesystem root down to cwd.
+
+    In each directory the first existing of ``CONTEXT_FILE_NAMES`` is used.
+    """
+    out: list[ContextFile] = []
+    seen: set[Path] = set()
+
+    def pick(directory: Path) -> None:
+        for name in CONTEXT_FILE_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                real = candidate.resolve()
+                if real in seen:
+                    return
+                seen.add(real)
+                try:
+                    out.append(
+                        ContextFile(str(candidate), candidate.read_text(encoding="utf-8", errors="replace"))
+                    )
+                except OSError:
+                    pass
+                return
+
+    pick(agent_dir)
+    here = Path(cwd).resolve()
+    for directory in [*reversed(here.parents), here]:
+        pick(directory)
+    return out
+
+
+@dataclass(slots=True)
+class ToolLine:
+    name: str
+    snippet: str | None
+    guidelines: Sequence[str] = ()
+
+
+def build_system_prompt(
+    *,
+    cwd: str,
+    tools: Sequence[ToolLine],
+    context_files: Sequence[ContextFile] = (),
+    custom_prompt: str | None = None,
+    append: str | None = None,
+    today: dt.date | None = None,
+) -> str:
+    day = (today or dt.date.today()).isoformat()
+    names = [t.name for t in tools]
+    append_section = f"\n\n{append}" if append else ""
+    if custom_prompt:
+        prompt = custom_prompt + append_section
+    else:
+        visible = [t for t in tools if t.snippet]
+        tool_list = "\n".join(f"- {t.name}: {t.snippet}" for t in visible) if visible else "(none)"
+        guidelines: list[str] = []
+
+        def add(line: str) -> None:
+            line = line.strip()
+            if line and line not in guidelines:
+                guidelines.append(line)
+
+        if "bash" in names and not {"grep", "find", "ls"} & set(names):
+            add("Use bash for file operations like ls, rg, find")
+        for tool in tools:
+            for line in tool.guidelines:
+                add(line)
+        add("Be concise in your responses")
+        add("Show file paths clearly when working with files")
+        prompt = (
+            "You are an expert coding assistant operating inside caddie, a coding agent harness. You help users "
+            "by reading files, executing commands, editing code, and writing new files.\n\n"
+            f"Available tools:\n{tool_list}\n\n"
+            "In addition to the tools above, you may have access to other custom tools depending on the project.\n\n"
+            "Guidelines:\n" + "\n".join(f"- {g}" for g in guidelines) + append_section
+        )
+    if context_files:
+        prompt += "\n\n<project_context>\n\nProject-specific instructions and guidelines:\n\n"
+        for f in context_files:
+            prompt += f'<project_instructions path="{f.path}">\n{f.content}\n</project_instructions>\n\n'
+        prompt += "</project_context>\n"
+    prompt += f"\nCurrent date: {day}\nCurrent working directory: {cwd.replace(chr(92), '/')}"
+    return prompt
