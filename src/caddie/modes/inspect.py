@@ -1,0 +1,316 @@
+"""Offline views of saved sessions: ``caddie session list|show|tree``, ``caddie context``, ``caddie export``.
+
+None of them calls a model. ``context`` loads the session's extensions and runs their ``context`` handlers,
+so it prints exactly what the next request would carry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from caddie.ai.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    convert_to_llm,
+    message_to_json,
+)
+from caddie.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    entry_to_context_messages,
+)
+from caddie.session.store import SessionFileError, SessionStore, TreeNode, latest_session_file, list_sessions
+
+
+class InspectError(Exception):
+    """A user mistake in a subcommand: one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise InspectError(f"{message} (see {self.prog} --help)")
+
+
+def _open(path: str | None, cwd: str) -> SessionStore:
+    if path is None:
+        latest = latest_session_file(cwd)
+        if latest is None:
+            raise InspectError(
+                "no sessions in this directory yet; name a session file (see: caddie session list)"
+            )
+        path = str(latest)
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise InspectError(f"no session file at {p} (see: caddie session list)")
+    try:
+        return SessionStore.open(p)
+    except SessionFileError as e:
+        raise InspectError(str(e)) from None
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024 or unit == "MB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --------------------------------------------------------------------------------------------------
+# session list / show / tree
+
+
+def cmd_list(cwd: str, out: TextIO) -> int:
+    rows = list_sessions(cwd)
+    if not rows:
+        out.write(f"No sessions for {cwd} yet. Start one with: caddie\n")
+        return 0
+    out.write(f"{'last activity':<17} {'entries':>7} {'size':>9}  first prompt\n")
+    for row in rows:
+        when = dt.datetime.fromtimestamp(row.modified).strftime("%Y-%m-%d %H:%M")
+        entries = sum(1 for _ in row.path.open("rb")) - 1
+        title = row.name or row.first_message
+        out.write(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n")
+        out.write(f"{'':<17} {'':>7} {'':>9}  {row.path}\n")
+    return 0
+
+
+def _blocks_text(content: str | list[object]) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for b in content:
+        if isinstance(b, TextContent):
+            parts.append(b.text)
+        elif isinstance(b, ImageContent):
+            parts.append(f"[image {b.mime_type}]")
+    return "\n".join(parts)
+
+
+def render_message(message: AgentMessage) -> str:
+    """One message as readable text (``session show``, ``context``)."""
+    if isinstance(message, UserMessage):
+        return f"## user\n{_blocks_text(message.content)}"  # type: ignore[arg-type]
+    if isinstance(message, AssistantMessage):
+        lines = [f"## assistant ({message.provider}/{message.model}, {message.stop_reason})"]
+        for b in message.content:
+            if isinstance(b, ThinkingContent):
+                lines.append(f"[thinking] {_clip(b.thinking, 200)}")
+            elif isinstance(b, TextContent):
+                lines.append(b.text)
+            elif isinstance(b, ToolCall):
+                lines.append(f"→ {b.name}({json.dumps(b.arguments, ensure_ascii=False)})  [{b.id}]")
+        if message.error_message:
+            lines.append(f"[error] {message.error_message}")
+        return "\n".join(lines)
+    if isinstance(message, ToolResultMessage):
+        status = "error" if message.is_error else "ok"
+        return f"## tool result: {message.tool_name} [{message.tool_call_id}] ({status})\n{_blocks_text(message.content)}"  # type: ignore[arg-type]
+    if isinstance(message, CustomMessage):
+        return f"## {message.custom_type}{'' if message.display else ' (hidden in the UI)'}\n{_blocks_text(message.content)}"  # type: ignore[arg-type]
+    if isinstance(message, BashExecutionMessage):
+        return f"## !{message.command} (exit {message.exit_code})\n{message.output}"
+    if isinstance(message, CompactionSummaryMessage):
+        return f"## compaction summary ({message.tokens_before} tokens before)\n{message.summary}"
+    assert isinstance(message, BranchSummaryMessage)
+    return f"## branch summary\n{message.summary}"
+
+
+def cmd_show(path: str, cwd: str, out: TextIO) -> int:
+    store = _open(path, cwd)
+    name = store.session_name()
+    out.write(
+        f"# session {store.session_id}{f' — {name}' if name else ''}\n# file: {store.path}\n# cwd: {store.cwd}\n\n"
+    )
+    for entry in store.branch():  # the whole branch, compacted parts included: this is for people
+        for message in entry_to_context_messages(entry):
+            out.write(render_message(message) + "\n\n")
+    return 0
+
+
+def describe_entry(entry: SessionEntry) -> str:
+    if isinstance(entry, MessageEntry):
+        m = entry.message
+        if isinstance(m, UserMessage):
+            return f'user: "{_clip(_blocks_text(m.content), 50)}"'  # type: ignore[arg-type]
+        if isinstance(m, AssistantMessage):
+            calls = [b.name for b in m.content if isinstance(b, ToolCall)]
+            text = _clip(m.text(), 40)
+            return (
+                f"assistant: {text}"
+                + (f" → {', '.join(calls)}" if calls else "")
+                + (f" [{m.stop_reason}]" if m.stop_reason in ("error", "aborted") else "")
+            )
+        if isinstance(m, ToolResultMessage):
+            return f"{m.tool_name} result{' (error)' if m.is_error else ''}"
+        return m.role
+    if isinstance(entry, CustomEntry):
+        return f"[{entry.custom_type}]"
+    if isinstance(entry, CustomMessageEntry):
+        return f"{entry.custom_type}: {_clip(_blocks_text(entry.content), 40)}"  # type: ignore[arg-type]
+    if isinstance(entry, CompactionEntry):
+        return f"compaction ({entry.tokens_before} tokens before, kept from {entry.first_kept_entry_id})"
+    if isinstance(entry, BranchSummaryEntry):
+        return f"branch summary: {_clip(entry.summary, 40)}"
+    if isinstance(entry, LabelEntry):
+        return (
+            f"label {entry.target_id} = {entry.label!r}"
+            if entry.label
+            else f"label {entry.target_id} cleared"
+        )
+    if isinstance(entry, ModelChangeEntry):
+        return f"model → {entry.provider}/{entry.model_id}"
+    if isinstance(entry, ThinkingLevelChangeEntry):
+        return f"thinking → {entry.thinking_level}"
+    if isinstance(entry, SessionInfoEntry):
+        return f"name → {entry.name!r}"
+    return entry.type
+
+
+def cmd_tree(path: str, cwd: str, out: TextIO) -> int:
+    """One line per entry; a chain stays at one indent, each branch below a fork is indented and starts with ├."""
+    store = _open(path, cwd)
+    leaf = store.leaf_id
+    on_branch = {e.id for e in store.branch()}
+    roots = store.tree()
+    stack: list[tuple[TreeNode, str, bool]] = [(n, "", len(roots) > 1) for n in reversed(roots)]
+    while stack:  # iterative: long sessions are deep chains
+        node, indent, starts_branch = stack.pop()
+        entry = node.entry
+        mark = "●" if entry.id == leaf else ("•" if entry.id in on_branch else "·")
+        head = f"{indent[:-2]}├ " if starts_branch and indent else indent
+        label = f"  [{node.label}]" if node.label else ""
+        leaf_note = "  ← leaf" if entry.id == leaf else ""
+        out.write(f"{head}{mark} {entry.id} {describe_entry(entry)}{label}{leaf_note}\n")
+        if len(node.children) == 1:
+            stack.append((node.children[0], indent, False))
+        else:
+            for child in reversed(node.children):
+                stack.append((child, indent + "  ", True))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# context
+
+
+async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> int:
+    from caddie.runtime.factory import SessionRequest, SetupError, build_session
+
+    store_path = str(_open(path, cwd).path)
+    try:
+        build = await build_session(
+            SessionRequest(
+                cwd=cwd, mode="print", session="file", session_file=store_path, require_model=False
+            )
+        )
+    except SetupError as e:
+        raise InspectError(str(e)) from None
+    session = build.session
+    await session.start("resume")
+    try:
+        messages = await session.context_for_next_request()
+    finally:
+        await session.shutdown("quit")
+    llm = convert_to_llm(messages)
+    tools = [t.name for t in session.active_tools()]
+    if as_json:
+        payload = {
+            "sessionFile": store_path,
+            "model": session.model.ref if session.model else None,
+            "systemPrompt": session.system_prompt,
+            "tools": tools,
+            "messages": [message_to_json(m) for m in llm],
+        }
+        out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    out.write(
+        f"# what the model would be sent next ({len(llm)} messages; tools: {', '.join(tools) or 'none'})\n"
+    )
+    out.write(f"# session: {store_path}\n\n## system\n{session.system_prompt}\n\n")
+    for message in llm:
+        out.write(render_message(message) + "\n\n")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# entry point
+
+
+def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    cwd = os.getcwd()
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "session":
+            p = _Parser(prog="caddie session", description="Look at the saved sessions of this directory.")
+            sub = p.add_subparsers(dest="what", required=True, parser_class=_Parser)
+            sub.add_parser("list", help="sessions of this directory, newest first")
+            show = sub.add_parser("show", help="the current branch of a session as readable text")
+            show.add_argument("file", nargs="?", help="session file (default: the latest here)")
+            tree = sub.add_parser("tree", help="the entry tree with labels; the leaf is marked")
+            tree.add_argument("file", nargs="?", help="session file (default: the latest here)")
+            args = p.parse_args(rest)
+            if args.what == "list":
+                return cmd_list(cwd, out)
+            if args.what == "show":
+                return cmd_show(args.file, cwd, out)
+            return cmd_tree(args.file, cwd, out)
+        if command == "context":
+            p = _Parser(
+                prog="caddie context",
+                description="Print the exact messages the model would be sent next "
+                "(after every extension's context handler), without calling a model.",
+            )
+            p.add_argument("session", nargs="?", help="session file (default: the latest here)")
+            p.add_argument("--json", action="store_true", help="machine-readable output")
+            args = p.parse_args(rest)
+            return asyncio.run(_context(args.session, cwd, args.json, out))
+        if command == "export":
+            p = _Parser(
+                prog="caddie export", description="Write a session as one self-contained, offline HTML page."
+            )
+            p.add_argument("session", nargs="?", help="session file (default: the latest here)")
+            p.add_argument(
+                "-o", "--output", metavar="FILE", help="where to write (default: <session>.html here)"
+            )
+            args = p.parse_args(rest)
+            from caddie.runtime.export_html import export_session_html
+
+            target = export_session_html(_open(args.session, cwd), Path(args.output) if args.output else None)
+            out.write(f"{target}\n")
+            return 0
+    except InspectError as e:
+        print(f"caddie {command}: {e}", file=sys.stderr)
+        return 2
+    raise InspectError(f"unknown command {command}")
