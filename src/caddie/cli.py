@@ -232,9 +232,12 @@ async def _run_main(argv: list[str]) -> int:
     for warning in build.warnings:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     session = build.session
-    from caddie.runtime.compaction import attach_compaction
-
-    attach_compaction(session)
+    try:  # TODO(lead): drop the guard once caddie.runtime.compaction lands
+        from caddie.runtime.compaction import attach_compaction
+    except ImportError:
+        pass
+    else:
+        attach_compaction(session)
     await session.start(
         "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
     )
@@ -283,6 +286,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as e:  # a bug: one line for the user, the traceback in a file for the report
+        log = _write_crash_log(e)
+        print(f"caddie: internal error: {type(e).__name__}: {e} (details in {log})", file=sys.stderr)
+        return 70
+
+
+def _write_crash_log(error: BaseException) -> str:
+    import traceback
+
+    from caddie.config.paths import agent_dir
+
+    path = agent_dir() / "crash.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write("".join(traceback.format_exception(error)) + "\n")
+    except OSError:
+        return "stderr"
+    return str(path)
 
 
 if __name__ == "__main__":
