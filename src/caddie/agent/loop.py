@@ -255,7 +255,10 @@ async def _stream_assistant_response(
 
     started = False
     final: AssistantMessage | None = None
-    stream = config.stream_fn(config.model, llm_context, options)
+    if signal.aborted:  # aborted between turns: do not send another request
+        stream = _no_stream()
+    else:
+        stream = config.stream_fn(config.model, llm_context, options)
     try:
         async for event in stream:
             if isinstance(event, StartEvent):
@@ -291,6 +294,11 @@ async def _stream_assistant_response(
         await emit(MessageStartEvent(replace(final)))
     await emit(MessageEndEvent(final))
     return final
+
+
+async def _no_stream() -> AsyncIterator[AssistantMessageEvent]:
+    return
+    yield  # pragma: no cover - makes this an async generator
 
 
 def _error_result(text: str) -> ToolResult:

@@ -73,7 +73,7 @@ from caddie.runtime.events import (
 )
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
 from caddie.runtime.ui import HeadlessUI
-from caddie.session.entries import CompactionEntry, MessageEntry
+from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
 
@@ -697,11 +697,11 @@ class AgentSession:
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         if isinstance(event, MessageEndEvent):
             replacement = await self.runner.emit_message_end(event.message)
-            if replacement is not None:
-                messages = self.agent.state.messages
-                if messages and messages[-1] is event.message:
-                    messages[-1] = replacement
-                event = MessageEndEvent(replacement)
+            if replacement is not None and replacement is not event.message:
+                # Same role means same struct type: overwrite the fields in place so the loop's context,
+                # the agent state and what gets persisted all hold the replacement (as Pi does).
+                for name in event.message.__struct_fields__:
+                    setattr(event.message, name, getattr(replacement, name))
         elif event.type in _EXTENSION_AGENT_EVENTS:
             await self.runner.emit(event.type, event)
         if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):
@@ -806,8 +806,10 @@ class AgentSession:
         if entry is None:
             raise SessionError(f"No entry {target_id} in this session.")
         old_leaf = self.store.leaf_id
+        summary_entry = None
         if self.compactor is not None and summarize:
-            await self.compactor.summarize_branch(self, old_leaf, target_id)
+            # Attached at the new position (a child of it); raises when cancelled, before the leaf moves.
+            summary_entry = await self.compactor.summarize_branch(self, old_leaf, target_id)
         if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
             self.store.move_leaf(entry.parent_id)
             content = entry.message.content
@@ -818,10 +820,14 @@ class AgentSession:
             )
         else:
             self.store.move_leaf(target_id)
+        if summary_entry is not None:
+            self.store.move_leaf(summary_entry.id)
         self.agent.state.messages = self.store.build_context().messages
         from caddie.extensions.api import SessionTreeEvent
 
-        await self.runner.emit("session_tree", SessionTreeEvent(self.store.leaf_id, old_leaf))
+        await self.runner.emit(
+            "session_tree", SessionTreeEvent(self.store.leaf_id, old_leaf, summary_entry)
+        )
         return True
 
     async def reload(self) -> None:
@@ -887,7 +893,9 @@ class Compactor(Protocol):
 
     async def between_turns(self, session: AgentSession, turn: CompletedTurn) -> None: ...
 
-    async def summarize_branch(self, session: AgentSession, old_leaf: str | None, target_id: str) -> None: ...
+    async def summarize_branch(
+        self, session: AgentSession, old_leaf: str | None, target_id: str
+    ) -> BranchSummaryEntry | None: ...
 
     async def compact(
         self,
