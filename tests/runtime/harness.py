@@ -129,12 +129,15 @@ async def start_session(
     no_extensions: bool = True,
     tools: list[str] | None = None,
     bundled: bool = False,
+    settings: dict[str, Any] | None = None,
 ) -> Run:
     """A started session on a faux model; the bundled extensions stay off unless ``bundled``."""
+    data = dict(settings or {})
     if not bundled:
-        settings = agent_dir() / "settings.json"
-        settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
+        data.setdefault("disabledExtensions", ["mulligan", "goal"])
+    path = agent_dir() / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
     faux = FauxProvider(models=[faux_model(reasoning=reasoning)])
     ui = RecordingUI()
     build = await build_session(
