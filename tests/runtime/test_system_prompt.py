@@ -1,0 +1,56 @@
+"""The system prompt: tools, guidelines, project instructions from the cwd upwards, date and cwd."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from caddie.config.paths import agent_dir
+from caddie.runtime.system_prompt import ToolLine, build_system_prompt, load_context_files
+from tests.runtime.harness import start_session
+
+
+def test_context_files_come_global_first_then_root_down_to_cwd(tmp_path: Path) -> None:
+    (agent_dir()).mkdir(parents=True, exist_ok=True)
+    (agent_dir() / "AGENTS.md").write_text("global rules")
+    repo = tmp_path / "repo"
+    pkg = repo / "pkg"
+    pkg.mkdir(parents=True)
+    (repo / "AGENTS.md").write_text("repo rules")
+    (repo / "CLAUDE.md").write_text("ignored: AGENTS.md wins in the same directory")
+    (pkg / "CLAUDE.md").write_text("package rules")
+    files = load_context_files(pkg, agent_dir())
+    assert [f.content for f in files] == ["global rules", "repo rules", "package rules"]
+
+
+def test_the_prompt_lists_tools_guidelines_instructions_date_and_cwd() -> None:
+    from caddie.runtime.system_prompt import ContextFile
+
+    prompt = build_system_prompt(
+        cwd="/work/proj",
+        tools=[
+            ToolLine("read", "Read file contents", ["Read before you edit"]),
+            ToolLine("bash", "Run commands"),
+            ToolLine("secret", None),
+        ],
+        context_files=[ContextFile("/work/proj/AGENTS.md", "Use tabs.")],
+        today=dt.date(2026, 11, 30),
+    )
+    assert "Available tools:\n- read: Read file contents\n- bash: Run commands\n\n" in prompt
+    assert "secret" not in prompt
+    assert (
+        "- Use bash for file operations like ls, rg, find\n- Read before you edit\n- Be concise in your responses"
+        in prompt
+    )
+    assert '<project_instructions path="/work/proj/AGENTS.md">\nUse tabs.\n</project_instructions>' in prompt
+    assert prompt.endswith("\nCurrent date: 2026-11-30\nCurrent working directory: /work/proj")
+
+
+async def test_the_session_prompt_changes_with_the_active_tools(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Project says hi.")
+    run = await start_session(tmp_path, tools=["read", "ls"])
+    prompt = run.session.system_prompt
+    assert "- read:" in prompt and "- ls:" in prompt and "- bash:" not in prompt
+    assert "Project says hi." in prompt
+    run.session.set_active_tools(["read", "bash"])
+    assert "- bash:" in run.session.system_prompt and "- ls:" not in run.session.system_prompt
