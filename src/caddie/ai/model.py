@@ -40,6 +40,8 @@ class Model:
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
     """Pi's per-API compatibility flags, camelCase keys as in models.json (e.g. ``supportsDeveloperRole``)."""
+    thinking_level_map: dict[str, str | None] | None = None
+    """Pi's ``thinkingLevelMap``: thinking level → provider value; ``None`` marks a level unsupported."""
 
     @property
     def supports_images(self) -> bool:

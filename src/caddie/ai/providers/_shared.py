@@ -1,0 +1,503 @@
+"""Pieces both HTTP providers share: cost, thinking levels, partial JSON, abort/stall guarding, error text."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import math
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.errors import parse_retry_after, redact_secrets
+from caddie.ai.messages import (
+    AssistantMessage,
+    Cost,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from caddie.ai.model import THINKING_LEVELS, Context, Model, ThinkingLevel
+
+T = TypeVar("T")
+
+DEFAULT_IDLE_TIMEOUT_S = 300.0
+"""Used when ``StreamOptions.timeout_s`` is None (Pi's ``httpIdleTimeoutMs`` default)."""
+NO_KEY_PLACEHOLDER = "caddie-no-key"
+"""Sent to keyless local servers (Ollama, LM Studio, vLLM, llama.cpp) because the SDKs insist on a key."""
+
+# --------------------------------------------------------------------------------------------------
+# Cost
+
+
+def calculate_cost(model: Model, usage: Usage) -> Cost:
+    """Fill ``usage.cost`` from the model's $/million rates (1-hour cache writes cost twice the input rate)."""
+    rates = model.cost
+    long_write = usage.cache_write_1h or 0
+    short_write = usage.cache_write - long_write
+    cost = usage.cost
+    cost.input = rates.input * usage.input / 1_000_000
+    cost.output = rates.output * usage.output / 1_000_000
+    cost.cache_read = rates.cache_read * usage.cache_read / 1_000_000
+    cost.cache_write = (rates.cache_write * short_write + rates.input * 2 * long_write) / 1_000_000
+    cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+    return cost
+
+
+def finish_usage(model: Model, usage: Usage) -> Usage:
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+    calculate_cost(model, usage)
+    return usage
+
+
+# --------------------------------------------------------------------------------------------------
+# Thinking levels
+
+THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+MIN_ANSWER_TOKENS = 1024
+
+
+def supported_thinking_levels(model: Model) -> list[ThinkingLevel]:
+    """The levels a model offers: only ``off`` for non-reasoning models; ``xhigh``/``max`` only when mapped."""
+    if not model.reasoning:
+        return ["off"]
+    mapping = model.thinking_level_map or {}
+    levels: list[ThinkingLevel] = []
+    for level in THINKING_LEVELS:
+        if level in mapping and mapping[level] is None:
+            continue
+        if level in ("xhigh", "max") and level not in mapping:
+            continue
+        levels.append(level)
+    return levels
+
+
+def clamp_thinking_level(model: Model, level: ThinkingLevel | str | None) -> ThinkingLevel:
+    """The nearest level the model supports (upwards first, then downwards); ``off`` for None."""
+    available = supported_thinking_levels(model)
+    if level is None:
+        level = "off"
+    if level in available:
+        return level
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    index = THINKING_LEVELS.index(level)
+    for candidate in THINKING_LEVELS[index:]:
+        if candidate in available:
+            return candidate
+    for candidate in reversed(THINKING_LEVELS[:index]):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
+
+
+def thinking_budget(level: ThinkingLevel) -> int:
+    """Token budget for budget-based thinking (``xhigh``/``max`` use the ``high`` budget)."""
+    key = "high" if level in ("xhigh", "max") else level
+    return THINKING_BUDGETS.get(key, THINKING_BUDGETS["medium"])
+
+
+def estimate_context_tokens(context: Context) -> int:
+    """Rough size of a request in tokens (chars/4; images count 4800 chars), for output-cap clamping."""
+    chars = len(context.system_prompt or "")
+    for m in context.messages:
+        if isinstance(m, UserMessage | ToolResultMessage):
+            blocks = [TextContent(m.content)] if isinstance(m.content, str) else m.content
+            for b in blocks:
+                chars += 4800 if isinstance(b, ImageContent) else len(b.text)
+        elif isinstance(m, AssistantMessage):
+            for a in m.content:
+                if isinstance(a, TextContent):
+                    chars += len(a.text)
+                elif isinstance(a, ThinkingContent):
+                    chars += len(a.thinking)
+                elif isinstance(a, ToolCall):
+                    chars += len(a.name) + len(json.dumps(a.arguments))
+    for t in context.tools or []:
+        chars += len(t.name) + len(t.description) + len(json.dumps(t.parameters))
+    return math.ceil(chars / 4)
+
+
+def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
+    """Keep the output cap inside what the context window leaves free (with a 4096-token margin)."""
+    if model.context_window <= 0:
+        return max(1, max_tokens)
+    available = model.context_window - estimate_context_tokens(context) - 4096
+    return min(max_tokens, max(1, available))
+
+
+# --------------------------------------------------------------------------------------------------
+# Streaming JSON (tool-call arguments arrive in pieces)
+
+
+def _close_partial_json(text: str) -> str:
+    stack: list[str] = []
+    in_string = False
+    escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    out = text
+    if in_string:
+        if escaped:
+            out = out[:-1]
+        out += '"'
+    out = out.rstrip()
+    while out and out[-1] in ",:":
+        out = out[:-1].rstrip()
+    return out + "".join(reversed(stack))
+
+
+def parse_partial_json(text: str) -> dict[str, Any]:
+    """The object a possibly incomplete JSON text describes so far ({} when nothing usable yet)."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = json.loads(_close_partial_json(text))
+        except json.JSONDecodeError:
+            # A dangling key without a value: drop back to the last complete member.
+            cut = text.rfind(",")
+            if cut <= 0:
+                return {}
+            try:
+                value = json.loads(_close_partial_json(text[:cut]))
+            except json.JSONDecodeError:
+                return {}
+    return value if isinstance(value, dict) else {}
+
+
+def final_arguments(raw: str) -> dict[str, Any]:
+    """A finished tool call's arguments: the JSON object, repaired if cut short, ``{}`` if hopeless."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return parse_partial_json(raw)
+    return value if isinstance(value, dict) else {}
+
+
+# --------------------------------------------------------------------------------------------------
+# Abort and stall guard
+
+
+class Aborted(Exception):
+    """The caller's signal fired while a request was in flight."""
+
+
+class Stalled(Exception):
+    """No data arrived from the server for the idle timeout."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no data for {seconds:g}s")
+        self.seconds = seconds
+
+
+class ClientCache:
+    """SDK clients kept per event loop and configuration, so requests reuse HTTP connections.
+
+    Creating a client per request costs a TCP (and TLS) handshake and the SDK's set-up on every turn; a
+    long session makes hundreds of requests to the same endpoint. Clients are bound to the loop they were
+    created on (their connection pool is), hence the loop in the key; clients of a loop that has closed are
+    dropped the next time the cache is used.
+    """
+
+    def __init__(self, limit: int = 16) -> None:
+        self._clients: dict[tuple[Any, ...], tuple[asyncio.AbstractEventLoop, Any]] = {}
+        self._limit = limit
+
+    def get(self, key: tuple[Any, ...], create: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        for k, (owner, _) in list(self._clients.items()):
+            if owner.is_closed():
+                del self._clients[k]
+        full_key = (id(loop), *key)
+        entry = self._clients.get(full_key)
+        if entry is None:
+            if len(self._clients) >= self._limit:
+                self._clients.pop(next(iter(self._clients)))
+            entry = (loop, create())
+            self._clients[full_key] = entry
+        return entry[1]
+
+
+class StreamGuard:
+    """Runs each network await against the abort signal and an idle timeout.
+
+    ``await guard.run(x)`` returns ``x``'s result, raises ``Aborted`` at once when the signal fires (the
+    pending read is cancelled, which closes the HTTP stream) and ``Stalled`` when ``x`` takes longer than
+    the idle timeout.
+    """
+
+    def __init__(self, signal: AbortSignal | None, idle_timeout_s: float | None) -> None:
+        self.idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
+        self._loop = asyncio.get_running_loop()
+        self._abort: asyncio.Future[None] = self._loop.create_future()
+        self._remove = signal.add_listener(self._on_abort) if signal is not None else None
+
+    def _on_abort(self) -> None:
+        def fire() -> None:
+            if not self._abort.done():
+                self._abort.set_result(None)
+
+        try:
+            self._loop.call_soon_threadsafe(fire)
+        except RuntimeError:  # loop already closed
+            pass
+
+    @property
+    def aborted(self) -> bool:
+        return self._abort.done()
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        if self._abort.done():
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise Aborted()
+        task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
+        waiting: set[asyncio.Future[Any]] = {task, self._abort}
+        try:
+            done, _ = await asyncio.wait(
+                waiting, timeout=self.idle_timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        except BaseException:  # our caller was cancelled: do not leave the read running
+            task.cancel()
+            raise
+        if task in done:
+            return task.result()
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+        if self._abort.done():
+            raise Aborted()
+        raise Stalled(self.idle_timeout_s or 0.0)
+
+    def close(self) -> None:
+        if self._remove is not None:
+            self._remove()
+            self._remove = None
+        if not self._abort.done():
+            self._abort.cancel()
+
+
+# --------------------------------------------------------------------------------------------------
+# Error text
+
+_STATUS_PHRASES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    402: "Payment Required",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    409: "Conflict",
+    413: "Request Too Large",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+    529: "Overloaded",
+}
+_ANTHROPIC_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def server_message(body: object) -> str | None:
+    """The human text in an error body: ``error.message``, ``message``, ``detail`` or ``error`` (string)."""
+    if isinstance(body, str):
+        text = body.strip()
+        if text.startswith("{"):
+            try:
+                return server_message(json.loads(text)) or text
+            except json.JSONDecodeError:
+                return text
+        return text or None
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, str) and err:
+            return err
+        holder = err if isinstance(err, dict) else body
+        for key in ("message", "detail"):
+            msg = holder.get(key)
+            if isinstance(msg, str) and msg:
+                code = holder.get("code") or holder.get("type")
+                if isinstance(code, str) and code and code != "error" and code not in msg:
+                    return f"{msg} ({code})"
+                return msg
+        return json.dumps(body)[:2000]
+    return None
+
+
+def status_from_error_body(body: object) -> int | None:
+    """Anthropic mid-stream ``error`` events carry a type instead of an HTTP status."""
+    if isinstance(body, dict):
+        err = body.get("error")
+        holder = err if isinstance(err, dict) else body
+        kind = holder.get("type")
+        if isinstance(kind, str):
+            return _ANTHROPIC_ERROR_STATUS.get(kind)
+    return None
+
+
+def http_error_text(status: int, message: str | None, provider: str) -> str:
+    """``"429 Too Many Requests: <server message>"`` plus what to do about auth errors."""
+    phrase = _STATUS_PHRASES.get(status, "Error")
+    text = f"{status} {phrase}: {message}" if message else f"{status} {phrase}"
+    if status in (401, 403):
+        text += f". Check the API key for provider '{provider}' (its environment variable, or apiKey in models.json)."
+    return text
+
+
+class FailureInfo:
+    """What a provider puts on the final message when a request fails."""
+
+    __slots__ = ("message", "retry_after_ms", "status")
+
+    def __init__(self, message: str, status: int | None = None, retry_after_ms: int | None = None) -> None:
+        self.message = message
+        self.status = status
+        self.retry_after_ms = retry_after_ms
+
+
+def describe_failure(exc: BaseException, model: Model, *, streaming_started: bool) -> FailureInfo:
+    """Turn an SDK or transport exception into a clean sentence, HTTP status and Retry-After."""
+    if isinstance(exc, Stalled):
+        return FailureInfo(
+            f"Request timed out: the server at {model.base_url} stalled (no data for {exc.seconds:g}s). "
+            "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return FailureInfo(
+            f"Malformed JSON in the stream from {model.base_url}: {exc.msg} at line {exc.lineno} "
+            f"column {exc.colno}. The server sent data that is not valid JSON; check that baseUrl points "
+            "at an OpenAI- or Anthropic-compatible endpoint."
+        )
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    response = getattr(exc, "response", None)
+    if isinstance(status, int) and response is not None:
+        headers: dict[str, str] = {}
+        raw_headers = getattr(response, "headers", None)
+        if raw_headers is not None:
+            headers = {str(k): str(v) for k, v in raw_headers.items()}
+        if 200 <= status < 300:  # an error event inside a 200 stream
+            status = status_from_error_body(body) or 500
+        msg = server_message(body) or server_message(str(getattr(exc, "message", "") or exc))
+        return FailureInfo(http_error_text(status, msg, model.provider), status, parse_retry_after(headers))
+    if body is not None and not isinstance(status, int):  # an error object inside a 200 stream
+        msg = server_message(body) or str(exc)
+        return FailureInfo(
+            f"The provider reported an error mid-response: {msg}", status_from_error_body(body)
+        )
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return FailureInfo(
+            f"Request timed out: the server at {model.base_url} stalled. "
+            "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
+        )
+    if any(part in name for part in ("Connect", "Protocol", "Network", "ReadError", "WriteError")):
+        cause = exc.__cause__ or exc.__context__ or exc
+        detail = str(cause) or type(cause).__name__
+        if streaming_started:
+            return FailureInfo(
+                f"Connection lost: the server at {model.base_url} closed the stream before the reply "
+                f"finished ({detail}). Try again."
+            )
+        return FailureInfo(
+            f"Connection error: could not reach {model.base_url} ({detail}). "
+            "Check that the server is running and that baseUrl is right."
+        )
+    return FailureInfo(f"{name}: {exc}" if str(exc) else name)
+
+
+def fail(
+    output: AssistantMessage,
+    info: FailureInfo,
+    *,
+    aborted: bool,
+    secrets: list[str | None],
+) -> AssistantMessage:
+    """Finalise ``output`` as an ``error``/``aborted`` message with a redacted error text."""
+    output.stop_reason = "aborted" if aborted else "error"
+    output.error_message = "Request was aborted" if aborted else redact_secrets(info.message, secrets)
+    if not aborted:
+        output.error_status = info.status
+        output.retry_after_ms = info.retry_after_ms
+    return output
+
+
+def sanitize_text(text: str) -> str:
+    """Replace lone surrogates (from broken tool output) that would make the request body unencodable."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def is_local_base_url(base_url: str) -> bool:
+    """A server on this machine or the local network (Ollama, LM Studio, vLLM, llama.cpp): no key needed."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host in ("localhost", "0.0.0.0", "::1", "host.docker.internal") or host.endswith(".local"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+def headers_contain(headers: dict[str, str] | None, *names: str) -> bool:
+    wanted = {n.lower() for n in names}
+    return any(k.lower() in wanted and str(v).strip() for k, v in (headers or {}).items())
+
+
+def new_output(model: Model) -> AssistantMessage:
+    return AssistantMessage(
+        content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="pending"
+    )
+
+
+def split_known_kwargs(params: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """SDK ``create`` keyword arguments: known fields as-is, everything else through ``extra_body``."""
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in params.items():
+        if key in known:
+            kwargs[key] = value
+        else:
+            extra[key] = value
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs

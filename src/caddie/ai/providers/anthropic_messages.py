@@ -1,0 +1,603 @@
+"""The ``anthropic-messages`` API: Claude through the official ``anthropic`` SDK (or any compatible proxy).
+
+Tools, extended thinking (signed thinking blocks are kept so the next request can replay them; redacted
+thinking travels as an opaque payload), prompt caching (``cache_control`` on the system prompt, the last
+tool and the newest message; none when ``cache_retention == "none"``), usage with cache reads and writes.
+
+The pure halves — ``convert_messages``, ``build_params``, ``map_stop_reason`` — are importable for tests;
+``PROVIDER.stream`` does the I/O.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from caddie.ai.events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from caddie.ai.messages import (
+    AssistantContent,
+    AssistantMessage,
+    ImageContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+)
+from caddie.ai.model import Context, Model, ProviderResponse, StreamOptions, Tool
+from caddie.ai.providers._shared import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    NO_KEY_PLACEHOLDER,
+    Aborted,
+    ClientCache,
+    FailureInfo,
+    StreamGuard,
+    clamp_max_tokens,
+    clamp_thinking_level,
+    describe_failure,
+    fail,
+    final_arguments,
+    finish_usage,
+    headers_contain,
+    is_local_base_url,
+    new_output,
+    parse_partial_json,
+    sanitize_text,
+    split_known_kwargs,
+    thinking_budget,
+)
+from caddie.ai.transform import normalize_anthropic_tool_call_id, transform_messages
+
+API = "anthropic-messages"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+REDACTED_THINKING_TEXT = "[Reasoning redacted]"
+
+
+def resolve_compat(model: Model) -> dict[str, Any]:
+    compat: dict[str, Any] = {
+        "supportsEagerToolInputStreaming": True,
+        "supportsLongCacheRetention": True,
+        "supportsCacheControlOnTools": True,
+        "supportsTemperature": True,
+        "allowEmptySignature": False,
+        "forceAdaptiveThinking": False,
+    }
+    if model.compat:
+        compat.update({k: v for k, v in model.compat.items() if v is not None})
+    return compat
+
+
+def cache_marker(model: Model, options: StreamOptions, compat: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``cache_control`` value for this request, or None when caching is off."""
+    if options.cache_retention == "none":
+        return None
+    marker: dict[str, Any] = {"type": "ephemeral"}
+    if options.cache_retention == "long" and compat.get("supportsLongCacheRetention"):
+        marker["ttl"] = "1h"
+    return marker
+
+
+# --------------------------------------------------------------------------------------------------
+# Request: our messages -> Messages API
+
+
+def _normalize_id(tool_call_id: str, _model: Model, _source: AssistantMessage) -> str:
+    return normalize_anthropic_tool_call_id(tool_call_id)
+
+
+def _image_block(block: ImageContent) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
+
+
+def _user_blocks(content: list[UserContent]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for b in content:
+        if isinstance(b, TextContent):
+            if b.text.strip():
+                blocks.append({"type": "text", "text": sanitize_text(b.text)})
+        else:
+            blocks.append(_image_block(b))
+    return blocks
+
+
+def _tool_result_content(content: list[UserContent]) -> str | list[dict[str, Any]]:
+    if not any(isinstance(b, ImageContent) for b in content):
+        return sanitize_text("\n".join(b.text for b in content if isinstance(b, TextContent)))
+    blocks = [
+        {"type": "text", "text": sanitize_text(b.text)} if isinstance(b, TextContent) else _image_block(b)
+        for b in content
+    ]
+    if not any(b["type"] == "text" for b in blocks):
+        blocks.insert(0, {"type": "text", "text": "(see attached image)"})
+    return blocks
+
+
+def _assistant_blocks(content: list[AssistantContent], allow_empty_signature: bool) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for b in content:
+        if isinstance(b, TextContent):
+            if b.text.strip():
+                blocks.append({"type": "text", "text": sanitize_text(b.text)})
+        elif isinstance(b, ThinkingContent):
+            if b.redacted:
+                blocks.append({"type": "redacted_thinking", "data": b.thinking_signature or ""})
+                continue
+            signed = bool(b.thinking_signature and b.thinking_signature.strip())
+            if not b.thinking.strip() and not signed:
+                continue
+            if signed:
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": sanitize_text(b.thinking),
+                        "signature": b.thinking_signature,
+                    }
+                )
+            elif allow_empty_signature:
+                blocks.append({"type": "thinking", "thinking": sanitize_text(b.thinking), "signature": ""})
+            else:
+                # Unsigned thinking (an interrupted stream) cannot be replayed as thinking.
+                blocks.append({"type": "text", "text": sanitize_text(b.thinking)})
+        else:
+            blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments or {}})
+    return blocks
+
+
+def convert_messages(
+    model: Model,
+    context: Context,
+    cache_control: dict[str, Any] | None = None,
+    compat: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The ``messages`` array after the standard repairs; consecutive tool results share one user turn."""
+    compat = compat if compat is not None else resolve_compat(model)
+    messages = transform_messages(context.messages, model, _normalize_id)
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        if isinstance(msg, UserMessage):
+            if isinstance(msg.content, str):
+                if msg.content.strip():
+                    out.append({"role": "user", "content": sanitize_text(msg.content)})
+            else:
+                blocks = _user_blocks(msg.content)
+                if blocks:
+                    out.append({"role": "user", "content": blocks})
+        elif isinstance(msg, AssistantMessage):
+            blocks = _assistant_blocks(msg.content, bool(compat.get("allowEmptySignature")))
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+        else:
+            results: list[dict[str, Any]] = []
+            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+                result = messages[i]
+                assert isinstance(result, ToolResultMessage)
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": result.tool_call_id,
+                        "content": _tool_result_content(result.content),
+                        "is_error": result.is_error,
+                    }
+                )
+                i += 1
+            i -= 1
+            out.append({"role": "user", "content": results})
+        i += 1
+    if cache_control and out and out[-1]["role"] == "user":
+        last = out[-1]
+        if isinstance(last["content"], str):
+            last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache_control}]
+        elif last["content"]:
+            last["content"][-1]["cache_control"] = cache_control
+    return out
+
+
+def convert_tools(
+    tools: list[Tool], compat: Mapping[str, Any], cache_control: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for n, tool in enumerate(tools):
+        schema = tool.parameters or {}
+        entry: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": {
+                "type": "object",
+                "properties": schema.get("properties", {}),
+                "required": schema.get("required", []),
+            },
+        }
+        if compat.get("supportsEagerToolInputStreaming"):
+            entry["eager_input_streaming"] = True
+        if cache_control and compat.get("supportsCacheControlOnTools") and n == len(tools) - 1:
+            entry["cache_control"] = cache_control
+        out.append(entry)
+    return out
+
+
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+
+
+def build_params(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The request body for one streamed Messages call (thinking budget, caching, tools included)."""
+    compat = resolve_compat(model)
+    marker = cache_marker(model, options, compat)
+    params: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context, marker, compat),
+        "stream": True,
+    }
+    level = clamp_thinking_level(model, options.reasoning) if model.reasoning else "off"
+    thinking_on = level != "off"
+    max_tokens = options.max_tokens or model.max_tokens
+    if thinking_on and not compat.get("forceAdaptiveThinking"):
+        budget = thinking_budget(level)
+        max_tokens = (
+            model.max_tokens
+            if options.max_tokens is None
+            else min(options.max_tokens + budget, model.max_tokens)
+        )
+        max_tokens = clamp_max_tokens(model, context, max_tokens)
+        params["thinking"] = {
+            "type": "enabled",
+            "budget_tokens": max(1024, min(budget, max_tokens - 1024)),
+            "display": "summarized",
+        }
+    else:
+        max_tokens = clamp_max_tokens(model, context, max_tokens)
+        if thinking_on:
+            mapped = (model.thinking_level_map or {}).get(level)
+            params["thinking"] = {"type": "adaptive", "display": "summarized"}
+            params["output_config"] = {
+                "effort": mapped if isinstance(mapped, str) else _EFFORT.get(level, "high")
+            }
+        elif model.reasoning and (model.thinking_level_map or {}).get("off", "disabled") is not None:
+            params["thinking"] = {"type": "disabled"}
+    params["max_tokens"] = max_tokens
+    if context.system_prompt:
+        system: dict[str, Any] = {"type": "text", "text": sanitize_text(context.system_prompt)}
+        if marker:
+            system["cache_control"] = marker
+        params["system"] = [system]
+    if options.temperature is not None and not thinking_on and compat.get("supportsTemperature"):
+        params["temperature"] = options.temperature
+    if context.tools:
+        params["tools"] = convert_tools(context.tools, compat, marker)
+    return params
+
+
+def beta_headers(model: Model, context: Context) -> list[str]:
+    compat = resolve_compat(model)
+    betas: list[str] = []
+    if context.tools and not compat.get("supportsEagerToolInputStreaming"):
+        betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
+    if model.reasoning and not compat.get("forceAdaptiveThinking"):
+        betas.append(INTERLEAVED_THINKING_BETA)
+    return betas
+
+
+# --------------------------------------------------------------------------------------------------
+# Response: Messages stream events -> our message
+
+
+def map_stop_reason(reason: str, details: Any = None) -> tuple[StopReason, str | None]:
+    if reason in ("end_turn", "pause_turn", "stop_sequence"):
+        return "stop", None
+    if reason in ("max_tokens", "model_context_window_exceeded"):
+        return "length", None
+    if reason == "tool_use":
+        return "toolUse", None
+    if reason == "refusal":
+        explanation = _get(details, "explanation")
+        return "error", str(explanation) if explanation else "The model refused to complete the request."
+    return "error", f"The provider stopped the response: stop_reason {reason}"
+
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None)
+        if isinstance(extra, dict):
+            value = extra.get(name)
+    return value
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class _EventAssembler:
+    def __init__(self, output: AssistantMessage, model: Model) -> None:
+        self.output = output
+        self.model = model
+        self.by_index: dict[int, AssistantContent] = {}
+        self.json: dict[int, str] = {}
+        self.saw_start = False
+        self.saw_stop = False
+
+    def _pos(self, block: object) -> int:
+        for i, b in enumerate(self.output.content):
+            if b is block:
+                return i
+        return -1
+
+    def apply(self, event: Any) -> list[AssistantMessageEvent]:
+        out = self.output
+        kind = _get(event, "type")
+        events: list[AssistantMessageEvent] = []
+        if kind == "message_start":
+            self.saw_start = True
+            message = _get(event, "message")
+            if _get(message, "id"):
+                out.response_id = str(_get(message, "id"))
+            response_model = _get(message, "model")
+            if isinstance(response_model, str) and response_model and response_model != self.model.id:
+                out.response_model = response_model
+            self._usage(_get(message, "usage"), initial=True)
+        elif kind == "content_block_start":
+            index = _int(_get(event, "index"))
+            block_data = _get(event, "content_block")
+            btype = _get(block_data, "type")
+            block: AssistantContent | None = None
+            if btype == "text":
+                block = TextContent(str(_get(block_data, "text") or ""))
+                out.content.append(block)
+                events.append(TextStartEvent(self._pos(block), out))
+            elif btype == "thinking":
+                block = ThinkingContent(
+                    str(_get(block_data, "thinking") or ""),
+                    thinking_signature=str(_get(block_data, "signature") or ""),
+                )
+                out.content.append(block)
+                events.append(ThinkingStartEvent(self._pos(block), out))
+            elif btype == "redacted_thinking":
+                block = ThinkingContent(
+                    REDACTED_THINKING_TEXT,
+                    thinking_signature=str(_get(block_data, "data") or ""),
+                    redacted=True,
+                )
+                out.content.append(block)
+                events.append(ThinkingStartEvent(self._pos(block), out))
+            elif btype == "tool_use":
+                initial = _get(block_data, "input")
+                block = ToolCall(
+                    id=str(_get(block_data, "id") or ""),
+                    name=str(_get(block_data, "name") or ""),
+                    arguments=dict(initial) if isinstance(initial, Mapping) else {},
+                )
+                out.content.append(block)
+                self.json[index] = ""
+                events.append(ToolCallStartEvent(self._pos(block), out))
+            if block is not None:
+                self.by_index[index] = block
+        elif kind == "content_block_delta":
+            index = _int(_get(event, "index"))
+            block = self.by_index.get(index)
+            delta = _get(event, "delta")
+            dtype = _get(delta, "type")
+            if dtype == "text_delta" and isinstance(block, TextContent):
+                piece = str(_get(delta, "text") or "")
+                block.text += piece
+                events.append(TextDeltaEvent(self._pos(block), piece, out))
+            elif dtype == "thinking_delta" and isinstance(block, ThinkingContent):
+                piece = str(_get(delta, "thinking") or "")
+                block.thinking += piece
+                events.append(ThinkingDeltaEvent(self._pos(block), piece, out))
+            elif dtype == "signature_delta" and isinstance(block, ThinkingContent):
+                block.thinking_signature = (block.thinking_signature or "") + str(
+                    _get(delta, "signature") or ""
+                )
+            elif dtype == "input_json_delta" and isinstance(block, ToolCall):
+                piece = str(_get(delta, "partial_json") or "")
+                buf = self.json.get(index, "") + piece
+                self.json[index] = buf
+                if len(buf) < 4096 or piece.endswith(("}", "]", '"')):
+                    block.arguments = parse_partial_json(buf)
+                events.append(ToolCallDeltaEvent(self._pos(block), piece, out))
+        elif kind == "content_block_stop":
+            index = _int(_get(event, "index"))
+            block = self.by_index.pop(index, None)
+            if isinstance(block, TextContent):
+                events.append(TextEndEvent(self._pos(block), block.text, out))
+            elif isinstance(block, ThinkingContent):
+                events.append(ThinkingEndEvent(self._pos(block), block.thinking, out))
+            elif isinstance(block, ToolCall):
+                raw = self.json.pop(index, "")
+                if raw.strip():
+                    block.arguments = final_arguments(raw)
+                events.append(ToolCallEndEvent(self._pos(block), block, out))
+        elif kind == "message_delta":
+            delta = _get(event, "delta")
+            reason = _get(delta, "stop_reason")
+            if reason:
+                out.raw_stop_reason = str(reason)
+                out.stop_reason, message = map_stop_reason(str(reason), _get(delta, "stop_details"))
+                if message:
+                    out.error_message = message
+            self._usage(_get(event, "usage"), initial=False)
+        elif kind == "message_stop":
+            self.saw_stop = True
+        return events
+
+    def _usage(self, raw: Any, *, initial: bool) -> None:
+        if raw is None:
+            return
+        usage = self.output.usage
+        fields = (
+            ("input", "input_tokens"),
+            ("output", "output_tokens"),
+            ("cache_read", "cache_read_input_tokens"),
+            ("cache_write", "cache_creation_input_tokens"),
+        )
+        for attr, key in fields:
+            value = _get(raw, key)
+            if value is not None or initial:
+                setattr(usage, attr, _int(value))
+        creation = _get(raw, "cache_creation")
+        one_hour = _get(creation, "ephemeral_1h_input_tokens")
+        if one_hour is not None:
+            usage.cache_write_1h = _int(one_hour) or None
+        thinking_tokens = _get(_get(raw, "output_tokens_details"), "thinking_tokens")
+        if thinking_tokens is not None:
+            usage.reasoning = _int(thinking_tokens)
+        finish_usage(self.model, usage)
+
+    def finalize_quietly(self) -> None:
+        for index, block in self.by_index.items():
+            if isinstance(block, ToolCall) and self.json.get(index, "").strip():
+                block.arguments = final_arguments(self.json[index])
+
+
+# --------------------------------------------------------------------------------------------------
+# The provider
+
+_create_fields: frozenset[str] | None = None
+
+
+def _known_create_fields() -> frozenset[str]:
+    global _create_fields
+    if _create_fields is None:
+        from anthropic.resources.messages import AsyncMessages
+
+        names = set(inspect.signature(AsyncMessages.create).parameters)
+        _create_fields = frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+    return _create_fields
+
+
+class AnthropicMessagesProvider:
+    """Streams one assistant message from an Anthropic Messages endpoint (see the module docstring)."""
+
+    async def stream(
+        self, model: Model, context: Context, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        from anthropic import AsyncAnthropic
+
+        output = new_output(model)
+        idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
+        guard = StreamGuard(options.signal, idle)
+        headers: dict[str, str] = {"User-Agent": "caddie", "accept": "application/json"}
+        betas = beta_headers(model, context)
+        if betas:
+            headers["anthropic-beta"] = ",".join(betas)
+        headers.update(model.headers or {})
+        headers.update(options.headers or {})
+        api_key = options.api_key
+        if not api_key and (
+            headers_contain(headers, "authorization", "x-api-key") or is_local_base_url(model.base_url)
+        ):
+            api_key = NO_KEY_PLACEHOLDER
+        secrets = [options.api_key]
+        client: AsyncAnthropic | None = None
+        sdk_stream: Any = None
+        assembler = _EventAssembler(output, model)
+        started = False
+        try:
+            if not api_key:
+                text = (
+                    f"No API key for provider '{model.provider}'. Set ANTHROPIC_API_KEY (or the provider's key "
+                    'variable), or add "apiKey" for it in models.json (see docs/providers.md).'
+                )
+                yield ErrorEvent("error", fail(output, FailureInfo(text), aborted=False, secrets=secrets))
+                return
+            params = build_params(model, context, options)
+            if options.on_payload is not None:
+                replaced = await options.on_payload(params)
+                if replaced is not None:
+                    params = replaced
+            params["stream"] = True  # this provider reads a stream; a hook cannot turn that off
+            client = _CLIENTS.get(
+                (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle),
+                lambda: AsyncAnthropic(
+                    api_key=api_key,
+                    base_url=model.base_url,
+                    max_retries=options.max_retries,
+                    default_headers=headers,
+                    timeout=idle,
+                ),
+            )
+            kwargs = split_known_kwargs(params, _known_create_fields())
+            sdk_stream = await guard.run(client.messages.create(**kwargs))
+            response = getattr(sdk_stream, "response", None)
+            if options.on_response is not None and response is not None:
+                await options.on_response(
+                    ProviderResponse(
+                        response.status_code, {str(k): str(v) for k, v in response.headers.items()}
+                    )
+                )
+            yield StartEvent(output)
+            started = True
+            while True:
+                try:
+                    event = await guard.run(sdk_stream.__anext__())
+                except StopAsyncIteration:
+                    break
+                for ev in assembler.apply(event):
+                    yield ev
+                if assembler.saw_stop:
+                    break
+            if guard.aborted:
+                raise Aborted()
+            if assembler.saw_start and not assembler.saw_stop:
+                raise ConnectionResetError("stream ended before message_stop")
+            if output.stop_reason == "pending":
+                raise ConnectionResetError("stream ended without a stop reason")
+            if output.stop_reason == "error":
+                info = FailureInfo(output.error_message or "The provider returned an error")
+                yield ErrorEvent("error", fail(output, info, aborted=False, secrets=secrets))
+                return
+            reason = output.stop_reason
+            if reason not in ("stop", "length", "toolUse"):
+                reason = "stop"
+                output.stop_reason = reason
+            yield DoneEvent(reason, output)
+        except Aborted:
+            assembler.finalize_quietly()
+            yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))
+        except Exception as exc:
+            assembler.finalize_quietly()
+            if isinstance(exc, ConnectionResetError):
+                info = FailureInfo(
+                    f"Connection lost: the stream from {model.base_url} ended before the reply finished ({exc}). "
+                    "Try again."
+                )
+            else:
+                info = describe_failure(exc, model, streaming_started=started)
+            aborted = guard.aborted
+            yield ErrorEvent(
+                "aborted" if aborted else "error", fail(output, info, aborted=aborted, secrets=secrets)
+            )
+        finally:
+            guard.close()
+            if sdk_stream is not None:
+                try:
+                    await sdk_stream.close()
+                except Exception:
+                    pass
+
+
+_CLIENTS = ClientCache()
+PROVIDER = AnthropicMessagesProvider()

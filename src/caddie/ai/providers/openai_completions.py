@@ -1,0 +1,713 @@
+"""The ``openai-completions`` API: OpenAI Chat Completions, and every server that speaks it.
+
+Covers OpenAI itself, OpenRouter, Groq, DeepSeek, xAI, and local servers (Ollama, LM Studio, vLLM,
+llama.cpp) through the official ``openai`` SDK with a configurable ``base_url``. Differences between
+servers are handled by Pi's compatibility flags (``model.compat``, camelCase keys): detected from the
+provider name and base URL, overridden by what models.json says.
+
+The pure halves — ``resolve_compat``, ``convert_messages``, ``build_params``, ``parse_usage`` — are
+importable for tests; ``PROVIDER.stream`` does the I/O.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from caddie.ai.events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from caddie.ai.messages import (
+    AssistantMessage,
+    ImageContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from caddie.ai.model import Context, Model, ProviderResponse, StreamOptions, Tool
+from caddie.ai.providers._shared import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    NO_KEY_PLACEHOLDER,
+    Aborted,
+    ClientCache,
+    FailureInfo,
+    StreamGuard,
+    clamp_max_tokens,
+    clamp_thinking_level,
+    describe_failure,
+    fail,
+    final_arguments,
+    finish_usage,
+    headers_contain,
+    is_local_base_url,
+    new_output,
+    parse_partial_json,
+    sanitize_text,
+    split_known_kwargs,
+    thinking_budget,
+)
+from caddie.ai.transform import normalize_openai_tool_call_id, transform_messages
+
+API = "openai-completions"
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+"""Delta fields servers use for thinking text (llama.cpp/DeepSeek/vLLM: ``reasoning_content``)."""
+LOCAL_PROVIDERS = frozenset({"ollama", "lmstudio", "lm-studio", "llamacpp", "llama.cpp", "llama-cpp", "vllm"})
+
+# --------------------------------------------------------------------------------------------------
+# Compatibility flags
+
+
+def resolve_compat(model: Model) -> dict[str, Any]:
+    """Pi's compat flags for ``model``: detected from provider and base URL, then ``model.compat`` wins."""
+    provider = model.provider
+    url = model.base_url.lower()
+    is_openrouter = provider == "openrouter" or "openrouter.ai" in url
+    is_deepseek = provider == "deepseek" or "deepseek.com" in url
+    is_zai = provider in ("zai", "zai-coding-cn") or "api.z.ai" in url or "bigmodel.cn" in url
+    is_grok = provider == "xai" or "api.x.ai" in url
+    is_moonshot = provider.startswith("moonshotai") or "api.moonshot." in url
+    is_together = provider == "together" or "together.ai" in url or "together.xyz" in url
+    is_cerebras = provider == "cerebras" or "cerebras.ai" in url
+    is_local = provider in LOCAL_PROVIDERS or is_local_base_url(model.base_url)
+    non_standard = is_deepseek or is_zai or is_grok or is_moonshot or is_together or is_cerebras
+    openrouter_dev = is_openrouter and (model.id.startswith("anthropic/") or model.id.startswith("openai/"))
+    detected: dict[str, Any] = {
+        "supportsStore": not (non_standard or is_local or is_openrouter),
+        "supportsDeveloperRole": openrouter_dev or not (non_standard or is_openrouter or is_local),
+        "supportsReasoningEffort": not (is_grok or is_zai or is_moonshot or is_together),
+        "supportsUsageInStreaming": True,
+        "supportsFinishReason": True,
+        "maxTokensField": (
+            "max_tokens"
+            if (is_deepseek or is_moonshot or is_together or is_zai or is_local)
+            else "max_completion_tokens"
+        ),
+        "requiresToolResultName": False,
+        "requiresAssistantAfterToolResult": False,
+        "requiresThinkingAsText": False,
+        "requiresReasoningContentOnAssistantMessages": is_deepseek,
+        "thinkingFormat": "deepseek"
+        if is_deepseek
+        else "zai"
+        if is_zai
+        else "openrouter"
+        if is_openrouter
+        else "openai",
+        "cacheControlFormat": "anthropic" if is_openrouter and model.id.startswith("anthropic/") else None,
+        "supportsLongCacheRetention": not is_together,
+        "chatTemplateKwargs": {},
+        "thinkingTokenBudgetField": None,
+        "supportsThinkingTokenBudget": False,
+        "openRouterRouting": None,
+    }
+    if model.compat:
+        detected.update({k: v for k, v in model.compat.items() if v is not None})
+    return detected
+
+
+# --------------------------------------------------------------------------------------------------
+# Request: our messages -> Chat Completions
+
+
+def _normalize_id(tool_call_id: str, model: Model, _source: AssistantMessage) -> str:
+    return normalize_openai_tool_call_id(tool_call_id, model)
+
+
+def _image_part(block: ImageContent) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}}
+
+
+def convert_messages(
+    model: Model, context: Context, compat: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The ``messages`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
+    compat = compat if compat is not None else resolve_compat(model)
+    messages = transform_messages(context.messages, model, _normalize_id)
+    out: list[dict[str, Any]] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") else "system"
+        out.append({"role": role, "content": sanitize_text(context.system_prompt)})
+    last_role: str | None = None
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        if (
+            compat.get("requiresAssistantAfterToolResult")
+            and last_role == "toolResult"
+            and isinstance(msg, UserMessage)
+        ):
+            out.append({"role": "assistant", "content": "I have processed the tool results."})
+        if isinstance(msg, UserMessage):
+            if isinstance(msg.content, str):
+                out.append({"role": "user", "content": sanitize_text(msg.content)})
+            else:
+                parts = [
+                    {"type": "text", "text": sanitize_text(b.text)}
+                    if isinstance(b, TextContent)
+                    else _image_part(b)
+                    for b in msg.content
+                ]
+                if parts:
+                    out.append({"role": "user", "content": parts})
+            last_role = "user"
+        elif isinstance(msg, AssistantMessage):
+            converted = _convert_assistant(msg, model, compat)
+            if converted is not None:
+                out.append(converted)
+            last_role = "assistant"
+        else:
+            images: list[dict[str, Any]] = []
+            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+                result = messages[i]
+                assert isinstance(result, ToolResultMessage)
+                text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+                has_images = any(isinstance(b, ImageContent) for b in result.content)
+                content = text if text else "(see attached image)" if has_images else "(no tool output)"
+                tool_msg: dict[str, Any] = {
+                    "role": "tool",
+                    "content": sanitize_text(content),
+                    "tool_call_id": result.tool_call_id,
+                }
+                if compat.get("requiresToolResultName") and result.tool_name:
+                    tool_msg["name"] = result.tool_name
+                out.append(tool_msg)
+                if has_images and model.supports_images:
+                    images += [_image_part(b) for b in result.content if isinstance(b, ImageContent)]
+                i += 1
+            i -= 1
+            if images:
+                if compat.get("requiresAssistantAfterToolResult"):
+                    out.append({"role": "assistant", "content": "I have processed the tool results."})
+                out.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images],
+                    }
+                )
+                last_role = "user"
+            else:
+                last_role = "toolResult"
+        i += 1
+    return out
+
+
+def _convert_assistant(
+    msg: AssistantMessage, model: Model, compat: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    texts = [sanitize_text(b.text) for b in msg.content if isinstance(b, TextContent) and b.text.strip()]
+    thinking = [b for b in msg.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    calls = msg.tool_calls()
+    out: dict[str, Any] = {
+        "role": "assistant",
+        "content": "" if compat.get("requiresAssistantAfterToolResult") else None,
+    }
+    text = "".join(texts)
+    if thinking and compat.get("requiresThinkingAsText"):
+        joined = "\n\n".join(sanitize_text(b.thinking) for b in thinking)
+        out["content"] = "\n\n".join(p for p in (joined, text) if p)
+    else:
+        if text:
+            out["content"] = text
+        if thinking:
+            # Servers that stream reasoning in a field (llama.cpp, DeepSeek...) want it back in that field.
+            field = thinking[0].thinking_signature
+            if field in REASONING_FIELDS:
+                out[field] = "\n".join(b.thinking for b in thinking)
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for c in calls
+        ]
+    if (
+        compat.get("requiresReasoningContentOnAssistantMessages")
+        and model.reasoning
+        and "reasoning_content" not in out
+    ):
+        out["reasoning_content"] = ""
+    if not out.get("content") and not calls:
+        return None
+    return out
+
+
+def convert_tools(tools: list[Tool], compat: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Function tools as Pi sends them: ``strict: false`` unless the server rejects the field."""
+    with_strict = (compat or {}).get("supportsStrictMode") is not False
+    out = []
+    for t in tools:
+        function: dict[str, Any] = {"name": t.name, "description": t.description, "parameters": t.parameters}
+        if with_strict:
+            function["strict"] = False
+        out.append({"type": "function", "function": function})
+    return out
+
+
+def _add_cache_marker(message: dict[str, Any], marker: dict[str, Any]) -> bool:
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        message["content"] = [{"type": "text", "text": content, "cache_control": marker}]
+        return True
+    if isinstance(content, list):
+        for part in reversed(content):
+            if isinstance(part, dict) and part.get("type") == "text":
+                part["cache_control"] = marker
+                return True
+    return False
+
+
+def _apply_anthropic_cache_control(params: dict[str, Any], marker: dict[str, Any]) -> None:
+    messages: list[dict[str, Any]] = params["messages"]
+    for m in messages:
+        if m.get("role") in ("system", "developer"):
+            _add_cache_marker(m, marker)
+            break
+    tools = params.get("tools")
+    if tools:
+        tools[-1]["cache_control"] = marker
+    for m in reversed(messages):
+        if m.get("role") in ("user", "assistant", "tool") and _add_cache_marker(m, marker):
+            break
+
+
+def _chat_template_kwargs(
+    model: Model, compat: Mapping[str, Any], enabled: bool, effort: str | None, budget: int | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (compat.get("chatTemplateKwargs") or {}).items():
+        if isinstance(value, dict):
+            if not enabled and value.get("omitWhenOff"):
+                continue
+            var = value.get("$var")
+            resolved: Any = (
+                enabled if var == "thinking.enabled" else budget if var == "thinking.budget" else effort
+            )
+            if resolved is not None:
+                out[key] = resolved
+        else:
+            out[key] = value
+    return out
+
+
+def _apply_thinking(
+    params: dict[str, Any], model: Model, options: StreamOptions, compat: Mapping[str, Any]
+) -> None:
+    if not model.reasoning:
+        return
+    level = clamp_thinking_level(model, options.reasoning)
+    mapping = model.thinking_level_map or {}
+    enabled = level != "off"
+    effort: str | None = None
+    if enabled:
+        mapped = mapping.get(level, level)
+        effort = mapped if isinstance(mapped, str) else None
+    fmt = compat.get("thinkingFormat") or "openai"
+    supports_effort = bool(compat.get("supportsReasoningEffort"))
+    max_out = params.get("max_tokens") or params.get("max_completion_tokens") or model.max_tokens
+    budget = min(thinking_budget(level), max(0, int(max_out) - 1024)) if enabled else None
+    if fmt == "openrouter":
+        if enabled:
+            params["reasoning"] = {"effort": effort or level}
+        elif mapping.get("off", "none") is not None:
+            params["reasoning"] = {"effort": mapping.get("off") or "none"}
+    elif fmt == "deepseek":
+        params["thinking"] = {"type": "enabled" if enabled else "disabled"}
+        if enabled and supports_effort and effort:
+            params["reasoning_effort"] = effort
+    elif fmt == "zai":
+        params["thinking"] = {"type": "enabled" if enabled else "disabled"}
+    elif fmt == "qwen":
+        params["enable_thinking"] = enabled
+    elif fmt == "qwen-chat-template":
+        params["chat_template_kwargs"] = {"enable_thinking": enabled, "preserve_thinking": True}
+    elif fmt == "chat-template":
+        kwargs = _chat_template_kwargs(model, compat, enabled, effort, budget)
+        if kwargs:
+            params["chat_template_kwargs"] = kwargs
+    elif supports_effort:
+        if enabled and effort:
+            params["reasoning_effort"] = effort
+        elif not enabled and isinstance(mapping.get("off"), str):
+            params["reasoning_effort"] = mapping["off"]
+    budget_field = compat.get("thinkingTokenBudgetField") or (
+        "thinking_token_budget" if compat.get("supportsThinkingTokenBudget") else None
+    )
+    if budget_field and budget:
+        params[budget_field] = budget
+
+
+def build_params(
+    model: Model, context: Context, options: StreamOptions, compat: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The request body for one streamed Chat Completions call."""
+    compat = compat if compat is not None else resolve_compat(model)
+    params: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context, compat),
+        "stream": True,
+    }
+    if compat.get("supportsUsageInStreaming", True) is not False:
+        params["stream_options"] = {"include_usage": True}
+    if compat.get("supportsStore"):
+        params["store"] = False
+    max_tokens = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
+    params["max_tokens" if compat.get("maxTokensField") == "max_tokens" else "max_completion_tokens"] = (
+        max_tokens
+    )
+    if options.temperature is not None:
+        params["temperature"] = options.temperature
+    if context.tools:
+        params["tools"] = convert_tools(context.tools, compat)
+    if "api.openai.com" in model.base_url and options.cache_retention != "none" and options.session_id:
+        params["prompt_cache_key"] = options.session_id[:64]
+        if options.cache_retention == "long" and compat.get("supportsLongCacheRetention"):
+            params["prompt_cache_retention"] = "24h"
+    if compat.get("cacheControlFormat") == "anthropic" and options.cache_retention != "none":
+        marker: dict[str, Any] = {"type": "ephemeral"}
+        if options.cache_retention == "long" and compat.get("supportsLongCacheRetention"):
+            marker["ttl"] = "1h"
+        _apply_anthropic_cache_control(params, marker)
+    _apply_thinking(params, model, options, compat)
+    routing = compat.get("openRouterRouting")
+    if routing:
+        params["provider"] = routing
+    return params
+
+
+# --------------------------------------------------------------------------------------------------
+# Response: Chat Completions chunks -> our message
+
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def parse_usage(raw: Any, model: Model) -> Usage:
+    """Usage from a Chat Completions ``usage`` object; ``input`` excludes cached (read) and written tokens."""
+    prompt = _int(_get(raw, "prompt_tokens"))
+    details = _get(raw, "prompt_tokens_details")
+    cache_read = (
+        _int(_get(details, "cached_tokens"))
+        or _int(_get(raw, "prompt_cache_hit_tokens"))
+        or _int(_get(raw, "cached_tokens"))
+    )
+    cache_write = _int(_get(details, "cache_write_tokens"))
+    output = _int(_get(raw, "completion_tokens"))
+    reasoning = _int(_get(_get(raw, "completion_tokens_details"), "reasoning_tokens"))
+    usage = Usage(
+        input=max(0, prompt - cache_read - cache_write),
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        reasoning=reasoning or None,
+    )
+    return finish_usage(model, usage)
+
+
+def map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
+    if reason in ("stop", "end"):
+        return "stop", None
+    if reason == "length":
+        return "length", None
+    if reason in ("tool_calls", "function_call"):
+        return "toolUse", None
+    return "error", f"The provider stopped the response: finish_reason {reason}"
+
+
+class _ChunkAssembler:
+    """Folds streamed chunks into ``output`` and says which events that produced."""
+
+    def __init__(self, output: AssistantMessage, model: Model) -> None:
+        self.output = output
+        self.model = model
+        self.text: TextContent | None = None
+        self.thinking: ThinkingContent | None = None
+        self.calls_by_index: dict[int, ToolCall] = {}
+        self.calls_by_id: dict[str, ToolCall] = {}
+        self.args: dict[int, str] = {}  # id(ToolCall) -> raw argument text
+        self.parsed_len: dict[int, int] = {}
+        self.has_finish = False
+
+    def _index(self, block: object) -> int:
+        for i, b in enumerate(self.output.content):
+            if b is block:
+                return i
+        return -1
+
+    def apply(self, chunk: Any) -> list[AssistantMessageEvent]:
+        out = self.output
+        events: list[AssistantMessageEvent] = []
+        chunk_id = _get(chunk, "id")
+        if chunk_id and not out.response_id:
+            out.response_id = str(chunk_id)
+        chunk_model = _get(chunk, "model")
+        if (
+            isinstance(chunk_model, str)
+            and chunk_model
+            and chunk_model != self.model.id
+            and not out.response_model
+        ):
+            out.response_model = chunk_model
+        usage = _get(chunk, "usage")
+        if usage:
+            out.usage = parse_usage(usage, self.model)
+        choices = _get(chunk, "choices") or []
+        if not choices:
+            return events
+        choice = choices[0]
+        if not usage and _get(choice, "usage"):
+            out.usage = parse_usage(_get(choice, "usage"), self.model)
+        finish = _get(choice, "finish_reason")
+        if finish:
+            out.raw_stop_reason = str(finish)
+            out.stop_reason, message = map_finish_reason(str(finish))
+            if message:
+                out.error_message = message
+            self.has_finish = True
+        delta = _get(choice, "delta")
+        if delta is None:
+            return events
+        content = _get(delta, "content")
+        if isinstance(content, str) and content:
+            if self.text is None:
+                self.text = TextContent("")
+                out.content.append(self.text)
+                events.append(TextStartEvent(self._index(self.text), out))
+            self.text.text += content
+            events.append(TextDeltaEvent(self._index(self.text), content, out))
+        for field in REASONING_FIELDS:
+            value = _get(delta, field)
+            if isinstance(value, str) and value:
+                if self.thinking is None:
+                    self.thinking = ThinkingContent("", thinking_signature=field)
+                    out.content.append(self.thinking)
+                    events.append(ThinkingStartEvent(self._index(self.thinking), out))
+                self.thinking.thinking += value
+                events.append(ThinkingDeltaEvent(self._index(self.thinking), value, out))
+                break  # some servers send the same text in two fields
+        for tc in _get(delta, "tool_calls") or []:
+            events += self._apply_tool_delta(tc)
+        return events
+
+    def _apply_tool_delta(self, tc: Any) -> list[AssistantMessageEvent]:
+        out = self.output
+        events: list[AssistantMessageEvent] = []
+        index = _get(tc, "index")
+        call_id = _get(tc, "id")
+        fn = _get(tc, "function")
+        name = _get(fn, "name")
+        block = self.calls_by_index.get(index) if isinstance(index, int) else None
+        if block is None and call_id:
+            block = self.calls_by_id.get(str(call_id))
+        if block is None:
+            block = ToolCall(id=str(call_id or ""), name=str(name or ""), arguments={})
+            out.content.append(block)
+            self.args[id(block)] = ""
+            events.append(ToolCallStartEvent(self._index(block), out))
+        if isinstance(index, int):
+            self.calls_by_index.setdefault(index, block)
+        if call_id:
+            if not block.id:
+                block.id = str(call_id)
+            self.calls_by_id[str(call_id)] = block
+        if name and not block.name:
+            block.name = str(name)
+        piece = _get(fn, "arguments")
+        delta = piece if isinstance(piece, str) else ""
+        if delta:
+            buf = self.args[id(block)] + delta
+            self.args[id(block)] = buf
+            # Re-parse partial arguments for live display, but not on every delta of a huge argument.
+            last = self.parsed_len.get(id(block), 0)
+            if len(buf) < 4096 or len(buf) - last >= len(buf) // 8:
+                block.arguments = parse_partial_json(buf)
+                self.parsed_len[id(block)] = len(buf)
+        events.append(ToolCallDeltaEvent(self._index(block), delta, out))
+        return events
+
+    def finish_blocks(self) -> list[AssistantMessageEvent]:
+        events: list[AssistantMessageEvent] = []
+        for i, block in enumerate(self.output.content):
+            if isinstance(block, TextContent):
+                events.append(TextEndEvent(i, block.text, self.output))
+            elif isinstance(block, ThinkingContent):
+                events.append(ThinkingEndEvent(i, block.thinking, self.output))
+            elif isinstance(block, ToolCall):
+                block.arguments = final_arguments(self.args.get(id(block), ""))
+                events.append(ToolCallEndEvent(i, block, self.output))
+        return events
+
+    def finalize_quietly(self) -> None:
+        """On failure: give tool calls the best arguments seen so far (no events)."""
+        for block in self.output.content:
+            if isinstance(block, ToolCall):
+                block.arguments = final_arguments(self.args.get(id(block), ""))
+
+
+# --------------------------------------------------------------------------------------------------
+# The provider
+
+_create_fields: frozenset[str] | None = None
+
+
+def _known_create_fields() -> frozenset[str]:
+    global _create_fields
+    if _create_fields is None:
+        from openai.resources.chat.completions import AsyncCompletions
+
+        names = set(inspect.signature(AsyncCompletions.create).parameters)
+        _create_fields = frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+    return _create_fields
+
+
+def _missing_key_text(model: Model) -> str:
+    return (
+        f"No API key for provider '{model.provider}'. Set its API key environment variable, or add "
+        f'"apiKey" for it in models.json (see docs/providers.md).'
+    )
+
+
+class OpenAICompletionsProvider:
+    """Streams one assistant message from a Chat Completions endpoint (see the module docstring)."""
+
+    async def stream(
+        self, model: Model, context: Context, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        from openai import AsyncOpenAI
+
+        output = new_output(model)
+        idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
+        guard = StreamGuard(options.signal, idle)
+        headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
+        api_key = options.api_key
+        if not api_key and (headers_contain(headers, "authorization") or is_local_base_url(model.base_url)):
+            api_key = NO_KEY_PLACEHOLDER
+        secrets = [options.api_key]
+        client: AsyncOpenAI | None = None
+        sdk_stream: Any = None
+        assembler = _ChunkAssembler(output, model)
+        started = False
+        try:
+            if not api_key:
+                yield ErrorEvent(
+                    "error",
+                    fail(output, FailureInfo(_missing_key_text(model)), aborted=False, secrets=secrets),
+                )
+                return
+            compat = resolve_compat(model)
+            params = build_params(model, context, options, compat)
+            if options.on_payload is not None:
+                replaced = await options.on_payload(params)
+                if replaced is not None:
+                    params = replaced
+            params["stream"] = True  # this provider reads a stream; a hook cannot turn that off
+            client = _CLIENTS.get(
+                (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle),
+                lambda: AsyncOpenAI(
+                    api_key=api_key,
+                    base_url=model.base_url,
+                    max_retries=options.max_retries,
+                    default_headers=headers,
+                    timeout=idle,
+                ),
+            )
+            kwargs = split_known_kwargs(params, _known_create_fields())
+            sdk_stream = await guard.run(client.chat.completions.create(**kwargs))
+            response = getattr(sdk_stream, "response", None)
+            if options.on_response is not None and response is not None:
+                await options.on_response(
+                    ProviderResponse(
+                        response.status_code, {str(k): str(v) for k, v in response.headers.items()}
+                    )
+                )
+            yield StartEvent(output)
+            started = True
+            while True:
+                try:
+                    chunk = await guard.run(sdk_stream.__anext__())
+                except StopAsyncIteration:
+                    break
+                for event in assembler.apply(chunk):
+                    yield event
+            if guard.aborted:
+                raise Aborted()
+            for event in assembler.finish_blocks():
+                yield event
+            compat_finish = compat.get("supportsFinishReason", True) is not False
+            if not assembler.has_finish:
+                if compat_finish:
+                    raise ConnectionResetError(
+                        "the stream ended without a finish_reason; the connection may have dropped"
+                    )
+                output.stop_reason = "toolUse" if output.tool_calls() else "stop"
+            if output.stop_reason == "error":
+                yield ErrorEvent(
+                    "error",
+                    fail(
+                        output,
+                        FailureInfo(output.error_message or "The provider returned an error"),
+                        aborted=False,
+                        secrets=secrets,
+                    ),
+                )
+                return
+            reason = output.stop_reason
+            if reason not in ("stop", "length", "toolUse"):
+                reason = "stop"
+                output.stop_reason = reason
+            yield DoneEvent(reason, output)
+        except Aborted:
+            assembler.finalize_quietly()
+            yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))
+        except Exception as exc:
+            assembler.finalize_quietly()
+            if isinstance(exc, ConnectionResetError):
+                info = FailureInfo(
+                    f"Connection lost: the stream from {model.base_url} ended before the reply finished "
+                    "(no finish_reason). Try again."
+                )
+            else:
+                info = describe_failure(exc, model, streaming_started=started)
+            aborted = guard.aborted
+            yield ErrorEvent(
+                "aborted" if aborted else "error", fail(output, info, aborted=aborted, secrets=secrets)
+            )
+        finally:
+            guard.close()
+            if sdk_stream is not None:
+                try:
+                    await sdk_stream.close()
+                except Exception:
+                    pass
+
+
+_CLIENTS = ClientCache()
+PROVIDER = OpenAICompletionsProvider()

@@ -1,0 +1,200 @@
+"""The repairs applied to a conversation before every provider call (Pi's ``transformMessages``).
+
+A session can hold things a provider would reject: assistant turns that failed half-way, tool calls
+whose results never arrived, tool-call ids minted by another provider, thinking signed by another
+model, images sent to a text-only model. ``transform_messages`` returns a repaired copy; the input
+list and its messages are never modified.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from caddie.ai.messages import (
+    AssistantContent,
+    AssistantMessage,
+    ImageContent,
+    LlmMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+)
+from caddie.ai.model import Model
+
+NO_RESULT_TEXT = "No result provided"
+"""The text of the synthetic error result given to a tool call that never got one."""
+IMAGE_OMITTED_TEXT = "(image omitted: model does not support images)"
+TOOL_IMAGE_OMITTED_TEXT = "(tool image omitted: model does not support images)"
+
+T = TypeVar("T")
+
+ToolCallIdNormalizer = Callable[[str, Model, AssistantMessage], str]
+"""Maps a foreign tool-call id to one the target provider accepts: ``(id, target_model, source_message)``."""
+
+_UNSAFE_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def normalize_anthropic_tool_call_id(tool_call_id: str) -> str:
+    """Anthropic accepts ids matching ``^[a-zA-Z0-9_-]+$`` of at most 64 characters."""
+    cleaned = _UNSAFE_ID_CHARS.sub("_", tool_call_id)[:64]
+    return cleaned or "tool_call"
+
+
+def normalize_openai_tool_call_id(tool_call_id: str, model: Model) -> str:
+    """Chat Completions ids: split Responses-API ``call|item`` ids, and keep OpenAI's 40-character limit."""
+    if "|" in tool_call_id:
+        call_id, _, item_id = tool_call_id.partition("|")
+        call_part = _UNSAFE_ID_CHARS.sub("_", call_id)
+        item_part = _UNSAFE_ID_CHARS.sub("_", item_id)
+        combined = f"{call_part}_{item_part}" if item_part else call_part
+        if len(combined) <= 40:
+            return combined
+        digest = hashlib.sha256(tool_call_id.encode()).hexdigest()[:8]
+        return f"{call_part[: max(1, 40 - len(digest) - 1)]}_{digest}"
+    if model.provider == "openai" and len(tool_call_id) > 40:
+        return tool_call_id[:40]
+    return tool_call_id
+
+
+def _updated(obj: T, **changes: Any) -> T:
+    """A shallow copy of a message or block with some fields changed (the original stays untouched)."""
+    new = copy.copy(obj)
+    for name, value in changes.items():
+        setattr(new, name, value)
+    return new
+
+
+def is_same_model(message: AssistantMessage, model: Model) -> bool:
+    """Whether ``message`` was produced by ``model`` (same provider, API and id): its signatures replay."""
+    return message.provider == model.provider and message.api == model.api and message.model == model.id
+
+
+def _replace_images(content: list[UserContent], placeholder: str) -> list[UserContent]:
+    out: list[UserContent] = []
+    previous_was_placeholder = False
+    for block in content:
+        if isinstance(block, ImageContent):
+            if not previous_was_placeholder:
+                out.append(TextContent(placeholder))
+            previous_was_placeholder = True
+            continue
+        out.append(block)
+        previous_was_placeholder = isinstance(block, TextContent) and block.text == placeholder
+    return out
+
+
+def _downgrade_images(message: LlmMessage, model: Model) -> LlmMessage:
+    if model.supports_images:
+        return message
+    if isinstance(message, UserMessage) and isinstance(message.content, list):
+        if any(isinstance(b, ImageContent) for b in message.content):
+            return _updated(message, content=_replace_images(message.content, IMAGE_OMITTED_TEXT))
+    elif isinstance(message, ToolResultMessage) and any(isinstance(b, ImageContent) for b in message.content):
+        return _updated(message, content=_replace_images(message.content, TOOL_IMAGE_OMITTED_TEXT))
+    return message
+
+
+def _transform_assistant(
+    message: AssistantMessage,
+    model: Model,
+    normalize_id: ToolCallIdNormalizer | None,
+    id_map: dict[str, str],
+) -> AssistantMessage:
+    same = is_same_model(message, model)
+    content: list[AssistantContent] = []
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.redacted:
+                # Opaque, encrypted reasoning only the producing model can read.
+                if same:
+                    content.append(block)
+                continue
+            if same and block.thinking_signature:
+                content.append(block)
+                continue
+            if not block.thinking.strip():
+                continue
+            content.append(block if same else TextContent(block.thinking))
+        elif isinstance(block, TextContent):
+            content.append(block if same else TextContent(block.text))
+        else:
+            call = block
+            if not same and call.thought_signature:
+                call = _updated(call, thought_signature=None)
+            if not same and normalize_id is not None:
+                new_id = normalize_id(call.id, model, message)
+                if new_id != call.id:
+                    id_map[call.id] = new_id
+                    call = _updated(call, id=new_id)
+            content.append(call)
+    return _updated(message, content=content)
+
+
+def transform_messages(
+    messages: list[LlmMessage], model: Model, normalize_tool_call_id: ToolCallIdNormalizer | None = None
+) -> list[LlmMessage]:
+    """A repaired copy of ``messages`` for a call to ``model``.
+
+    - assistant messages that ended in ``error`` or ``aborted`` are dropped;
+    - every tool call without a result (before the next assistant or user message, or at the end) gets a
+      synthetic error result ``No result provided``;
+    - tool-call ids from other models pass through ``normalize_tool_call_id`` and their results follow;
+    - thinking from another model becomes plain text (redacted thinking is dropped; empty thinking too);
+    - images become a placeholder text for a model without image input.
+    """
+    id_map: dict[str, str] = {}
+    transformed: list[LlmMessage] = []
+    for original in messages:
+        msg = _downgrade_images(original, model)
+        if isinstance(msg, AssistantMessage):
+            msg = _transform_assistant(msg, model, normalize_tool_call_id, id_map)
+        elif isinstance(msg, ToolResultMessage):
+            new_id = id_map.get(msg.tool_call_id)
+            if new_id is not None and new_id != msg.tool_call_id:
+                msg = _updated(msg, tool_call_id=new_id)
+        transformed.append(msg)
+
+    result: list[LlmMessage] = []
+    pending: list[ToolCall] = []
+    answered: set[str] = set()
+
+    def close_pending() -> None:
+        nonlocal pending, answered
+        for call in pending:
+            if call.id not in answered:
+                result.append(
+                    ToolResultMessage(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        content=[TextContent(NO_RESULT_TEXT)],
+                        is_error=True,
+                    )
+                )
+        pending = []
+        answered = set()
+
+    for msg in transformed:
+        if isinstance(msg, AssistantMessage):
+            close_pending()
+            if msg.stop_reason in ("error", "aborted"):
+                continue
+            calls = msg.tool_calls()
+            if calls:
+                pending = calls
+                answered = set()
+            result.append(msg)
+        elif isinstance(msg, ToolResultMessage):
+            answered.add(msg.tool_call_id)
+            result.append(msg)
+        else:
+            close_pending()
+            result.append(msg)
+    close_pending()
+    return result

@@ -1,0 +1,15 @@
+"""Fixtures for the provider-layer tests: a running fake LLM server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.fake_llm import FakeLLM
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server

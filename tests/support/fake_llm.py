@@ -1,0 +1,842 @@
+"""A scriptable fake LLM server for tests: real HTTP on 127.0.0.1 speaking both OpenAI and Anthropic.
+
+It lets tests drive the real ``openai`` / ``anthropic`` SDKs (and ``caddie -p`` in a subprocess) through
+whole conversations, offline and fast, and inspect every request that was actually sent.
+
+Quick start::
+
+    from tests.support import fake_llm as fl
+
+    with fl.FakeLLM() as llm:                     # starts on a random port, stops on exit
+        llm.push(
+            fl.tool_call("read", {"path": "a.py"}),   # turn 1: the model calls a tool
+            fl.text("The file defines main()."),      # turn 2: it answers
+        )
+        ...  # point a client at llm.openai_base_url or llm.anthropic_base_url
+        assert llm.llm_requests[1].tool_results == [("call_1", "def main(): ...")]
+
+Endpoints
+    ``POST /v1/chat/completions``  OpenAI Chat Completions, streamed (SSE) or not, per the request's
+                                   ``stream``; usage chunk when ``stream_options.include_usage`` is set.
+    ``POST /v1/messages``          Anthropic Messages, streamed (message_start, content_block_start/
+                                   delta/stop, message_delta, message_stop) or not.
+    ``GET /v1/models``             OpenAI-style model list (``openai_models``).
+    ``GET /api/tags``              Ollama-style model list (only when ``ollama_models`` is given).
+    Both POST endpoints also answer under any prefix (``/anything/v1/messages``).
+
+Scripting — ``FakeLLM``
+    ``push(*replies)`` / ``set_replies(replies)``  queue replies, consumed FIFO by POST requests of either
+        protocol; a reply is a ``Reply`` or a callable ``(RecordedRequest) -> Reply`` for answers that
+        depend on the request. ``pending`` is the queue length; ``clear()`` empties it.
+    ``default_reply``  used when the queue is empty (else the server answers 500 "fake_llm: no reply queued").
+    ``requests``  every request received (``RecordedRequest``), in order; ``llm_requests`` only the chat
+        POSTs (no model listings); ``last_request``; ``wait_for_requests(n, timeout=5.0)``.
+    ``url``, ``openai_base_url`` (``url + "/v1"``), ``anthropic_base_url`` (``url``; the SDK adds ``/v1``).
+    ``models_json(...)`` / ``write_models_json(agent_dir, ...)``  a Pi-format models.json that points a
+        provider at this server (for ``caddie -p --model fake/fake-model`` end-to-end tests).
+
+Replies — ``Reply`` (a dataclass; every field has a default) and module-level builders:
+    ``text(t)``  ``thinking(reasoning, answer="")``  ``tool_call(name, args, id=None)``
+    ``tool_calls(ToolCallSpec(name, args, id), ...)`` (parallel calls)  ``error(status, message, type=None,
+    code=None, retry_after=None, headers=None)``  ``overloaded()`` (529)  ``context_overflow(api)``
+    (``"anthropic"`` or ``"openai"`` wording)  ``stall(after_events=1, seconds=30)``
+    ``malformed(after_events=1)``  ``disconnect(after_events=2)``. Every builder also takes ``Reply``
+    fields as keywords (``fl.text("hi", usage=fl.UsageSpec(100, 5), delay_s=0.05)``).
+    Fields worth knowing: ``usage`` (``UsageSpec(input, output, cache_read, cache_write, reasoning)``),
+    ``finish`` (raw finish_reason / stop_reason override), ``chunk_size`` (characters per delta; tool
+    arguments are split the same way, so small sizes exercise many-delta assembly), ``delay_s`` (pause
+    between events: slow streams for abort tests), ``interleave_tool_calls`` (OpenAI: alternate argument
+    deltas of parallel calls by index), ``reasoning_field`` (OpenAI delta field for thinking, default
+    ``reasoning_content``), ``thinking_signature`` / ``redacted_thinking`` (Anthropic),
+    ``stream_error_after`` + ``error`` (an error event in the middle of a 200 stream), ``headers``.
+
+Recorded requests — ``RecordedRequest``
+    ``method``, ``path``, ``headers`` (lower-case keys), ``body`` (parsed JSON or None), ``raw`` (bytes),
+    ``api`` (``"openai"``, ``"anthropic"`` or ``"other"``), ``client_disconnected`` (the client closed the
+    connection while the server was still streaming), and helpers ``messages``, ``system`` (system
+    prompt text for either protocol), ``tool_names``, ``last_user_text``, ``tool_results`` (``[(id,
+    text)]`` for either protocol), ``model``, ``stream``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FakeLLM",
+    "RecordedRequest",
+    "Reply",
+    "ReplySource",
+    "ToolCallSpec",
+    "UsageSpec",
+    "context_overflow",
+    "disconnect",
+    "error",
+    "malformed",
+    "overloaded",
+    "stall",
+    "text",
+    "thinking",
+    "tool_call",
+    "tool_calls",
+]
+
+
+@dataclass
+class UsageSpec:
+    """Token counts to report. ``input`` excludes cache reads and writes (caddie's convention)."""
+
+    input: int = 10
+    output: int = 5
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
+@dataclass
+class ToolCallSpec:
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    """A dict (sent as JSON) or a raw string (sent verbatim, e.g. to test broken arguments)."""
+    id: str | None = None
+
+    def arguments_json(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass
+class Reply:
+    """One scripted response, rendered in whichever protocol the request used."""
+
+    text: str = ""
+    thinking: str = ""
+    thinking_signature: str = "fake-signature"
+    redacted_thinking: str | None = None
+    reasoning_field: str = "reasoning_content"
+    tool_calls: list[ToolCallSpec] = field(default_factory=list)
+    usage: UsageSpec | None = None
+    finish: str | None = None
+    model: str | None = None
+    status: int = 200
+    error: str | None = None
+    error_type: str | None = None
+    error_code: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    chunk_size: int = 4
+    delay_s: float = 0.0
+    interleave_tool_calls: bool = False
+    stall_after: int | None = None
+    stall_s: float = 30.0
+    malformed_after: int | None = None
+    disconnect_after: int | None = None
+    stream_error_after: int | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Reply builders (module-level so they read well: ``fl.text("hi")``, ``fl.error(429, "slow down")``)
+
+
+def text(content: str, **kw: Any) -> Reply:
+    """A plain text answer."""
+    return Reply(text=content, **kw)
+
+
+def thinking(reasoning: str, answer: str = "", **kw: Any) -> Reply:
+    """Thinking (OpenAI: ``reasoning_content`` deltas; Anthropic: a signed thinking block), then text."""
+    return Reply(thinking=reasoning, text=answer, **kw)
+
+
+def tool_call(
+    name: str, arguments: dict[str, Any] | str | None = None, id: str | None = None, **kw: Any
+) -> Reply:
+    """One tool call (ids default to ``call_1``, ``call_2``... within a reply)."""
+    return Reply(tool_calls=[ToolCallSpec(name, {} if arguments is None else arguments, id)], **kw)
+
+
+def tool_calls(*calls: ToolCallSpec, **kw: Any) -> Reply:
+    """Several tool calls in one reply (parallel tool calls)."""
+    return Reply(tool_calls=list(calls), **kw)
+
+
+def error(
+    status: int,
+    message: str,
+    *,
+    type: str | None = None,
+    code: str | None = None,
+    retry_after: float | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    """An HTTP error in the protocol's error shape; ``retry_after`` (seconds) adds a Retry-After header."""
+    hdrs = dict(headers or {})
+    if retry_after is not None:
+        hdrs["retry-after"] = f"{retry_after:g}"
+    return Reply(status=status, error=message, error_type=type, error_code=code, headers=hdrs)
+
+
+def overloaded() -> Reply:
+    """Anthropic's 529 overloaded_error."""
+    return error(529, "Overloaded", type="overloaded_error")
+
+
+def context_overflow(api: str = "anthropic") -> Reply:
+    """A 400 with the provider's real "context too long" wording (``api``: ``anthropic`` or ``openai``)."""
+    if api == "anthropic":
+        return error(400, "prompt is too long: 213462 tokens > 200000 maximum")
+    return error(
+        400,
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in "
+        "130001 tokens. Please reduce the length of the messages.",
+        code="context_length_exceeded",
+    )
+
+
+def stall(after_events: int = 1, seconds: float = 30.0, content: str = "a reply that never ends") -> Reply:
+    """Send ``after_events`` SSE events, then go silent for ``seconds`` (the client should time out)."""
+    return Reply(text=content, stall_after=after_events, stall_s=seconds)
+
+
+def malformed(after_events: int = 1, content: str = "hello there") -> Reply:
+    """Send ``after_events`` good events, then one whose JSON is cut off."""
+    return Reply(text=content, malformed_after=after_events)
+
+
+def disconnect(after_events: int = 2, content: str = "this reply is cut off in the middle") -> Reply:
+    """Send ``after_events`` events, then drop the TCP connection mid-body."""
+    return Reply(text=content, disconnect_after=after_events)
+
+
+ReplySource = Reply | Callable[["RecordedRequest"], Reply]
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    raw: bytes
+    body: Any
+    api: str
+    client_disconnected: bool = False
+
+    @property
+    def model(self) -> str | None:
+        return self.body.get("model") if isinstance(self.body, dict) else None
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream")) if isinstance(self.body, dict) else False
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        msgs = self.body.get("messages") if isinstance(self.body, dict) else None
+        return msgs if isinstance(msgs, list) else []
+
+    @property
+    def system(self) -> str | None:
+        """The system prompt: Anthropic's ``system`` or OpenAI's leading system/developer message."""
+        if not isinstance(self.body, dict):
+            return None
+        if self.api == "anthropic":
+            sys_value = self.body.get("system")
+            if isinstance(sys_value, str):
+                return sys_value
+            if isinstance(sys_value, list):
+                return "\n".join(b.get("text", "") for b in sys_value if isinstance(b, dict))
+            return None
+        for m in self.messages:
+            if m.get("role") in ("system", "developer"):
+                return _text_of(m.get("content"))
+        return None
+
+    @property
+    def tool_names(self) -> list[str]:
+        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        names: list[str] = []
+        for t in tools or []:
+            if isinstance(t, dict):
+                fn = t.get("function")
+                names.append(str(fn.get("name") if isinstance(fn, dict) else t.get("name")))
+        return names
+
+    @property
+    def last_user_text(self) -> str | None:
+        for m in reversed(self.messages):
+            if m.get("role") != "user":
+                continue
+            content = m.get("content")
+            if isinstance(content, list) and all(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+            ):
+                continue
+            return _text_of(content)
+        return None
+
+    @property
+    def tool_results(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for m in self.messages:
+            if m.get("role") == "tool":
+                out.append((str(m.get("tool_call_id")), _text_of(m.get("content"))))
+            elif m.get("role") == "user" and isinstance(m.get("content"), list):
+                for b in m["content"]:
+                    if isinstance(b, dict) and b.get("type") == "tool_result":
+                        out.append((str(b.get("tool_use_id")), _text_of(b.get("content"))))
+        return out
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class _Disconnect(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering
+
+
+def _default_usage(reply: Reply) -> UsageSpec:
+    chars = len(reply.text) + len(reply.thinking) + sum(len(c.arguments_json()) for c in reply.tool_calls)
+    return UsageSpec(input=10, output=max(1, chars // 4))
+
+
+def _call_ids(reply: Reply) -> list[str]:
+    return [c.id or f"call_{i + 1}" for i, c in enumerate(reply.tool_calls)]
+
+
+def _openai_error_body(reply: Reply) -> dict[str, Any]:
+    kind = reply.error_type or ("rate_limit_error" if reply.status == 429 else "invalid_request_error")
+    return {"error": {"message": reply.error, "type": kind, "param": None, "code": reply.error_code}}
+
+
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def _anthropic_error_body(reply: Reply) -> dict[str, Any]:
+    kind = reply.error_type or _ANTHROPIC_TYPES.get(reply.status, "api_error")
+    return {"type": "error", "error": {"type": kind, "message": reply.error}}
+
+
+def _openai_usage(u: UsageSpec) -> dict[str, Any]:
+    prompt = u.input + u.cache_read + u.cache_write
+    details: dict[str, Any] = {"cached_tokens": u.cache_read}
+    if u.cache_write:
+        details["cache_write_tokens"] = u.cache_write
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": u.output,
+        "total_tokens": prompt + u.output,
+        "prompt_tokens_details": details,
+        "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+    }
+
+
+def _openai_finish(reply: Reply) -> str:
+    return reply.finish or ("tool_calls" if reply.tool_calls else "stop")
+
+
+def _anthropic_finish(reply: Reply) -> str:
+    return reply.finish or ("tool_use" if reply.tool_calls else "end_turn")
+
+
+def openai_events(reply: Reply, model: str, include_usage: bool) -> list[str]:
+    """The SSE ``data:`` payloads of one streamed Chat Completions reply (``[DONE]`` included)."""
+    created = int(time.time())
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return json.dumps({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    for piece in _pieces(reply.thinking, reply.chunk_size):
+        events.append(chunk({reply.reasoning_field: piece}))
+    for piece in _pieces(reply.text, reply.chunk_size):
+        events.append(chunk({"content": piece}))
+    ids = _call_ids(reply)
+    per_call: list[list[dict[str, Any]]] = []
+    for i, call in enumerate(reply.tool_calls):
+        deltas: list[dict[str, Any]] = [
+            {"index": i, "id": ids[i], "type": "function", "function": {"name": call.name, "arguments": ""}}
+        ]
+        deltas += [
+            {"index": i, "function": {"arguments": p}}
+            for p in _pieces(call.arguments_json(), reply.chunk_size)
+        ]
+        per_call.append(deltas)
+    if reply.interleave_tool_calls:
+        longest = max((len(d) for d in per_call), default=0)
+        for step in range(longest):
+            for deltas in per_call:
+                if step < len(deltas):
+                    events.append(chunk({"tool_calls": [deltas[step]]}))
+    else:
+        for deltas in per_call:
+            events += [chunk({"tool_calls": [d]}) for d in deltas]
+    events.append(chunk({}, _openai_finish(reply)))
+    if include_usage:
+        usage = reply.usage or _default_usage(reply)
+        events.append(json.dumps({**base, "choices": [], "usage": _openai_usage(usage)}))
+    events.append("[DONE]")
+    return [f"data: {e}\n\n" for e in events]
+
+
+def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
+    ids = _call_ids(reply)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.thinking:
+        message[reply.reasoning_field] = reply.thinking
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": ids[i], "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}}
+            for i, c in enumerate(reply.tool_calls)
+        ]
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _openai_finish(reply)}],
+        "usage": _openai_usage(reply.usage or _default_usage(reply)),
+    }
+
+
+def _anthropic_usage(u: UsageSpec, output: int) -> dict[str, Any]:
+    return {
+        "input_tokens": u.input,
+        "output_tokens": output,
+        "cache_read_input_tokens": u.cache_read,
+        "cache_creation_input_tokens": u.cache_write,
+    }
+
+
+def anthropic_events(reply: Reply, model: str) -> list[str]:
+    """The SSE events of one streamed Messages reply."""
+    usage = reply.usage or _default_usage(reply)
+    out: list[tuple[str, dict[str, Any]]] = []
+    message: dict[str, Any] = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _anthropic_usage(usage, 1),
+    }
+    out.append(("message_start", {"type": "message_start", "message": message}))
+    out.append(("ping", {"type": "ping"}))
+    index = 0
+
+    def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+        nonlocal index
+        out.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+        )
+        for d in deltas:
+            out.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}))
+        out.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+
+    if reply.thinking:
+        deltas = [
+            {"type": "thinking_delta", "thinking": p} for p in _pieces(reply.thinking, reply.chunk_size)
+        ]
+        deltas.append({"type": "signature_delta", "signature": reply.thinking_signature})
+        block({"type": "thinking", "thinking": "", "signature": ""}, deltas)
+    if reply.redacted_thinking is not None:
+        block({"type": "redacted_thinking", "data": reply.redacted_thinking}, [])
+    if reply.text:
+        block(
+            {"type": "text", "text": ""},
+            [{"type": "text_delta", "text": p} for p in _pieces(reply.text, reply.chunk_size)],
+        )
+    for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
+        block(
+            {"type": "tool_use", "id": call_id, "name": call.name, "input": {}},
+            [
+                {"type": "input_json_delta", "partial_json": p}
+                for p in _pieces(call.arguments_json(), reply.chunk_size)
+            ],
+        )
+    out.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": _anthropic_finish(reply), "stop_sequence": None},
+                "usage": _anthropic_usage(usage, usage.output),
+            },
+        )
+    )
+    out.append(("message_stop", {"type": "message_stop"}))
+    return [f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in out]
+
+
+def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
+    usage = reply.usage or _default_usage(reply)
+    content: list[dict[str, Any]] = []
+    if reply.thinking:
+        content.append(
+            {"type": "thinking", "thinking": reply.thinking, "signature": reply.thinking_signature}
+        )
+    if reply.redacted_thinking is not None:
+        content.append({"type": "redacted_thinking", "data": reply.redacted_thinking})
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
+        args = call.arguments if isinstance(call.arguments, dict) else json.loads(call.arguments or "{}")
+        content.append({"type": "tool_use", "id": call_id, "name": call.name, "input": args})
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": _anthropic_finish(reply),
+        "stop_sequence": None,
+        "usage": _anthropic_usage(usage, usage.output),
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    owner: FakeLLM
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, addr
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    # -- plumbing ---------------------------------------------------------------------------------
+    def _record(self, body_bytes: bytes) -> RecordedRequest:
+        try:
+            body = json.loads(body_bytes) if body_bytes else None
+        except json.JSONDecodeError:
+            body = None
+        path = self.path.split("?", 1)[0]
+        api = (
+            "openai"
+            if path.endswith("/chat/completions")
+            else "anthropic"
+            if path.endswith("/messages")
+            else "other"
+        )
+        req = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            raw=body_bytes,
+            body=body,
+            api=api,
+        )
+        self.server.owner._record(req)
+        return req
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def _write_chunk(self, req: RecordedRequest, text: str) -> None:
+        data = text.encode()
+        try:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+            req.client_disconnected = True
+            raise _Disconnect() from None
+
+    def _stream(self, req: RecordedRequest, reply: Reply, events: list[str], protocol: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        for k, v in reply.headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.close_connection = True
+        stop = self.server.owner._stop
+        try:
+            for n, event in enumerate(events):
+                if reply.stall_after is not None and n == reply.stall_after:
+                    stop.wait(reply.stall_s)
+                    # Keep waiting for the client to give up; then say nothing more.
+                    return
+                if reply.disconnect_after is not None and n == reply.disconnect_after:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if reply.malformed_after is not None and n == reply.malformed_after:
+                    bad = (
+                        '{"choices": [{"delta": {"content": "oops"'
+                        if protocol == "openai"
+                        else '{"type": "content_block_delta", "index": 0, "delta": {'
+                    )
+                    prefix = "" if protocol == "openai" else "event: content_block_delta\n"
+                    self._write_chunk(req, f"{prefix}data: {bad}\n\n")
+                if reply.stream_error_after is not None and n == reply.stream_error_after:
+                    if protocol == "openai":
+                        self._write_chunk(req, f"data: {json.dumps(_openai_error_body(reply))}\n\n")
+                    else:
+                        self._write_chunk(
+                            req, f"event: error\ndata: {json.dumps(_anthropic_error_body(reply))}\n\n"
+                        )
+                    break
+                if reply.delay_s and n > 0 and stop.wait(reply.delay_s):
+                    return
+                self._write_chunk(req, event)
+            self._write_chunk_end(req)
+        except _Disconnect:
+            return
+
+    def _write_chunk_end(self, req: RecordedRequest) -> None:
+        try:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            req.client_disconnected = True
+
+    # -- routes -----------------------------------------------------------------------------------
+    def do_GET(self) -> None:
+        req = self._record(b"")
+        owner = self.server.owner
+        path = req.path.split("?", 1)[0]
+        if path.endswith("/api/tags") and owner.ollama_models is not None:
+            models = [{"name": m, "model": m, "size": 1, "details": {}} for m in owner.ollama_models]
+            self._send_json(200, {"models": models})
+        elif path.endswith("/models"):
+            ids = (
+                owner.openai_models
+                if owner.openai_models is not None
+                else (owner.ollama_models or ["fake-model"])
+            )
+            self._send_json(
+                200,
+                {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in ids]},
+            )
+        else:
+            self._send_json(404, {"error": {"message": f"no route for GET {path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body_bytes = self.rfile.read(length) if length else b""
+        req = self._record(body_bytes)
+        owner = self.server.owner
+        if req.api == "other":
+            self._send_json(404, {"error": {"message": f"no route for POST {req.path}"}})
+            return
+        source = owner._next_reply()
+        if source is None:
+            missing = Reply(status=500, error="fake_llm: no reply queued")
+            self._send_error(req, missing)
+            return
+        reply = source(req) if callable(source) else source
+        if reply.status != 200:
+            self._send_error(req, reply)
+            return
+        model = reply.model or req.model or "fake-model"
+        if req.api == "openai":
+            if req.stream:
+                opts = req.body.get("stream_options") if isinstance(req.body, dict) else None
+                include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
+                self._stream(req, reply, openai_events(reply, model, include_usage), "openai")
+            else:
+                self._send_json(200, openai_completion(reply, model), reply.headers)
+        elif req.stream:
+            self._stream(req, reply, anthropic_events(reply, model), "anthropic")
+        else:
+            self._send_json(200, anthropic_message(reply, model), reply.headers)
+
+    def _send_error(self, req: RecordedRequest, reply: Reply) -> None:
+        body = _openai_error_body(reply) if req.api == "openai" else _anthropic_error_body(reply)
+        self._send_json(reply.status, body, reply.headers)
+
+
+class FakeLLM:
+    """The server; see the module docstring for the whole API."""
+
+    def __init__(
+        self,
+        *,
+        ollama_models: list[str] | None = None,
+        openai_models: list[str] | None = None,
+        default_reply: ReplySource | None = None,
+    ) -> None:
+        self.ollama_models = ollama_models
+        self.openai_models = openai_models
+        self.default_reply = default_reply
+        self.requests: list[RecordedRequest] = []
+        self._queue: list[ReplySource] = []
+        self._lock = threading.Condition()
+        self._stop = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> FakeLLM:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.owner = self
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "FakeLLM is not running; call start() or use it as a context manager"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    # -- scripting ---------------------------------------------------------------------------------
+    def push(self, *replies: ReplySource) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def set_replies(self, replies: list[ReplySource]) -> None:
+        with self._lock:
+            self._queue = list(replies)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._queue.clear()
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def _next_reply(self) -> ReplySource | None:
+        with self._lock:
+            if self._queue:
+                return self._queue.pop(0)
+            return self.default_reply
+
+    def _record(self, req: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(req)
+            self._lock.notify_all()
+
+    # -- inspection ---------------------------------------------------------------------------------
+    @property
+    def last_request(self) -> RecordedRequest:
+        with self._lock:
+            if not self.requests:
+                raise AssertionError("FakeLLM received no requests")
+            return self.requests[-1]
+
+    @property
+    def llm_requests(self) -> list[RecordedRequest]:
+        """Only the chat requests (POSTs to either protocol), not model listings."""
+        with self._lock:
+            return [r for r in self.requests if r.api != "other"]
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while len(self.requests) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"FakeLLM got {len(self.requests)} requests, expected {count}")
+                self._lock.wait(left)
+            return list(self.requests)
+
+    def __iter__(self) -> Iterator[RecordedRequest]:
+        return iter(list(self.requests))
+
+    # -- models.json for end-to-end tests ----------------------------------------------------------
+    def models_json(
+        self,
+        *,
+        provider: str = "fake",
+        api: str = "openai-completions",
+        model_id: str = "fake-model",
+        api_key: str = "fake-key",
+        **model_fields: Any,
+    ) -> dict[str, Any]:
+        """A Pi-format models.json pointing ``provider/model_id`` at this server (extra fields go on the model)."""
+        base = self.openai_base_url if api == "openai-completions" else self.anthropic_base_url
+        model: dict[str, Any] = {"id": model_id, **model_fields}
+        return {"providers": {provider: {"baseUrl": base, "api": api, "apiKey": api_key, "models": [model]}}}
+
+    def write_models_json(self, agent_dir: str | Path, **kwargs: Any) -> Path:
+        """Write ``models_json(**kwargs)`` to ``<agent_dir>/models.json`` (creating the folder)."""
+        path = Path(agent_dir) / "models.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.models_json(**kwargs), indent=2), encoding="utf-8")
+        return path
