@@ -106,3 +106,20 @@ def test_no_session_writes_no_file(caddie: Caddie) -> None:
     caddie.llm.push(fl.text("ok"))
     assert caddie.run("-p", "--no-session", "--model", "fake/fake-model", "hi").returncode == 0
     assert caddie.session_files() == []
+
+
+def test_rate_limits_are_retried_honouring_retry_after(caddie: Caddie) -> None:
+    import time
+
+    caddie.llm.push(fl.error(429, "Rate limit reached", retry_after=1), fl.text("worth the wait"))
+    start = time.monotonic()
+    result = caddie.run("--mode", "json", "--model", "fake/fake-model", "hello")
+    elapsed = time.monotonic() - start
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    retry = next(e for e in events if e["type"] == "auto_retry_start")
+    assert retry["attempt"] == 1 and retry["delayMs"] == 1000 and "429" in retry["errorMessage"]
+    assert any(e["type"] == "auto_retry_end" and e["success"] for e in events)
+    assert len(caddie.llm.requests) == 2 and elapsed >= 1.0
+    final = [e for e in events if e["type"] == "message_end"][-1]["message"]
+    assert final["content"] == [{"type": "text", "text": "worth the wait"}]
