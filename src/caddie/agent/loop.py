@@ -14,8 +14,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from caddie.tools.validation import validate_arguments
-
 from caddie.agent.events import (
     AgentEndEvent,
     AgentEvent,
@@ -44,14 +42,12 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.tools.base import ToolDefinition, ToolResult
-
-# The texts the model receives when the loop itself fails a tool call (Pi's exact wording).
-TOOL_NOT_FOUND = "Tool {name} not found"
-TOOL_BLOCKED = "Tool execution was blocked"
-OPERATION_ABORTED = "Operation aborted"
-TRUNCATED_TOOL_CALL = (
-    'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments may be '
-    "truncated. Re-issue the tool call with complete arguments."
+from caddie.tools.validation import (
+    OPERATION_ABORTED,
+    OUTPUT_TOKEN_LIMIT,
+    TOOL_BLOCKED,
+    TOOL_NOT_FOUND,
+    validate_arguments,
 )
 
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
@@ -326,7 +322,7 @@ async def _fail_truncated_calls(calls: list[ToolCall], emit: Emit) -> list[ToolR
     out: list[ToolResultMessage] = []
     for call in calls:
         await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-        result = _error_result(TRUNCATED_TOOL_CALL.format(name=call.name))
+        result = _error_result(OUTPUT_TOKEN_LIMIT.format(name=call.name))
         await emit(ToolExecutionEndEvent(call.id, call.name, result, True))
         message = _result_message(call, result, True)
         await _emit_result(message, emit)
@@ -355,10 +351,7 @@ async def _prepare(
     if tool is None:
         return _Finalized(call, _error_result(TOOL_NOT_FOUND.format(name=call.name)), True)
     try:
-        raw = call.arguments
-        if tool.prepare_arguments is not None:
-            raw = tool.prepare_arguments(raw)
-        args = validate_arguments(tool, raw)
+        args = validate_arguments(tool, call.arguments)  # runs the tool's prepare_arguments first
         if config.before_tool_call is not None:
             check = await config.before_tool_call(message, call, args, current)
             if signal.aborted:

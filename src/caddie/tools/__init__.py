@@ -1,0 +1,88 @@
+"""caddie's built-in tools, the same for the model as Pi 0.84's: read, bash, edit, write (+ grep, find, ls).
+
+``create_builtin_tools(cwd)`` returns all seven by name; ``DEFAULT_ACTIVE`` names the ones a session turns
+on by default. Before calling ``execute`` the agent loop runs ``validate_arguments`` (see
+``caddie.tools.validation``), which also applies ``prepare_arguments``.
+"""
+
+from __future__ import annotations
+
+from caddie.tools.base import ToolDefinition, ToolError, ToolResult
+from caddie.tools.bash import EnvSource, create_bash_tool, session_env
+from caddie.tools.edit import create_edit_tool
+from caddie.tools.find import create_find_tool
+from caddie.tools.grep import create_grep_tool
+from caddie.tools.ls import create_ls_tool
+from caddie.tools.mutation_queue import file_mutation_lock, with_file_mutation_queue
+from caddie.tools.read import create_read_tool
+from caddie.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    GREP_MAX_LINE_LENGTH,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
+from caddie.tools.validation import ToolArgumentError, validate_arguments
+from caddie.tools.write import create_write_tool
+
+ALL_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+DEFAULT_ACTIVE = ["read", "bash", "edit", "write"]
+
+
+def create_builtin_tools(
+    cwd: str,
+    *,
+    shell_path: str | None = None,
+    command_prefix: str | None = None,
+    env: EnvSource = None,
+    auto_resize_images: bool = True,
+) -> dict[str, ToolDefinition]:
+    """All built-in tools for ``cwd``, by name, in Pi's order.
+
+    ``shell_path`` / ``command_prefix`` are Pi's ``shellPath`` / ``shellCommandPrefix`` settings. ``env`` adds
+    variables to every bash command: a mapping, or a callable asked before each command (build the session
+    variables with ``session_env(session_id=..., session_file=..., provider=..., model=...)``).
+    """
+    return {
+        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images),
+        "bash": create_bash_tool(cwd, shell_path=shell_path, command_prefix=command_prefix, env=env),
+        "edit": create_edit_tool(cwd),
+        "write": create_write_tool(cwd),
+        "grep": create_grep_tool(cwd),
+        "find": create_find_tool(cwd),
+        "ls": create_ls_tool(cwd),
+    }
+
+
+__all__ = [
+    "ALL_TOOL_NAMES",
+    "DEFAULT_ACTIVE",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "GREP_MAX_LINE_LENGTH",
+    "EnvSource",
+    "ToolArgumentError",
+    "ToolDefinition",
+    "ToolError",
+    "ToolResult",
+    "TruncationResult",
+    "create_bash_tool",
+    "create_builtin_tools",
+    "create_edit_tool",
+    "create_find_tool",
+    "create_grep_tool",
+    "create_ls_tool",
+    "create_read_tool",
+    "create_write_tool",
+    "file_mutation_lock",
+    "format_size",
+    "session_env",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
+    "validate_arguments",
+    "with_file_mutation_queue",
+]

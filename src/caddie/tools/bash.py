@@ -1,0 +1,405 @@
+"""The ``bash`` tool: run a command through the configured shell, stream and tail-truncate its output.
+
+stdout and stderr are merged; the command runs in its own process group, which is killed as a whole on
+abort or timeout. Output beyond 2,000 lines / 50 KB keeps its tail for the model and is saved in full to
+``$TMPDIR/caddie-bash-<id>.log``. A non-zero exit status is reported as an error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import shutil
+import signal as signal_module
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import TextContent
+from caddie.tools._js import errno_code, js_number
+from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.output import OutputAccumulator, OutputSnapshot
+from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+EnvSource = Mapping[str, str] | Callable[[], Mapping[str, str] | None] | None
+"""Extra environment for commands: a mapping, or a callable asked before each command."""
+
+BASH_TEMP_FILE_PREFIX = "caddie-bash"
+UPDATE_THROTTLE_SECONDS = 0.1
+EXIT_STDIO_GRACE_SECONDS = 0.1
+MAX_TIMEOUT_MS = 2_147_483_647
+
+SESSION_ENV_KEYS = ("SESSION_ID", "SESSION_FILE", "PROVIDER", "MODEL", "REASONING_LEVEL")
+"""Exported to every command as ``CADDIE_<KEY>`` and Pi's ``PI_<KEY>``; inherited values are dropped."""
+
+BASH_DESCRIPTION = (
+    f"Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated "
+    f"to last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). If truncated, "
+    "full output is saved to a temp file. Optionally provide a timeout in seconds."
+)
+BASH_PROMPT_SNIPPET = "Execute bash commands (ls, grep, find, etc.)"
+BASH_PROMPT_GUIDELINES = ["You can inspect PI_* environment variables for current model and session details."]
+BASH_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["command"],
+    "properties": {
+        "command": {"type": "string", "description": "Shell command to execute"},
+        "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+    },
+}
+
+
+def session_env(
+    *,
+    session_id: str | None = None,
+    session_file: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    reasoning_level: str | None = None,
+) -> dict[str, str]:
+    """The session variables for a command, under both the ``CADDIE_`` and Pi's ``PI_`` names."""
+    values = {
+        "SESSION_ID": session_id,
+        "SESSION_FILE": session_file,
+        "PROVIDER": provider,
+        "MODEL": model,
+        "REASONING_LEVEL": reasoning_level,
+    }
+    env: dict[str, str] = {}
+    for key, value in values.items():
+        if value:
+            env[f"CADDIE_{key}"] = value
+            env[f"PI_{key}"] = value
+    return env
+
+
+def command_env(extra: EnvSource) -> dict[str, str]:
+    """The environment a command runs with: ours, minus inherited session variables, plus ``extra``."""
+    env = dict(os.environ)
+    for key in SESSION_ENV_KEYS:
+        env.pop(f"PI_{key}", None)
+        env.pop(f"CADDIE_{key}", None)
+    values = extra() if callable(extra) else extra
+    for key, value in (values or {}).items():
+        env[key] = value
+    for key in SESSION_ENV_KEYS:  # either spelling given -> both exported
+        caddie_name, pi_name = f"CADDIE_{key}", f"PI_{key}"
+        if caddie_name in env and pi_name not in env:
+            env[pi_name] = env[caddie_name]
+        elif pi_name in env and caddie_name not in env:
+            env[caddie_name] = env[pi_name]
+    return env
+
+
+@dataclass(slots=True)
+class ShellConfig:
+    shell: str
+    args: list[str]
+
+
+def get_shell_config(shell_path: str | None = None) -> ShellConfig:
+    """``shell_path`` if given (it must exist), else /bin/bash, else bash on PATH, else sh."""
+    if shell_path:
+        if os.path.exists(shell_path):
+            return ShellConfig(shell_path, ["-c"])
+        raise ToolError(f"Custom shell path not found: {shell_path}")
+    if os.path.exists("/bin/bash"):
+        return ShellConfig("/bin/bash", ["-c"])
+    found = shutil.which("bash")
+    if found:
+        return ShellConfig(found, ["-c"])
+    return ShellConfig("sh", ["-c"])
+
+
+def kill_process_tree(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` (or just ``pid`` if that fails)."""
+    try:
+        os.killpg(pid, signal_module.SIGKILL)
+    except OSError:
+        try:
+            os.kill(pid, signal_module.SIGKILL)
+        except OSError:
+            pass
+
+
+def resolve_timeout_seconds(timeout: float | None) -> float | None:
+    if timeout is None:
+        return None
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ToolError("Invalid timeout: must be a finite number of seconds")
+    if timeout * 1000 > MAX_TIMEOUT_MS:
+        raise ToolError(f"Invalid timeout: maximum is {js_number(MAX_TIMEOUT_MS / 1000)} seconds")
+    return float(timeout)
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _TimedOut(Exception):
+    pass
+
+
+async def run_shell_command(
+    command: str,
+    cwd: str,
+    *,
+    on_data: Callable[[bytes], None],
+    signal: AbortSignal | None,
+    timeout: float | None,
+    env: dict[str, str],
+    shell_path: str | None = None,
+    shell_name: str = "bash",
+) -> int | None:
+    """Run ``command``; feed merged output to ``on_data``. Returns the exit code (None if killed by a signal).
+
+    Raises ``_Aborted`` / ``_TimedOut`` after killing the process group, ``ToolError`` for setup failures.
+    """
+    timeout_s = resolve_timeout_seconds(timeout)
+    if signal is not None and signal.aborted:
+        raise _Aborted
+    config = get_shell_config(shell_path)
+    if not os.path.exists(cwd):
+        raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute {shell_name} commands.")
+
+    loop = asyncio.get_running_loop()
+    try:
+        proc = subprocess.Popen(
+            [config.shell, *config.args, command],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ToolError(f"spawn {config.shell} {errno_code(exc)}") from exc
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+
+    eof = asyncio.Event()
+    got_data = asyncio.Event()
+    exited: asyncio.Future[int] = loop.create_future()
+
+    def on_readable() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                loop.remove_reader(fd)
+                eof.set()
+                return
+            on_data(chunk)
+            got_data.set()
+
+    def set_exit(code: int) -> None:
+        if not exited.done():
+            exited.set_result(code)
+
+    def wait_in_thread() -> None:
+        code = proc.wait()
+        try:
+            loop.call_soon_threadsafe(set_exit, code)
+        except RuntimeError:  # the event loop is gone; nobody is waiting any more
+            pass
+
+    loop.add_reader(fd, on_readable)
+    threading.Thread(target=wait_in_thread, name=f"caddie-bash-{proc.pid}", daemon=True).start()
+
+    timed_out = False
+
+    def on_timeout() -> None:
+        nonlocal timed_out
+        timed_out = True
+        kill_process_tree(proc.pid)
+
+    timer = loop.call_later(timeout_s, on_timeout) if timeout_s is not None else None
+    remove_listener = signal.add_listener(lambda: kill_process_tree(proc.pid)) if signal is not None else None
+    try:
+        returncode = await exited
+        # The shell has exited; a background child may still hold the pipe. Read until EOF, or until
+        # the pipe has been quiet for a short grace period.
+        while not eof.is_set():
+            got_data.clear()
+            eof_wait = asyncio.ensure_future(eof.wait())
+            data_wait = asyncio.ensure_future(got_data.wait())
+            done, pending = await asyncio.wait(
+                {eof_wait, data_wait}, timeout=EXIT_STDIO_GRACE_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in pending:
+                task.cancel()
+            if not done:
+                break
+    except asyncio.CancelledError:
+        kill_process_tree(proc.pid)
+        raise
+    finally:
+        if not eof.is_set():
+            loop.remove_reader(fd)
+        proc.stdout.close()
+        if timer is not None:
+            timer.cancel()
+        if remove_listener is not None:
+            remove_listener()
+    if signal is not None and signal.aborted:
+        raise _Aborted
+    if timed_out:
+        raise _TimedOut
+    return None if returncode < 0 else returncode
+
+
+def create_bash_tool(
+    cwd: str,
+    *,
+    shell_path: str | None = None,
+    command_prefix: str | None = None,
+    env: EnvSource = None,
+    expose_session_environment: bool = True,
+) -> ToolDefinition:
+    """The ``bash`` tool for ``cwd``. ``env`` adds variables (see ``session_env``) to every command."""
+
+    async def execute(
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
+    ) -> ToolResult:
+        command: str = params["command"]
+        timeout: float | None = params.get("timeout")
+        full_command = f"{command_prefix}\n{command}" if command_prefix else command
+        run_env = command_env(env if expose_session_environment else None)
+        output = OutputAccumulator(temp_file_prefix=BASH_TEMP_FILE_PREFIX)
+        loop = asyncio.get_running_loop()
+        accepting = True
+        dirty = False
+        last_update = 0.0
+        timer: asyncio.TimerHandle | None = None
+
+        def emit_update() -> None:
+            nonlocal dirty, last_update
+            if on_update is None or not dirty:
+                return
+            dirty = False
+            last_update = time.monotonic()
+            snap = output.snapshot(persist_if_truncated=True)
+            details: dict[str, Any] = {}
+            if snap.truncation.truncated:
+                details["truncation"] = snap.truncation.to_json()
+            if snap.full_output_path:
+                details["fullOutputPath"] = snap.full_output_path
+            on_update(ToolResult([TextContent(snap.content or "")], details))
+
+        def clear_timer() -> None:
+            nonlocal timer
+            if timer is not None:
+                timer.cancel()
+                timer = None
+
+        def fire_timer() -> None:
+            nonlocal timer
+            timer = None
+            emit_update()
+
+        def schedule_update() -> None:
+            nonlocal dirty, timer
+            if on_update is None:
+                return
+            dirty = True
+            delay = UPDATE_THROTTLE_SECONDS - (time.monotonic() - last_update)
+            if delay <= 0:
+                clear_timer()
+                emit_update()
+            elif timer is None:
+                timer = loop.call_later(delay, fire_timer)
+
+        def on_data(chunk: bytes) -> None:
+            if not accepting:
+                return
+            output.append(chunk)
+            schedule_update()
+
+        def finish() -> OutputSnapshot:
+            nonlocal accepting
+            accepting = False
+            output.finish()
+            clear_timer()
+            emit_update()
+            snap = output.snapshot(persist_if_truncated=True)
+            output.close_temp_file()
+            return snap
+
+        if on_update is not None:
+            on_update(ToolResult([], None))
+        try:
+            try:
+                exit_code = await run_shell_command(
+                    full_command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=run_env,
+                    shell_path=shell_path,
+                )  # fmt: skip
+            except _Aborted:
+                text, _ = _format_output(finish(), output, "")
+                raise ToolError(_append_status(text, "Command aborted")) from None
+            except _TimedOut:
+                text, _ = _format_output(finish(), output, "")
+                status = f"Command timed out after {js_number(timeout or 0)} seconds"
+                raise ToolError(_append_status(text, status)) from None
+            except BaseException:
+                finish()
+                raise
+            text, details = _format_output(finish(), output, "(no output)")
+            if exit_code is not None and exit_code != 0:
+                raise ToolError(_append_status(text, f"Command exited with code {exit_code}"))
+            return ToolResult([TextContent(text)], details)
+        finally:
+            clear_timer()
+
+    return ToolDefinition(
+        name="bash",
+        label="bash",
+        description=BASH_DESCRIPTION,
+        parameters=BASH_PARAMETERS,
+        execute=execute,
+        prompt_snippet=BASH_PROMPT_SNIPPET,
+        prompt_guidelines=list(BASH_PROMPT_GUIDELINES) if expose_session_environment else [],
+    )
+
+
+def _append_status(text: str, status: str) -> str:
+    return f"{text}\n\n{status}" if text else status
+
+
+def _format_output(
+    snap: OutputSnapshot, output: OutputAccumulator, empty_text: str
+) -> tuple[str, dict[str, Any] | None]:
+    truncation = snap.truncation
+    text = snap.content or empty_text
+    if not truncation.truncated:
+        return text, None
+    details: dict[str, Any] = {"truncation": truncation.to_json()}
+    if snap.full_output_path:
+        details["fullOutputPath"] = snap.full_output_path
+    start = truncation.total_lines - truncation.output_lines + 1
+    end = truncation.total_lines
+    path = snap.full_output_path
+    if truncation.last_line_partial:
+        line_size = format_size(output.last_line_bytes)
+        text += (
+            f"\n\n[Showing last {format_size(truncation.output_bytes)} of line {end} (line is {line_size}). "
+            f"Full output: {path}]"
+        )
+    elif truncation.truncated_by == "lines":
+        text += f"\n\n[Showing lines {start}-{end} of {truncation.total_lines}. Full output: {path}]"
+    else:
+        text += (
+            f"\n\n[Showing lines {start}-{end} of {truncation.total_lines} ({format_size(DEFAULT_MAX_BYTES)} limit). "
+            f"Full output: {path}]"
+        )
+    return text, details

@@ -1,0 +1,183 @@
+"""The ``read`` tool: a text file's lines (head-truncated with a continuation hint) or an image attachment.
+
+Text output stops at 2,000 lines or 50 KB and tells the model which ``offset`` continues. A single line
+over 50 KB is not returned; the model gets a ``sed | head -c`` command instead. Images (detected from their
+bytes: jpg, png, gif, webp, bmp) come back as a short note plus an image block, resized to fit 2000x2000.
+Other binary files are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from typing import Any
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import ImageContent, TextContent
+from caddie.tools._js import access_error, fs_error_text, js_number, node_fs_message, utf8_len
+from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
+from caddie.tools.paths import resolve_read_path
+from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+
+READ_DESCRIPTION = (
+    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as "
+    f"attachments. For text files, output is truncated to {DEFAULT_MAX_LINES} lines or "
+    f"{DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the "
+    "full file, continue with offset until complete."
+)
+READ_PROMPT_SNIPPET = "Read file contents"
+READ_PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
+READ_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["path"],
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+        "limit": {"type": "number", "description": "Maximum number of lines to read"},
+    },
+}
+NON_VISION_IMAGE_NOTE = (
+    "[Current model does not support images. The image will be omitted from this request.]"
+)
+BINARY_SNIFF_BYTES = 8000
+
+
+def binary_file_message(path: str) -> str:
+    return (
+        f"Cannot read {path}: it is a binary file, and read only returns text and images (jpg, png, gif, webp, "
+        "bmp). Use bash to inspect it (for example: file, xxd | head, strings)."
+    )
+
+
+def _js_index(value: float, length: int) -> int:
+    """A JS ``slice`` bound: truncate towards zero, count negatives from the end, clamp to the array."""
+    index = math.trunc(value) if math.isfinite(value) else (length if value > 0 else -length)
+    if index < 0:
+        index = max(0, length + index)
+    return min(index, length)
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _non_vision_note(ctx: Any) -> str | None:
+    model = getattr(ctx, "model", None)
+    if model is None:
+        return None
+    inputs = getattr(model, "input", None)
+    if inputs is None or "image" in inputs:
+        return None
+    return NON_VISION_IMAGE_NOTE
+
+
+def read_text(path: str, data: bytes, offset: float | None, limit: float | None) -> ToolResult:
+    """Format a text file's bytes the way Pi's ``read`` does."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    total = len(lines)
+    start: float = max(0.0, offset - 1) if offset else 0
+    start_display = start + 1
+    if start >= total:
+        raise ToolError(f"Offset {js_number(offset or 0)} is beyond end of file ({total} lines total)")
+
+    user_limited: float | None = None
+    if limit is not None:
+        end = min(start + limit, total)
+        selected = "\n".join(lines[_js_index(start, total) : _js_index(end, total)])
+        user_limited = end - start
+    else:
+        selected = "\n".join(lines[_js_index(start, total) :])
+
+    truncation = truncate_head(selected)
+    details: dict[str, Any] | None = None
+    if truncation.first_line_exceeds_limit:
+        size = format_size(utf8_len(lines[_js_index(start, total)]))
+        first = js_number(start_display)
+        text = (
+            f"[Line {first} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. Use bash: sed -n '{first}p' "
+            f"{path} | head -c {DEFAULT_MAX_BYTES}]"
+        )
+        details = {"truncation": truncation.to_json()}
+    elif truncation.truncated:
+        end_display = start_display + truncation.output_lines - 1
+        continue_at = js_number(end_display + 1)
+        shown = f"{js_number(start_display)}-{js_number(end_display)} of {total}"
+        text = truncation.content
+        if truncation.truncated_by == "lines":
+            text += f"\n\n[Showing lines {shown}. Use offset={continue_at} to continue.]"
+        else:
+            text += (
+                f"\n\n[Showing lines {shown} ({format_size(DEFAULT_MAX_BYTES)} limit). "
+                f"Use offset={continue_at} to continue.]"
+            )
+        details = {"truncation": truncation.to_json()}
+    elif user_limited is not None and start + user_limited < total:
+        remaining = total - (start + user_limited)
+        next_offset = start + user_limited + 1
+        text = (
+            f"{truncation.content}\n\n[{js_number(remaining)} more lines in file. "
+            f"Use offset={js_number(next_offset)} to continue.]"
+        )
+    else:
+        text = truncation.content
+    return ToolResult([TextContent(text)], details)
+
+
+def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefinition:
+    async def execute(
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
+    ) -> ToolResult:
+        path: str = params["path"]
+        offset: float | None = params.get("offset")
+        limit: float | None = params.get("limit")
+
+        def check_abort() -> None:
+            if signal is not None and signal.aborted:
+                raise ToolError("Operation aborted")
+
+        check_abort()
+        absolute = resolve_read_path(path, cwd)
+        code = access_error(absolute, os.R_OK)
+        if code is not None:
+            raise ToolError(fs_error_text(code, "access", absolute))
+        try:
+            data = await asyncio.to_thread(_read_bytes, absolute)
+        except IsADirectoryError as exc:
+            raise ToolError(node_fs_message(exc, "read")) from exc
+        except OSError as exc:
+            raise ToolError(node_fs_message(exc, "open", absolute)) from exc
+        check_abort()
+
+        mime_type = detect_image_mime_type(data[:SNIFF_BYTES])
+        if mime_type is None:
+            if b"\0" in data[:BINARY_SNIFF_BYTES]:
+                raise ToolError(binary_file_message(path))
+            return await asyncio.to_thread(read_text, path, data, offset, limit)
+
+        processed = await asyncio.to_thread(process_image, data, mime_type, auto_resize=auto_resize_images)
+        check_abort()
+        note = _non_vision_note(ctx)
+        if not processed.ok:
+            text = f"Read image file [{mime_type}]\n{processed.message}"
+            if note:
+                text += f"\n{note}"
+            return ToolResult([TextContent(text)], None)
+        text = f"Read image file [{processed.mime_type}]"
+        if processed.hints:
+            text += "\n" + "\n".join(processed.hints)
+        if note:
+            text += f"\n{note}"
+        return ToolResult([TextContent(text), ImageContent(processed.data, processed.mime_type)], None)
+
+    return ToolDefinition(
+        name="read",
+        label="read",
+        description=READ_DESCRIPTION,
+        parameters=READ_PARAMETERS,
+        execute=execute,
+        prompt_snippet=READ_PROMPT_SNIPPET,
+        prompt_guidelines=list(READ_PROMPT_GUIDELINES),
+    )
