@@ -229,6 +229,7 @@ async def _run_main(argv: list[str]) -> int:
         build = await build_session(request)
     except SetupError as e:
         raise CliError(str(e)) from None
+    _log_to_stderr()
     for warning in build.warnings:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     session = build.session
@@ -254,6 +255,16 @@ async def _run_main(argv: list[str]) -> int:
         return await run_headless(session, prompts, json_mode=mode == "json")
     finally:
         await session.shutdown("quit")
+
+
+def _log_to_stderr() -> None:
+    """Headless modes: warnings from caddie and its extensions go to stderr, one line each."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("caddie: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logging.getLogger("caddie").addHandler(handler)
 
 
 def _stdout_json_writer() -> Callable[[dict[str, object]], None]:

@@ -224,7 +224,7 @@ class AgentSession:
         self._publish_soon(NoticeEvent(message, level))
 
     def _on_extension_error(self, err: ExtensionError) -> None:
-        log.warning("extension %s failed in %s: %s", err.extension_path, err.event, err.error)
+        log.debug("extension %s failed in %s: %s", err.extension_path, err.event, err.stack or err.error)
         self._publish_soon(ExtensionErrorEvent(err.extension_path, err.event, err.error))
 
     @property
@@ -825,9 +825,7 @@ class AgentSession:
         self.agent.state.messages = self.store.build_context().messages
         from caddie.extensions.api import SessionTreeEvent
 
-        await self.runner.emit(
-            "session_tree", SessionTreeEvent(self.store.leaf_id, old_leaf, summary_entry)
-        )
+        await self.runner.emit("session_tree", SessionTreeEvent(self.store.leaf_id, old_leaf, summary_entry))
         return True
 
     async def reload(self) -> None:
