@@ -233,12 +233,9 @@ async def _run_main(argv: list[str]) -> int:
     for warning in build.warnings:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     session = build.session
-    try:  # TODO(lead): drop the guard once caddie.runtime.compaction lands
-        from caddie.runtime.compaction import attach_compaction
-    except ImportError:
-        pass
-    else:
-        attach_compaction(session)
+    from caddie.runtime.compaction import attach_compaction
+
+    attach_compaction(session)
     await session.start(
         "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
     )

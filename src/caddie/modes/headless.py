@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from caddie.ai.messages import AssistantMessage
 from caddie.modes.serialize import event_to_json
-from caddie.runtime.events import ExtensionErrorEvent, NoticeEvent, SessionEvent
+from caddie.runtime.events import CompactionEndEvent, ExtensionErrorEvent, NoticeEvent, SessionEvent
 from caddie.runtime.session import AgentSession, SessionError
 
 
@@ -49,6 +49,8 @@ async def run_headless(
             err.write(f"caddie: extension {event.extension_path} failed in {event.event}: {event.error}\n")
         elif isinstance(event, NoticeEvent) and event.level != "info":
             err.write(f"caddie: {event.message}\n")
+        elif isinstance(event, CompactionEndEvent) and event.error_message:
+            err.write(f"caddie: compaction failed: {event.error_message}\n")
 
     unsubscribe = session.subscribe(on_event)
     if json_mode:

@@ -251,7 +251,7 @@ def _convert_assistant(
     return out
 
 
-def convert_tools(tools: list[Tool], compat: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def convert_tools(tools: list[Tool], compat: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Function tools as Pi sends them: ``strict: false`` unless the server rejects the field."""
     with_strict = (compat or {}).get("supportsStrictMode") is not False
     out = []
