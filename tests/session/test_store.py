@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from caddie.ai.messages import (
     AssistantMessage,
@@ -442,3 +444,28 @@ def test_label_entries_reference_existing_entries(tmp_path: Path) -> None:
     store = full_session(tmp_path)
     labels = [e for e in store.entries() if isinstance(e, LabelEntry)]
     assert labels and all(store.get_entry(e.target_id) is not None for e in labels)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["append", "move", "summary", "reset"]), st.integers(0, 50)), max_size=60
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_the_cached_branch_always_equals_a_fresh_walk(ops: list[tuple[str, int]]) -> None:
+    from caddie.session.context import branch_path
+
+    store = SessionStore.in_memory("/tmp")
+    for op, n in ops:
+        ids = [e.id for e in store.entries()]
+        if op == "append" or not ids:
+            store.append_custom("x", n)
+        elif op == "move":
+            store.move_leaf(ids[n % len(ids)])
+        elif op == "summary":
+            store.branch_with_summary(ids[n % len(ids)], "s")
+        else:
+            store.move_leaf(None)
+        fresh = branch_path({e.id: e for e in store.entries()}, store.leaf_id, store.entries())
+        assert store.branch() == fresh
+        assert store.branch() == fresh  # and again, from the cache

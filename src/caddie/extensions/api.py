@@ -49,6 +49,7 @@ from caddie.ai.messages import (
     message_from_json,
     message_to_json,
     now_ms,
+    replace,
 )
 from caddie.ai.model import Model
 from caddie.extensions._exec import ExecResult, run_process
@@ -66,7 +67,7 @@ from caddie.session.entries import (
     ThinkingLevelChangeEntry,
     entry_to_context_messages,
 )
-from caddie.tools.base import ToolDefinition, ToolError, ToolResult, text_result
+from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
 
 if TYPE_CHECKING:
     from caddie.extensions.runner import Extension
@@ -108,6 +109,7 @@ __all__ = [
     "Model",
     "ModelChangeEntry",
     "ModelSelectEvent",
+    "OnUpdate",
     "ReadonlySession",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
@@ -144,6 +146,7 @@ __all__ = [
     "message_from_json",
     "message_to_json",
     "now_ms",
+    "replace",
     "text_result",
 ]
 

@@ -126,6 +126,10 @@ class SessionStore:
         self._leaf_id: str | None = None
         self._has_assistant = False
         self._flushed = flushed
+        # The path root → leaf, kept up to date on appends (the common case) so that reading the branch on
+        # every inference does not walk the whole tree; any other leaf move drops it.
+        self._path_leaf: str | None = None
+        self._path: list[SessionEntry] = []
         for entry in entries or ():
             self._index(entry)
 
@@ -219,7 +223,14 @@ class SessionStore:
     def branch(self, from_id: str | None = None) -> list[SessionEntry]:
         """Entries from the root to ``from_id`` (default: the leaf), all types included."""
         start = from_id if from_id is not None else self._leaf_id
-        return branch_path(self._by_id, start, self._entries)
+        if start is None:
+            return []
+        if start == self._path_leaf:
+            return list(self._path)
+        path = branch_path(self._by_id, start, self._entries)
+        if from_id is None:
+            self._path_leaf, self._path = start, list(path)
+        return path
 
     def context_entries(self) -> list[SessionEntry]:
         return context_entries_of_path(self.branch())
@@ -344,6 +355,7 @@ class SessionStore:
         if entry_id is not None and entry_id not in self._by_id:
             raise KeyError(f"Entry {entry_id} not found")
         self._leaf_id = entry_id
+        self._path_leaf, self._path = None, []
 
     def fork(self, leaf_id: str | None = None, session_dir: str | Path | None = None) -> SessionStore:
         """A new session holding only the path root → ``leaf_id`` (labels on it re-created)."""
@@ -384,6 +396,13 @@ class SessionStore:
     def _index(self, entry: SessionEntry) -> None:
         self._entries.append(entry)
         self._by_id[entry.id] = entry
+        if self._path_leaf is not None and entry.parent_id == self._path_leaf:
+            self._path.append(entry)
+            self._path_leaf = entry.id
+        elif entry.parent_id is None:
+            self._path, self._path_leaf = [entry], entry.id
+        else:
+            self._path_leaf, self._path = None, []
         self._leaf_id = entry.id
         if isinstance(entry, LabelEntry):
             if entry.label:

@@ -1,0 +1,98 @@
+"""mulligan — a second shot: the model sheds context it produced by mistake, behind a self-written note.
+
+Tools: ``mulligan_rewind`` (hide a span), ``mulligan_shrink`` (replace a big result with a summary),
+``mulligan_cancel`` (retract either), ``mulligan_audit`` (what am I carrying?). Commands:
+``/mulligan_checkpoint``, ``/mulligan_checkpoint_revoke``, ``/mulligan_audit``. Markers are persisted as
+``custom`` entries and applied on every ``context`` event to the copy sent to the model; nothing on disk is
+ever deleted. Configured by the ``mulligan`` settings block (re-read on every ``session_start``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caddie.extensions.api import (
+    CommandContext,
+    ContextEvent,
+    ContextResult,
+    ExtensionAPI,
+    ExtensionContext,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    ToolResultEvent,
+    ToolResultPatch,
+    TurnEndEvent,
+)
+from caddie.extensions.mulligan.banner import reconcile_banner
+from caddie.extensions.mulligan.commands import (
+    AUDIT_DESCRIPTION,
+    CHECKPOINT_DESCRIPTION,
+    REVOKE_DESCRIPTION,
+    audit_command,
+    checkpoint_command,
+    revoke_command,
+)
+from caddie.extensions.mulligan.config import MulliganConfig, config_from_settings
+from caddie.extensions.mulligan.filter import context_handler
+from caddie.extensions.mulligan.nudges import bloat_reminder_handler, turn_end_metric_handler
+from caddie.extensions.mulligan.runtime import Mulligan
+from caddie.extensions.mulligan.tools.audit import make_audit_tool
+from caddie.extensions.mulligan.tools.cancel import make_cancel_tool
+from caddie.extensions.mulligan.tools.rewind import make_rewind_tool
+from caddie.extensions.mulligan.tools.shrink import make_shrink_tool
+
+__all__ = ["Mulligan", "register"]
+
+
+def register(api: ExtensionAPI) -> Mulligan:
+    """Register the tools, commands and handlers; returns the extension's shared state (for tests)."""
+    m = Mulligan(api)
+    api.register_tool(make_rewind_tool(m))
+    api.register_tool(make_shrink_tool(m))
+    api.register_tool(make_audit_tool(m))
+    api.register_tool(make_cancel_tool(m))
+
+    def on_checkpoint(args: str, ctx: CommandContext) -> None:
+        checkpoint_command(m, args, ctx)
+
+    def on_revoke(args: str, ctx: CommandContext) -> None:
+        revoke_command(m, args, ctx)
+
+    def on_audit(args: str, ctx: CommandContext) -> None:
+        audit_command(m, args, ctx)
+
+    api.register_command("mulligan_checkpoint", on_checkpoint, description=CHECKPOINT_DESCRIPTION)
+    api.register_command("mulligan_checkpoint_revoke", on_revoke, description=REVOKE_DESCRIPTION)
+    api.register_command("mulligan_audit", on_audit, description=AUDIT_DESCRIPTION)
+
+    def on_context(event: ContextEvent, ctx: ExtensionContext) -> ContextResult | None:
+        return context_handler(m, event, ctx)
+
+    def on_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> ToolResultPatch | None:
+        return bloat_reminder_handler(m, event, ctx)
+
+    def on_turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
+        turn_end_metric_handler(m, event, ctx)
+
+    def on_session_start(event: SessionStartEvent, ctx: ExtensionContext) -> None:
+        # Every reason (startup, reload, new, resume, fork): fresh settings, fresh control state.
+        m.set_config(_settings_config(ctx))
+        m.runtimes.reset(ctx.session.session_id)
+        reconcile_banner(m.config, ctx)
+
+    def on_session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) -> None:
+        m.runtimes.clear()
+
+    api.on("context", on_context)
+    api.on("tool_result", on_tool_result)
+    api.on("turn_end", on_turn_end)
+    api.on("session_start", on_session_start)
+    api.on("session_shutdown", on_session_shutdown)
+    return m
+
+
+def _settings_config(ctx: Any) -> MulliganConfig:
+    try:
+        return config_from_settings(ctx.settings())
+    except Exception:
+        return MulliganConfig()

@@ -1,0 +1,101 @@
+"""In-memory state: one ``SessionRuntime`` per session id, and the extension-wide ``Mulligan`` object.
+
+Runtime state is control state only (baselines, caches, latches); everything that must survive a restart is
+a marker in the session file. A runtime is recreated on every ``session_start`` and all are dropped on
+``session_shutdown``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from caddie.extensions.api import AgentMessage, ExtensionAPI, ExtensionContext
+from caddie.extensions.mulligan.config import MulliganConfig
+from caddie.extensions.mulligan.log import DebugLog
+from caddie.extensions.mulligan.markers import MarkerIndex, MarkerWriter
+from caddie.extensions.mulligan.tokens import TokenCounter
+from caddie.extensions.mulligan.transforms import BranchIndexer
+
+
+@dataclass(frozen=True, slots=True)
+class BloatHit:
+    tool_name: str
+    approx_tokens: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"toolName": self.tool_name, "approxTokens": self.approx_tokens}
+
+
+@dataclass(slots=True)
+class SessionRuntime:
+    session_id: str
+    seq: int = 0
+    """Last marker seq handed out (shared by all marker kinds; the first marker gets 1)."""
+    token_baseline: int | None = None
+    """Agent-attributable tokens at the last turn end; None until the first one (so the first delta is null)."""
+    last_turn_index: Any = None
+    last_filtered: list[AgentMessage] | None = None
+    """The view the model saw on the last inference (what ``mulligan_audit`` reports)."""
+    last_filter_ts: int | None = None
+    pending_bloat_hits: list[BloatHit] = field(default_factory=list)
+    shrink_miss_counts: dict[str, int] = field(default_factory=dict)
+    above_high_water: bool = False
+    rewind_refused_turn_index: Any = None
+    """The turn in which a rewind was refused: the drift nudge stays quiet for the rest of it."""
+    marker_index: MarkerIndex = field(default_factory=MarkerIndex, compare=False, repr=False)
+    """The session's markers, read incrementally by the filter."""
+    branch_index: BranchIndexer = field(default_factory=BranchIndexer, compare=False, repr=False)
+    """The branch's retained tail, indexed incrementally by the filter."""
+    tokens: TokenCounter = field(default_factory=TokenCounter, compare=False, repr=False)
+    """Token estimates for the per-inference path."""
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+
+class Runtimes:
+    """Session id → runtime."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, SessionRuntime] = {}
+
+    def get(self, session_id: str) -> SessionRuntime:
+        rt = self._by_session.get(session_id)
+        if rt is None:
+            rt = self._by_session[session_id] = SessionRuntime(session_id)
+        return rt
+
+    def next_seq(self, session_id: str) -> int:
+        return self.get(session_id).next_seq()
+
+    def reset(self, session_id: str) -> None:
+        self._by_session.pop(session_id, None)
+
+    def clear(self) -> None:
+        self._by_session.clear()
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._by_session
+
+
+class Mulligan:
+    """What every handler, tool and command of one loaded extension shares."""
+
+    def __init__(self, api: ExtensionAPI, config: MulliganConfig | None = None) -> None:
+        self.api = api
+        self.config = config or MulliganConfig()
+        self.runtimes = Runtimes()
+        self.log = DebugLog(self.config.log.file)
+
+    def runtime(self, ctx: ExtensionContext) -> SessionRuntime:
+        return self.runtimes.get(ctx.session.session_id)
+
+    def writer(self, ctx: ExtensionContext) -> MarkerWriter:
+        """A marker writer whose seq counter is the session's (read lazily, so a broken ctx only fails the write)."""
+        return MarkerWriter(self.api, lambda: self.runtimes.next_seq(ctx.session.session_id))
+
+    def set_config(self, config: MulliganConfig) -> None:
+        self.config = config
+        self.log.path = config.log.file

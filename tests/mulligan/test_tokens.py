@@ -1,0 +1,125 @@
+"""Token and byte estimates: characters / 4, UTF-16 lengths, UTF-8 bytes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from caddie.extensions.api import (
+    BashExecutionMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    UserMessage,
+)
+from caddie.extensions.mulligan.js_compat import utf16_len, utf16_prefix
+from caddie.extensions.mulligan.tokens import (
+    CHARS_PER_TOKEN,
+    TokenCounter,
+    approx_tokens,
+    estimate_agent_tokens,
+    estimate_tokens,
+    message_bytes,
+    result_bytes,
+)
+from tests.mulligan.fakehost import assistant, assistant_text, call, result, user
+
+
+def test_an_empty_list_is_zero_tokens() -> None:
+    assert estimate_tokens([]) == 0
+
+
+def test_characters_are_summed_then_divided_once_rounding_up() -> None:
+    assert CHARS_PER_TOKEN == 4
+    assert estimate_tokens([user("abc")]) == 1
+    assert estimate_tokens([user("a"), user("b"), user("c"), user("d")]) == 1  # 4 chars → 1, not 4
+    assert estimate_tokens([user("x" * 400)]) == 100
+
+
+def test_longer_messages_and_more_messages_never_estimate_less() -> None:
+    assert estimate_tokens([user("x" * 41)]) > estimate_tokens([user("x" * 40)])
+    assert estimate_tokens([user("x" * 40), assistant_text("y")]) >= estimate_tokens([user("x" * 40)])
+
+
+def test_every_block_kind_counts() -> None:
+    msg = assistant(call("c1", "read", path="a.ts"))
+    msg.content.insert(0, ThinkingContent("hmm"))
+    msg.content.append(TextContent("ok"))
+    # thinking 3 + name 4 + {"path":"a.ts"} 15 + text 2 = 24
+    assert estimate_tokens([msg]) == 6
+    user_blocks = UserMessage([TextContent("see"), ImageContent("QUJD" * 4, "image/png")])
+    assert estimate_tokens([user_blocks]) == math.ceil((3 + 16) / 4)
+    assert estimate_tokens([result("c", "x" * 8)]) == 2
+    assert estimate_tokens([CustomMessage("note", "x" * 12)]) == 3
+    assert estimate_tokens([CustomMessage("note", [TextContent("x" * 12)])]) == 3
+
+
+def test_messages_without_content_count_zero() -> None:
+    assert estimate_tokens([BashExecutionMessage("ls", "lots of output", 0)]) == 0
+
+
+def test_unserialisable_arguments_count_zero() -> None:
+    circular: dict[str, object] = {}
+    circular["self"] = circular
+    assert estimate_tokens([assistant(ToolCall("c", "read", circular))]) == 1  # the name only
+
+
+def test_lengths_are_utf16_code_units() -> None:
+    assert utf16_len("abc") == 3 and utf16_len("é") == 1 and utf16_len("😀") == 2
+    assert estimate_tokens([user("😀😀")]) == 1 and estimate_tokens([user("😀😀😀")]) == 2
+    assert utf16_prefix("a😀b", 2) == "a" and utf16_prefix("a😀b", 3) == "a😀"
+
+
+def test_the_hot_path_counter_agrees_and_notices_changed_arguments() -> None:
+    counter = TokenCounter()
+    first = [assistant(call("c1", "read", path="a.ts")), user("😀 hi")]
+    assert counter.estimate(first) == estimate_tokens(first)
+    changed = [assistant(call("c1", "read", path="a-much-longer-name.ts", extra="x"))]
+    assert counter.estimate(changed) == estimate_tokens(changed)
+
+
+class TestResultBytes:
+    def test_empty_and_non_list_content_is_zero(self) -> None:
+        assert result_bytes([]) == 0 and result_bytes(None) == 0 and result_bytes("text") == 0
+
+    def test_text_counts_utf8_bytes(self) -> None:
+        assert result_bytes([TextContent("abc")]) == 3
+        assert result_bytes([TextContent("é€😀")]) == 2 + 3 + 4
+        assert result_bytes([TextContent("")]) == 0
+
+    def test_images_count_their_base64_length_and_blocks_add_up(self) -> None:
+        assert result_bytes([TextContent("ab"), ImageContent("QUJD", "image/png")]) == 6
+        assert result_bytes([ImageContent("", "image/png")]) == 0
+
+    def test_message_bytes_of_string_and_block_content(self) -> None:
+        assert message_bytes(user("é")) == 2
+        assert message_bytes(result("c", "abc")) == 3
+        assert message_bytes(BashExecutionMessage("ls", "x", 0)) == 0
+
+
+class TestApproxTokens:
+    @pytest.mark.parametrize(("num_bytes", "tokens"), [(0, 0), (1, 1), (4, 1), (5, 2), (8192, 2048), (-1, 0)])
+    def test_bytes_over_four_rounded_up(self, num_bytes: int, tokens: int) -> None:
+        assert approx_tokens(num_bytes) == tokens
+
+    @pytest.mark.parametrize("num_bytes", [math.nan, math.inf, -math.inf])
+    def test_nonsense_is_zero(self, num_bytes: float) -> None:
+        assert approx_tokens(num_bytes) == 0
+
+    def test_composes_with_result_bytes(self) -> None:
+        assert approx_tokens(result_bytes([TextContent("x" * 8192)])) == 2048
+
+
+class TestAgentTokens:
+    def test_user_messages_are_excluded(self) -> None:
+        assert estimate_agent_tokens([user("x" * 50_000), assistant_text("y" * 8)]) == 2
+
+    def test_all_user_messages_is_zero(self) -> None:
+        assert estimate_agent_tokens([user("a"), user("b")]) == 0 and estimate_agent_tokens([]) == 0
+
+    def test_sums_the_other_roles_per_message(self) -> None:
+        msgs = [user("zzzz"), assistant_text("x"), result("c", "y"), CustomMessage("n", "z")]
+        assert estimate_agent_tokens(msgs) == 3  # 1 + 1 + 1: each message rounded up on its own
