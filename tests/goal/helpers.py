@@ -1,0 +1,274 @@
+"""In-process goal sessions: the real AgentSession with the bundled goal extension, a faux model, a
+recording UI, a controllable clock, and small readers for what ended up in the session."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import json
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caddie.ai.messages import (
+    AssistantMessage,
+    CustomMessage,
+    TextContent,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from caddie.ai.model import Context
+from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_model, faux_tool_call
+from caddie.config.paths import agent_dir
+from caddie.extensions.goal.model import CONTINUE_MESSAGE, GOAL_ENTRY, LOOP_ENTRY
+from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime.session import AgentSession
+from caddie.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
+
+# --------------------------------------------------------------------------------------------------
+# Time
+
+
+class FakeTiming:
+    """A clock that moves only when told to; ``sleep`` returns once ``advance`` passes its deadline."""
+
+    def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
+        self._now_ms = start_ms
+        self._seq = itertools.count()
+        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
+
+    def now_ms(self) -> int:
+        return self._now_ms
+
+    def monotonic(self) -> float:
+        return self._now_ms / 1000
+
+    async def sleep(self, seconds: float) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (self._now_ms + seconds * 1000, next(self._seq), future))
+        await future
+
+    async def advance(self, seconds: float) -> None:
+        """Move the clock and let every timer that came due run."""
+        self._now_ms += round(seconds * 1000)
+        while self._waiters and self._waiters[0][0] <= self._now_ms:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():
+                future.set_result(None)
+        for _ in range(5):
+            await asyncio.sleep(0)
+
+
+# --------------------------------------------------------------------------------------------------
+# UI
+
+
+@dataclass
+class RecordingUI:
+    notices: list[tuple[str, str]] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+    status_history: list[tuple[str, str | None]] = field(default_factory=list)
+    editor_answers: list[str | None] = field(default_factory=list)
+    editor_text: str = ""
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self.notices.append((message, level))
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self.status_history.append((key, text))
+        if text is None:
+            self.statuses.pop(key, None)
+        else:
+            self.statuses[key] = text
+
+    def set_widget(self, key: str, lines: Sequence[str] | None, placement: str = "aboveEditor") -> None:
+        pass
+
+    def set_title(self, title: str) -> None:
+        pass
+
+    def set_editor_text(self, text: str) -> None:
+        self.editor_text = text
+
+    def get_editor_text(self) -> str:
+        return self.editor_text
+
+    def set_working_message(self, message: str | None) -> None:
+        pass
+
+    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+        return False
+
+    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
+        return None
+
+    async def input(
+        self, title: str, placeholder: str | None = None, timeout: float | None = None
+    ) -> str | None:
+        return None
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return self.editor_answers.pop(0) if self.editor_answers else None
+
+    def notice_texts(self) -> list[str]:
+        return [m for m, _ in self.notices]
+
+
+# --------------------------------------------------------------------------------------------------
+# Sessions
+
+
+def write_settings(data: dict[str, Any]) -> None:
+    path = agent_dir() / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+@dataclass
+class GoalSession:
+    session: AgentSession
+    faux: FauxProvider
+    ui: RecordingUI
+
+    @property
+    def requests(self) -> list[Context]:
+        return self.faux.requests
+
+    async def prompt(self, text: str) -> None:
+        await self.session.prompt(text)
+        await self.idle()
+
+    async def idle(self) -> None:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await self.session.wait_for_idle()
+
+    async def close(self) -> None:
+        await self.session.shutdown()
+
+    # -- what the session holds -------------------------------------------------------------------
+    def goal_states(self) -> list[dict[str, Any]]:
+        return [
+            e.data
+            for e in self.session.store.branch()
+            if isinstance(e, CustomEntry) and e.custom_type == GOAL_ENTRY
+        ]
+
+    def goal(self) -> dict[str, Any]:
+        return self.goal_states()[-1]
+
+    def loop_states(self) -> list[dict[str, Any]]:
+        return [
+            e.data
+            for e in self.session.store.branch()
+            if isinstance(e, CustomEntry) and e.custom_type == LOOP_ENTRY
+        ]
+
+    def continuations(self) -> list[CustomMessageEntry]:
+        return [
+            e
+            for e in self.session.store.branch()
+            if isinstance(e, CustomMessageEntry) and e.custom_type == CONTINUE_MESSAGE
+        ]
+
+    def continuation_texts(self) -> list[str]:
+        return [c.content if isinstance(c.content, str) else "" for c in self.continuations()]
+
+    def tool_results(self) -> list[ToolResultMessage]:
+        return [
+            e.message
+            for e in self.session.store.branch()
+            if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
+        ]
+
+    def tool_names(self, request: int = -1) -> list[str]:
+        return [t.name for t in self.faux.requests[request].tools or []]
+
+
+async def open_session(
+    cwd: Path,
+    *,
+    steps: Sequence[FauxStep] = (),
+    mode: str = "print",
+    flags: dict[str, str | bool] | None = None,
+    session: str = "new",
+    session_file: str | None = None,
+    faux: FauxProvider | None = None,
+    ui: RecordingUI | None = None,
+    settings: dict[str, Any] | None = None,
+    start: bool = True,
+    reason: str = "startup",
+) -> GoalSession:
+    """A session on the faux model with the bundled goal extension (mulligan off, to keep requests plain)."""
+    write_settings(settings if settings is not None else {"disabledExtensions": ["mulligan"]})
+    faux = faux or FauxProvider(models=[faux_model()])
+    if steps:
+        faux.append_responses(list(steps))
+    ui = ui or RecordingUI()
+    build = await build_session(
+        SessionRequest(
+            cwd=str(cwd),
+            mode=mode,  # type: ignore[arg-type]
+            model="faux/faux-1",
+            session=session,  # type: ignore[arg-type]
+            session_file=session_file,
+            ui=ui,
+            stream_fn=faux.stream,
+            flags=flags or {},
+        )
+    )
+    gs = GoalSession(build.session, faux, ui)
+    if start:
+        await build.session.start(reason)  # type: ignore[arg-type]
+    return gs
+
+
+# --------------------------------------------------------------------------------------------------
+# Scripted replies
+
+
+def usage(input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> Usage:
+    return Usage(
+        input_tokens,
+        output_tokens,
+        cache_read,
+        cache_write,
+        input_tokens + output_tokens + cache_read + cache_write,
+    )
+
+
+def say(text: str, tokens: tuple[int, int] = (100, 10)) -> AssistantMessage:
+    return faux_message(text, usage=usage(*tokens))
+
+
+def call(
+    name: str, args: dict[str, Any] | None = None, tokens: tuple[int, int] = (100, 10)
+) -> AssistantMessage:
+    return faux_message([faux_tool_call(name, args or {})], usage=usage(*tokens))
+
+
+def last_user_side_text(context: Context) -> str:
+    """The text of the last user or custom message the model was sent."""
+    for m in reversed(context.messages):
+        if isinstance(m, UserMessage):
+            content = m.content
+            return (
+                content
+                if isinstance(content, str)
+                else "\n".join(b.text for b in content if isinstance(b, TextContent))
+            )
+    return ""
+
+
+def custom_messages(session: AgentSession) -> list[CustomMessage]:
+    return [m for m in session.messages if isinstance(m, CustomMessage)]
+
+
+def git_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    return path
