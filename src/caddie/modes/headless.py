@@ -67,18 +67,15 @@ async def run_headless(
     finally:
         unsubscribe()
 
-    if session.exit_code is not None:
-        code = session.exit_code
-    else:
-        last = last_assistant(session)
-        produced = len(session.messages) > before
-        code = 1 if produced and last is not None and last.stop_reason in ("error", "aborted") else 0
-        if not json_mode and produced and last is not None:
-            if last.stop_reason in ("error", "aborted"):
-                err.write(f"caddie: {last.error_message or 'the request failed'}\n")
-            else:
-                text = last.text()
-                if text:
-                    out.write(text if text.endswith("\n") else text + "\n")
-                    out.flush()
-    return code
+    last = last_assistant(session)
+    produced = len(session.messages) > before
+    failed = produced and last is not None and last.stop_reason in ("error", "aborted")
+    if not json_mode and produced and last is not None:
+        if failed:
+            err.write(f"caddie: {last.error_message or 'the request failed'}\n")
+        elif text := last.text():
+            out.write(text if text.endswith("\n") else text + "\n")
+            out.flush()
+    if session.exit_code is not None:  # an extension decided (a headless goal's outcome)
+        return session.exit_code
+    return 1 if failed else 0
