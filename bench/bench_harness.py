@@ -27,10 +27,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from caddie.ai.events import DoneEvent, StartEvent  # noqa: E402
-from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, Usage  # noqa: E402
-from caddie.runtime.factory import SessionRequest, build_session  # noqa: E402
-from tests.support import fake_llm as fl  # noqa: E402
+from tests.support import fake_llm as fl
+
+from caddie.ai.events import DoneEvent, StartEvent
+from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, Usage
+from caddie.runtime.factory import SessionRequest, build_session
 
 
 class ScriptedStream:
@@ -47,7 +48,9 @@ class ScriptedStream:
         else:
             content = [TextContent("done")]
             reason = "stop"
-        message = AssistantMessage(content, model.api, model.provider, model.id, Usage(100, 10, 0, 0, 110), reason)  # type: ignore[arg-type]
+        message = AssistantMessage(
+            content, model.api, model.provider, model.id, Usage(100, 10, 0, 0, 110), reason
+        )  # type: ignore[arg-type]
         yield StartEvent(message)
         yield DoneEvent(reason, message)  # type: ignore[arg-type]
 
@@ -57,7 +60,9 @@ async def per_turn_ms(turns: int, history: int) -> list[float]:
         os.environ["CADDIE_DIR"] = tmp
         provider = ScriptedStream()
         build = await build_session(
-            SessionRequest(cwd=tmp, mode="print", model="faux/faux-1", session="new", stream_fn=provider.stream)
+            SessionRequest(
+                cwd=tmp, mode="print", model="faux/faux-1", session="new", stream_fn=provider.stream
+            )
         )
         session = build.session
         await session.start()
@@ -80,7 +85,9 @@ def pi_cmd(prompt: str, pi_dir: Path) -> list[str]:
     return [str(pi_dir / "node_modules/.bin/pi"), "-p", "--no-session", "--model", "fake/fake-model", prompt]
 
 
-def run_against_server(cmd: list[str], env: dict[str, str], cwd: Path, turns: int, agent_dir: Path) -> tuple[float, float]:
+def run_against_server(
+    cmd: list[str], env: dict[str, str], cwd: Path, turns: int, agent_dir: Path
+) -> tuple[float, float]:
     """(ms from spawn to the first request, ms per turn over ``turns`` scripted tool-call turns)."""
     with fl.FakeLLM() as llm:
         llm.write_models_json(agent_dir, provider="fake", model_id="fake-model", contextWindow=128_000)
@@ -112,8 +119,10 @@ def main() -> None:
     for history in (0, 200):
         samples = asyncio.run(per_turn_ms(args.turns, history))
         label = "new session" if history == 0 else f"continuing {history} messages"
-        print(f"harness per turn, {label:<26} median {statistics.median(samples):6.2f} ms   p90 "
-              f"{sorted(samples)[int(len(samples) * 0.9)]:6.2f} ms")
+        print(
+            f"harness per turn, {label:<26} median {statistics.median(samples):6.2f} ms   p90 "
+            f"{sorted(samples)[int(len(samples) * 0.9)]:6.2f} ms"
+        )
 
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp) / "project"
@@ -129,12 +138,18 @@ def main() -> None:
             rows["pi 0.84.4"] = []
             for _ in range(args.runs):
                 agent = Path(tmp) / "pi-home" / "agent"
-                env = {**base, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
-                       "PATH": f"{pi_dir / 'node_modules/node/bin'}:{base.get('PATH', '')}"}
+                env = {
+                    **base,
+                    "PI_CODING_AGENT_DIR": str(agent),
+                    "PI_OFFLINE": "1",
+                    "PATH": f"{pi_dir / 'node_modules/node/bin'}:{base.get('PATH', '')}",
+                }
                 rows["pi 0.84.4"].append(run_against_server(pi_cmd("go", pi_dir), env, cwd, 20, agent))
         print(f"\n{'who':<10} {'start → first request (median ms)':>34} {'per turn via SDK (median ms)':>30}")
         for who, results in rows.items():
-            print(f"{who:<10} {statistics.median(r[0] for r in results):>34.0f} {statistics.median(r[1] for r in results):>30.1f}")
+            print(
+                f"{who:<10} {statistics.median(r[0] for r in results):>34.0f} {statistics.median(r[1] for r in results):>30.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -165,7 +165,9 @@ class RpcServer:
             self._respond(request, error=str(e))
         except (KeyError, ValueError, TypeError) as e:
             self._respond(request, error=f"Bad request: {e}")
-        except Exception as e:  # e.g. a compaction that cannot run: the client gets the sentence, the server lives
+        except (
+            Exception
+        ) as e:  # e.g. a compaction that cannot run: the client gets the sentence, the server lives
             self._respond(request, error=str(e) or type(e).__name__)
 
     # -- commands ---------------------------------------------------------------------------------------
