@@ -330,6 +330,21 @@ class TestResolvePinnedHide:
         branch = [entry("e1"), entry("c1", "compaction", first_kept="e3"), entry("e3"), entry("e4")]
         assert resolve_pinned_hide(msgs, branch, ["e3", "e4"]) == [2, 3]
 
+    def test_a_pinned_entry_kept_before_the_compaction_stays_hidden(self) -> None:
+        # The host's context after a compaction: [summary, kept entries before it, entries after it].
+        # pi-mulligan only indexed entries after the compaction and let kept hidden content back in (E24).
+        branch = [
+            entry("e1"),
+            entry("e2"),
+            entry("e3"),
+            entry("c1", "compaction", first_kept="e2"),
+            entry("e4"),
+        ]
+        msgs: list[AgentMessage] = [user("summary"), assistant("c1"), result("c1"), user("after")]
+        assert resolve_pinned_hide(msgs, branch, ["e2", "e3"]) == [1, 2]
+        assert resolve_pinned_hide(msgs, branch, ["e1"]) == []
+        assert resolve_pinned_hide(msgs, branch, ["e4"]) == [3]
+
     def test_a_pinned_entry_in_the_compacted_head_resolves_to_nothing(self) -> None:
         branch = [entry("e1"), entry("c1", "compaction"), entry("e3")]
         assert resolve_pinned_hide([user("u"), assistant_text("s"), assistant("c1")], branch, ["e1"]) == []

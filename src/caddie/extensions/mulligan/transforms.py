@@ -12,6 +12,8 @@ old markers without pins.
 
 from __future__ import annotations
 
+import itertools
+
 import bisect
 import copy
 from collections.abc import Collection, Mapping, Sequence
@@ -210,7 +212,8 @@ def resolve_checkpoint(
 
 @dataclass(frozen=True, slots=True)
 class BranchTail:
-    """The branch entries after its last compaction that produce a message, root → leaf.
+    """The branch entries the context still shows that produce a message, root → leaf: those a compaction
+    kept before itself, then those after it (or the whole branch when there is no compaction).
 
     They are the last ``length`` messages of a compaction-aware context, one each, so an entry id resolves
     to a message index in O(1). ``positions`` may hold later entries too (an index that grew since); only
@@ -248,6 +251,21 @@ def _last_compaction(branch: Sequence[SessionEntry], start: int = 0) -> int:
     return -1
 
 
+def _kept_before(branch: Sequence[SessionEntry], compaction_at: int) -> Sequence[SessionEntry]:
+    """The entries a compaction kept before itself (from its ``first_kept_entry_id``), as the host's context has them.
+
+    pi-mulligan indexes only the entries after the last compaction, so content hidden in the kept part before
+    the compaction entry came back into view after a compaction (a leak, E24). The host's context is [summary,
+    kept entries, later entries]; indexing the kept entries too keeps such content hidden.
+    """
+    compaction = branch[compaction_at]
+    first_kept = getattr(compaction, "first_kept_entry_id", "")
+    for i in range(compaction_at):
+        if branch[i].id == first_kept:
+            return branch[i:compaction_at]
+    return ()
+
+
 def branch_tail(branch: Sequence[SessionEntry] | None) -> BranchTail:
     """Index the branch's retained tail (one pass; entry ids are unique within a session)."""
     return BranchIndexer().tail(branch or [])
@@ -273,13 +291,17 @@ class BranchIndexer:
             and branch[depth - 1].id == self._leaf_id
             and _last_compaction(branch, depth) < 0
         )
+        kept: Sequence[SessionEntry] = ()
         if not extends:
             self._positions = {}
             self._length = 0
-            depth = _last_compaction(branch) + 1
+            compaction_at = _last_compaction(branch)
+            depth = compaction_at + 1
+            if compaction_at >= 0:
+                kept = _kept_before(branch, compaction_at)
         positions = self._positions
         length = self._length
-        for entry in branch[depth:] if depth else branch:
+        for entry in itertools.chain(kept, branch[depth:] if depth else branch):
             if _yields_message(entry):
                 positions[entry.id] = length
                 length += 1
