@@ -323,7 +323,7 @@ def test_conversion_repairs_and_maps_every_role() -> None:
                 {
                     "id": "call_1",
                     "type": "function",
-                    "function": {"name": "read", "arguments": '{"path": "a.py"}'},
+                    "function": {"name": "read", "arguments": '{"path":"a.py"}'},
                 }
             ],
         },

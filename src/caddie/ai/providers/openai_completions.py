@@ -236,7 +236,7 @@ def _convert_assistant(
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                "function": {"name": c.name, "arguments": _json_compact(c.arguments)},
             }
             for c in calls
         ]
@@ -249,6 +249,11 @@ def _convert_assistant(
     if not out.get("content") and not calls:
         return None
     return out
+
+
+def _json_compact(value: Any) -> str:
+    """JSON as JavaScript's ``JSON.stringify`` writes it (no spaces, UTF-8 kept): the bytes Pi sends."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def convert_tools(tools: list[Tool], compat: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

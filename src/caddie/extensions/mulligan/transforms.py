@@ -12,10 +12,9 @@ old markers without pins.
 
 from __future__ import annotations
 
-import itertools
-
 import bisect
 import copy
+import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias

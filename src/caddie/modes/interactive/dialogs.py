@@ -1,0 +1,272 @@
+"""Modal dialogs: confirm, select (with a filter for long lists), one-line input and a multi-line editor.
+
+Each is a ``ModalScreen`` whose result is what the matching ``ExtensionUI`` call returns. Esc (and
+Ctrl+C, handled by the app) cancels: ``False`` for confirm, ``None`` for the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events, on
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from caddie.modes.interactive.editor import NEWLINE_KEYS
+
+DIALOG_CSS = """
+CancellableScreen { align: center middle; }
+CancellableScreen > #dialog {
+    width: 90%; max-width: 110; height: auto; max-height: 95%;
+    border: round $accent; background: $surface; padding: 0 1;
+}
+CancellableScreen #title { text-style: bold; }
+CancellableScreen #message { margin-bottom: 1; }
+CancellableScreen #hint { color: $text-muted; }
+CancellableScreen OptionList {
+    height: auto; max-height: 70vh; border: none; padding: 0; background: $surface;
+}
+CancellableScreen OptionList:focus { border: none; }
+CancellableScreen Input { border: none; padding: 0 1; height: 1; background: $boost; margin-bottom: 1; }
+CancellableScreen Input:focus { border: none; }
+CancellableScreen TextArea { height: auto; min-height: 3; max-height: 50vh; border: none; }
+CancellableScreen TextArea:focus { border: none; }
+"""
+
+
+class CancellableScreen(ModalScreen[Any]):
+    """A modal that Esc (or the app's Ctrl+C) closes with ``cancel_value``."""
+
+    DEFAULT_CSS = DIALOG_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", show=False)]
+    cancel_value: Any = None
+
+    def action_cancel(self) -> None:
+        self.dismiss(self.cancel_value)
+
+
+@dataclass(slots=True)
+class Choice:
+    """One row of a list dialog."""
+
+    id: str
+    prompt: Text | str
+    search: str = ""
+    """What the filter matches against (defaults to the prompt's plain text)."""
+
+
+def _one_row(prompt: Text | str, width: int) -> Text:
+    """Rows stay one line high: long ones end in an ellipsis."""
+    text = Text(prompt) if isinstance(prompt, str) else prompt.copy()
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def matches(query: str, haystack: str) -> bool:
+    """Every whitespace-separated word of the query occurs in the haystack (case-insensitive)."""
+    low = haystack.lower()
+    return all(word in low for word in query.lower().split())
+
+
+class ListScreen(CancellableScreen):
+    """A title, an optional filter line and a list; Enter picks the highlighted row's id."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", show=False),
+        Binding("up", "move(-1)", show=False),
+        Binding("down", "move(1)", show=False),
+        Binding("pageup", "move(-10)", show=False),
+        Binding("pagedown", "move(10)", show=False),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        choices: Sequence[Choice],
+        *,
+        filter_placeholder: str | None = "type to filter",
+        initial: str | None = None,
+        hint: str = "↑↓ move · enter select · esc cancel",
+        message: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = list(choices)
+        self.shown: list[Choice] = list(choices)
+        self.with_filter = filter_placeholder is not None
+        self.filter_placeholder = filter_placeholder or ""
+        self.initial = initial
+        self.hint = hint
+        self.message = message
+
+    def compose(self) -> Any:
+        with Vertical(id="dialog"):
+            yield Static(Text(self.title_text), id="title")
+            if self.message:
+                yield Static(Text(self.message), id="message")
+            if self.with_filter:
+                yield Input(placeholder=self.filter_placeholder, id="filter")
+            yield OptionList(id="choices")
+            yield Static(Text(self.hint), id="hint")
+
+    def on_mount(self) -> None:
+        self.refill(self.initial)
+        if self.with_filter:
+            self.query_one("#filter", Input).focus()
+        else:
+            self.query_one("#choices", OptionList).focus()
+
+    @property
+    def option_list(self) -> OptionList:
+        return self.query_one("#choices", OptionList)
+
+    def refill(self, keep: str | None = None) -> None:
+        query = self.query_one("#filter", Input).value if self.with_filter else ""
+        self.shown = [
+            c for c in self.choices if matches(query, c.search or (c.prompt if isinstance(c.prompt, str) else c.prompt.plain))
+        ]  # fmt: skip
+        options = self.option_list
+        width = max(20, min(110, int((self.app.size.width or 80) * 0.9)) - 7)  # the dialog's inside
+        options.set_options([Option(_one_row(c.prompt, width), id=str(i)) for i, c in enumerate(self.shown)])
+        if self.shown:
+            index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
+            options.highlighted = index
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self.refill()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self.pick()
+
+    @on(OptionList.OptionSelected, "#choices")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.pick(event.option_index)
+
+    def action_move(self, step: int) -> None:
+        options = self.option_list
+        if not self.shown:
+            return
+        current = options.highlighted if options.highlighted is not None else 0
+        options.highlighted = max(0, min(len(self.shown) - 1, current + step))
+
+    def highlighted_choice(self) -> Choice | None:
+        index = self.option_list.highlighted
+        return self.shown[index] if index is not None and 0 <= index < len(self.shown) else None
+
+    def pick(self, index: int | None = None) -> None:
+        if index is not None and 0 <= index < len(self.shown):
+            self.dismiss(self.shown[index].id)
+            return
+        choice = self.highlighted_choice()
+        if choice is not None:
+            self.dismiss(choice.id)
+
+
+class SelectScreen(ListScreen):
+    """``ui.select``: the chosen option's text, or None."""
+
+    def __init__(self, title: str, options: Sequence[str]) -> None:
+        super().__init__(
+            title,
+            [Choice(o, o) for o in options],
+            filter_placeholder="type to filter" if len(options) > 8 else None,
+        )
+
+
+class ConfirmScreen(ListScreen):
+    """``ui.confirm``: Yes / No (keys y and n work too); Esc answers No."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ListScreen.BINDINGS,
+        Binding("y", "answer(True)", show=False),
+        Binding("n", "answer(False)", show=False),
+    ]
+    cancel_value = False
+
+    def __init__(self, title: str, message: str) -> None:
+        super().__init__(
+            title,
+            [Choice("yes", "Yes"), Choice("no", "No")],
+            filter_placeholder=None,
+            message=message or None,
+            hint="y yes · n no · enter select · esc no",
+        )
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+    def pick(self, index: int | None = None) -> None:
+        chosen = self.shown[index] if index is not None else self.highlighted_choice()
+        self.dismiss(chosen is not None and chosen.id == "yes")
+
+
+class InputScreen(CancellableScreen):
+    """``ui.input``: one line of text, or None."""
+
+    def __init__(self, title: str, placeholder: str | None = None, value: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.placeholder = placeholder or ""
+        self.value = value
+
+    def compose(self) -> Any:
+        with Vertical(id="dialog"):
+            yield Static(Text(self.title_text), id="title")
+            yield Input(self.value, placeholder=self.placeholder, id="value")
+            yield Static(Text("enter accept · esc cancel"), id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#value", Input).focus()
+
+    @on(Input.Submitted, "#value")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+
+class DialogEditor(TextArea):
+    """A TextArea where Enter submits and Shift+Enter / Alt+Enter / Ctrl+J insert a newline."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            screen = self.screen
+            if isinstance(screen, EditorScreen):
+                screen.dismiss(self.text)
+            return
+        if event.key in NEWLINE_KEYS or event.key == "alt+enter":
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self.replace("\n", start, end)
+            return
+        await super()._on_key(event)
+
+
+class EditorScreen(CancellableScreen):
+    """``ui.editor``: multi-line text, or None."""
+
+    def __init__(self, title: str, prefill: str | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.prefill = prefill or ""
+
+    def compose(self) -> Any:
+        with Vertical(id="dialog"):
+            yield Static(Text(self.title_text), id="title")
+            yield DialogEditor(self.prefill, id="text", soft_wrap=True)
+            yield Static(Text("enter accept · shift+enter newline · esc cancel"), id="hint")
+
+    def on_mount(self) -> None:
+        editor = self.query_one("#text", DialogEditor)
+        editor.focus()
+        editor.move_cursor(editor.document.end)

@@ -1,0 +1,57 @@
+"""``run_interactive``: what ``caddie`` without ``-p`` runs, from a ``SessionRequest`` to an exit code.
+
+The terminal is always given back in a usable state: Textual restores it when the app ends, crashes or
+gets SIGTERM/SIGHUP (which end the app like /quit); the session is shut down afterwards if the app could
+not do it itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+from caddie.modes.interactive.app import CaddieApp, Startup
+from caddie.modes.interactive.keys import enable_legacy_alt_enter
+from caddie.modes.interactive.ui import TextualUI
+from caddie.runtime.factory import SessionRequest
+
+
+async def run_interactive(
+    request: SessionRequest, *, resume_picker: bool = False, initial_prompts: Sequence[str] = ()
+) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            'caddie: the interactive mode needs a terminal; for scripts and pipes use: caddie -p "your task"',
+            file=sys.stderr,
+        )
+        return 2
+    ui = TextualUI()
+    request.ui = ui
+    app = CaddieApp(Startup(request, resume_picker, list(initial_prompts)), ui)
+    enable_legacy_alt_enter()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, app.request_quit)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+            pass
+    try:
+        code = await app.run_async()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        ui.detach()
+        if app.session is not None and not app.shutdown_done:
+            app.shutdown_done = True
+            await app.session.shutdown("quit")
+    if app.exit_message:
+        print(f"caddie: {app.exit_message}", file=sys.stderr)
+    if app.session is not None and app.session.store.file_exists:
+        print(f"caddie: session saved to {app.session.store.session_file}", file=sys.stderr)
+    if code is None:
+        return 1 if app.return_code else 0
+    return code

@@ -1,0 +1,186 @@
+"""The lines around the editor: queued messages, the working indicator, extension widgets and the footer.
+
+The footer shows where you are (directory, session name), the model and thinking level, tokens, cost,
+context usage, and the statuses extensions set with ``ui.set_status``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.containers import Vertical
+from textual.timer import Timer
+from textual.widgets import Static
+
+from caddie.modes.interactive.render import format_cost, format_count, one_line
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def ansi_line(text: str) -> Text:
+    """Extension text may carry ANSI colours (as Pi extensions' do); keep them, drop other escapes."""
+    return Text.from_ansi(text) if "\x1b" in text else Text(text)
+
+
+@dataclass(slots=True)
+class FooterState:
+    cwd: str
+    session_name: str | None
+    model: str | None
+    thinking: str | None
+    """None when the model does not think."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+    context_percent: float | None = None
+    context_window: int = 0
+    statuses: Mapping[str, str] | None = None
+
+
+def shorten_left(text: str, width: int) -> str:
+    """``…/end/of/a/long/path`` in at most ``width`` characters."""
+    if len(text) <= width:
+        return text
+    return "…" + text[len(text) - max(1, width - 1) :]
+
+
+def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text, Text | None]:
+    """Left and right of line one, line two, and the extension statuses line (None when there are none).
+
+    The directory gives way first when line one is too long: it is cut from the left."""
+    right = Text()
+    if state.model:
+        right.append(state.model)
+        if state.thinking is not None:
+            right.append(f" • {state.thinking}", style="italic")
+    else:
+        right.append("no model (/model)", style="yellow")
+    name = f" • {state.session_name}" if state.session_name else ""
+    room = max(12, width - right.cell_len - len(name) - 6)
+    left = Text(shorten_left(state.cwd, room), style="bold")
+    left.append(name)
+    usage = Text(style="dim")
+    parts = [f"↑{format_count(state.input_tokens)}", f"↓{format_count(state.output_tokens)}"]
+    if state.cache_read:
+        parts.append(f"R{format_count(state.cache_read)}")
+    if state.cache_write:
+        parts.append(f"W{format_count(state.cache_write)}")
+    parts.append(format_cost(state.cost))
+    usage.append(" ".join(parts))
+    if state.context_window:
+        pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
+        usage.append(f"  {pct}/{format_count(state.context_window)}")
+    statuses = None
+    if state.statuses:
+        statuses = Text("  ").join(ansi_line(state.statuses[k]) for k in sorted(state.statuses))
+    return left, right, usage, statuses
+
+
+class StatusFooter(Static):
+    DEFAULT_CSS = "StatusFooter { height: auto; padding: 0 1; color: $text-muted; }"
+
+    def show(self, state: FooterState) -> None:
+        left, right, usage, statuses = footer_lines(state, self.size.width or 80)
+        grid = Table.grid(expand=True)
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(justify="right", no_wrap=True, overflow="ellipsis", min_width=right.cell_len)
+        grid.add_row(left, right)
+        grid.add_row(usage, "")
+        if statuses is not None:
+            statuses.no_wrap = True
+            statuses.overflow = "ellipsis"
+            grid.add_row(statuses, "")
+        self.update(grid)
+
+
+class WorkingLine(Static):
+    """A spinner and a message while the agent works (``ui.set_working_message`` replaces the text)."""
+
+    DEFAULT_CSS = """
+    WorkingLine { height: 1; padding: 0 1; color: $text-accent; display: none; }
+    WorkingLine.-on { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("", id="working")
+        self.message: str | None = None
+        self.active = False
+        self._frame = 0
+        self._timer: Timer | None = None
+
+    def set_active(self, active: bool) -> None:
+        self.active = active
+        self.set_class(active, "-on")
+        if active and self._timer is None:
+            self._timer = self.set_interval(0.1, self._tick)
+        elif not active and self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._draw()
+
+    def set_message(self, message: str | None) -> None:
+        self.message = message
+        self._draw()
+
+    def _tick(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self._draw()
+
+    def _draw(self) -> None:
+        line = Text(SPINNER[self._frame] + " ")
+        line.append(self.message or "Working…")
+        line.append("  esc to interrupt", style="dim")
+        self.update(line)
+
+
+class PendingMessages(Static):
+    """Messages typed while the agent works, until it takes them."""
+
+    DEFAULT_CSS = """
+    PendingMessages { height: auto; padding: 0 1; color: $text-muted; display: none; }
+    PendingMessages.-on { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("", id="pending")
+        self.steering: list[str] = []
+        self.follow_up: list[str] = []
+
+    def show(self, steering: Sequence[str], follow_up: Sequence[str]) -> None:
+        self.steering, self.follow_up = list(steering), list(follow_up)
+        lines = [Text(f"Steering: {one_line(t, 200)}") for t in steering]
+        lines += [Text(f"Follow-up: {one_line(t, 200)}") for t in follow_up]
+        if lines:
+            lines.append(Text("alt+up to edit, esc to abort and edit", style="dim"))
+        for line in lines:
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+        self.update(Text("\n").join(lines))
+        self.set_class(bool(lines), "-on")
+
+
+class WidgetArea(Vertical):
+    """Where ``ui.set_widget`` lines go, above or below the editor, one block per key."""
+
+    DEFAULT_CSS = """
+    WidgetArea { height: auto; padding: 0 1; }
+    WidgetArea > Static { height: auto; }
+    """
+
+    def show(self, widgets: Mapping[str, Sequence[str]]) -> None:
+        existing = {child.name: child for child in self.children if isinstance(child, Static)}
+        for key, child in existing.items():
+            if key not in widgets:
+                child.remove()
+        for key, lines in widgets.items():
+            text = Text("\n").join(ansi_line(line) for line in lines)
+            current = existing.get(key)
+            if current is None:
+                self.mount(Static(text, name=key))
+            else:
+                current.update(text)

@@ -1,0 +1,174 @@
+"""Keyboard-driven pickers: sessions (/resume), models (/model, Ctrl+L), user messages (/fork), the tree.
+
+Each returns an id (a session path, ``provider/model-id`` or an entry id) or None when cancelled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.widgets import Static
+
+from caddie.ai.model import Model
+from caddie.modes.interactive.dialogs import Choice, ListScreen
+from caddie.modes.interactive.render import format_count, one_line
+from caddie.modes.interactive.tree_rows import TREE_FILTERS, TreeFilter, TreeRow, describe_entry, tree_rows
+from caddie.session.store import SessionStore, SessionSummary
+
+MAX_TREE_INDENT = 24
+
+
+def age(seconds_since_epoch: float, now: float | None = None) -> str:
+    """``just now``, ``5m ago``, ``3h ago``, ``2d ago``."""
+    delta = max(0.0, (now if now is not None else time.time()) - seconds_since_epoch)
+    if delta < 60:
+        return "just now"
+    if delta < 3600:
+        return f"{int(delta // 60)}m ago"
+    if delta < 86400:
+        return f"{int(delta // 3600)}h ago"
+    return f"{int(delta // 86400)}d ago"
+
+
+class SessionPicker(ListScreen):
+    def __init__(self, sessions: Sequence[SessionSummary], current: str | None = None) -> None:
+        choices = []
+        for s in sessions:
+            prompt = Text()
+            title = s.name or s.first_message
+            prompt.append(one_line(title, 70), style="bold" if s.name else "")
+            meta = f"  {s.message_count} msgs · {age(s.modified)}"
+            if current is not None and str(s.path) == current:
+                meta += " · current"
+            prompt.append(meta, style="dim")
+            choices.append(Choice(str(s.path), prompt, f"{s.name or ''} {s.first_message} {s.id}"))
+        super().__init__("Resume a session", choices, filter_placeholder="type to filter sessions")
+
+
+class ModelPicker(ListScreen):
+    def __init__(self, models: Sequence[Model], current: Model | None) -> None:
+        choices = []
+        for m in models:
+            prompt = Text()
+            prompt.append(m.ref, style="bold")
+            if m.name and m.name != m.id:
+                prompt.append(f"  {m.name}")
+            details = f"  {format_count(m.context_window)} ctx"
+            if m.reasoning:
+                details += " · thinking"
+            prompt.append(details, style="dim")
+            if current is not None and m.ref == current.ref:
+                prompt.append("  ✓ current", style="green")
+            choices.append(Choice(m.ref, prompt, f"{m.ref} {m.name}"))
+        super().__init__(
+            "Choose a model",
+            choices,
+            filter_placeholder="type to filter models",
+            initial=current.ref if current else None,
+        )
+
+
+class ForkPicker(ListScreen):
+    """The user messages of the current branch, newest first: /fork starts a new session before one."""
+
+    def __init__(self, messages: Sequence[tuple[str, str]]) -> None:
+        choices = [Choice(entry_id, one_line(text, 100)) for entry_id, text in reversed(messages)]
+        super().__init__(
+            "Fork from which message? (the new session starts just before it)",
+            choices,
+            filter_placeholder="type to filter messages",
+        )
+
+
+class TreePicker(ListScreen):
+    """/tree: every entry of the session; Enter moves the leaf there. Ctrl+O cycles what is shown."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ListScreen.BINDINGS,
+        Binding("home", "edge(0)", show=False),
+        Binding("end", "edge(1)", show=False),
+        Binding("ctrl+o", "cycle_filter", show=False),
+        Binding("ctrl+u", "set_filter('user')", show=False),
+        Binding("ctrl+t", "set_filter('no-tools')", show=False),
+        Binding("ctrl+a", "set_filter('all')", show=False),
+        Binding("ctrl+d", "set_filter('default')", show=False),
+    ]
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.mode: TreeFilter = "default"
+        self.current_id: str | None = store.leaf_id
+        self.here_ids: set[str] = set()
+        """Entries that stand for "where the session is now": choosing one of them changes nothing."""
+        """The shown entry that stands for where the session is now: the leaf, or its nearest shown
+        ancestor when the leaf itself is hidden (extension state, labels...)."""
+        super().__init__(
+            "Session tree: pick where to continue from",
+            self._choices(),
+            filter_placeholder=None,
+            initial=self.current_id,
+            hint="↑↓ move · enter go there · ctrl+o filter: default, no tools, user, all · esc cancel",
+        )
+
+    def _rows(self) -> list[TreeRow]:
+        path = [e.id for e in self.store.branch()]
+        rows = tree_rows(self.store.tree(), self.store.leaf_id, set(path), self.mode)
+        shown = {row.entry_id for row in rows}
+        self.current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
+        self.here_ids = {self.store.leaf_id} if self.store.leaf_id else set()
+        for entry in reversed(self.store.branch()):  # the leaf and the bookkeeping entries just above it
+            self.here_ids.add(entry.id)
+            described = describe_entry(entry)
+            if described is not None and described[0] != "meta":
+                break
+        return rows
+
+    def _choices(self) -> list[Choice]:
+        choices = []
+        for row in self._rows():
+            current = row.entry_id == self.current_id
+            prompt = Text("  " * min(row.depth, MAX_TREE_INDENT))
+            marker = "● " if current else ("│ " if row.on_path else "  ")
+            prompt.append(marker, style="green" if current else "dim")
+            style = {"user": "bold", "tool": "dim", "meta": "dim italic", "summary": "italic"}.get(
+                row.kind, ""
+            )
+            if not row.on_path:
+                style = (style + " dim").strip()
+            prompt.append(row.text, style=style)
+            if row.label:
+                prompt.append(f"  [{row.label}]", style="yellow")
+            choices.append(Choice(row.entry_id, prompt, row.text))
+        return choices
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._scroll_to_highlight()
+
+    def _scroll_to_highlight(self) -> None:
+        options = self.option_list
+        if options.highlighted is not None:
+            options.scroll_to_highlight()
+
+    def action_edge(self, end: int) -> None:
+        if self.shown:
+            self.option_list.highlighted = len(self.shown) - 1 if end else 0
+
+    def action_cycle_filter(self) -> None:
+        self._apply(TREE_FILTERS[(TREE_FILTERS.index(self.mode) + 1) % len(TREE_FILTERS)])
+
+    def action_set_filter(self, mode: str) -> None:
+        chosen: TreeFilter = next((f for f in TREE_FILTERS if f == mode), "default")
+        self._apply("default" if chosen == self.mode else chosen)
+
+    def _apply(self, mode: TreeFilter) -> None:
+        current = self.highlighted_choice()
+        self.mode = mode
+        self.choices = self._choices()
+        self.refill(current.id if current else self.current_id)
+        self.query_one("#title", Static).update(Text(f"Session tree ({mode}): pick where to continue from"))
+        self._scroll_to_highlight()

@@ -1,0 +1,172 @@
+"""The transcript: streaming markdown, thinking, tool calls, custom messages (Pilot, faux provider)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from caddie.ai.providers.faux import (
+    FauxProvider,
+    PacedStep,
+    faux_message,
+    faux_text,
+    faux_thinking,
+    faux_tool_call,
+)
+from caddie.extensions.api import ExtensionAPI
+from caddie.modes.interactive.conversation import (
+    FREEZE_AT,
+    AssistantView,
+    CustomBlock,
+    MarkdownText,
+    ThinkingBlock,
+    ToolBlock,
+    UserBlock,
+)
+from tests.tui.harness import SMALL, inline_extension, make_app, plain, ready, settle, submit, widget_text
+
+
+async def test_reply_streams_as_markdown_with_highlighted_code(tmp_path: Path) -> None:
+    reply = "Hello **world**\n\n```python\ndef answer():\n    return 42\n```\n"
+    app, _ = make_app(tmp_path, [faux_message(reply)])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "hi")
+        await settle(app, pilot)
+
+        markdown = app.query_one(AssistantView).query_one(MarkdownText)
+        shown = widget_text(markdown)
+        code_styles = [
+            segment.style
+            for strip in markdown._live.render_lines(markdown._live.region.reset_offset)
+            for segment in strip
+            if "return" in segment.text
+        ]
+    assert markdown.text == reply
+    assert "Hello world" in shown and "**" not in shown
+    assert "def answer():" in shown
+    assert any(style is not None and style.color is not None for style in code_styles)
+
+
+async def test_streaming_rerenders_only_the_live_message_and_is_throttled(tmp_path: Path) -> None:
+    faux = FauxProvider(chunk_chars=8)
+    long_reply = "\n\n".join(f"Paragraph {i}: " + "word " * 40 for i in range(35))
+    assert len(long_reply) > 2 * FREEZE_AT
+    app, _ = make_app(
+        tmp_path, [faux_message("first answer"), PacedStep(faux_message(long_reply), 0.5)], faux=faux
+    )
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "one")
+        await settle(app, pilot)
+        first = app.query(MarkdownText).first()
+        first_renders = first.renders
+        await submit(pilot, app, "two")
+        await settle(app, pilot)
+        live = app.query(MarkdownText).last()
+        frozen = live.query(".md-frozen")
+        deltas = len(long_reply) // 8
+        shown = widget_text(live)
+        renders, first_after, frozen_count = live.renders, first.renders, len(frozen)
+    assert first_after == first_renders, "an earlier message re-rendered while another streamed"
+    assert renders < deltas / 10, f"{renders} renders for {deltas} deltas"
+    assert frozen_count >= 1, "long markdown was not frozen block by block"
+    assert "Paragraph 0:" in shown and "Paragraph 34:" in shown
+
+
+async def test_thinking_is_collapsed_until_ctrl_t(tmp_path: Path) -> None:
+    reply = faux_message([faux_thinking("a secret plan\nin two lines"), faux_text("Done.")])
+    app, _ = make_app(tmp_path, [reply])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "go")
+        await settle(app, pilot)
+        block = app.query_one(ThinkingBlock)
+        collapsed = widget_text(block)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        expanded = widget_text(block)
+    assert "Thinking (2 lines)" in collapsed and "secret plan" not in collapsed
+    assert "a secret plan" in expanded and "in two lines" in expanded
+
+
+async def test_tool_calls_are_compact_and_ctrl_o_expands_their_results(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 31)))
+    calls = faux_message(
+        [
+            faux_tool_call("read", {"path": "notes.txt", "offset": 5, "limit": 10}, id="r1"),
+            faux_tool_call("bash", {"command": "seq 1 30; exit 3"}, id="b1"),
+        ]
+    )
+    app, _ = make_app(tmp_path, [calls, faux_message("ok")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "look")
+        await settle(app, pilot)
+        blocks = {b.call_id: b for b in app.query(ToolBlock)}
+        read_collapsed, bash_collapsed = plain(blocks["r1"].build()), plain(blocks["b1"].build())
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        read_expanded, bash_expanded = plain(blocks["r1"].build()), plain(blocks["b1"].build())
+    assert read_collapsed.startswith("● read notes.txt:5-14")
+    assert "line 5" in read_collapsed and "line 14" not in read_collapsed and "more lines" in read_collapsed
+    assert "line 14" in read_expanded
+    assert bash_collapsed.startswith("● $ seq 1 30; exit 3  exit 3")
+    assert "30" in bash_collapsed and "\n1\n" not in bash_collapsed, "shell output shows its end"
+    assert "\n1\n" in bash_expanded
+
+
+async def test_edit_tool_result_shows_its_diff(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("a = 1\nb = 2\nc = 3\n")
+    edit = faux_tool_call(
+        "edit", {"path": "app.py", "edits": [{"oldText": "b = 2", "newText": "b = 20"}]}, id="e1"
+    )
+    app, _ = make_app(tmp_path, [faux_message([edit]), faux_message("edited")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "edit")
+        await settle(app, pilot)
+        block = app.query_one(ToolBlock)
+        rendered = plain(block.build())
+        styles = {span.style for span in block.build().renderables[1].spans}  # type: ignore[attr-defined]
+    assert rendered.startswith("● edit app.py")
+    assert "-2 b = 2" in rendered and "+2 b = 20" in rendered
+    assert {"red", "green"} <= styles
+
+
+async def test_custom_messages_from_extensions_show_their_type(tmp_path: Path) -> None:
+    def register(api: ExtensionAPI) -> None:
+        async def note(args: str, ctx: Any) -> None:
+            api.send_message("build-report", f"All **{args}** checks passed.")
+
+        api.register_command("note", note, "Post a note")
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register)])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/note 12")
+        await settle(app, pilot)
+        block = app.query_one(CustomBlock)
+        shown = widget_text(block)
+    assert block.custom_type == "build-report"
+    assert "[build-report]" in shown and "All 12 checks passed." in shown
+
+
+async def test_a_resumed_session_shows_its_history(tmp_path: Path) -> None:
+    calls = faux_message([faux_tool_call("bash", {"command": "echo hi"}, id="b1")])
+    app, faux = make_app(tmp_path, [calls, faux_message("all good")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "run it")
+        await settle(app, pilot)
+        assert app.session is not None
+        path = app.session.store.session_file
+    reopened, _ = make_app(tmp_path, session="file", session_file=path, faux=faux)
+    async with reopened.run_test(size=SMALL) as pilot:
+        await ready(reopened, pilot)
+        users = [b.text for b in reopened.query(UserBlock)]
+        tool = reopened.query_one(ToolBlock)
+        texts = [m.text for m in reopened.query(MarkdownText)]
+    assert users == ["run it"]
+    assert tool.status == "done" and "hi" in tool.output
+    assert texts == ["all good"]

@@ -1,0 +1,189 @@
+"""Pickers: /resume (and -r), /model (and Ctrl+L), /tree, /fork — all keyboard-driven."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from caddie.ai.messages import UserMessage
+from caddie.ai.providers.faux import faux_message
+from caddie.modes.interactive.conversation import UserBlock
+from caddie.modes.interactive.dialogs import ConfirmScreen
+from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker, age
+from caddie.session.entries import MessageEntry
+from caddie.session.store import SessionStore
+from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, until, widget_text
+
+_clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 60_000))
+
+
+def saved_session(cwd: Path, prompt: str, name: str | None = None) -> str:
+    """A session on disk; each one is a minute newer than the one saved before it."""
+    store = SessionStore.create(cwd)
+    store.append_model_change("faux", "faux-1")
+    at = next(_clock)
+    store.append_message(UserMessage(prompt, timestamp=at))
+    answer = faux_message(f"answer to {prompt}")
+    answer.timestamp = at + 1
+    store.append_message(answer)
+    if name:
+        store.append_session_info(name)
+    assert store.session_file is not None
+    return store.session_file
+
+
+def user_blocks(app: object) -> list[str]:
+    return [b.text for b in app.query(UserBlock)]  # type: ignore[attr-defined]
+
+
+async def test_resume_picks_a_session_by_filtering_and_enter(tmp_path: Path) -> None:
+    saved_session(tmp_path, "fix the parser")
+    wanted = saved_session(tmp_path, "write the docs", name="docs day")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        rows = len(app.screen.shown)  # type: ignore[attr-defined]
+        await type_text(pilot, "docs")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.store.session_file == wanted)
+        await pilot.pause()
+        shown = user_blocks(app)
+    assert rows == 2
+    assert shown == ["write the docs"]
+
+
+async def test_dash_r_opens_the_session_picker_before_the_session_starts(tmp_path: Path) -> None:
+    first = saved_session(tmp_path, "older work")
+    saved_session(tmp_path, "newer work")
+    app, _ = make_app(tmp_path, resume_picker=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("down", "enter")
+        await ready(app, pilot)
+        assert app.session is not None
+        opened = app.session.store.session_file
+    assert opened == first
+
+
+async def test_cancelling_the_dash_r_picker_quits(tmp_path: Path) -> None:
+    saved_session(tmp_path, "something")
+    app, _ = make_app(tmp_path, resume_picker=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.is_running)
+    assert app.session is None and app.return_code == 0
+
+
+async def test_model_picker_switches_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ModelPicker))
+        highlighted = app.screen.highlighted_choice()  # type: ignore[attr-defined]
+        await type_text(pilot, "gpt-5.5")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.model is not None
+                    and app.session.model.provider == "openai")  # fmt: skip
+        await pilot.pause()
+        assert app.session is not None and app.session.model is not None
+        ref = app.session.model.ref
+        footer = widget_text(app.footer)
+    assert highlighted is not None and highlighted.id == "faux/faux-1", (
+        "the picker starts at the current model"
+    )
+    assert ref.startswith("openai/gpt-5.5")
+    assert ref in footer
+
+
+async def test_model_command_with_an_argument_switches_directly(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, [faux_message("hi")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/model faux/echo")
+        await until(pilot, lambda: app.session is not None and app.session.model is not None
+                    and app.session.model.id == "echo")  # fmt: skip
+
+
+async def test_tree_moves_the_leaf_to_an_earlier_entry(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, [faux_message("first answer"), faux_message("second answer")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        for prompt in ("first question", "second question"):
+            await submit(pilot, app, prompt)
+            await settle(app, pilot)
+        assert app.session is not None
+        store = app.session.store
+        first_answer = next(
+            e.id for e in store.entries() if isinstance(e, MessageEntry) and e.message.role == "assistant"
+        )
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        picker = app.screen
+        assert isinstance(picker, TreePicker)
+        start = picker.highlighted_choice()
+        target = next(i for i, c in enumerate(picker.shown) if c.id == first_answer)
+        for _ in range(picker.option_list.highlighted - target):  # type: ignore[operator]
+            await pilot.press("up")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))  # summarize the branch left?
+        await pilot.press("n")
+        await until(pilot, lambda: store.leaf_id == first_answer)
+        await pilot.pause()
+        shown = user_blocks(app)
+        context = [m.role for m in app.session.messages]
+    assert start is not None and start.id != first_answer, "the tree opens at the current leaf"
+    assert shown == ["first question"]
+    assert context == ["user", "assistant"]
+
+
+async def test_tree_on_a_user_message_puts_its_text_back_in_the_editor(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, [faux_message("answer")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "redo me")
+        await settle(app, pilot)
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        await pilot.press("ctrl+u")  # only user messages
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await until(pilot, lambda: app.editor.text == "redo me")
+        assert app.session is not None
+        messages = app.session.messages
+    assert messages == []
+
+
+async def test_fork_starts_a_new_session_before_the_chosen_message(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, [faux_message("a1"), faux_message("a2")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        for prompt in ("keep this", "redo this"):
+            await submit(pilot, app, prompt)
+            await settle(app, pilot)
+        assert app.session is not None
+        original = app.session.store.session_file
+        await submit(pilot, app, "/fork")
+        await until(pilot, lambda: isinstance(app.screen, ForkPicker))
+        await pilot.press("enter")  # newest user message first
+        await until(pilot, lambda: app.session is not None and app.session.store.session_file != original)
+        await pilot.pause()
+        editor = app.editor.text
+        shown = user_blocks(app)
+    assert editor == "redo this"
+    assert shown == ["keep this"]
+
+
+def test_age_is_short_and_readable() -> None:
+    assert [age(t, now=100_000) for t in (99_990, 99_000, 90_000, 1_000)] == [
+        "just now",
+        "16m ago",
+        "2h ago",
+        "1d ago",
+    ]

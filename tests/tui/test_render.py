@@ -1,0 +1,113 @@
+"""Pure formatting rules of the UI: tool summaries, previews, numbers, markdown freezing, tree rows, footer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from caddie.ai.messages import TextContent, ToolResultMessage, UserMessage
+from caddie.ai.providers.faux import faux_message, faux_tool_call
+from caddie.modes.interactive.footer import FooterState, footer_lines, shorten_left
+from caddie.modes.interactive.render import (
+    bash_exit_code,
+    format_cost,
+    format_count,
+    markdown_split_point,
+    preview_lines,
+    read_range,
+    summarize_tool_call,
+)
+from caddie.modes.interactive.tree_rows import tree_rows
+from caddie.session.store import SessionStore
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"path": "a.py"}, ""),
+        ({"path": "a.py", "offset": 10, "limit": 20}, ":10-29"),
+        ({"path": "a.py", "offset": 10}, ":10-"),
+        ({"path": "a.py", "limit": 5}, ":1-5"),
+    ],
+)
+def test_read_shows_path_and_line_range(args: dict[str, object], expected: str) -> None:
+    assert read_range(args) == expected
+    assert summarize_tool_call("read", args).subject == f"a.py{expected}"
+
+
+def test_tool_summaries_name_what_matters() -> None:
+    assert summarize_tool_call("bash", {"command": "  pytest -q "}).subject == "pytest -q"
+    assert summarize_tool_call("edit", {"path": "/p/src/x.py"}, cwd="/p").subject == "src/x.py"
+    assert summarize_tool_call("write", {"path": "n.txt", "content": "a\nb\n"}).subject == "n.txt (2 lines)"
+    assert summarize_tool_call("grep", {"pattern": "TODO", "path": "src"}).subject == "TODO in src"
+    assert summarize_tool_call("custom", {"x": 1}).subject == '{"x": 1}'
+
+
+@pytest.mark.parametrize(
+    ("text", "is_error", "code"),
+    [("ok", False, 0), ("boom\n\nCommand exited with code 2", True, 2), ("Command aborted", True, None)],
+)
+def test_bash_exit_code(text: str, is_error: bool, code: int | None) -> None:
+    assert bash_exit_code(text, is_error) == code
+
+
+def test_previews_show_the_head_or_the_tail_and_count_the_rest() -> None:
+    text = "\n".join(str(i) for i in range(1, 21))
+    head = preview_lines(text, expanded=False)
+    tail = preview_lines(text, expanded=False, from_end=True)
+    assert head.lines == ["1", "2", "3", "4", "5", "6"] and head.hidden == 14
+    assert tail.lines[-1] == "20" and tail.hidden == 14
+    assert preview_lines(text, expanded=True).hidden == 0
+    assert preview_lines("", expanded=False).lines == []
+
+
+def test_numbers_are_compact() -> None:
+    assert [format_count(n) for n in (950, 1234, 34_000, 1_500_000)] == ["950", "1.2k", "34k", "1.5M"]
+    assert format_cost(0.1234) == "$0.123"
+
+
+def test_markdown_is_cut_only_outside_code_fences() -> None:
+    text = "para one\n\n```\ncode\n\nmore code\n```\n\ntail"
+    cut = markdown_split_point(text)
+    assert text[:cut] == "para one\n\n```\ncode\n\nmore code\n```\n\n"
+    assert markdown_split_point("no blank line yet") == 0
+    assert markdown_split_point("```\nopen fence\n\nstill inside") == 0
+
+
+def test_footer_cuts_the_directory_before_the_model() -> None:
+    state = FooterState("/very/long/path/to/some/project", "my session", "anthropic/claude-sonnet-5", "high")
+    left, right, _, statuses = footer_lines(state, width=60)
+    assert right.plain == "anthropic/claude-sonnet-5 • high"
+    assert left.plain.endswith("project • my session") and left.plain.startswith("…")
+    assert statuses is None
+    assert shorten_left("abcdef", 4) == "…def"
+
+
+def test_footer_lists_statuses_sorted_by_key() -> None:
+    state = FooterState("~/p", None, None, None, statuses={"b": "second", "a": "\x1b[31mfirst\x1b[0m"})
+    *_, statuses = footer_lines(state)
+    assert statuses is not None and statuses.plain == "first  second"
+
+
+def test_tree_rows_indent_branches_and_mark_the_path(tmp_path: Path) -> None:
+    store = SessionStore.in_memory(tmp_path)
+    root = store.append_message(UserMessage("first"))
+    store.append_message(faux_message([faux_tool_call("read", {"path": "a"}, id="c1")]))
+    store.append_message(ToolResultMessage("c1", "read", [TextContent("contents")]))
+    store.move_leaf(root)
+    store.append_message(faux_message("other way"))
+    path = {e.id for e in store.branch()}
+    rows = tree_rows(store.tree(), store.leaf_id, path)
+    user_only = tree_rows(store.tree(), store.leaf_id, path, "user")
+    no_tools = tree_rows(store.tree(), store.leaf_id, path, "no-tools")
+    assert [(r.depth, r.text) for r in rows] == [
+        (0, "user: first"),
+        (1, "assistant: [read]"),
+        (1, "read: contents"),
+        (1, "assistant: other way"),
+    ]
+    assert [r.on_path for r in rows] == [True, False, False, True]
+    assert rows[-1].is_leaf
+    assert [r.text for r in user_only] == ["user: first"]
+    assert "read: contents" not in [r.text for r in no_tools]
