@@ -178,3 +178,67 @@ def test_rpc_mode_answers_commands_and_streams_events(caddie: Caddie) -> None:
     assert proc.wait(timeout=20) == 0
     types = [o.get("type") for o in lines]
     assert "message_update" in types and "agent_end" in types
+
+
+def test_rpc_extension_dialogs_use_the_ui_sub_protocol(caddie: Caddie) -> None:
+    (caddie.project / "ask.py").write_text(
+        "def register(api):\n"
+        "    async def ask(args, ctx):\n"
+        "        ok = await ctx.ui.confirm('Deploy?', 'Ship it to production')\n"
+        "        name = await ctx.ui.input('Name', 'who')\n"
+        "        ctx.ui.notify(f'confirmed={ok} name={name}')\n"
+        "    api.register_command('ask', ask)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "caddie", "--mode", "rpc", "-e", "ask.py", "--model", "fake/fake-model"],
+        cwd=caddie.project,
+        env=caddie.env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(obj: dict[str, object]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(obj) + "\n")
+        proc.stdin.flush()
+
+    def next_ui_request() -> dict[str, object]:
+        assert proc.stdout is not None
+        while True:
+            obj = json.loads(proc.stdout.readline())
+            if obj.get("type") == "extension_ui_request" and obj.get("method") not in (
+                "setStatus",
+                "setWidget",
+            ):
+                return obj  # type: ignore[no-any-return]
+
+    send({"id": "1", "type": "prompt", "message": "/ask"})
+    confirm = next_ui_request()
+    assert (
+        confirm["method"] == "confirm"
+        and confirm["title"] == "Deploy?"
+        and confirm["message"] == "Ship it to production"
+    )
+    send({"type": "extension_ui_response", "id": confirm["id"], "confirmed": True})
+    asked = next_ui_request()
+    assert asked["method"] == "input" and asked["title"] == "Name"
+    send({"type": "extension_ui_response", "id": asked["id"], "value": "Ada"})
+    notice = next_ui_request()
+    assert notice["method"] == "notify" and notice["message"] == "confirmed=True name=Ada"
+    proc.stdin.close()
+    assert proc.wait(timeout=20) == 0
+    assert caddie.llm.requests == []
+
+
+def test_export_writes_one_offline_html_page(caddie: Caddie) -> None:
+    caddie.llm.push(fl.text("Exported <b>safely</b>."))
+    assert caddie.run("-p", "--model", "fake/fake-model", "say something").returncode == 0
+    result = caddie.run("export", "-o", "page.html")
+    assert result.returncode == 0, result.stderr
+    html = (caddie.project / "page.html").read_text()
+    assert result.stdout.strip().endswith("page.html")
+    assert "say something" in html and "Exported &lt;b&gt;safely&lt;/b&gt;." in html
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
