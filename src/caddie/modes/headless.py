@@ -12,15 +12,33 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from caddie.agent.events import ToolExecutionStartEvent
 from caddie.ai.messages import AssistantMessage
 from caddie.modes.serialize import event_to_json
-from caddie.runtime.events import CompactionEndEvent, ExtensionErrorEvent, NoticeEvent, SessionEvent
+from caddie.runtime.events import (
+    AutoRetryStartEvent,
+    CompactionEndEvent,
+    CompactionStartEvent,
+    ExtensionErrorEvent,
+    NoticeEvent,
+    SessionEvent,
+)
 from caddie.runtime.session import AgentSession, SessionError
 
 
 def _write_json(out: TextIO, obj: dict[str, Any]) -> None:
     out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
     out.flush()
+
+
+def _brief(args: Any) -> str:
+    if isinstance(args, dict):
+        for key in ("command", "path", "pattern"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                line = " ".join(value.split())
+                return line if len(line) <= 80 else line[:79] + "…"
+    return ""
 
 
 def last_assistant(session: AgentSession) -> AssistantMessage | None:
@@ -42,13 +60,24 @@ async def run_headless(
     err = err or sys.stderr
     before = len(session.messages)
 
+    show_tools = err.isatty()  # progress for a person watching; logs and pipes get only what matters
+
     def on_event(event: SessionEvent) -> None:
         if json_mode:
             _write_json(out, event_to_json(event))
+        elif isinstance(event, ToolExecutionStartEvent) and show_tools:
+            err.write(f"→ {event.tool_name} {_brief(event.args)}\n")
+        elif isinstance(event, AutoRetryStartEvent):
+            err.write(
+                f"caddie: {event.error_message} — retrying in {event.delay_ms / 1000:.1f} s "
+                f"(attempt {event.attempt} of {event.max_attempts})\n"
+            )
+        elif isinstance(event, CompactionStartEvent):
+            err.write(f"caddie: compacting the context ({event.reason})…\n")
         elif isinstance(event, ExtensionErrorEvent):
             err.write(f"caddie: extension {event.extension_path} failed in {event.event}: {event.error}\n")
-        elif isinstance(event, NoticeEvent) and event.level != "info":
-            err.write(f"caddie: {event.message}\n")
+        elif isinstance(event, NoticeEvent):  # extension notices: stderr, so stdout stays the answer
+            err.write(f"{event.message}\n" if event.level == "info" else f"caddie: {event.message}\n")
         elif isinstance(event, CompactionEndEvent) and event.error_message:
             err.write(f"caddie: compaction failed: {event.error_message}\n")
 
