@@ -6,12 +6,13 @@ import asyncio
 import ipaddress
 import json
 import math
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
+from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from caddie.ai.messages import (
     AssistantMessage,
     Cost,
@@ -23,7 +24,7 @@ from caddie.ai.messages import (
     Usage,
     UserMessage,
 )
-from caddie.ai.model import THINKING_LEVELS, Context, Model, ThinkingLevel
+from caddie.ai.model import THINKING_LEVELS, Context, Model, ProviderResponse, StreamOptions, ThinkingLevel
 
 T = TypeVar("T")
 
@@ -501,3 +502,115 @@ def split_known_kwargs(params: dict[str, Any], known: frozenset[str]) -> dict[st
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
+
+
+# --------------------------------------------------------------------------------------------------
+# The streaming skeleton both SDK providers share
+
+
+class SdkAssembler(Protocol):
+    """Turns one API's stream chunks into caddie events on ``output`` (one per provider)."""
+
+    def apply(self, chunk: Any) -> list[AssistantMessageEvent]: ...
+
+    def complete(self) -> bool:
+        """The API said the reply is over (stop reading even if the connection stays open)."""
+        ...
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        """End events after the stream ended; raises ``ConnectionResetError`` when the reply is incomplete."""
+        ...
+
+    def finalize_quietly(self) -> None:
+        """On failure: give tool calls the best arguments seen so far (no events)."""
+        ...
+
+
+async def stream_via_sdk(
+    model: Model,
+    options: StreamOptions,
+    output: AssistantMessage,
+    assembler: SdkAssembler,
+    *,
+    headers: dict[str, str],
+    api_key: str | None,
+    missing_key_text: str,
+    build_params: Callable[[], dict[str, Any]],
+    known_fields: frozenset[str],
+    clients: ClientCache,
+    make_client: Callable[[str, dict[str, str], float], Any],
+    create: Callable[[Any, dict[str, Any]], Awaitable[Any]],
+) -> AsyncIterator[AssistantMessageEvent]:
+    """Key check → payload (through ``on_payload``) → SDK stream → events; failures become the final
+    message, never an exception. The SDK stream is closed on every exit, so an abort closes the HTTP
+    connection at once; the client itself is kept for the next request."""
+    idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
+    guard = StreamGuard(options.signal, idle)
+    secrets = [options.api_key]
+    sdk_stream: Any = None
+    started = False
+    try:
+        if not api_key:
+            yield ErrorEvent(
+                "error", fail(output, FailureInfo(missing_key_text), aborted=False, secrets=secrets)
+            )
+            return
+        params = build_params()
+        if options.on_payload is not None:
+            replaced = await options.on_payload(params)
+            if replaced is not None:
+                params = replaced
+        params["stream"] = True  # the providers read a stream; a hook cannot turn that off
+        key = (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle)
+        client = clients.get(key, lambda: make_client(api_key, headers, idle))
+        sdk_stream = await guard.run(create(client, split_known_kwargs(params, known_fields)))
+        response = getattr(sdk_stream, "response", None)
+        if options.on_response is not None and response is not None:
+            await options.on_response(
+                ProviderResponse(response.status_code, {str(k): str(v) for k, v in response.headers.items()})
+            )
+        yield StartEvent(output)
+        started = True
+        while True:
+            try:
+                chunk = await guard.run(sdk_stream.__anext__())
+            except StopAsyncIteration:
+                break
+            for event in assembler.apply(chunk):
+                yield event
+            if assembler.complete():
+                break
+        if guard.aborted:
+            raise Aborted()
+        for event in assembler.finish():
+            yield event
+        if output.stop_reason == "error":
+            info = FailureInfo(output.error_message or "The provider returned an error")
+            yield ErrorEvent("error", fail(output, info, aborted=False, secrets=secrets))
+            return
+        if output.stop_reason not in ("stop", "length", "toolUse"):
+            output.stop_reason = "stop"
+        yield DoneEvent(output.stop_reason, output)
+    except Aborted:
+        assembler.finalize_quietly()
+        yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))
+    except Exception as exc:
+        assembler.finalize_quietly()
+        if isinstance(exc, ConnectionResetError):
+            info = FailureInfo(
+                f"Connection lost: the stream from {model.base_url} ended before the reply finished ({exc}). "
+                "Try again."
+            )
+        else:
+            info = describe_failure(exc, model, streaming_started=started)
+        aborted = guard.aborted
+        yield ErrorEvent(
+            "aborted" if aborted else "error", fail(output, info, aborted=aborted, secrets=secrets)
+        )
+    finally:
+        guard.close()
+        if sdk_stream is not None:
+            try:
+                await sdk_stream.close()
+            except Exception:  # closing a broken stream can fail; the request is over either way
+                pass

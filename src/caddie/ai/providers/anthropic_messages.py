@@ -16,9 +16,6 @@ from typing import Any
 
 from caddie.ai.events import (
     AssistantMessageEvent,
-    DoneEvent,
-    ErrorEvent,
-    StartEvent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
@@ -41,18 +38,12 @@ from caddie.ai.messages import (
     UserContent,
     UserMessage,
 )
-from caddie.ai.model import Context, Model, ProviderResponse, StreamOptions, Tool
+from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers._shared import (
-    DEFAULT_IDLE_TIMEOUT_S,
     NO_KEY_PLACEHOLDER,
-    Aborted,
     ClientCache,
-    FailureInfo,
-    StreamGuard,
     clamp_max_tokens,
     clamp_thinking_level,
-    describe_failure,
-    fail,
     final_arguments,
     finish_usage,
     headers_contain,
@@ -60,7 +51,7 @@ from caddie.ai.providers._shared import (
     new_output,
     parse_partial_json,
     sanitize_text,
-    split_known_kwargs,
+    stream_via_sdk,
     thinking_budget,
 )
 from caddie.ai.transform import normalize_anthropic_tool_call_id, transform_messages
@@ -466,6 +457,16 @@ class _EventAssembler:
             usage.reasoning = _int(thinking_tokens)
         finish_usage(self.model, usage)
 
+    def complete(self) -> bool:
+        return self.saw_stop
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        if self.saw_start and not self.saw_stop:
+            raise ConnectionResetError("stream ended before message_stop")
+        if self.output.stop_reason == "pending":
+            raise ConnectionResetError("stream ended without a stop reason")
+        return []
+
     def finalize_quietly(self) -> None:
         for index, block in self.by_index.items():
             if isinstance(block, ToolCall) and self.json.get(index, "").strip():
@@ -497,8 +498,6 @@ class AnthropicMessagesProvider:
         from anthropic import AsyncAnthropic
 
         output = new_output(model)
-        idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
-        guard = StreamGuard(options.signal, idle)
         headers: dict[str, str] = {"User-Agent": "caddie", "accept": "application/json"}
         betas = beta_headers(model, context)
         if betas:
@@ -510,93 +509,31 @@ class AnthropicMessagesProvider:
             headers_contain(headers, "authorization", "x-api-key") or is_local_base_url(model.base_url)
         ):
             api_key = NO_KEY_PLACEHOLDER
-        secrets = [options.api_key]
-        client: AsyncAnthropic | None = None
-        sdk_stream: Any = None
-        assembler = _EventAssembler(output, model)
-        started = False
-        try:
-            if not api_key:
-                text = (
-                    f"No API key for provider '{model.provider}'. Set ANTHROPIC_API_KEY (or the provider's key "
-                    'variable), or add "apiKey" for it in models.json (see docs/providers.md).'
-                )
-                yield ErrorEvent("error", fail(output, FailureInfo(text), aborted=False, secrets=secrets))
-                return
-            params = build_params(model, context, options)
-            if options.on_payload is not None:
-                replaced = await options.on_payload(params)
-                if replaced is not None:
-                    params = replaced
-            params["stream"] = True  # this provider reads a stream; a hook cannot turn that off
-            client = _CLIENTS.get(
-                (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle),
-                lambda: AsyncAnthropic(
-                    api_key=api_key,
-                    base_url=model.base_url,
-                    max_retries=options.max_retries,
-                    default_headers=headers,
-                    timeout=idle,
-                ),
-            )
-            kwargs = split_known_kwargs(params, _known_create_fields())
-            sdk_stream = await guard.run(client.messages.create(**kwargs))
-            response = getattr(sdk_stream, "response", None)
-            if options.on_response is not None and response is not None:
-                await options.on_response(
-                    ProviderResponse(
-                        response.status_code, {str(k): str(v) for k, v in response.headers.items()}
-                    )
-                )
-            yield StartEvent(output)
-            started = True
-            while True:
-                try:
-                    event = await guard.run(sdk_stream.__anext__())
-                except StopAsyncIteration:
-                    break
-                for ev in assembler.apply(event):
-                    yield ev
-                if assembler.saw_stop:
-                    break
-            if guard.aborted:
-                raise Aborted()
-            if assembler.saw_start and not assembler.saw_stop:
-                raise ConnectionResetError("stream ended before message_stop")
-            if output.stop_reason == "pending":
-                raise ConnectionResetError("stream ended without a stop reason")
-            if output.stop_reason == "error":
-                info = FailureInfo(output.error_message or "The provider returned an error")
-                yield ErrorEvent("error", fail(output, info, aborted=False, secrets=secrets))
-                return
-            reason = output.stop_reason
-            if reason not in ("stop", "length", "toolUse"):
-                reason = "stop"
-                output.stop_reason = reason
-            yield DoneEvent(reason, output)
-        except Aborted:
-            assembler.finalize_quietly()
-            yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))
-        except Exception as exc:
-            assembler.finalize_quietly()
-            if isinstance(exc, ConnectionResetError):
-                info = FailureInfo(
-                    f"Connection lost: the stream from {model.base_url} ended before the reply finished ({exc}). "
-                    "Try again."
-                )
-            else:
-                info = describe_failure(exc, model, streaming_started=started)
-            aborted = guard.aborted
-            yield ErrorEvent(
-                "aborted" if aborted else "error", fail(output, info, aborted=aborted, secrets=secrets)
-            )
-        finally:
-            guard.close()
-            if sdk_stream is not None:
-                try:
-                    await sdk_stream.close()
-                except Exception:
-                    pass
+        events = stream_via_sdk(
+            model,
+            options,
+            output,
+            _EventAssembler(output, model),
+            headers=headers,
+            api_key=api_key,
+            missing_key_text=(
+                f"No API key for provider '{model.provider}'. Set ANTHROPIC_API_KEY (or the provider's key "
+                'variable), or add "apiKey" for it in models.json (see docs/providers.md).'
+            ),
+            build_params=lambda: build_params(model, context, options),
+            known_fields=_known_create_fields(),
+            clients=_CLIENTS,
+            make_client=lambda key, hdrs, idle: AsyncAnthropic(
+                api_key=key,
+                base_url=model.base_url,
+                max_retries=options.max_retries,
+                default_headers=hdrs,
+                timeout=idle,
+            ),
+            create=lambda client, kwargs: client.messages.create(**kwargs),
+        )
+        async for event in events:
+            yield event
 
 
 _CLIENTS = ClientCache()

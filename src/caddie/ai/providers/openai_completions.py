@@ -18,9 +18,6 @@ from typing import Any
 
 from caddie.ai.events import (
     AssistantMessageEvent,
-    DoneEvent,
-    ErrorEvent,
-    StartEvent,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
@@ -42,18 +39,12 @@ from caddie.ai.messages import (
     Usage,
     UserMessage,
 )
-from caddie.ai.model import Context, Model, ProviderResponse, StreamOptions, Tool
+from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers._shared import (
-    DEFAULT_IDLE_TIMEOUT_S,
     NO_KEY_PLACEHOLDER,
-    Aborted,
     ClientCache,
-    FailureInfo,
-    StreamGuard,
     clamp_max_tokens,
     clamp_thinking_level,
-    describe_failure,
-    fail,
     final_arguments,
     finish_usage,
     headers_contain,
@@ -61,7 +52,7 @@ from caddie.ai.providers._shared import (
     new_output,
     parse_partial_json,
     sanitize_text,
-    split_known_kwargs,
+    stream_via_sdk,
     thinking_budget,
 )
 from caddie.ai.transform import normalize_openai_tool_call_id, transform_messages
@@ -450,9 +441,10 @@ def map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
 class _ChunkAssembler:
     """Folds streamed chunks into ``output`` and says which events that produced."""
 
-    def __init__(self, output: AssistantMessage, model: Model) -> None:
+    def __init__(self, output: AssistantMessage, model: Model, *, require_finish: bool = True) -> None:
         self.output = output
         self.model = model
+        self.require_finish = require_finish
         self.text: TextContent | None = None
         self.thinking: ThinkingContent | None = None
         self.calls_by_index: dict[int, ToolCall] = {}
@@ -558,6 +550,16 @@ class _ChunkAssembler:
         events.append(ToolCallDeltaEvent(self._index(block), delta, out))
         return events
 
+    def complete(self) -> bool:
+        return False  # Chat Completions ends with the HTTP stream ([DONE])
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        if not self.has_finish:
+            if self.require_finish:
+                raise ConnectionResetError("no finish_reason")
+            self.output.stop_reason = "toolUse" if self.output.tool_calls() else "stop"
+        return self.finish_blocks()
+
     def finish_blocks(self) -> list[AssistantMessageEvent]:
         events: list[AssistantMessageEvent] = []
         for i, block in enumerate(self.output.content):
@@ -609,109 +611,35 @@ class OpenAICompletionsProvider:
         from openai import AsyncOpenAI
 
         output = new_output(model)
-        idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
-        guard = StreamGuard(options.signal, idle)
         headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
         api_key = options.api_key
         if not api_key and (headers_contain(headers, "authorization") or is_local_base_url(model.base_url)):
             api_key = NO_KEY_PLACEHOLDER
-        secrets = [options.api_key]
-        client: AsyncOpenAI | None = None
-        sdk_stream: Any = None
-        assembler = _ChunkAssembler(output, model)
-        started = False
-        try:
-            if not api_key:
-                yield ErrorEvent(
-                    "error",
-                    fail(output, FailureInfo(_missing_key_text(model)), aborted=False, secrets=secrets),
-                )
-                return
-            compat = resolve_compat(model)
-            params = build_params(model, context, options, compat)
-            if options.on_payload is not None:
-                replaced = await options.on_payload(params)
-                if replaced is not None:
-                    params = replaced
-            params["stream"] = True  # this provider reads a stream; a hook cannot turn that off
-            client = _CLIENTS.get(
-                (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle),
-                lambda: AsyncOpenAI(
-                    api_key=api_key,
-                    base_url=model.base_url,
-                    max_retries=options.max_retries,
-                    default_headers=headers,
-                    timeout=idle,
-                ),
-            )
-            kwargs = split_known_kwargs(params, _known_create_fields())
-            sdk_stream = await guard.run(client.chat.completions.create(**kwargs))
-            response = getattr(sdk_stream, "response", None)
-            if options.on_response is not None and response is not None:
-                await options.on_response(
-                    ProviderResponse(
-                        response.status_code, {str(k): str(v) for k, v in response.headers.items()}
-                    )
-                )
-            yield StartEvent(output)
-            started = True
-            while True:
-                try:
-                    chunk = await guard.run(sdk_stream.__anext__())
-                except StopAsyncIteration:
-                    break
-                for event in assembler.apply(chunk):
-                    yield event
-            if guard.aborted:
-                raise Aborted()
-            for event in assembler.finish_blocks():
-                yield event
-            compat_finish = compat.get("supportsFinishReason", True) is not False
-            if not assembler.has_finish:
-                if compat_finish:
-                    raise ConnectionResetError(
-                        "the stream ended without a finish_reason; the connection may have dropped"
-                    )
-                output.stop_reason = "toolUse" if output.tool_calls() else "stop"
-            if output.stop_reason == "error":
-                yield ErrorEvent(
-                    "error",
-                    fail(
-                        output,
-                        FailureInfo(output.error_message or "The provider returned an error"),
-                        aborted=False,
-                        secrets=secrets,
-                    ),
-                )
-                return
-            reason = output.stop_reason
-            if reason not in ("stop", "length", "toolUse"):
-                reason = "stop"
-                output.stop_reason = reason
-            yield DoneEvent(reason, output)
-        except Aborted:
-            assembler.finalize_quietly()
-            yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))
-        except Exception as exc:
-            assembler.finalize_quietly()
-            if isinstance(exc, ConnectionResetError):
-                info = FailureInfo(
-                    f"Connection lost: the stream from {model.base_url} ended before the reply finished "
-                    "(no finish_reason). Try again."
-                )
-            else:
-                info = describe_failure(exc, model, streaming_started=started)
-            aborted = guard.aborted
-            yield ErrorEvent(
-                "aborted" if aborted else "error", fail(output, info, aborted=aborted, secrets=secrets)
-            )
-        finally:
-            guard.close()
-            if sdk_stream is not None:
-                try:
-                    await sdk_stream.close()
-                except Exception:
-                    pass
+        compat = resolve_compat(model)
+        events = stream_via_sdk(
+            model,
+            options,
+            output,
+            _ChunkAssembler(
+                output, model, require_finish=compat.get("supportsFinishReason", True) is not False
+            ),
+            headers=headers,
+            api_key=api_key,
+            missing_key_text=_missing_key_text(model),
+            build_params=lambda: build_params(model, context, options, compat),
+            known_fields=_known_create_fields(),
+            clients=_CLIENTS,
+            make_client=lambda key, hdrs, idle: AsyncOpenAI(
+                api_key=key,
+                base_url=model.base_url,
+                max_retries=options.max_retries,
+                default_headers=hdrs,
+                timeout=idle,
+            ),
+            create=lambda client, kwargs: client.chat.completions.create(**kwargs),
+        )
+        async for event in events:
+            yield event
 
 
 _CLIENTS = ClientCache()
