@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from caddie.extensions.api import (
+    EVENT_NAMES,
     AbortSignal,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
@@ -43,31 +44,6 @@ from caddie.extensions.api import (
     ToolResultPatch,
 )
 
-EVERY_EVENT = (
-    "session_start",
-    "session_shutdown",
-    "session_before_compact",
-    "session_compact",
-    "session_tree",
-    "input",
-    "before_agent_start",
-    "agent_start",
-    "agent_end",
-    "agent_settled",
-    "turn_start",
-    "turn_end",
-    "message_start",
-    "message_update",
-    "message_end",
-    "context",
-    "tool_execution_start",
-    "tool_execution_update",
-    "tool_execution_end",
-    "tool_call",
-    "tool_result",
-    "model_select",
-)
-
 
 class NoteParams(BaseModel):
     text: str = Field(description="What to remember.")
@@ -81,7 +57,7 @@ def register(api: ExtensionAPI) -> None:
     def count(event: Any, ctx: ExtensionContext) -> None:
         counts[event.type] += 1
 
-    for name in EVERY_EVENT:
+    for name in sorted(EVENT_NAMES):
         if name not in ("input", "before_agent_start", "context", "tool_call", "tool_result"):
             api.on(name, count)  # type: ignore[arg-type]
 

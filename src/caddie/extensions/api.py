@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from caddie.extensions.runner import Extension
 
 __all__ = [
+    "EVENT_NAMES",
     "AbortSignal",
     "AgentEndEvent",
     "AgentMessage",
