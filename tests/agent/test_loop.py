@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -275,3 +276,24 @@ async def test_message_end_is_emitted_once_per_message() -> None:
     ends = [e.message for e in h.events if isinstance(e, MessageEndEvent)]
     assert ends == h.agent.state.messages
     assert [faux_text("done")] == h.agent.state.messages[-1].content  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("returned", "problem"),
+    [
+        ("just a string", "str, not a ToolResult"),
+        (ToolResult("hello"), "content must be a list"),  # type: ignore[arg-type]
+        (ToolResult([TextContent("ok")], {"path": Path("/tmp")}), "details cannot be saved as JSON"),
+    ],
+)
+async def test_a_tool_returning_something_unsaveable_becomes_an_error_result(
+    returned: Any, problem: str
+) -> None:
+    async def execute(call_id: str, params: Any, signal: AbortSignal, on_update: Any, ctx: Any) -> Any:
+        return returned
+
+    h = Harness([ToolDefinition("odd", "odd tool", {"type": "object", "properties": {}}, execute)])
+    h.faux.set_responses([faux_message(faux_tool_call("odd", {})), faux_message("ok")])
+    await h.agent.prompt("go")
+    result = next(m for m in h.agent.state.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error and problem in result.content[0].text  # type: ignore[union-attr]

@@ -341,3 +341,23 @@ async def test_send_message_while_running_is_steered_after_the_tools(tmp_path: P
         ("assistant", None),
     ]
     assert not run.session.pending_message_count()
+
+
+async def test_handlers_returning_the_wrong_thing_fail_open(tmp_path: Path) -> None:
+    def register(api: ExtensionAPI) -> None:
+        api.on("tool_result", lambda event, ctx: {"content": "not a patch"})
+        api.on("input", lambda event, ctx: "not an InputResult")
+        api.on("before_agent_start", lambda event, ctx: 42)
+        api.on("message_end", lambda event, ctx: MessageEndResult("oops"))  # type: ignore[arg-type]
+        api.on("context", lambda event, ctx: ContextResult(["not a message"]))  # type: ignore[list-item]
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register, "sloppy")])
+    (tmp_path / "f.txt").write_text("content\n")
+    run.faux.set_responses([faux_message(faux_tool_call("read", {"path": "f.txt"})), faux_message("fine")])
+    await run.session.prompt("read it")
+    await run.session.wait_for_idle()
+    result = next(m for m in run.session.messages if isinstance(m, ToolResultMessage))
+    assert result.content == [TextContent("content\n")] and not result.is_error
+    assert run.session.messages[-1].text() == "fine"  # type: ignore[union-attr]
+    failed = {e.event for e in run.events if isinstance(e, ExtensionErrorEvent)}
+    assert failed == {"tool_result", "input", "before_agent_start", "message_end", "context"}

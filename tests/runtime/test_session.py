@@ -155,8 +155,12 @@ async def test_new_session_and_fork_switch_files(tmp_path: Path) -> None:
     assert run.session.store.session_file != first_file
     assert run.session.store.header.parent_session == first_file
     assert run.session.messages == []  # forked before the user message
+    run.session.steer("left over")  # queued in the old session: must not leak into the new one
     await run.session.new_session()
-    assert run.session.messages == [] and len(run.session.store) == 0
+    assert run.session.messages == [] and run.session.pending_message_count() == 0
+    assert [e.type for e in run.session.store.entries()] == [
+        "model_change"
+    ]  # the new session records its model
     assert first_file is not None and SessionStore.open(first_file).session_id != run.session.store.session_id
 
 

@@ -19,6 +19,8 @@ class AgentStartEvent:
 class AgentEndEvent:
     messages: list[AgentMessage]
     """Every message this run produced: prompts, injected messages, assistant replies, tool results."""
+    will_retry: bool = False
+    """Set by the session: the run failed and will be retried after a backoff (Pi's ``willRetry``)."""
     type: Literal["agent_end"] = "agent_end"
 
 

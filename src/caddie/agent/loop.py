@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 from caddie.agent.events import (
     AgentEndEvent,
     AgentEvent,
@@ -32,6 +34,7 @@ from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, Start
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
+    ImageContent,
     LlmMessage,
     TextContent,
     ToolCall,
@@ -292,6 +295,21 @@ async def _stream_assistant_response(
     return final
 
 
+def _invalid_result(result: object) -> str | None:
+    """Why a tool's return value cannot become a tool result (it must survive the session file), or None."""
+    if not isinstance(result, ToolResult):
+        return f"{type(result).__name__}, not a ToolResult"
+    if not isinstance(result.content, list) or not all(
+        isinstance(b, TextContent | ImageContent) for b in result.content
+    ):
+        return "content must be a list of TextContent/ImageContent blocks"
+    try:
+        msgspec.json.encode(result.details)
+    except (TypeError, msgspec.EncodeError) as e:
+        return f"details cannot be saved as JSON ({e})"
+    return None
+
+
 async def _no_stream() -> AsyncIterator[AssistantMessageEvent]:
     return
     yield  # pragma: no cover - makes this an async generator
@@ -385,8 +403,9 @@ async def _execute(
             prepared.call.id, prepared.args, signal, on_update, config.tool_context()
         )
         result = await outcome if inspect.isawaitable(outcome) else outcome
-        if not isinstance(result, ToolResult):
-            raise TypeError(f"tool {prepared.call.name!r} returned {type(result).__name__}, not a ToolResult")
+        problem = _invalid_result(result)
+        if problem is not None:
+            raise TypeError(f"tool {prepared.call.name!r} returned an invalid result: {problem}")
         return result, False
     except Exception as e:
         text = str(e) or type(e).__name__

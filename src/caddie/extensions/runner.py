@@ -13,7 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from caddie.ai.messages import AgentMessage, CustomMessage, ImageContent, copy_messages
+from caddie.ai.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+    copy_messages,
+)
 from caddie.tools.base import ToolDefinition
 
 if TYPE_CHECKING:
@@ -32,6 +44,15 @@ if TYPE_CHECKING:
     )
 
 log = logging.getLogger("caddie.extensions")
+_MESSAGE_TYPES = (
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    CustomMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+)
 InputSource = Literal["interactive", "rpc", "extension", "print"]
 StreamingBehavior = Literal["steer", "follow_up"]
 
@@ -81,6 +102,19 @@ class ExtensionRunner:
     def _handlers(self, event: str) -> list[tuple[Extension, Handler]]:
         return [(ext, h) for ext in self.extensions for h in ext.handlers.get(event, ())]
 
+    def _expect(self, ext: Extension, event: str, value: Any, kind: type) -> Any:
+        """``value`` if it is None or a ``kind``; anything else is the handler's bug, reported and ignored."""
+        if value is None or isinstance(value, kind):
+            return value
+        self._on_error(
+            ExtensionError(
+                ext.path,
+                event,
+                f"{event} handler returned {type(value).__name__}; expected {kind.__name__} or None",
+            )
+        )
+        return None
+
     def _report(self, ext: Extension, event: str, err: BaseException) -> None:
         stack = "".join(traceback.format_exception(err))
         log.debug("extension %s failed in %s: %s", ext.path, event, stack)
@@ -107,7 +141,7 @@ class ExtensionRunner:
     # -- events whose results matter ------------------------------------------------------------------
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Each handler gets the previous one's output; the first gets a deep copy."""
-        from caddie.extensions.api import ContextEvent
+        from caddie.extensions.api import ContextEvent, ContextResult
 
         handlers = self._handlers("context")
         if not handlers:
@@ -120,20 +154,34 @@ class ExtensionRunner:
             except Exception as e:
                 self._report(ext, "context", e)
                 continue
-            if value is not None and getattr(value, "messages", None) is not None:
+            value = self._expect(ext, "context", value, ContextResult)
+            if value is not None and value.messages is not None:
+                if not isinstance(value.messages, list) or not all(
+                    isinstance(m, _MESSAGE_TYPES) for m in value.messages
+                ):
+                    self._on_error(
+                        ExtensionError(
+                            ext.path, "context", "context handler returned messages that are not messages"
+                        )
+                    )
+                    continue
                 current = list(value.messages)
         return current
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
         """The first ``block`` wins. A handler exception is not swallowed: it blocks the call."""
+        from caddie.extensions.api import ToolCallResult
+
         result: ToolCallResult | None = None
         ctx = self._context()
-        for _ext, handler in self._handlers("tool_call"):
-            value: ToolCallResult | None = await call_handler(handler, event, ctx)
+        for ext, handler in self._handlers("tool_call"):
+            value: ToolCallResult | None = self._expect(
+                ext, "tool_call", await call_handler(handler, event, ctx), ToolCallResult
+            )
             if value:
                 result = value
                 if value.block:
-                    return value
+                    return result
         return result
 
     async def emit_tool_result(self, event: ToolResultEvent) -> ToolResultPatch | None:
@@ -147,7 +195,18 @@ class ExtensionRunner:
             except Exception as e:
                 self._report(ext, "tool_result", e)
                 continue
+            value = self._expect(ext, "tool_result", value, ToolResultPatch)
             if not value:
+                continue
+            if value.content is not None and not (
+                isinstance(value.content, list)
+                and all(isinstance(b, TextContent | ImageContent) for b in value.content)
+            ):
+                self._on_error(
+                    ExtensionError(
+                        ext.path, "tool_result", "tool_result content must be a list of text/image blocks"
+                    )
+                )
                 continue
             if value.content is not None:
                 event.content = list(value.content)
@@ -167,7 +226,7 @@ class ExtensionRunner:
 
     async def emit_message_end(self, message: AgentMessage) -> AgentMessage | None:
         """A replacement message (same role) or None; handlers chain."""
-        from caddie.extensions.api import MessageEndEvent
+        from caddie.extensions.api import MessageEndEvent, MessageEndResult
 
         current = message
         modified = False
@@ -178,10 +237,11 @@ class ExtensionRunner:
             except Exception as e:
                 self._report(ext, "message_end", e)
                 continue
-            replacement = getattr(value, "message", None) if value else None
+            value = self._expect(ext, "message_end", value, MessageEndResult)
+            replacement = value.message if value is not None else None
             if replacement is None:
                 continue
-            if replacement.role != current.role:
+            if not isinstance(replacement, _MESSAGE_TYPES) or replacement.role != current.role:
                 self._on_error(
                     ExtensionError(
                         ext.path,
@@ -198,6 +258,8 @@ class ExtensionRunner:
         self, event: BeforeAgentStartEvent, ctx_with_prompt: Callable[[Callable[[], str]], ExtensionContext]
     ) -> tuple[list[CustomMessage], str | None]:
         """Custom messages from every handler, and the chained system prompt if any handler changed it."""
+        from caddie.extensions.api import BeforeAgentStartResult
+
         messages: list[CustomMessage] = []
         system_prompt = event.system_prompt
         changed = False
@@ -209,9 +271,15 @@ class ExtensionRunner:
             except Exception as e:
                 self._report(ext, "before_agent_start", e)
                 continue
+            value = self._expect(ext, "before_agent_start", value, BeforeAgentStartResult)
             if not value:
                 continue
             if value.message is not None:
+                if not isinstance(value.message, CustomMessage):
+                    self._on_error(
+                        ExtensionError(ext.path, "before_agent_start", "message must be a CustomMessage")
+                    )
+                    continue
                 messages.append(value.message)
             if value.system_prompt is not None:
                 system_prompt = value.system_prompt
@@ -239,6 +307,7 @@ class ExtensionRunner:
             except Exception as e:
                 self._report(ext, "input", e)
                 continue
+            value = self._expect(ext, "input", value, InputResult)
             if not value:
                 continue
             if value.action == "handled":

@@ -13,13 +13,16 @@ class) and see the session through a context object.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal as signals
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent, AgentState
-from caddie.agent.events import AgentEvent, MessageEndEvent, MessageStartEvent
+from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from caddie.agent.loop import (
     AgentContext,
     CompletedTurn,
@@ -41,10 +44,11 @@ from caddie.ai.messages import (
     ToolCall,
     UserContent,
     UserMessage,
+    text_of,
 )
 from caddie.ai.model import THINKING_LEVELS, Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import stream as default_stream
-from caddie.ai.tokens import estimate_context_tokens
+from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.config.settings import Settings
 from caddie.extensions.api import (
     BeforeAgentStartEvent,
@@ -65,6 +69,7 @@ from caddie.runtime.events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    EntryAppendedEvent,
     ExtensionErrorEvent,
     ExtensionEvent,
     NoticeEvent,
@@ -141,6 +146,10 @@ class AgentSession:
         self.compactor: Compactor | None = None
         self._overflow_recovery_attempted = False
         self._closing = False
+        self._starting = False
+        self._outbox: list[SessionEvent] = []
+        self._outbox_flush: asyncio.Task[None] | None = None
+        self._pending_bash: list[BashExecutionMessage] = []
         self.exit_code: int | None = None
 
         self.runner = ExtensionRunner(self._extensions, self.context, self._on_extension_error)
@@ -182,15 +191,24 @@ class AgentSession:
                 ext.api.bind(self)
         self._bound = True
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_session_file))
-        self._refresh_tools_now()
+        self._rebuild_system_prompt()
 
     async def shutdown(
         self,
         reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit",
         target_session_file: str | None = None,
+        *,
+        settle_timeout: float = 10.0,
     ) -> None:
-        """Tell extensions the session ends; waits for background work started by extensions."""
+        """End the session: abort a running turn, let runs settle (so every entry is written), tell the
+        extensions (``session_shutdown``), deliver pending events, and cancel whatever background work is
+        still left (e.g. a timer an extension started)."""
+        if self._run_active:
+            self.abort()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.wait_for_idle(), settle_timeout)
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, target_session_file))
+        await self._flush_outbox()
         self._closing = reason == "quit"
         for task in list(self._background):
             task.cancel()
@@ -211,14 +229,26 @@ class AgentSession:
         return unsubscribe
 
     async def _publish(self, event: SessionEvent) -> None:
+        """Tell every subscriber, in order; events queued from synchronous code go out first."""
+        await self._flush_outbox()
+        await self._deliver(event)
+
+    async def _deliver(self, event: SessionEvent) -> None:
         for subscriber in list(self._subscribers):
             try:
                 await call_handler(subscriber, event)
             except Exception:
                 log.exception("session subscriber failed on %s", getattr(event, "type", event))
 
+    async def _flush_outbox(self) -> None:
+        while self._outbox:
+            await self._deliver(self._outbox.pop(0))
+
     def _publish_soon(self, event: SessionEvent) -> None:
-        self._spawn(self._publish(event))
+        """Queue an event from synchronous code; it is delivered before the next one, or right after."""
+        self._outbox.append(event)
+        if self._outbox_flush is None or self._outbox_flush.done():
+            self._outbox_flush = self._spawn(self._flush_outbox())
 
     def _headless_notify(self, message: str, level: NotifyLevel) -> None:
         self._publish_soon(NoticeEvent(message, level))
@@ -294,17 +324,18 @@ class AgentSession:
             custom_prompt=self.options.custom_prompt,
             append=self.options.append_prompt,
         )
-        self.agent.state.system_prompt = self._system_prompt
+        self.agent.state.system_prompt = self._system_prompt_override or self._system_prompt
         self.agent.state.tools = self.active_tools()
-
-    def _refresh_tools_now(self) -> None:
-        self._rebuild_system_prompt()
 
     # ==============================================================================================
     # ExtensionHost (what ExtensionAPI action methods do)
 
     def append_entry(self, custom_type: str, data: Any) -> str:
-        return self.store.append_custom(custom_type, data)
+        entry_id = self.store.append_custom(custom_type, data)
+        entry = self.store.get_entry(entry_id)
+        if entry is not None and self._subscribers:
+            self._publish_soon(EntryAppendedEvent(entry))
+        return entry_id
 
     def send_message(self, message: CustomMessage, deliver_as: DeliverAs | None, trigger_turn: bool) -> None:
         if deliver_as == "next_turn":
@@ -328,16 +359,23 @@ class AgentSession:
                     "send_user_message while the agent is working needs deliver_as='steer' or 'follow_up'"
                 )
             blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
-            text = "\n".join(b.text for b in blocks if isinstance(b, TextContent))
-            self._queue_user(UserMessage(blocks), text, deliver_as)
+            self._queue_user(UserMessage(blocks), text_of(blocks), deliver_as)
             return
-        self._spawn(self._prompt_messages_from_extension(content))
+        self._spawn(self._prompt_from_extension(content))
 
-    async def _prompt_messages_from_extension(self, content: str | list[UserContent]) -> None:
+    async def _prompt_from_extension(self, content: str | list[UserContent]) -> None:
+        """Like a typed prompt (``input`` with source ``extension``), minus command handling."""
         blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
-        text = "\n".join(b.text for b in blocks if isinstance(b, TextContent))
-        images = [b for b in blocks if isinstance(b, ImageContent)]
-        await self._start_prompt(text, images or None, UserMessage(blocks))
+        text = text_of(blocks)
+        images = [b for b in blocks if isinstance(b, ImageContent)] or None
+        if self.runner.has_handlers("input"):
+            result = await self.runner.emit_input(text, images, "extension", None)
+            if result.action == "handled":
+                return
+            if result.action == "transform" and result.text is not None:
+                text, images = result.text, result.images
+                blocks = [TextContent(text), *(images or [])]
+        await self._start_prompt(text, images, UserMessage(blocks))
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.store.append_label(entry_id, label)
@@ -414,19 +452,25 @@ class AgentSession:
         model = self.model
         if model is None or model.context_window <= 0:
             return None
-        messages = self.agent.state.messages
-        latest_compaction = next(
-            (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "compactionSummary"), None
-        )
-        if latest_compaction is not None and not any(
-            isinstance(m, AssistantMessage)
-            and m.stop_reason not in ("error", "aborted")
-            and m.usage.total_tokens > 0
-            for m in messages[latest_compaction + 1 :]
-        ):
+        if self._compacted_without_usage():
             return ContextUsage(None, model.context_window, None)
-        tokens = estimate_context_tokens(messages)
+        tokens = estimate_context_tokens(self.agent.state.messages)
         return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100)
+
+    def _compacted_without_usage(self) -> bool:
+        """After a compaction, until a reply reports usage again, the size of the context is unknown (Pi)."""
+        branch = self.store.branch()
+        for entry in reversed(branch):
+            if isinstance(entry, CompactionEntry):
+                return True
+            if (
+                isinstance(entry, MessageEntry)
+                and isinstance(entry.message, AssistantMessage)
+                and entry.message.stop_reason not in ("error", "aborted")
+                and context_tokens_of_usage(entry.message.usage) > 0
+            ):
+                return False
+        return False
 
     # ==============================================================================================
     # Prompting
@@ -461,10 +505,19 @@ class AgentSession:
         await self._start_prompt(text, images, UserMessage([TextContent(text), *(images or [])]))
 
     def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
+        self._reject_command(text)
         self._queue_user(UserMessage([TextContent(text), *(images or [])]), text, "steer")
 
     def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
+        self._reject_command(text)
         self._queue_user(UserMessage([TextContent(text), *(images or [])]), text, "follow_up")
+
+    def _reject_command(self, text: str) -> None:
+        name = text[1:].partition(" ")[0] if text.startswith("/") else ""
+        if name and name in self.runner.commands():
+            raise SessionError(
+                f"/{name} is a command: it runs at once and cannot be queued; send it as a prompt."
+            )
 
     def _queue_user(self, message: UserMessage, text: str, how: Literal["steer", "follow_up"]) -> None:
         if how == "steer":
@@ -488,20 +541,27 @@ class AgentSession:
     async def _start_prompt(self, text: str, images: list[ImageContent] | None, user: UserMessage) -> None:
         if not self._has_model:
             raise SessionError("No model is configured, so there is nothing to send the prompt to.")
-        if self.compactor is not None:
-            await self.compactor.before_prompt(self)
-        self._overflow_recovery_attempted = False
-        batch: list[AgentMessage] = [user, *self._next_turn]
-        self._next_turn = []
-        if self.runner.has_handlers("before_agent_start"):
-            event = BeforeAgentStartEvent(text, images, self._system_prompt)
-            extra, prompt_override = await self.runner.emit_before_agent_start(
-                event, lambda get_prompt: SessionContext(self, get_prompt)
-            )
-            batch.extend(extra)
-            if prompt_override is not None:
-                self._system_prompt_override = prompt_override
-                self.agent.state.system_prompt = prompt_override
+        # From here on the session counts as busy: a second prompt arriving while extensions prepare this one
+        # is queued (and shown as pending) instead of racing it.
+        self._starting = True
+        try:
+            if self.compactor is not None:
+                await self.compactor.before_prompt(self)
+            self._overflow_recovery_attempted = False
+            batch: list[AgentMessage] = [user, *self._next_turn]
+            self._next_turn = []
+            if self.runner.has_handlers("before_agent_start"):
+                event = BeforeAgentStartEvent(text, images, self._system_prompt)
+                extra, prompt_override = await self.runner.emit_before_agent_start(
+                    event, lambda get_prompt: SessionContext(self, get_prompt)
+                )
+                batch.extend(extra)
+                if prompt_override is not None:
+                    self._system_prompt_override = prompt_override
+                    self.agent.state.system_prompt = prompt_override
+        except BaseException:
+            self._starting = False
+            raise
         await self._run_agent_prompt(batch)
 
     async def _run_agent_prompt(self, messages: list[AgentMessage]) -> None:
@@ -510,6 +570,7 @@ class AgentSession:
                 self.agent.follow_up(message)
             return
         self._run_active = True
+        self._starting = False
         self._run_done.clear()
         self._stop_after_turn = False
         self._retry_attempt = 0
@@ -521,26 +582,11 @@ class AgentSession:
             self._system_prompt_override = None
             self.agent.state.system_prompt = self._system_prompt
             self._run_active = False
-            self._run_done.set()
+            await self._flush_pending_bash()
             await self.runner.emit("agent_settled", AgentSettledEvent())
             await self._publish(AgentSettledEvent())
-
-    async def continue_run(self) -> None:
-        """Resume from the transcript (after a crash, or to retry by hand)."""
-        if self._run_active:
-            return
-        self._run_active = True
-        self._run_done.clear()
-        self._stop_after_turn = False
-        try:
-            await self.agent.continue_()
-            while await self._post_run():
-                await self.agent.continue_()
-        finally:
-            self._run_active = False
-            self._run_done.set()
-            await self.runner.emit("agent_settled", AgentSettledEvent())
-            await self._publish(AgentSettledEvent())
+            if not self._run_active:  # a handler above may already have started the next run
+                self._run_done.set()
 
     def _last_assistant(self) -> AssistantMessage | None:
         for message in reversed(self.agent.state.messages):
@@ -593,9 +639,6 @@ class AgentSession:
             if self._retry_attempt > 0:
                 await self._publish(AutoRetryEndEvent(False, self._retry_attempt, last.error_message))
                 self._retry_attempt = 0
-        elif self._retry_attempt > 0 and last is not None and last.stop_reason not in ("error", "aborted"):
-            await self._publish(AutoRetryEndEvent(True, self._retry_attempt))
-            self._retry_attempt = 0
         if self.compactor is not None and last is not None and last.stop_reason != "aborted":
             decision = await self.compactor.after_run(self, last)
             if decision == "retry":
@@ -685,11 +728,14 @@ class AgentSession:
         prompt = self._system_prompt_override or self._system_prompt
         if self.compactor is not None:
             await self.compactor.between_turns(self, turn)
-        if prompt == turn.context.system_prompt and [t.name for t in tools] == [
+        state = self.agent.state
+        # A model or thinking level changed during the run (an extension, /model) applies from the next turn.
+        nxt = NextTurn(model=state.model, thinking_level=state.thinking_level)
+        if prompt != turn.context.system_prompt or [t.name for t in tools] != [
             t.name for t in turn.context.tools
         ]:
-            return None
-        return NextTurn(context=AgentContext(prompt, turn.context.messages, tools))
+            nxt.context = AgentContext(prompt, turn.context.messages, tools)
+        return nxt
 
     async def _should_stop_after_turn(self, turn: CompletedTurn) -> bool:
         return self._stop_after_turn
@@ -706,20 +752,41 @@ class AgentSession:
             await self.runner.emit(event.type, event)
         if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):
             self._dequeue_display(event.message)
+        elif isinstance(event, AgentEndEvent):
+            event.will_retry = self._will_retry()
         await self._publish(event)
         if isinstance(event, MessageEndEvent):
             self._persist(event.message)
+            message = event.message
+            if (
+                isinstance(message, AssistantMessage)
+                and message.stop_reason not in ("error", "aborted")
+                and self._retry_attempt > 0
+            ):
+                await self._publish(AutoRetryEndEvent(True, self._retry_attempt))
+                self._retry_attempt = 0
+
+    def _will_retry(self) -> bool:
+        """Whether the run that just ended will be retried (the ``willRetry`` of Pi's ``agent_end``)."""
+        last = self._last_assistant()
+        window = self.agent.state.model.context_window
+        return (
+            last is not None
+            and last.stop_reason == "error"
+            and self.settings.retry_enabled
+            and not ai_errors.is_context_overflow(last, window)
+            and ai_errors.is_retryable(last, window)
+            and self._retry_attempt < self.settings.retry_max_retries
+        )
 
     def _dequeue_display(self, message: UserMessage) -> None:
-        text = (
-            "\n".join(b.text for b in message.content if isinstance(b, TextContent))
-            if not isinstance(message.content, str)
-            else message.content
-        )
+        text = text_of(message.content)
         for queue in (self._steering_texts, self._follow_up_texts):
             if text in queue:
                 queue.remove(text)
-                self._publish_soon(QueueUpdateEvent(list(self._steering_texts), list(self._follow_up_texts)))
+                self._outbox.insert(
+                    0, QueueUpdateEvent(list(self._steering_texts), list(self._follow_up_texts))
+                )
                 return
 
     def _persist(self, message: AgentMessage) -> None:
@@ -756,20 +823,47 @@ class AgentSession:
         task.add_done_callback(done)
         return task
 
+    def _require_idle(self, doing: str) -> None:
+        if self._run_active or self._starting:
+            raise SessionError(f"Wait for the agent to finish (or press Esc) before {doing}.")
+
     async def replace_store(
         self, store: SessionStore, reason: Literal["new", "resume", "fork"], previous_file: str | None
     ) -> None:
-        """Switch to another session (``/new``, ``/resume``, ``/fork``): shutdown → swap → start."""
-        if self._run_active:
-            raise SessionError("Wait for the agent to finish (or press Esc) before switching sessions.")
+        """Switch to another session (``/new``, ``/resume``, ``/fork``): shutdown → swap → start.
+
+        Nothing of the old session carries over: queued messages, retry state and exit code are reset, and
+        the model and thinking level are those the new session recorded (a new one records the current ones).
+        """
+        self._require_idle("switching sessions")
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, store.session_file))
         self.store = store
-        self.agent.state.messages = store.build_context().messages
+        self.agent.steering.clear()
+        self.agent.follow_ups.clear()
+        self._steering_texts.clear()
+        self._follow_up_texts.clear()
         self._next_turn = []
+        self._retry_attempt = 0
+        self._overflow_recovery_attempted = False
+        self.exit_code = None
+        restored = store.build_context()
+        self.agent.state.messages = restored.messages
+        if restored.model is not None and (found := self.options.find_model(*restored.model)) is not None:
+            self.agent.state.model = found
+            self._has_model = True
+        if len(store) == 0 and self._has_model:
+            store.append_model_change(self.agent.state.model.provider, self.agent.state.model.id)
+            if self.agent.state.thinking_level != "off":
+                store.append_thinking_level_change(self.agent.state.thinking_level)
+        elif len(store):
+            self.agent.state.thinking_level = next(
+                (t for t in THINKING_LEVELS if t == restored.thinking_level), self.agent.state.thinking_level
+            )
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_file))
         self._rebuild_system_prompt()
 
     async def new_session(self, parent_session: str | None = None) -> bool:
+        self._require_idle("starting a new session")
         previous = self.store.session_file
         directory = self.store.path.parent if self.store.path else None
         store = (
@@ -781,27 +875,34 @@ class AgentSession:
         return True
 
     async def switch_session(self, path: str) -> bool:
+        self._require_idle("switching sessions")
         previous = self.store.session_file
         await self.replace_store(SessionStore.open(path), "resume", previous)
         return True
 
     async def fork(self, entry_id: str) -> bool:
+        """A new session from the path up to ``entry_id``; from a user message: up to just before it."""
+        self._require_idle("forking")
         previous = self.store.session_file
         entry = self.store.get_entry(entry_id)
         if entry is None:
             raise SessionError(f"No entry {entry_id} in this session.")
-        leaf = (
-            entry.parent_id
-            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage)
-            else entry_id
-        )
-        await self.replace_store(self.store.fork(leaf), "fork", previous)
+        before_user = isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage)
+        if before_user and entry.parent_id is None:  # forking before the very first message: an empty session
+            directory = self.store.path.parent if self.store.path else None
+            forked = (
+                SessionStore.create(self.cwd, directory, parent_session=previous)
+                if directory
+                else SessionStore.in_memory(self.cwd)
+            )
+        else:
+            forked = self.store.fork(entry.parent_id if before_user else entry_id)
+        await self.replace_store(forked, "fork", previous)
         return True
 
     async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
         """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry."""
-        if self._run_active:
-            raise SessionError("Wait for the agent to finish (or press Esc) before moving in the tree.")
+        self._require_idle("moving in the tree")
         entry = self.store.get_entry(target_id)
         if entry is None:
             raise SessionError(f"No entry {target_id} in this session.")
@@ -813,11 +914,7 @@ class AgentSession:
         if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
             self.store.move_leaf(entry.parent_id)
             content = entry.message.content
-            self.ui.set_editor_text(
-                content
-                if isinstance(content, str)
-                else "\n".join(b.text for b in content if isinstance(b, TextContent))
-            )
+            self.ui.set_editor_text(text_of(content))
         else:
             self.store.move_leaf(target_id)
         if summary_entry is not None:
@@ -832,6 +929,7 @@ class AgentSession:
         """Re-import extensions (``/reload``): shutdown → load → start."""
         if self.options.reload_extensions is None:
             return
+        self._require_idle("reloading extensions")
         await self.shutdown("reload")
         extensions, errors = await self.options.reload_extensions()
         self._extensions[:] = extensions
@@ -845,24 +943,45 @@ class AgentSession:
         await self.start("reload")
 
     async def run_user_bash(self, command: str, exclude_from_context: bool) -> BashExecutionMessage:
-        """``!cmd`` / ``!!cmd``: run a shell command and record it (``!!`` keeps it out of the context)."""
+        """``!cmd`` / ``!!cmd``: run a shell command and record it (``!!`` keeps it out of the context).
+
+        While a run is active the record waits until the run settles, so it never lands between a tool call
+        and its result. The command's process group is killed if the caller is cancelled or times out.
+        """
         proc = await asyncio.create_subprocess_shell(
             command,
             cwd=self.cwd,
+            stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-        out, _ = await proc.communicate()
+        try:
+            out, _ = await proc.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signals.SIGKILL)
+            raise
         text = out.decode("utf-8", "replace").rstrip("\n")
         message = BashExecutionMessage(
             command, text, proc.returncode, exclude_from_context=exclude_from_context or None
         )
+        if self._run_active or self._starting:
+            self._pending_bash.append(message)
+        else:
+            await self._record_bash(message)
+        return message
+
+    async def _record_bash(self, message: BashExecutionMessage) -> None:
         self.agent.state.messages.append(message)
         self.store.append_message(message)
         await self._publish(MessageStartEvent(message))
         await self._publish(MessageEndEvent(message))
-        return message
+
+    async def _flush_pending_bash(self) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            await self._record_bash(message)
 
 
 _EXTENSION_AGENT_EVENTS = frozenset(
