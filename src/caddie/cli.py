@@ -6,7 +6,8 @@
     caddie context [SESSION] [--json]     what the model would be sent next
     caddie export [SESSION] [-o FILE]     the session as one offline HTML page
 
-Every mistake a user can make here ends in one line on stderr and exit code 2, never a traceback.
+A usage mistake ends in one line on stderr and exit code 2; a bug ends in one line and exit code 70 with
+the traceback in ~/.caddie/agent/crash.log. Never a traceback on the terminal.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def _cwd() -> str:
 def _read_stdin() -> str | None:
     if sys.stdin is None or sys.stdin.isatty():
         return None
-    data = sys.stdin.read()
+    data = sys.stdin.buffer.read().decode("utf-8", "replace")  # a stray byte must not fail the run later
     return data if data.strip() else None
 
 
@@ -142,7 +143,12 @@ async def _run_main(argv: list[str]) -> int:
     specs = loaded.flag_specs()
     if specs:
         group = parser.add_argument_group("options added by extensions")
+        taken = {opt for action in parser._actions for opt in action.option_strings}
         for spec in specs.values():
+            if f"--{spec.name}" in taken:
+                print(f"caddie: warning: extension {spec.source} wants --{spec.name}, which caddie already uses; "
+                      "ignored", file=sys.stderr)
+                continue
             if spec.kind == "boolean":
                 group.add_argument(
                     f"--{spec.name}",
@@ -290,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"caddie: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("caddie: interrupted; the session file holds everything up to this point", file=sys.stderr)
+        print("caddie: interrupted; everything up to this point is saved", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

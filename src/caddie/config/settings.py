@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ def read_json_object(path: Path) -> tuple[dict[str, Any], str | None]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}, None
+    except UnicodeDecodeError:
+        return {}, f"{path} is not UTF-8 text; ignoring it"
     except OSError as e:
         return {}, f"could not read {path}: {e.strerror or e}"
     if not text.strip():
@@ -68,6 +71,8 @@ class Settings:
         value = self.get(dotted, default)
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if isinstance(value, bool) and bool not in kinds:  # JSON true is not a number here
+            return default
+        if isinstance(value, float) and not math.isfinite(value):  # 1e999 parses as infinity
             return default
         return value if isinstance(value, kinds) else default
 

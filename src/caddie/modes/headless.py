@@ -1,8 +1,8 @@
 """Print mode (``caddie -p``) and JSON mode (``--mode json``): run prompts to completion without a screen.
 
-Print mode writes the final answer's text to stdout; JSON mode writes the session header, then every
-session event as one JSON line. Both exit 1 when the last reply ended in an error or was aborted, unless an
-extension set the exit code (a headless goal does).
+Print mode writes the final answer's text to stdout (notices, retries and progress go to stderr); JSON mode
+writes the session header, then every session event as one JSON line. Both exit 1 when the run's last reply
+ended in an error or was aborted, unless an extension set the exit code (a headless goal does).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ async def run_headless(
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    before = len(session.messages)
+    before = last_assistant(session)  # compare by identity: a compaction may shorten the transcript
 
     show_tools = err.isatty()  # progress for a person watching; logs and pipes get only what matters
 
@@ -97,7 +97,7 @@ async def run_headless(
         unsubscribe()
 
     last = last_assistant(session)
-    produced = len(session.messages) > before
+    produced = last is not None and last is not before
     failed = produced and last is not None and last.stop_reason in ("error", "aborted")
     if not json_mode and produced and last is not None:
         if failed:

@@ -58,6 +58,8 @@ class SessionRequest:
     flags: dict[str, str | bool] = field(default_factory=dict)
     """Values of extension flags (``--goal ...``) already parsed against the extensions' ``FlagSpec``s."""
     preloaded: LoadedExtensions | None = None
+    read_only: bool = False
+    """Open the session without ever writing to its file (offline views such as ``caddie context``)."""
 
 
 @dataclass
@@ -135,7 +137,7 @@ def open_store(request: SessionRequest) -> SessionStore:
             path = Path(request.session_file).expanduser()
             if not path.exists():
                 raise SetupError(f"No session file at {path}. List sessions with: caddie session list")
-            return SessionStore.open(path)
+            return SessionStore.open(path, repair=not request.read_only)
         if request.session == "continue":
             latest = latest_session_file(request.cwd, request.session_dir)
             if latest is not None:
@@ -143,14 +145,24 @@ def open_store(request: SessionRequest) -> SessionStore:
         return SessionStore.create(request.cwd, request.session_dir)
     except SessionFileError as e:
         raise SetupError(str(e)) from None
+    except OSError as e:
+        raise SetupError(
+            f"Cannot use the session: {e.strerror or e} ({getattr(e, 'filename', '')})"
+        ) from None
 
 
-def _thinking(value: str | None, settings: Settings) -> ThinkingLevel:
-    raw = value or settings.default_thinking_level or "off"
+def _thinking(value: str | None, settings: Settings, warnings: list[str]) -> ThinkingLevel:
+    """The level asked for on the command line (a bad one is an error), else the settings' (a bad one warns)."""
     for level in THINKING_LEVELS:
-        if level == raw:
+        if level == (value or settings.default_thinking_level or "off"):
             return level
-    raise SetupError(f"Unknown thinking level '{raw}'. Use one of: {', '.join(THINKING_LEVELS)}.")
+    if value is not None:
+        raise SetupError(f"Unknown thinking level '{value}'. Use one of: {', '.join(THINKING_LEVELS)}.")
+    warnings.append(
+        f'settings "defaultThinkingLevel" is {settings.default_thinking_level!r}, not one of '
+        f"{', '.join(THINKING_LEVELS)}; using off"
+    )
+    return "off"
 
 
 async def build_session(request: SessionRequest) -> SessionBuild:
@@ -161,7 +173,11 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     settings = load_settings(cwd, project_trusted=trusted)
     warnings = list(settings.warnings)
 
+    if request.session_dir is None and settings.session_dir:
+        request.session_dir = str(Path(settings.session_dir).expanduser())
     store = open_store(request)
+    if request.read_only:
+        store.path = None  # views (caddie context) may run extensions, but nothing reaches the file
     registry = ModelRegistry()
     warnings += registry.warnings
     restored = store.build_context() if len(store) else None
@@ -171,20 +187,29 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         model = found if found is not None and registry.has_auth(found) else None
     if model is None:
         model = resolve_model(registry, settings, request.model, request.require_model)
-    if request.thinking is None and restored is not None and len(store) and restored.thinking_level != "off":
-        thinking = _thinking(restored.thinking_level, settings)
+    if (
+        request.thinking is None
+        and restored is not None
+        and len(store)
+        and restored.thinking_level in THINKING_LEVELS
+        and restored.thinking_level != "off"
+    ):
+        thinking = _thinking(restored.thinking_level, settings, warnings)
     else:
-        thinking = _thinking(request.thinking, settings)
+        thinking = _thinking(request.thinking, settings, warnings)
     if model is not None and not model.reasoning:
         thinking = "off"
 
     tool_names = request.tools if request.tools is not None else settings.tools
     if tool_names is not None:
         unknown = [t for t in tool_names if t not in ALL_TOOL_NAMES]
-        if unknown:
+        if unknown and request.tools is not None:
             raise SetupError(
                 f"Unknown tool(s): {', '.join(unknown)}. Built-in tools are: {', '.join(ALL_TOOL_NAMES)}."
             )
+        if unknown:
+            warnings.append(f'settings "tools" names unknown tool(s) {", ".join(unknown)}; ignored')
+            tool_names = [t for t in tool_names if t in ALL_TOOL_NAMES]
 
     session_ref: list[AgentSession] = []
 

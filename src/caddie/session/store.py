@@ -160,13 +160,17 @@ class SessionStore:
         return cls(header, None)
 
     @classmethod
-    def open(cls, path: str | Path) -> SessionStore:
-        """Open an existing file (v1/v2 files are migrated to v3 and rewritten, as Pi does)."""
+    def open(cls, path: str | Path, *, repair: bool = True) -> SessionStore:
+        """Open an existing file. v1/v2 files are migrated to v3 and rewritten, and a torn last line is moved
+        aside, as Pi does; with ``repair=False`` (read-only views) both happen in memory only."""
         file = Path(path).expanduser().resolve()
-        header, entries, warnings, migrated = _load_file(file)
+        header, entries, warnings, migrated = _load_file(file, repair=repair)
         store = cls(header, file, entries, flushed=True, warnings=warnings)
-        if migrated:
-            store._rewrite()
+        if migrated and repair:
+            try:
+                store._rewrite()
+            except OSError as e:
+                store.warnings.append(f"{file}: could not save the migrated session ({e.strerror or e})")
         return store
 
     @classmethod
@@ -460,7 +464,9 @@ def _append_bytes(path: Path, data: bytes) -> None:
 # Loading
 
 
-def _load_file(file: Path) -> tuple[SessionHeader, list[SessionEntry], list[str], bool]:
+def _load_file(
+    file: Path, *, repair: bool = True
+) -> tuple[SessionHeader, list[SessionEntry], list[str], bool]:
     try:
         raw = file.read_bytes()
     except FileNotFoundError:
@@ -553,15 +559,18 @@ def _load_file(file: Path) -> tuple[SessionHeader, list[SessionEntry], list[str]
     finally:
         if gc_was_enabled:
             gc.enable()
-    if repaired:
-        # Move the unusable fragment aside (nothing is thrown away) so the file ends on a whole line.
-        fragment_start = spans[last][0]
-        with (file.parent / (file.name + ".torn")).open("ab") as aside:
-            aside.write(raw[fragment_start:] + b"\n")
-        os.truncate(file, fragment_start)
-        warnings[-1] += f"; its bytes were moved to {file.name}.torn"
-    elif torn_tail:
-        _append_bytes(file, b"\n")  # a complete last line without its newline: keep it, end it
+    try:
+        if repaired and repair:
+            # Move the unusable fragment aside (nothing is thrown away) so the file ends on a whole line.
+            fragment_start = spans[last][0]
+            with (file.parent / (file.name + ".torn")).open("ab") as aside:
+                aside.write(raw[fragment_start:] + b"\n")
+            os.truncate(file, fragment_start)
+            warnings[-1] += f"; its bytes were moved to {file.name}.torn"
+        elif torn_tail and repair:
+            _append_bytes(file, b"\n")  # a complete last line without its newline: keep it, end it
+    except OSError as e:
+        warnings.append(f"{file}: could not repair the file ({e.strerror or e}); it is used as it is")
     return header, entries, warnings, migrated
 
 
