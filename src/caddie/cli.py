@@ -17,7 +17,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 from caddie import __version__
 
@@ -146,8 +146,11 @@ async def _run_main(argv: list[str]) -> int:
         taken = {opt for action in parser._actions for opt in action.option_strings}
         for spec in specs.values():
             if f"--{spec.name}" in taken:
-                print(f"caddie: warning: extension {spec.source} wants --{spec.name}, which caddie already uses; "
-                      "ignored", file=sys.stderr)
+                print(
+                    f"caddie: warning: extension {spec.source} wants --{spec.name}, which caddie already uses; "
+                    "ignored",
+                    file=sys.stderr,
+                )
                 continue
             if spec.kind == "boolean":
                 group.add_argument(
@@ -242,7 +245,7 @@ async def _run_main(argv: list[str]) -> int:
     from caddie.runtime.compaction import attach_compaction
 
     attach_compaction(session)
-    await session.start(
+    reason: Literal["startup", "resume"] = (
         "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
     )
     try:
@@ -250,7 +253,8 @@ async def _run_main(argv: list[str]) -> int:
             from caddie.modes.rpc import run_rpc
 
             assert rpc_ui is not None
-            return await run_rpc(session, rpc_ui, build.registry.find)
+            return await run_rpc(session, rpc_ui, build.registry.find, lambda: session.start(reason))
+        await session.start(reason)
         from caddie.modes.headless import run_headless
 
         if not prompts and session.is_idle and not session._background:

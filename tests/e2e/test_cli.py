@@ -242,3 +242,39 @@ def test_export_writes_one_offline_html_page(caddie: Caddie) -> None:
     assert result.stdout.strip().endswith("page.html")
     assert "say something" in html and "Exported &lt;b&gt;safely&lt;/b&gt;." in html
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+
+
+def test_rpc_commands_from_a_file_and_a_dialog_in_a_session_switch(caddie: Caddie) -> None:
+    (caddie.project / "guard.py").write_text(
+        "def register(api):\n"
+        "    async def on_shutdown(event, ctx):\n"
+        "        ok = await ctx.ui.confirm('Leave?', 'Switching sessions')\n"
+        "        ctx.ui.notify(f'leave={ok}')\n"
+        "    api.on('session_shutdown', on_shutdown)\n"
+    )
+    commands = caddie.project / "commands.jsonl"
+    commands.write_text(
+        json.dumps({"id": "1", "type": "new_session"})
+        + "\n"
+        + json.dumps({"id": "2", "type": "get_state"})
+        + "\n"
+    )
+    with commands.open("rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "caddie", "--mode", "rpc", "-e", "guard.py", "--model", "fake/fake-model"],
+            cwd=caddie.project,
+            env=caddie.env(),
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    asked = [o for o in lines if o.get("type") == "extension_ui_request" and o.get("method") == "confirm"]
+    assert asked and asked[0]["title"] == "Leave?"
+    state = next(o for o in lines if o.get("id") == "2")
+    assert state["success"] is True  # get_state answered while new_session waited for the dialog
+    assert any(
+        o.get("method") == "notify" and o.get("message") == "leave=False" for o in lines
+    )  # EOF cancels it

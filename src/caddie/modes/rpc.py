@@ -10,10 +10,11 @@ Lines are split on LF only (never on U+2028/U+2029).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, BinaryIO
 
 from caddie.ai.messages import AssistantMessage, ImageContent, content_from_json, message_to_json
@@ -33,12 +34,15 @@ class RpcUI:
     def __init__(self, write: Write) -> None:
         self._write = write
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._closed = False
         self.editor_text = ""
 
     def _fire(self, method: str, **fields: Any) -> None:
         self._write({"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method, **fields})
 
     async def _ask(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
+        if self._closed:
+            return None
         request_id = str(uuid.uuid4())
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -57,6 +61,13 @@ class RpcUI:
             return None
         finally:
             self._pending.pop(request_id, None)
+
+    def cancel_all(self) -> None:
+        """stdin is gone: answer every open dialog "cancelled", and every later one at once."""
+        self._closed = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result({"cancelled": True})
 
     def resolve(self, response: dict[str, Any]) -> bool:
         future = self._pending.get(str(response.get("id")))
@@ -118,6 +129,13 @@ def _value(answer: dict[str, Any] | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _text(request: dict[str, Any]) -> str:
+    message = request["message"]
+    if not isinstance(message, str):
+        raise ValueError("message must be a string")
+    return message
+
+
 def _tree_json(nodes: list[TreeNode]) -> list[dict[str, Any]]:
     return [
         {"entry": entry_to_json(n.entry), "label": n.label, "children": _tree_json(n.children)} for n in nodes
@@ -148,7 +166,13 @@ class RpcServer:
     def _background(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self.tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                self.write({"type": "error", "error": f"{type(t.exception()).__name__}: {t.exception()}"})
+
+        task.add_done_callback(done)
 
     async def handle(self, request: dict[str, Any]) -> None:
         kind = request.get("type")
@@ -182,6 +206,10 @@ class RpcServer:
         message = request["message"]
         if not isinstance(message, str):
             raise ValueError("message must be a string")
+        if self.session.model is None and not self._is_command(message):
+            raise SessionError(
+                "No model is configured: send set_model first (get_available_models lists them)."
+            )
         behavior = request.get("streamingBehavior")
         behavior = {"followUp": "follow_up", "follow_up": "follow_up", "steer": "steer"}.get(behavior or "")
         if self.session.is_streaming and behavior is None and not message.startswith("/"):
@@ -191,6 +219,9 @@ class RpcServer:
         self._respond(request)
         self._background(self._run_prompt(message, self._images(request), behavior))
 
+    def _is_command(self, message: str) -> bool:
+        return message.startswith("/") and message[1:].partition(" ")[0] in self.session.runner.commands()
+
     async def _run_prompt(self, message: str, images: list[ImageContent] | None, behavior: Any) -> None:
         try:
             await self.session.prompt(message, images, source="rpc", streaming_behavior=behavior)
@@ -198,11 +229,11 @@ class RpcServer:
             self.write({"type": "error", "error": str(e)})
 
     async def cmd_steer(self, request: dict[str, Any]) -> None:
-        self.session.steer(request["message"], self._images(request))
+        self.session.steer(_text(request), self._images(request))
         self._respond(request)
 
     async def cmd_follow_up(self, request: dict[str, Any]) -> None:
-        self.session.follow_up(request["message"], self._images(request))
+        self.session.follow_up(_text(request), self._images(request))
         self._respond(request)
 
     async def cmd_abort(self, request: dict[str, Any]) -> None:
@@ -327,17 +358,34 @@ class RpcServer:
         self._respond(request, message_to_json(message))
 
 
-async def run_rpc(
-    session: AgentSession, ui: RpcUI, find_model: Callable[[str, str], Any], stdin: BinaryIO | None = None
-) -> int:
+async def _lines(stdin: Any) -> AsyncIterator[bytes]:
+    """Lines of stdin, split on LF only; works for pipes and sockets (event loop) and files (a thread)."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin or sys.stdin)
+    try:
+        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except ValueError:  # a regular file (``caddie --mode rpc < commands.jsonl``)
+        binary = getattr(stdin, "buffer", stdin)
+        while line := await asyncio.to_thread(binary.readline):
+            yield line
+        return
+    while line := await reader.readline():
+        yield line
+
+
+async def run_rpc(
+    session: AgentSession,
+    ui: RpcUI,
+    find_model: Callable[[str, str], Any],
+    start: Callable[[], Awaitable[None]],
+    stdin: BinaryIO | None = None,
+) -> int:
+    """Serve commands until stdin ends. ``start`` (the session's ``session_start``) runs once the reader is
+    up, so an extension may open a dialog from it. Every command runs as its own task: a command waiting
+    for a dialog answer, a compaction or a shell command never blocks ``abort`` or the dialog's answer."""
     server = RpcServer(session, ui, ui._write, find_model)
-    while True:
-        line = await reader.readline()
-        if not line:
-            break
+    starting = asyncio.ensure_future(start())
+    async for line in _lines(stdin or sys.stdin):
         text = line.decode("utf-8", "replace").rstrip("\r\n")
         if not text.strip():
             continue
@@ -349,8 +397,19 @@ async def run_rpc(
         if not isinstance(request, dict):
             ui._write({"type": "response", "success": False, "error": "Each line must be a JSON object"})
             continue
-        await server.handle(request)
+        if request.get("type") == "extension_ui_response":
+            ui.resolve(request)
+        else:
+            server._background(_after(starting, server.handle(request)))
+    ui.cancel_all()  # nobody is left to answer a dialog
     session.abort()
-    if server.tasks:
-        await asyncio.gather(*server.tasks, return_exceptions=True)
+    await asyncio.gather(starting, *server.tasks, return_exceptions=True)
+    await session.wait_for_idle()
     return 0
+
+
+async def _after(first: asyncio.Future[None], then: Awaitable[None]) -> None:
+    """Run ``then`` once the session has started (commands that arrive during start-up wait for it)."""
+    with contextlib.suppress(Exception):  # a failing session_start handler was reported already
+        await asyncio.shield(first)
+    await then
