@@ -298,6 +298,13 @@ def test_the_incremental_marker_index_equals_a_fresh_read(metrics: list[dict[str
     st.lists(st.tuples(st.sampled_from(["grow", "edit", "drop"]), st.lists(message, max_size=4)), max_size=6)
 )
 def test_counting_only_the_new_tail_gives_the_full_count(steps: list[tuple[str, list[AgentMessage]]]) -> None:
+    n_ids = 0  # call ids are unique in a session (see the test above): give each generated call its own
+    for _, batch in steps:
+        for msg in batch:
+            for block in getattr(msg, "content", []):
+                if isinstance(block, ToolCall) and block.id:
+                    n_ids += 1
+                    block.id = f"call-{n_ids}"
     counter = TokenCounter()
     view: list[AgentMessage] = []
     for n, (kind, batch) in enumerate(steps):

@@ -469,3 +469,31 @@ def test_the_cached_branch_always_equals_a_fresh_walk(ops: list[tuple[str, int]]
         fresh = branch_path({e.id: e for e in store.entries()}, store.leaf_id, store.entries())
         assert store.branch() == fresh
         assert store.branch() == fresh  # and again, from the cache
+
+
+def test_a_failed_append_leaves_file_and_memory_in_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    store = full_session(tmp_path)
+    assert store.path is not None
+    before_bytes = store.path.read_bytes()
+    before_entries = store.entries()
+    real_write = os.write
+
+    def half_then_full(fd: int, data: bytes | memoryview) -> int:
+        if len(data) > 50:
+            real_write(fd, bytes(data[:20]))  # part of the line reaches the disk, then it is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(OSError):
+        store.append_custom("big", {"blob": "x" * 500})
+    monkeypatch.undo()
+    assert store.path.read_bytes() == before_bytes
+    assert store.entries() == before_entries
+    store.append_custom("after", {"ok": True})
+    reopened = SessionStore.open(store.path)
+    assert reopened.entries() == store.entries() and reopened.warnings == []

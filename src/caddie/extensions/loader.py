@@ -63,6 +63,8 @@ def _file_loader(path: Path) -> Callable[[], ModuleType]:
         if not target.is_file():
             raise FileNotFoundError(f"no such extension file: {target}")
         name = _module_name(path.resolve())
+        for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[loaded]  # /reload: re-import the package's own submodules too
         locations = [str(target.parent)] if target.name == "__init__.py" else None
         spec = importlib.util.spec_from_file_location(name, target, submodule_search_locations=locations)
         if spec is None or spec.loader is None:

@@ -68,9 +68,11 @@ def _open(path: str | None, cwd: str) -> SessionStore:
     if not p.exists():
         raise InspectError(f"no session file at {p} (see: caddie session list)")
     try:
-        return SessionStore.open(p)
+        return SessionStore.open(p, repair=False)  # looking must not change the file
     except SessionFileError as e:
         raise InspectError(str(e)) from None
+    except OSError as e:
+        raise InspectError(f"cannot read {p}: {e.strerror or e}") from None
 
 
 def _size(n: int) -> str:
@@ -98,7 +100,7 @@ def cmd_list(cwd: str, out: TextIO) -> int:
     out.write(f"{'last activity':<17} {'entries':>7} {'size':>9}  first prompt\n")
     for row in rows:
         when = dt.datetime.fromtimestamp(row.modified).strftime("%Y-%m-%d %H:%M")
-        entries = sum(1 for _ in row.path.open("rb")) - 1
+        entries = row.entry_count
         title = row.name or row.first_message
         out.write(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n")
         out.write(f"{'':<17} {'':>7} {'':>9}  {row.path}\n")

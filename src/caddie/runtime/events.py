@@ -1,4 +1,7 @@
-"""Session-level events: what modes (TUI, print, JSON, RPC) observe beyond the agent loop's own events."""
+"""Session-level events: what modes (TUI, print, JSON, RPC) observe beyond the agent loop's own events.
+
+``AgentSettledEvent`` is the extension API's own (extensions and modes see the same object).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from caddie.agent.events import AgentEvent
+from caddie.extensions.api import AgentSettledEvent as AgentSettledEvent
 from caddie.session.entries import SessionEntry
-
-
-@dataclass(slots=True)
-class AgentSettledEvent:
-    """No retry, compaction or queued continuation is left: the session is idle."""
-
-    type: Literal["agent_settled"] = "agent_settled"
 
 
 @dataclass(slots=True)

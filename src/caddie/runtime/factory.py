@@ -265,6 +265,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         project_trusted=trusted,
         reload_extensions=loaded.reload,
         flags=dict(request.flags),
+        restored=restored,
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn

@@ -78,6 +78,7 @@ from caddie.runtime.events import (
 )
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
 from caddie.runtime.ui import HeadlessUI
+from caddie.session.context import SessionContext as StoredContext
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
@@ -117,6 +118,8 @@ class SessionOptions:
     reload_extensions: Callable[[], Awaitable[tuple[list[Extension], list[str]]]] | None = None
     flags: dict[str, str | bool] = field(default_factory=dict)
     """Extension command-line flags given by the user."""
+    restored: StoredContext | None = None
+    """The store's context if the caller built it already (saves a second walk of a large session)."""
 
 
 class AgentSession:
@@ -157,7 +160,7 @@ class AgentSession:
         self._active_tools: list[str] = [
             n for n in dict.fromkeys([*options.active_builtin, *extension_tools]) if n in self._tool_map()
         ]
-        restored = self.store.build_context()
+        restored = options.restored or self.store.build_context()
         model = options.model
         if model is None and restored.model is not None:
             model = options.find_model(*restored.model)

@@ -338,7 +338,7 @@ def entry_from_json(d: Any) -> SessionEntry:
 def entry_to_json(e: SessionEntry) -> dict[str, Any]:
     """Encode an entry with Pi's field names and key order; unset optional fields are omitted."""
     if isinstance(e, UnknownEntry):
-        return e.raw
+        return {**e.raw, "id": e.id, "parentId": e.parent_id}
     out: dict[str, Any]
     if isinstance(e, MessageEntry):
         out = {"type": "message", "id": e.id, "parentId": e.parent_id, "timestamp": e.timestamp}

@@ -7,7 +7,8 @@ in memory when the user navigates the tree; it becomes durable with the next app
 Durability rules:
 - A new session's file is written only once the first assistant message exists (as Pi does); until then
   entries are buffered in memory.
-- Each append is one complete line written with a single ``write`` call on an append-mode descriptor.
+- Each append is one complete line written to an append-mode descriptor; an entry enters memory only once
+  its line is written, and a write that fails half-way is cut back, so the file never holds a fragment.
 - A file whose last line was torn by a crash opens with that line skipped and a warning; a newline is added
   so the next entry starts on a fresh line. Nothing before the torn line is lost.
 - A corrupt line anywhere else is an error naming the file and the line number.
@@ -15,10 +16,10 @@ Durability rules:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,7 @@ class SessionSummary:
     modified: float
     """Last activity, seconds since the epoch."""
     message_count: int
+    entry_count: int
     first_message: str
     name: str | None
     size: int
@@ -197,10 +199,6 @@ class SessionStore:
     @property
     def leaf_id(self) -> str | None:
         return self._leaf_id
-
-    @property
-    def is_persisted(self) -> bool:
-        return self.path is not None
 
     @property
     def file_exists(self) -> bool:
@@ -391,7 +389,7 @@ class SessionStore:
                 )
                 new._index(label_entry)
         if new.path is not None and new._has_assistant:
-            new._rewrite()
+            new._write_new_file(new._entries)
         return new
 
     # ----------------------------------------------------------------------------------------------
@@ -419,43 +417,61 @@ class SessionStore:
             self._has_assistant = True
 
     def _append(self, entry: SessionEntry) -> str:
+        """Write the entry, then index it: if the write fails, memory and file still agree."""
+        if self.path is not None:
+            if self._flushed:
+                _append_bytes(self.path, _line(entry_to_json(entry)))
+            elif self._has_assistant or (
+                isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
+            ):
+                self._write_new_file([*self._entries, entry])
         self._index(entry)
-        self._persist(entry)
         return entry.id
 
-    def _persist(self, entry: SessionEntry) -> None:
-        if self.path is None:
-            return
-        if self._flushed:
-            _append_bytes(self.path, _line(entry_to_json(entry)))
-        elif self._has_assistant:
-            self._rewrite(exclusive=True)
-
-    def _rewrite(self, *, exclusive: bool = False) -> None:
-        """Write header and all entries; used for the first flush and after a migration."""
+    def _write_new_file(self, entries: list[SessionEntry]) -> None:
+        """The first flush: header and every buffered entry in a file that must not exist yet."""
         assert self.path is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in entries)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(fd, data)
+        except BaseException:
+            os.close(fd)
+            self.path.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        self._flushed = True
+
+    def _rewrite(self) -> None:
+        """Replace the file with header and all entries (after a migration), atomically."""
+        assert self.path is not None
         data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in self._entries)
-        if exclusive:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-        else:
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, self.path)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, self.path)
         self._flushed = True
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
 def _append_bytes(path: Path, data: bytes) -> None:
+    """Append whole lines: a write that fails half-way (disk full) is cut back, so the file never ends in a
+    fragment that the next line would be glued to."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
 
@@ -624,6 +640,7 @@ def _summarize_file(path: Path) -> SessionSummary | None:
         return None
     header: dict[str, Any] | None = None
     count = 0
+    entry_count = 0
     first = ""
     name: str | None = None
     last_activity = 0.0
@@ -641,6 +658,7 @@ def _summarize_file(path: Path) -> SessionSummary | None:
                 return None
             header = obj
             continue
+        entry_count += 1
         kind = obj.get("type")
         if kind == "session_info":
             name = (obj.get("name") or "").strip() or None
@@ -670,6 +688,7 @@ def _summarize_file(path: Path) -> SessionSummary | None:
         created=str(header.get("timestamp", "")),
         modified=last_activity or stat.st_mtime,
         message_count=count,
+        entry_count=entry_count,
         first_message=" ".join(first.split()) or "(no messages)",
         name=name,
         size=stat.st_size,
@@ -708,7 +727,3 @@ def _header_cwd(path: Path) -> str | None:
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return obj.get("cwd") if isinstance(obj, dict) and obj.get("type") == "session" else None
-
-
-def iter_entries_json(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
-    return (entry_to_json(e) for e in entries)

@@ -78,28 +78,28 @@ class TokenCounter:
     """``estimate_tokens`` for the per-inference hot path (same result, several times faster).
 
     Serialising tool-call arguments is most of the cost of an estimate, and a call's arguments never change
-    once it is made, so their length is memoised by call id (checked against the tool name and argument
-    count). Call ids identify calls within a session (providers make them unique and results pair by them);
+    once it is made, so their length is memoised by call id (checked against the tool name and a cheap
+    fingerprint of the arguments, so a reused id with other arguments is counted afresh). Call ids identify calls within a session (providers make them unique and results pair by them);
     one counter per session. The loop is flat: no function call per message.
     """
 
     def __init__(self, limit: int = 100_000) -> None:
         self._limit = limit
-        self._arguments: dict[str, tuple[str, int, int]] = {}
+        self._arguments: dict[str, tuple[str, tuple[int, int], int]] = {}
         self._previous: list[object] = []
         self._previous_chars = 0
 
     def _arguments_chars(self, block: ToolCall) -> int:
         args = block.arguments
-        count = len(args) if isinstance(args, dict) else -1
+        shape = _shape(args)
         hit = self._arguments.get(block.id)
-        if hit is not None and hit[0] == block.name and hit[1] == count:
+        if hit is not None and hit[0] == block.name and hit[1] == shape:
             return hit[2]
         n = _arguments_chars(args)
         if block.id:
             if len(self._arguments) >= self._limit:
                 self._arguments.clear()
-            self._arguments[block.id] = (block.name, count, n)
+            self._arguments[block.id] = (block.name, shape, n)
         return n
 
     def estimate(self, messages: Iterable[object]) -> int:
@@ -139,14 +139,21 @@ class TokenCounter:
                     elif btype is ToolCall:
                         name = block.name
                         hit = arguments.get(block.id)
-                        args = block.arguments
-                        if hit is not None and hit[0] == name and hit[1] == len(args):
+                        if hit is not None and hit[0] == name and hit[1] == _shape(block.arguments):
                             n += (len(name) if name.isascii() else utf16_len(name)) + hit[2]
                         else:
                             n += utf16_len(name) + self._arguments_chars(block)
                     else:
                         n += message_chars(_Blocks([block]), self._arguments_chars)
         return n
+
+
+def _shape(args: object) -> tuple[int, int]:
+    """A cheap fingerprint of a call's arguments (key count, total length of its string values), so a reused
+    call id with other arguments is counted afresh rather than from the memo."""
+    if not isinstance(args, dict):
+        return (-1, 0)
+    return (len(args), sum(len(v) for v in args.values() if isinstance(v, str)))
 
 
 class _Blocks:
