@@ -185,7 +185,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     if request.model is None and restored is not None and restored.model is not None:
         found = registry.find(*restored.model)  # a resumed session keeps its model when it still works
         model = found if found is not None and registry.has_auth(found) else None
-    if model is None:
+    if model is None and not (request.read_only and request.model is None):  # views never probe for a model
         model = resolve_model(registry, settings, request.model, request.require_model)
     if (
         request.thinking is None
