@@ -37,6 +37,17 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def non_regular_kind(path: str) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a directory, else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return _kind(mode)
+
+
 def open_regular(path: str) -> BinaryIO:
     """Open ``path`` for reading; ``NotRegularFileError`` unless it is a regular file.
 
