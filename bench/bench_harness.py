@@ -133,7 +133,9 @@ def main() -> None:
             home = Path(tmp) / "caddie-home"
             env = {**base, "CADDIE_DIR": str(home), "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
             rows["caddie"].append(run_against_server(caddie_cmd("go"), env, cwd, 20, home / "agent"))
-        pi_dir = Path(os.environ.get("CADDIE_PI_DIR", "/work/piref"))
+        pi_dir = Path(
+            os.environ.get("CADDIE_PI_DIR") or Path(__file__).resolve().parents[1] / ".cache" / "pi"
+        )
         if (pi_dir / "node_modules/.bin/pi").exists():
             rows["pi 0.84.4"] = []
             for _ in range(args.runs):

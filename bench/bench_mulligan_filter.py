@@ -33,7 +33,7 @@ For each size (messages/markers) it:
      releasing the previous fire's view (it is cached until the next fire), as in a session;
    - ``host``: what the fake host's own calls cost inside ``fire`` (``entries()``, the O(depth) ``branch()``
      walk, ``get_context_usage()``);
-4. where Node >= 22.19 (``$CADDIE_PI_DIR``, default /work/piref, which also provides jiti and Pi's modules) and
+4. where Node >= 22.19 (``$CADDIE_PI_DIR``, default .cache/pi in the checkout, which also provides jiti and Pi's modules) and
    pi-mulligan's bare mirror (``$PI_MULLIGAN_REPO``) are available: exports pi-mulligan's HEAD into a temporary
    directory (nothing of it is kept), and runs bench/mulligan_original_filter.mjs in a Node child process on the
    same JSON. It loads pi-mulligan's sources the way Pi loads extensions (jiti), reads the markers with its
@@ -79,7 +79,7 @@ from caddie.session.entries import entry_from_json, entry_to_json
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "mulligan_original_filter.mjs"
-PI_DIR = Path(os.environ.get("CADDIE_PI_DIR", "/work/piref"))
+PI_DIR = Path(os.environ.get("CADDIE_PI_DIR") or Path(__file__).resolve().parents[1] / ".cache" / "pi")
 PI_MULLIGAN_REPO = Path(os.environ.get("PI_MULLIGAN_REPO", "/work/.mirror/dabstractor+pi-mulligan/repo"))
 
 SIZES = [(200, 5), (2_000, 50), (5_000, 125), (10_000, 250), (20_000, 500)]

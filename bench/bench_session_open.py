@@ -47,7 +47,7 @@ def main() -> None:
     print(f"file: {args.file} ({size_mb:.1f} MB)")
 
     rows = {"caddie": [run([sys.executable, "-c", CADDIE_RUN, str(args.file)]) for _ in range(args.runs)]}
-    pi_dir = Path(os.environ.get("CADDIE_PI_DIR", "/work/piref"))
+    pi_dir = Path(os.environ.get("CADDIE_PI_DIR") or Path(__file__).resolve().parents[1] / ".cache" / "pi")
     node = pi_dir / "node_modules" / "node" / "bin" / "node"
     if node.exists():
         rows["pi 0.84.4"] = [

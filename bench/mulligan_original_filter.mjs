@@ -5,7 +5,7 @@
 //
 // <pi-mulligan src dir> is a temporary export of pi-mulligan's tree (nothing of it is kept in this
 // repository). Its TypeScript is loaded the way Pi loads extensions: with jiti (from $CADDIE_PI_DIR, default
-// /work/piref), Pi's own modules aliased for its imports of typebox and @earendil-works/pi-coding-agent.
+// .cache/pi), Pi's own modules aliased for its imports of typebox and @earendil-works/pi-coding-agent.
 //
 // Measured, each on a fresh structuredClone of the messages (made outside the timed region, as Pi hands the
 // `context` event a deep copy): `filterPipeline(messages, readMarkers(...), config, branch)` and the whole
@@ -22,7 +22,7 @@ const budget = Number(budgetArg ?? 3);
 const minRuns = Number(minArg ?? 5);
 const maxRuns = Number(maxArg ?? 300);
 
-const piDir = process.env.CADDIE_PI_DIR ?? "/work/piref";
+const piDir = process.env.CADDIE_PI_DIR ?? new URL("../.cache/pi", import.meta.url).pathname;
 const piPackage = join(piDir, "node_modules", "@earendil-works", "pi-coding-agent");
 const requirePi = createRequire(join(piPackage, "package.json"));
 const { createJiti } = await import(pathToFileURL(requirePi.resolve("jiti")).href);

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Literal, NoReturn
@@ -248,6 +249,19 @@ async def _run_main(argv: list[str]) -> int:
     reason: Literal["startup", "resume"] = (
         "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
     )
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+
+    def terminate(signum: int) -> None:
+        # SIGTERM / SIGHUP end the run like Ctrl+C does: the abort kills the tools' process groups at
+        # once, and the cancellation runs the same shutdown (session settled, extensions told).
+        global _terminated_by
+        _terminated_by = signum
+        session.abort()
+        if main_task is not None:
+            main_task.cancel()
+
+    handled = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if _add_signal_handler(loop, sig, terminate)]
     try:
         if mode == "rpc":
             from caddie.modes.rpc import run_rpc
@@ -261,7 +275,25 @@ async def _run_main(argv: list[str]) -> int:
             raise CliError('no prompt given: caddie -p "your task", or pipe it: echo "your task" | caddie -p')
         return await run_headless(session, prompts, json_mode=mode == "json")
     finally:
-        await session.shutdown("quit")
+        try:
+            await session.shutdown("quit")
+        finally:
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+
+
+_terminated_by: int | None = None
+"""The signal (SIGTERM, SIGHUP) that ended a headless run, if one did."""
+
+
+def _add_signal_handler(
+    loop: asyncio.AbstractEventLoop, sig: signal.Signals, handler: Callable[[int], None]
+) -> bool:
+    try:
+        loop.add_signal_handler(sig, handler, int(sig))
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal
+        return False
+    return True
 
 
 def _log_to_stderr() -> None:
@@ -302,6 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("caddie: interrupted; everything up to this point is saved", file=sys.stderr)
         return 130
+    except asyncio.CancelledError:
+        if _terminated_by is None:
+            raise
+        name = signal.Signals(_terminated_by).name
+        print(f"caddie: stopped by {name}; everything up to this point is saved", file=sys.stderr)
+        return 128 + _terminated_by
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug: one line for the user, the traceback in a file for the report

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from caddie.session.store import SessionStore
 from tests.e2e.conftest import Caddie
 from tests.support import fake_llm as fl
@@ -123,3 +125,20 @@ def test_rate_limits_are_retried_honouring_retry_after(caddie: Caddie) -> None:
     assert len(caddie.llm.requests) == 2 and elapsed >= 1.0
     final = [e for e in events if e["type"] == "message_end"][-1]["message"]
     assert final["content"] == [{"type": "text", "text": "worth the wait"}]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_tool_call_with_cut_off_arguments_is_never_run(caddie: Caddie, api: str) -> None:
+    caddie.llm.write_models_json(caddie.home / "agent", api=api, contextWindow=100_000)
+    caddie.llm.push(
+        fl.tool_call("bash", '{"command": "echo ran > ran1.txt', id="call_cut"),
+        fl.text("I will resend it."),
+    )
+    result = caddie.run("-p", "--model", "fake/fake-model", "write the file")
+
+    assert result.returncode == 0, result.stderr
+    assert not (caddie.project / "ran1.txt").exists()
+    [(call_id, text)] = caddie.llm.requests[1].tool_results
+    assert call_id == "call_cut"
+    assert text.startswith("The bash call was not run: its arguments are not one complete JSON object (")
+    assert text.endswith("Send the call again with complete arguments.")

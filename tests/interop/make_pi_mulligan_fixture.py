@@ -1,6 +1,6 @@
 """Regenerate ``tests/fixtures/pi-mulligan/`` with the reference Pi + pi-mulligan, against the fake server.
 
-Run by hand (needs Node >= 22.19, Pi 0.84.4 at ``$CADDIE_PI_DIR`` (default /work/piref) and pi-mulligan's
+Run by hand (needs Node >= 22.19, Pi 0.84.4 at ``$CADDIE_PI_DIR`` (default .cache/pi in the checkout) and pi-mulligan's
 bare git mirror at ``$PI_MULLIGAN_REPO`` (default /work/.mirror/dabstractor+pi-mulligan/repo))::
 
     uv run python -m tests.interop.make_pi_mulligan_fixture            # writes tests/fixtures/pi-mulligan/

@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-PI_DIR = Path(os.environ.get("CADDIE_PI_DIR", "/work/piref"))
+REPO = HERE.parent.parent
+PI_DIR = Path(os.environ.get("CADDIE_PI_DIR") or REPO / ".cache" / "pi")
+"""Where Node 22 and Pi are installed (``npm install node@22 @earendil-works/pi-coding-agent@0.84.4``);
+``.ci/run`` installs them into ``.cache/pi`` of the checkout."""
 PI_PACKAGE = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent"
+MIN_NODE = (22, 19)
 
 
 def _node_version(node: str) -> tuple[int, ...] | None:
@@ -28,18 +32,39 @@ def _node_version(node: str) -> tuple[int, ...] | None:
 
 def find_node() -> str | None:
     for candidate in (PI_DIR / "node_modules" / "node" / "bin" / "node", shutil.which("node")):
-        if candidate and (version := _node_version(str(candidate))) and version >= (22, 19):
+        if candidate and (version := _node_version(str(candidate))) and version >= MIN_NODE:
             return str(candidate)
     return None
 
 
-def require_pi() -> str:
-    """The node binary to run Pi with; skips the test (with the reason) when Pi is not available."""
-    node = find_node()
-    if node is None:
-        pytest.skip("reference Pi not available: Node >= 22.19 not found (set CADDIE_PI_DIR)")
+def pi_problem() -> str | None:
+    """Why the reference Pi cannot run here (None when it can)."""
+    if find_node() is None:
+        return f"reference Pi not available: Node >= 22.19 not found (set CADDIE_PI_DIR, now {PI_DIR})"
     if not (PI_PACKAGE / "package.json").exists():
-        pytest.skip(f"reference Pi not available: {PI_PACKAGE} not installed (set CADDIE_PI_DIR)")
+        return f"reference Pi not available: {PI_PACKAGE} not installed (set CADDIE_PI_DIR)"
+    return None
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip outside CI; in CI (``CI=1``) a test that cannot find what it compares against fails."""
+    if in_ci():
+        pytest.fail(f"{reason} — CI must install it (.ci/run)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_pi() -> str:
+    """The node binary to run Pi with; skips the test (with the reason) when Pi is not available, and
+    fails it under CI."""
+    problem = pi_problem()
+    if problem is not None:
+        skip_or_fail(problem)
+    node = find_node()
+    assert node is not None
     return node
 
 

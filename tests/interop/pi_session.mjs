@@ -5,7 +5,7 @@
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
-const piDir = process.env.CADDIE_PI_DIR ?? "/work/piref";
+const piDir = process.env.CADDIE_PI_DIR ?? new URL("../../.cache/pi", import.meta.url).pathname;
 const pi = await import(
   pathToFileURL(join(piDir, "node_modules/@earendil-works/pi-coding-agent/dist/index.js")).href
 );

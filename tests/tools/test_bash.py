@@ -152,3 +152,36 @@ def test_streams_throttled_updates(tmp_path: Path) -> None:
     texts = [u.content[0].text for u in updates[1:]]  # type: ignore[union-attr]
     assert texts[-1] == "1\n2\n3\n4\n5\n"
     assert 2 <= len(texts) <= 6  # throttled to one update per 100 ms
+
+
+def test_spill_file_is_private_to_the_user(tmp_path: Path, run: Run) -> None:
+    out = run(create_bash_tool(str(tmp_path)), {"command": "seq 1 3000"})
+    spill = Path(out.details["fullOutputPath"])
+    try:
+        assert spill.stat().st_mode & 0o777 == 0o600
+    finally:
+        spill.unlink()
+
+
+def test_secret_looking_variables_are_not_inherited(
+    tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-leak")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-leak")
+    monkeypatch.setenv("my_client_secret", "shh")
+    monkeypatch.setenv("CADDIE_PLAIN", "visible")
+    out = run(create_bash_tool(str(tmp_path)), {"command": "env"})
+    assert "CADDIE_PLAIN=visible" in out.text
+    assert "leak" not in out.text and "shh" not in out.text
+
+
+def test_shell_env_include_and_exclude(tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    from caddie.tools import EnvPolicy
+
+    monkeypatch.setenv("NPM_TOKEN", "npm-ok")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-leak")
+    monkeypatch.setenv("INTERNAL_URL", "http://corp")
+    policy = EnvPolicy.of(["npm_*"], ["INTERNAL_*"])
+    out = run(create_bash_tool(str(tmp_path), env_policy=policy), {"command": "env"})
+    assert "NPM_TOKEN=npm-ok" in out.text
+    assert "sk-leak" not in out.text and "corp" not in out.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,26 @@ def test_diff_helpers() -> None:
     )
     assert first == 11
     assert text.splitlines()[0] == "    ..." and "-11 10" in text
+
+
+def test_edit_of_a_latin1_file_changes_only_the_edited_bytes(tmp_path: Path, run: Run) -> None:
+    path = tmp_path / "legacy.txt"
+    path.write_bytes("café = 1\nnaïve = 2\nrésumé = 3\n".encode("latin-1"))
+    out = run(
+        create_edit_tool(str(tmp_path)), {"path": "legacy.txt", "edits": [{"oldText": "2", "newText": "two"}]}
+    )
+    assert out.error is None, out.error
+    assert path.read_bytes() == "café = 1\nnaïve = two\nrésumé = 3\n".encode("latin-1")
+    assert "\ufffd" in out.details["diff"]  # shown readably, never a lone surrogate in the session
+
+
+def test_edit_refuses_a_fifo_without_blocking(tmp_path: Path, run: Run) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    out = run(create_edit_tool(str(tmp_path)), {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]})
+    assert out.error == "Could not edit file: pipe. It is a named pipe (FIFO), not a regular file."
+
+
+def test_write_refuses_a_fifo_without_blocking(tmp_path: Path, run: Run) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    out = run(create_write_tool(str(tmp_path)), {"path": "pipe", "content": "x"})
+    assert out.error == "Could not write pipe: it is a named pipe (FIFO), not a regular file."

@@ -1,6 +1,6 @@
 """Byte-for-byte parity of caddie's built-in tools with Pi 0.84's, run side by side on the same files.
 
-Needs Node >= 22.19 and the Pi package (``$CADDIE_PI_DIR``, default /work/piref); skipped otherwise. Every
+Needs Node >= 22.19 and the Pi package (``$CADDIE_PI_DIR``, default ``.cache/pi``); skipped otherwise, failed under ``CI=1``. Every
 case is set up in its own directory, run through Pi's tools (``scripts/pi_tools_compare.mjs``, which mirrors
 Pi's agent loop: prepareArguments, validateToolArguments, execute), reset, run through caddie's tools the way
 caddie's loop runs them, and the text blocks the model would receive are compared exactly. Only the name of
@@ -35,43 +35,10 @@ from caddie.tools.grep import create_grep_tool
 from caddie.tools.ls import create_ls_tool
 from caddie.tools.read import create_read_tool
 from caddie.tools.write import create_write_tool
+from tests.interop.pi import PI_DIR, require_pi, skip_or_fail
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "pi_tools_compare.mjs"
-PI_DIR = Path(os.environ.get("CADDIE_PI_DIR", "/work/piref"))
-PI_TOOLS = (
-    PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "core" / "tools" / "index.js"
-)
-MIN_NODE = (22, 19)
-
-
-def _find_node() -> tuple[str | None, str]:
-    candidates = [PI_DIR / "node_modules" / "node" / "bin" / "node"]
-    found = shutil.which("node")
-    if found:
-        candidates.append(Path(found))
-    for node in candidates:
-        if not node.exists():
-            continue
-        try:
-            version = subprocess.run(
-                [str(node), "--version"], capture_output=True, text=True, timeout=10
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            continue
-        match = re.match(r"v(\d+)\.(\d+)", version.strip())
-        if match and (int(match.group(1)), int(match.group(2))) >= MIN_NODE:
-            return str(node), ""
-        return None, f"Node {version.strip()} is older than {MIN_NODE[0]}.{MIN_NODE[1]}"
-    return None, "Node.js not found"
-
-
-NODE, NODE_PROBLEM = _find_node()
-if not PI_TOOLS.exists():
-    pytestmark = pytest.mark.skip(reason=f"Pi package not found at {PI_DIR} (set CADDIE_PI_DIR)")
-elif NODE is None:
-    pytestmark = pytest.mark.skip(reason=f"{NODE_PROBLEM}; Pi parity needs Node >= 22.19")
-
 SPILL = re.compile(r"/(?:pi|caddie)-bash-[0-9a-f]{16}\.log")
 SESSION = {"id": "sess-123", "file": "/tmp/sessions/s.jsonl", "provider": "anthropic", "model": "claude-x"}
 
@@ -567,10 +534,10 @@ def _run_pi(root: Path, cases: list[Case]) -> dict[str, Outcome]:
         if case.options:
             call["options"] = case.options
         calls.append(call)
-    assert NODE is not None
+    node = require_pi()
     env = {**os.environ, "PI_OFFLINE": "1"}  # never let Pi try to download rg/fd
     proc = subprocess.run(
-        [NODE, str(SCRIPT)],
+        [node, str(SCRIPT)],
         env=env,
         input=json.dumps({"piDir": str(PI_DIR), "calls": calls}),
         capture_output=True,
@@ -656,6 +623,7 @@ def _run_caddie(root: Path, cases: list[Case], fallback: bool = False) -> dict[s
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Outcome]]:
+    require_pi()
     root = tmp_path_factory.mktemp("parity") / "cases"
     _setup(root, CASES)
     pi = _run_pi(root, CASES)
@@ -702,11 +670,11 @@ def _compare(case: Case, pi: Outcome, mine: Outcome, *, details: bool) -> None:
 
 def _skip_without_search_tools(case: Case) -> None:
     if case.tool == "grep" and shutil.which("rg") is None:
-        pytest.skip("rg not on PATH: Pi's grep would need to download it")
+        skip_or_fail("rg not on PATH: Pi's grep would need to download it")
     if case.tool == "find":
         fd = find_fd()
         if fd is None:
-            pytest.skip("fd not on PATH: Pi's find would need to download it")
+            skip_or_fail("fd not on PATH: Pi's find would need to download it")
         if not case.git and not fd_supports_no_require_git(fd):
             pytest.skip("this fd predates --no-require-git, so Pi's find fails outside git repositories")
 
@@ -843,9 +811,9 @@ def validation_outcomes() -> dict[str, tuple[bool, str]]:
         {"id": cid, "validate": {"name": "custom_tool", "schema": schema, "args": args}}
         for cid, schema, args in VALIDATION_ARGS
     ]
-    assert NODE is not None
+    node = require_pi()
     proc = subprocess.run(
-        [NODE, str(SCRIPT)],
+        [node, str(SCRIPT)],
         input=json.dumps({"piDir": str(PI_DIR), "calls": calls}),
         capture_output=True,
         text=True,
@@ -887,9 +855,9 @@ def copy_json(value: Any) -> Any:
 def test_definitions_match_pi(tmp_path: Path) -> None:
     from caddie.tools import ALL_TOOL_NAMES, create_builtin_tools
 
-    assert NODE is not None
+    node = require_pi()
     proc = subprocess.run(
-        [NODE, str(SCRIPT)],
+        [node, str(SCRIPT)],
         input=json.dumps({"piDir": str(PI_DIR), "definitions": True}),
         capture_output=True,
         text=True,

@@ -14,6 +14,7 @@ from caddie.tools.find import create_find_tool, find_fd
 from caddie.tools.grep import create_grep_tool, find_rg
 from caddie.tools.ls import create_ls_tool
 from caddie.tools.walk import IgnoreFile, WalkOptions, compile_glob, walk
+from tests.interop.pi import skip_or_fail
 
 Run = Callable[..., Any]
 BACKENDS = [pytest.param(False, id="python"), pytest.param(True, id="native")]
@@ -21,7 +22,7 @@ BACKENDS = [pytest.param(False, id="python"), pytest.param(True, id="native")]
 
 def _native(use_native: bool, finder: Callable[[], str | None]) -> None:
     if use_native and finder() is None:
-        pytest.skip("native tool not on PATH")
+        skip_or_fail("native tool (rg / fd) not on PATH")
 
 
 @pytest.fixture

@@ -53,6 +53,12 @@ from caddie.tools.validation import (
     validate_arguments,
 )
 
+INCOMPLETE_ARGUMENTS = (
+    "The {name} call was not run: its arguments are not one complete JSON object ({error}). "
+    "The reply may have been cut off. Send the call again with complete arguments."
+)
+"""caddie's result text for a call whose streamed arguments did not parse (Pi repairs and runs them)."""
+
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
@@ -368,6 +374,9 @@ async def _prepare(
     tool = next((t for t in current.tools if t.name == call.name), None)
     if tool is None:
         return _Finalized(call, _error_result(TOOL_NOT_FOUND.format(name=call.name)), True)
+    if call.arguments_error is not None:  # never run a guess at what a cut-off call meant
+        text = INCOMPLETE_ARGUMENTS.format(name=call.name, error=call.arguments_error)
+        return _Finalized(call, _error_result(text), True)
     try:
         args = validate_arguments(tool, call.arguments)  # runs the tool's prepare_arguments first
         if config.before_tool_call is not None:

@@ -57,6 +57,9 @@ class ToolCall(_Struct, tag_field="type", tag="toolCall"):
     name: str
     arguments: dict[str, Any]
     thought_signature: str | None = None
+    arguments_error: str | None = None
+    """Set when the streamed arguments were not one complete JSON object (``arguments`` then holds the best
+    repair, for display only): such a call is never run. caddie's own field; Pi ignores it."""
     type: ClassVar[Literal["toolCall"]] = "toolCall"
 
 

@@ -171,11 +171,24 @@ class Settings:
         return self._str("shellCommandPrefix")
 
     @property
+    def shell_env(self) -> tuple[list[str], list[str]]:
+        """``shellEnv.include`` / ``shellEnv.exclude``: name globs for the variables commands inherit."""
+        block = self.get("shellEnv")
+        if not isinstance(block, dict):
+            return [], []
+
+        def names(key: str) -> list[str]:
+            value = block.get(key)
+            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+        return names("include"), names("exclude")
+
+    @property
     def session_dir(self) -> str | None:
         return self._str("sessionDir")
 
 
-SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix")
+SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix", "shellEnv")
 """Project settings that can run code: used only for trusted projects."""
 
 

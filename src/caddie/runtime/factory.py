@@ -24,7 +24,7 @@ from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
-from caddie.tools.bash import session_env
+from caddie.tools.bash import EnvPolicy, session_env
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
 
@@ -231,6 +231,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         shell_path=settings.shell_path,
         command_prefix=settings.shell_command_prefix,
         env=bash_env,
+        env_policy=EnvPolicy.of(*settings.shell_env),
         auto_resize_images=bool(settings.get("images.autoResize", True)),
     )
 

@@ -82,6 +82,7 @@ from caddie.session.context import SessionContext as StoredContext
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
+from caddie.tools.bash import EnvPolicy, inherited_env
 
 log = logging.getLogger("caddie.session")
 
@@ -954,6 +955,7 @@ class AgentSession:
         proc = await asyncio.create_subprocess_shell(
             command,
             cwd=self.cwd,
+            env=inherited_env(EnvPolicy.of(*self.settings.shell_env)),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

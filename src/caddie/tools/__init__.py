@@ -8,7 +8,7 @@ on by default. Before calling ``execute`` the agent loop runs ``validate_argumen
 from __future__ import annotations
 
 from caddie.tools.base import ToolDefinition, ToolError, ToolResult
-from caddie.tools.bash import EnvSource, create_bash_tool, session_env
+from caddie.tools.bash import EnvPolicy, EnvSource, create_bash_tool, inherited_env, session_env
 from caddie.tools.edit import create_edit_tool
 from caddie.tools.find import create_find_tool
 from caddie.tools.grep import create_grep_tool
@@ -38,17 +38,21 @@ def create_builtin_tools(
     shell_path: str | None = None,
     command_prefix: str | None = None,
     env: EnvSource = None,
+    env_policy: EnvPolicy | None = None,
     auto_resize_images: bool = True,
 ) -> dict[str, ToolDefinition]:
     """All built-in tools for ``cwd``, by name, in Pi's order.
 
     ``shell_path`` / ``command_prefix`` are Pi's ``shellPath`` / ``shellCommandPrefix`` settings. ``env`` adds
     variables to every bash command: a mapping, or a callable asked before each command (build the session
-    variables with ``session_env(session_id=..., session_file=..., provider=..., model=...)``).
+    variables with ``session_env(session_id=..., session_file=..., provider=..., model=...)``). ``env_policy``
+    (settings ``shellEnv``) keeps secret-looking variables from caddie's environment away from commands.
     """
     return {
         "read": create_read_tool(cwd, auto_resize_images=auto_resize_images),
-        "bash": create_bash_tool(cwd, shell_path=shell_path, command_prefix=command_prefix, env=env),
+        "bash": create_bash_tool(
+            cwd, shell_path=shell_path, command_prefix=command_prefix, env=env, env_policy=env_policy
+        ),
         "edit": create_edit_tool(cwd),
         "write": create_write_tool(cwd),
         "grep": create_grep_tool(cwd),
@@ -63,6 +67,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
     "GREP_MAX_LINE_LENGTH",
+    "EnvPolicy",
     "EnvSource",
     "ToolArgumentError",
     "ToolDefinition",
@@ -79,6 +84,7 @@ __all__ = [
     "create_write_tool",
     "file_mutation_lock",
     "format_size",
+    "inherited_env",
     "session_env",
     "truncate_head",
     "truncate_line",

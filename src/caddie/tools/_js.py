@@ -58,6 +58,11 @@ def js_trim(text: str) -> str:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with lone surrogates as U+FFFD, as any JS string becomes when encoded."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def utf8_bytes(text: str) -> bytes:
     """``Buffer.from(text, "utf-8")``: lone surrogates become U+FFFD."""
     try:

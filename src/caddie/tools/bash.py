@@ -8,6 +8,7 @@ abort or timeout. Output beyond 2,000 lines / 50 KB keeps its tail for the model
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import math
 import os
 import shutil
@@ -15,7 +16,7 @@ import signal as signal_module
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +79,42 @@ def session_env(
     return env
 
 
-def command_env(extra: EnvSource) -> dict[str, str]:
-    """The environment a command runs with: ours, minus inherited session variables, plus ``extra``."""
-    env = dict(os.environ)
+SECRET_NAME_PATTERNS = ("*KEY*", "*SECRET*", "*TOKEN*")
+"""Variables whose names match (case-insensitively) are not passed to commands unless included."""
+
+
+@dataclass(frozen=True, slots=True)
+class EnvPolicy:
+    """Which inherited variables commands see (settings ``shellEnv``, as Codex's default).
+
+    A name matching ``SECRET_NAME_PATTERNS`` or ``exclude`` is dropped unless it matches ``include``.
+    Patterns are shell globs, matched case-insensitively.
+    """
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, include: Sequence[str], exclude: Sequence[str]) -> EnvPolicy:
+        return cls(tuple(include), tuple(exclude))
+
+    def allows(self, name: str) -> bool:
+        upper = name.upper()
+        if any(fnmatch.fnmatchcase(upper, p.upper()) for p in self.include):
+            return True
+        return not any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_NAME_PATTERNS, *self.exclude))
+
+
+def inherited_env(policy: EnvPolicy | None = None) -> dict[str, str]:
+    """caddie's environment as a command may see it: secret-looking names removed per ``policy``."""
+    policy = policy or EnvPolicy()
+    return {name: value for name, value in os.environ.items() if policy.allows(name)}
+
+
+def command_env(extra: EnvSource, policy: EnvPolicy | None = None) -> dict[str, str]:
+    """The environment a command runs with: ours (filtered by ``policy``), minus inherited session
+    variables, plus ``extra``."""
+    env = inherited_env(policy)
     for key in SESSION_ENV_KEYS:
         env.pop(f"PI_{key}", None)
         env.pop(f"CADDIE_{key}", None)
@@ -265,9 +299,11 @@ def create_bash_tool(
     shell_path: str | None = None,
     command_prefix: str | None = None,
     env: EnvSource = None,
+    env_policy: EnvPolicy | None = None,
     expose_session_environment: bool = True,
 ) -> ToolDefinition:
-    """The ``bash`` tool for ``cwd``. ``env`` adds variables (see ``session_env``) to every command."""
+    """The ``bash`` tool for ``cwd``. ``env`` adds variables (see ``session_env``) to every command;
+    ``env_policy`` decides which of caddie's own variables commands inherit."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -275,7 +311,7 @@ def create_bash_tool(
         command: str = params["command"]
         timeout: float | None = params.get("timeout")
         full_command = f"{command_prefix}\n{command}" if command_prefix else command
-        run_env = command_env(env if expose_session_environment else None)
+        run_env = command_env(env if expose_session_environment else None, env_policy)
         output = OutputAccumulator(temp_file_prefix=BASH_TEMP_FILE_PREFIX)
         loop = asyncio.get_running_loop()
         accepting = True

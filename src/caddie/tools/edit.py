@@ -19,9 +19,10 @@ from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
-from caddie.tools._js import access_error, js_trim_end, node_fs_message, utf8_bytes
+from caddie.tools._js import access_error, js_trim_end, node_fs_message, without_lone_surrogates
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
+from caddie.tools.files import NotRegularFileError, open_regular
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.paths import resolve_to_cwd
 
@@ -317,9 +318,12 @@ def _edit_dicts(edits: Any) -> list[dict[str, str]]:
     result: list[dict[str, str]] = []
     for e in edits:
         if isinstance(e, dict):
-            result.append({"oldText": e["oldText"], "newText": e["newText"]})
+            old, new = e["oldText"], e["newText"]
         else:
-            result.append({"oldText": e.oldText, "newText": e.newText})
+            old, new = e.oldText, e.newText
+        # The model's text cannot hold lone surrogates on disk (JS turns them into U+FFFD); keeping them
+        # out also leaves the file's own undecodable bytes as the only surrogates in play.
+        result.append({"oldText": without_lone_surrogates(old), "newText": without_lone_surrogates(new)})
     return result
 
 
@@ -346,8 +350,14 @@ def create_edit_tool(cwd: str) -> ToolDefinition:
                 raise ToolError(f"Could not edit file: {path}. Error code: {code}.")
             check_abort()
             try:
-                with open(absolute, "rb") as fh:
-                    raw = fh.read().decode("utf-8", "replace")
+                with open_regular(absolute) as fh:
+                    # Bytes that are not UTF-8 (a Latin-1 file) ride through as lone surrogates and are
+                    # written back as they were: only the edited text changes on disk.
+                    raw = fh.read().decode("utf-8", "surrogateescape")
+            except NotRegularFileError as exc:
+                raise ToolError(
+                    f"Could not edit file: {path}. It is {exc.kind}, not a regular file."
+                ) from exc
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "read")) from exc
             check_abort()
@@ -359,11 +369,14 @@ def create_edit_tool(cwd: str) -> ToolDefinition:
             check_abort()
             try:
                 with open(absolute, "wb") as out:
-                    out.write(utf8_bytes(bom + restore_line_endings(new_content, ending)))
+                    out.write(
+                        (bom + restore_line_endings(new_content, ending)).encode("utf-8", "surrogateescape")
+                    )
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc
             check_abort()
 
+        base, new_content = without_lone_surrogates(base), without_lone_surrogates(new_content)
         diff, first_changed = display_diff(base, new_content)
         details: dict[str, Any] = {"diff": diff, "patch": unified_patch(path, base, new_content)}
         if first_changed is not None:

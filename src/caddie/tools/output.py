@@ -162,7 +162,9 @@ class OutputAccumulator:
         if self.temp_file_path is not None:
             return
         self.temp_file_path = temp_output_path(self._prefix)
-        self._temp_file = open(self.temp_file_path, "wb")  # noqa: SIM115 - kept open while output streams
+        # Owner-only from the first byte: the temp dir is shared and the output may hold secrets.
+        fd = os.open(self.temp_file_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        self._temp_file = os.fdopen(fd, "wb")
         for chunk in self._raw_chunks:
             self._temp_file.write(chunk)
         self._raw_chunks = []

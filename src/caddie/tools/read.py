@@ -11,15 +11,18 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent
 from caddie.tools._js import access_error, fs_error_text, js_number, node_fs_message, utf8_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.files import Cancelled, NotRegularFileError, count_lines, iter_line_pieces, open_regular
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
 from caddie.tools.paths import resolve_read_path
-from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head_of_lines
 
 READ_DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as "
@@ -44,6 +47,13 @@ NON_VISION_IMAGE_NOTE = (
 BINARY_SNIFF_BYTES = 8000
 
 
+def not_regular_file_message(path: str, kind: str) -> str:
+    return (
+        f"Cannot read {path}: it is {kind}, not a regular file, and reading it could block or never end. "
+        "Use bash to inspect it."
+    )
+
+
 def binary_file_message(path: str) -> str:
     return (
         f"Cannot read {path}: it is a binary file, and read only returns text and images (jpg, png, gif, webp, "
@@ -59,11 +69,6 @@ def _js_index(value: float, length: int) -> int:
     return min(index, length)
 
 
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
 def _non_vision_note(ctx: Any) -> str | None:
     model = getattr(ctx, "model", None)
     if model is None:
@@ -74,30 +79,84 @@ def _non_vision_note(ctx: Any) -> str | None:
     return NON_VISION_IMAGE_NOTE
 
 
-def read_text(path: str, data: bytes, offset: float | None, limit: float | None) -> ToolResult:
-    """Format a text file's bytes the way Pi's ``read`` does."""
-    lines = data.decode("utf-8", "replace").split("\n")
-    total = len(lines)
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
+"""Images are decoded whole; a larger file is refused rather than decoded into gigabytes of pixels."""
+
+
+@dataclass(slots=True)
+class _Selection:
+    """Lines ``[first, end)`` of a file: their totals, and as many of them as the output can show."""
+
+    lines: list[str]
+    count: int
+    total_bytes: int
+    first_line_bytes: int
+    last_line_empty: bool
+
+
+def _select_lines(fh: BinaryIO, first: int, end: int, cancelled: Callable[[], bool]) -> _Selection:
+    """Lines ``[first, end)`` of the file: totals of all, text of only as many as ``truncate_head`` can keep."""
+    kept: list[str] = []
+    kept_bytes = 0
+    keeping = True
+    total_bytes = 0
+    first_line_bytes = 0
+    last_empty = False
+    line_bytes = 0
+    line_text: list[str] = []
+    stored_chars = 0
+    for piece in iter_line_pieces(fh, cancelled):
+        if piece.index >= end:
+            break
+        if piece.index < first:
+            continue
+        line_bytes += utf8_len(piece.text)
+        if keeping and stored_chars <= DEFAULT_MAX_BYTES:  # a longer line is over the limit anyway
+            line_text.append(piece.text)
+            stored_chars += len(piece.text)
+        if not piece.ends:
+            continue
+        if piece.index == first:
+            first_line_bytes = line_bytes
+        total_bytes += line_bytes + (1 if piece.index > first else 0)
+        last_empty = line_bytes == 0
+        if keeping:
+            kept.append("".join(line_text))
+            kept_bytes += line_bytes + (1 if len(kept) > 1 else 0)
+            keeping = len(kept) <= DEFAULT_MAX_LINES and kept_bytes <= DEFAULT_MAX_BYTES
+        line_text, stored_chars, line_bytes = [], 0, 0
+    return _Selection(kept, max(0, end - first), total_bytes, first_line_bytes, last_empty)
+
+
+def read_text(
+    path: str, fh: BinaryIO, offset: float | None, limit: float | None, cancelled: Callable[[], bool]
+) -> ToolResult:
+    """Format a text file the way Pi's ``read`` does, reading it in chunks (two passes: count, select)."""
+    total = count_lines(fh, cancelled)
+    fh.seek(0)
     start: float = max(0.0, offset - 1) if offset else 0
     start_display = start + 1
     if start >= total:
         raise ToolError(f"Offset {js_number(offset or 0)} is beyond end of file ({total} lines total)")
 
+    first = _js_index(start, total)
     user_limited: float | None = None
     if limit is not None:
         end = min(start + limit, total)
-        selected = "\n".join(lines[_js_index(start, total) : _js_index(end, total)])
+        selection = _select_lines(fh, first, _js_index(end, total), cancelled)
         user_limited = end - start
     else:
-        selected = "\n".join(lines[_js_index(start, total) :])
+        selection = _select_lines(fh, first, total, cancelled)
 
-    truncation = truncate_head(selected)
+    truncation = truncate_head_of_lines(
+        selection.lines, selection.count, selection.total_bytes, selection.last_line_empty
+    )
     details: dict[str, Any] | None = None
     if truncation.first_line_exceeds_limit:
-        size = format_size(utf8_len(lines[_js_index(start, total)]))
-        first = js_number(start_display)
+        size = format_size(selection.first_line_bytes)
+        line = js_number(start_display)
         text = (
-            f"[Line {first} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. Use bash: sed -n '{first}p' "
+            f"[Line {line} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. Use bash: sed -n '{line}p' "
             f"{path} | head -c {DEFAULT_MAX_BYTES}]"
         )
         details = {"truncation": truncation.to_json()}
@@ -144,18 +203,33 @@ def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefini
         if code is not None:
             raise ToolError(fs_error_text(code, "access", absolute))
         try:
-            data = await asyncio.to_thread(_read_bytes, absolute)
+            fh = open_regular(absolute)  # never blocks: FIFOs and devices are refused, not opened
         except IsADirectoryError as exc:
             raise ToolError(node_fs_message(exc, "read")) from exc
+        except NotRegularFileError as exc:
+            raise ToolError(not_regular_file_message(path, exc.kind)) from exc
         except OSError as exc:
             raise ToolError(node_fs_message(exc, "open", absolute)) from exc
+        with fh:
+            head = await asyncio.to_thread(fh.read, max(SNIFF_BYTES, BINARY_SNIFF_BYTES))
+            fh.seek(0)
+            check_abort()
+            mime_type = detect_image_mime_type(head[:SNIFF_BYTES])
+            if mime_type is None:
+                if b"\0" in head[:BINARY_SNIFF_BYTES]:
+                    raise ToolError(binary_file_message(path))
+                try:
+                    return await asyncio.to_thread(read_text, path, fh, offset, limit, lambda: signal.aborted)
+                except Cancelled:
+                    raise ToolError("Operation aborted") from None
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_IMAGE_BYTES:
+                raise ToolError(
+                    f"Cannot read {path}: the image is {format_size(size)}, over the "
+                    f"{format_size(MAX_IMAGE_BYTES)} limit for images. Use bash to inspect or shrink it."
+                )
+            data = await asyncio.to_thread(fh.read)
         check_abort()
-
-        mime_type = detect_image_mime_type(data[:SNIFF_BYTES])
-        if mime_type is None:
-            if b"\0" in data[:BINARY_SNIFF_BYTES]:
-                raise ToolError(binary_file_message(path))
-            return await asyncio.to_thread(read_text, path, data, offset, limit)
 
         processed = await asyncio.to_thread(process_image, data, mime_type, auto_resize=auto_resize_images)
         check_abort()

@@ -79,12 +79,32 @@ def truncate_head(
     content: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep the first lines that fit. If even the first line is too big, keep nothing and say so."""
-    total_bytes = utf8_len(content)
-    lines = split_lines_for_counting(content)
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    lines = content.split("\n")
+    return truncate_head_of_lines(
+        lines, len(lines), utf8_len(content), lines[-1] == "", max_lines=max_lines, max_bytes=max_bytes
+    )
 
+
+def truncate_head_of_lines(
+    lines: list[str],
+    line_count: int,
+    total_bytes: int,
+    last_line_empty: bool,
+    *,
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> TruncationResult:
+    """``truncate_head`` of a text given as its ``split("\\n")`` lines and totals.
+
+    ``lines`` may be only the beginning of the ``line_count`` lines, as long as it holds more than
+    ``max_lines`` lines or ``max_bytes`` bytes (a line cut short must still be over ``max_bytes``): a large
+    file never has to be in memory whole.
+    """
+    total_lines = 0 if total_bytes == 0 else line_count - (1 if last_line_empty else 0)
+    if total_lines <= max_lines and total_bytes <= max_bytes:
+        return _untruncated("\n".join(lines), total_lines, total_bytes, max_lines, max_bytes)
+
+    lines = lines[:total_lines]
     if utf8_len(lines[0]) > max_bytes:
         return TruncationResult(
             "", True, "bytes", total_lines, total_bytes, 0, 0, False, True, max_lines, max_bytes

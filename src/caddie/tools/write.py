@@ -12,6 +12,7 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.tools._js import fs_error_text, node_fs_message, utf8_bytes, utf16_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.files import non_regular_kind
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.paths import resolve_to_cwd
 
@@ -71,6 +72,9 @@ def create_write_tool(cwd: str) -> ToolDefinition:
             check_abort()
             make_dirs(os.path.dirname(absolute))
             check_abort()
+            kind = non_regular_kind(absolute)
+            if kind is not None:  # opening a FIFO for writing blocks until a reader comes
+                raise ToolError(f"Could not write {path}: it is {kind}, not a regular file.")
             try:
                 with open(absolute, "wb") as fh:
                     fh.write(utf8_bytes(content))

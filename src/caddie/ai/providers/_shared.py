@@ -187,15 +187,21 @@ def parse_partial_json(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def final_arguments(raw: str) -> dict[str, Any]:
-    """A finished tool call's arguments: the JSON object, repaired if cut short, ``{}`` if hopeless."""
+def final_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """A finished tool call's arguments and, when they are not one complete JSON object, why not.
+
+    The repaired object is still returned (to show what the model meant), but a call with an error is
+    never executed: a cut-off ``{"command": "rm -rf build/tmp`` must not run as ``rm -rf build``.
+    """
     if not raw.strip():
-        return {}
+        return {}, None
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError:
-        return parse_partial_json(raw)
-    return value if isinstance(value, dict) else {}
+    except json.JSONDecodeError as exc:
+        return parse_partial_json(raw), f"{exc.msg} at character {exc.pos} of {len(raw)}"
+    if not isinstance(value, dict):
+        return {}, f"expected a JSON object, got {type(value).__name__}"
+    return value, None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -419,7 +419,7 @@ class _EventAssembler:
             elif isinstance(block, ToolCall):
                 raw = self.json.pop(index, "")
                 if raw.strip():
-                    block.arguments = final_arguments(raw)
+                    block.arguments, block.arguments_error = final_arguments(raw)
                 events.append(ToolCallEndEvent(self._pos(block), block, out))
         elif kind == "message_delta":
             delta = _get(event, "delta")
@@ -470,7 +470,7 @@ class _EventAssembler:
     def finalize_quietly(self) -> None:
         for index, block in self.by_index.items():
             if isinstance(block, ToolCall) and self.json.get(index, "").strip():
-                block.arguments = final_arguments(self.json[index])
+                block.arguments, block.arguments_error = final_arguments(self.json[index])
 
 
 # --------------------------------------------------------------------------------------------------

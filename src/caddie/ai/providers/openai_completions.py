@@ -568,7 +568,7 @@ class _ChunkAssembler:
             elif isinstance(block, ThinkingContent):
                 events.append(ThinkingEndEvent(i, block.thinking, self.output))
             elif isinstance(block, ToolCall):
-                block.arguments = final_arguments(self.args.get(id(block), ""))
+                block.arguments, block.arguments_error = final_arguments(self.args.get(id(block), ""))
                 events.append(ToolCallEndEvent(i, block, self.output))
         return events
 
@@ -576,7 +576,7 @@ class _ChunkAssembler:
         """On failure: give tool calls the best arguments seen so far (no events)."""
         for block in self.output.content:
             if isinstance(block, ToolCall):
-                block.arguments = final_arguments(self.args.get(id(block), ""))
+                block.arguments, block.arguments_error = final_arguments(self.args.get(id(block), ""))
 
 
 # --------------------------------------------------------------------------------------------------
