@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings import read_json_object
-from caddie.resources.packages import InstalledPackage
+from caddie.resources.packages import InstalledPackage, filter_enabled
 from caddie.resources.prompts import PromptTemplate, load_template_file, template_files
 from caddie.resources.skills import Skill, WalkMode, load_skill_file, skill_files
 
@@ -57,6 +57,14 @@ class ResourceItem:
     package: str | None = None
     """The package source, for resources that come from a package."""
     description: str = ""
+    settings_scope: Literal["user", "project"] | None = None
+    """The settings file that switches this item on or off (None: it cannot be switched, e.g. ``--skill``)."""
+    resource_type: str | None = None
+    """For package contents: ``extensions``, ``skills``, ``prompts`` or ``themes``."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.name}"
 
 
 @dataclass(slots=True)
@@ -158,6 +166,19 @@ class _ScopeSettings:
     prompts: list[str]
 
 
+def scope_lists(
+    cwd: str, project_trusted: bool, key: str
+) -> list[tuple[Literal["user", "project"], str, list[str]]]:
+    """``(scope, settings folder, entries)`` of one list key, read from each settings file separately."""
+    out: list[tuple[Literal["user", "project"], str, list[str]]] = []
+    if project_trusted:
+        data, _ = read_json_object(project_dir(cwd) / "settings.json")
+        out.append(("project", str(project_dir(cwd)), _string_list(data, key)))
+    data, _ = read_json_object(agent_dir() / "settings.json")
+    out.append(("user", str(agent_dir()), _string_list(data, key)))
+    return out
+
+
 def _string_list(data: dict[str, Any], key: str) -> list[str]:
     value = data.get(key)
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
@@ -224,6 +245,9 @@ class _Candidate:
     enabled: bool = True
     base_dir: str | None = None
     package: str | None = None
+    settings_scope: Literal["user", "project"] | None = None
+    filters: list[str] | None = None
+    """The package's filter list for this resource type (names), when it comes from a package."""
 
 
 def _path_files(path: str, kind: Literal["skill", "prompt"], warnings: list[str], what: str) -> list[str]:
@@ -255,13 +279,18 @@ def _skill_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candi
                                 f"package {package.spec.source}",
                                 resource.enabled,
                                 package=package.spec.source,
+                                settings_scope=package.spec.scope,
+                                filters=package.spec.filters.get("skills"),
                             )
                         )
         scopes = scope_settings(req.cwd, req.project_trusted)
         for s in scopes:
             for entry in plain_entries(s.skills):
                 for f in _path_files(_resolve(entry, s.base_dir), "skill", warnings, "skill"):
-                    out.append(_Candidate(f, "settings", f"{s.scope} settings"))
+                    enabled = is_enabled(f, s.skills, s.base_dir)
+                    out.append(
+                        _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
+                    )
         user_agents = os.path.join(str(agents_home()), "skills")
         for s in scopes:
             dirs: list[tuple[str, WalkMode, str]]
@@ -279,7 +308,8 @@ def _skill_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candi
                 ]
             for directory, mode, base in dirs:
                 for f in skill_files(directory, mode):
-                    out.append(_Candidate(f, s.scope, s.scope, is_enabled(f, s.skills, base), base_dir=base))
+                    enabled = is_enabled(f, s.skills, base)
+                    out.append(_Candidate(f, s.scope, s.scope, enabled, base, None, s.scope))
     for extra in req.extension_skill_paths:
         for f in _path_files(_resolve(extra.path, req.cwd), "skill", warnings, "skill"):
             out.append(_Candidate(f, "extension", f"extension {extra.extension}"))
@@ -303,13 +333,18 @@ def _prompt_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Cand
                                 f"package {package.spec.source}",
                                 resource.enabled,
                                 package=package.spec.source,
+                                settings_scope=package.spec.scope,
+                                filters=package.spec.filters.get("prompts"),
                             )
                         )
         scopes = scope_settings(req.cwd, req.project_trusted)
         for s in scopes:
             for entry in plain_entries(s.prompts):
                 for f in _path_files(_resolve(entry, s.base_dir), "prompt", warnings, "prompt template"):
-                    out.append(_Candidate(f, "settings", f"{s.scope} settings"))
+                    enabled = is_enabled(f, s.prompts, s.base_dir)
+                    out.append(
+                        _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
+                    )
         for s in scopes:
             for f in template_files(os.path.join(s.base_dir, "prompts")):
                 out.append(
@@ -336,6 +371,8 @@ def discover(req: DiscoveryRequest) -> Resources:
         if skill is None:
             continue
         seen_files.add(real)
+        if c.package is not None:
+            c.enabled = c.enabled and filter_enabled(skill.name, c.filters)
         item = ResourceItem(
             "skill",
             skill.name,
@@ -371,6 +408,8 @@ def discover(req: DiscoveryRequest) -> Resources:
         if template is None:
             continue
         seen_files.add(real)
+        if c.package is not None:
+            c.enabled = c.enabled and filter_enabled(template.name, c.filters)
         result.items.append(
             ResourceItem(
                 "prompt",
@@ -382,6 +421,8 @@ def discover(req: DiscoveryRequest) -> Resources:
                 c.base_dir,
                 c.package,
                 template.description,
+                c.settings_scope,
+                "prompts" if c.package else None,
             )
         )
         if not c.enabled:

@@ -333,7 +333,8 @@ class PackageResource:
     kind: str
     """``extensions``, ``skills``, ``prompts`` or ``themes``."""
     name: str
-    """The entry point's name."""
+    """The entry point's name (what a package's ``extensions`` filter names; skills and templates are
+    filtered by their own names)."""
     distribution: str
     entry_point: importlib.metadata.EntryPoint
     path: Path | None = None
@@ -405,7 +406,8 @@ def inspect_package(spec: PackageSpec, cwd: str | Path) -> InstalledPackage:
                 ep.name,
                 dist_name,
                 ep,
-                enabled=spec.enabled and filter_enabled(ep.name, spec.filters.get(kind)),
+                enabled=spec.enabled
+                and (kind != "extensions" or filter_enabled(ep.name, spec.filters.get(kind))),
             )
             if kind != "extensions":
                 resource.path = _entry_point_folder(site_dir, ep)

@@ -7,7 +7,7 @@ Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -26,6 +26,7 @@ from caddie.resources.discovery import (
     discover,
     is_enabled,
     plain_entries,
+    scope_lists,
 )
 from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
 from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
@@ -127,7 +128,10 @@ async def load_extension_set(
             disabled=settings.get("disabledExtensions", []) or [],
             packages=package_sources(packages),
         )
-        sources = [s for s in sources if extension_enabled(s, cwd, settings.extensions, set(extension_paths))]
+        lists = scope_lists(cwd, trusted, "extensions")
+        disabled = set(settings.get("disabledExtensions", []) or [])
+        cli = len(extension_paths)  # -e always loads
+        sources = sources[:cli] + [s for s in sources[cli:] if extension_enabled(s, lists, disabled)]
         loaded = await load_extensions(sources)
         return [*loaded.extensions, *(inline or [])], loaded.errors
 
@@ -135,17 +139,16 @@ async def load_extension_set(
     return LoadedExtensions(extensions, [*setup_errors, *errors], load, packages, notices)
 
 
-def extension_enabled(source: ExtensionSource, cwd: str, entries: list[str], cli: set[str]) -> bool:
-    """``-path`` / ``+path`` / ``!glob`` entries in settings ``extensions`` switch off (or on) extensions found
-    in ``~/.caddie/agent/extensions/`` and ``.caddie/extensions/`` (``caddie config`` writes them)."""
-    path = source.path
-    if path.startswith(("bundled:", "entry-point:", "package:")) or path in cli:
-        return True
-    for base in (agent_dir(), Path(cwd) / ".caddie"):
-        folder = base / "extensions"
-        if Path(path).is_relative_to(folder):
-            return is_enabled(path, entries, str(base))
-    return True
+def extension_enabled(
+    source: ExtensionSource, lists: Sequence[tuple[str, str, list[str]]], disabled: set[str]
+) -> bool:
+    """``-path`` / ``+path`` / ``!glob`` entries in the settings ``extensions`` lists switch extensions found
+    in folders on or off, ``disabledExtensions`` names installed ones (``caddie config`` writes both)."""
+    if source.path.startswith(("bundled:", "package:")):
+        return True  # bundled: filtered by name already; packages: by their settings entry
+    if source.path.startswith("entry-point:"):
+        return source.name not in disabled
+    return all(is_enabled(source.path, entries, base) for _scope, base, entries in lists)
 
 
 def discover_resources(

@@ -564,15 +564,24 @@ class AgentSession:
         if not text.startswith("/"):
             return text
         try:
-            text = expand_skill_command(text, self.resources.skills)
+            if self.settings.get("enableSkillCommands", True) is not False:
+                text = expand_skill_command(text, self.resources.skills)
         except SkillExpansionError as e:
             raise SessionError(str(e)) from None
         return expand_prompt_template(text, self.resources.prompts)
 
     def resource_commands(self) -> list[tuple[str, str, str]]:
         """``(name, description, source)`` of every prompt template and ``skill:`` command, for menus."""
-        out = [(t.name, t.description, f"prompt · {t.source}") for t in self.resources.prompts]
-        out += [(f"skill:{s.name}", s.description, f"skill · {s.source}") for s in self.resources.skills]
+        out = [
+            (
+                t.name,
+                f"{t.argument_hint} — {t.description}" if t.argument_hint else t.description,
+                f"prompt · {t.source}",
+            )
+            for t in self.resources.prompts
+        ]
+        if self.settings.get("enableSkillCommands", True) is not False:
+            out += [(f"skill:{s.name}", s.description, f"skill · {s.source}") for s in self.resources.skills]
         return out
 
     def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
