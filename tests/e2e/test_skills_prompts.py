@@ -14,7 +14,9 @@ from tests.support import fake_llm as fl
 
 def test_print_mode_expands_templates_and_skills(caddie: Caddie) -> None:
     agent = caddie.home / "agent"
-    write_template(agent / "prompts", "review", "Review $1 carefully. Focus: ${@:2}", description="Review code")
+    write_template(
+        agent / "prompts", "review", "Review $1 carefully. Focus: ${@:2}", description="Review code"
+    )
     skill = write_skill(agent / "skills" / "tidy", "tidy", "Tidies code.", body="Tidy it.\n")
     caddie.llm.push(fl.text("reviewed"), fl.text("tidied"))
     result = caddie.run("-p", "--no-session", "--model", "fake/fake-model", "/review src/ naming errors")
@@ -70,7 +72,9 @@ def test_extensions_add_skill_and_prompt_paths_with_resources_discover(caddie: C
         "    api.on('resources_discover', discover)\n"
     )
     caddie.llm.push(fl.text("ok"))
-    result = caddie.run("-p", "--no-session", "-e", "ext.py", "--model", "fake/fake-model", "/ext-hello world")
+    result = caddie.run(
+        "-p", "--no-session", "-e", "ext.py", "--model", "fake/fake-model", "/ext-hello world"
+    )
     assert result.returncode == 0, result.stderr
     request = caddie.llm.llm_requests[0]
     assert request.last_user_text == "Hello world from an extension"
@@ -79,7 +83,17 @@ def test_extensions_add_skill_and_prompt_paths_with_resources_discover(caddie: C
 
 def rpc(caddie: Caddie, *args: str) -> tuple[subprocess.Popen[str], Any, Any]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "caddie", "--mode", "rpc", "--no-session", "--model", "fake/fake-model", *args],
+        [
+            sys.executable,
+            "-m",
+            "caddie",
+            "--mode",
+            "rpc",
+            "--no-session",
+            "--model",
+            "fake/fake-model",
+            *args,
+        ],
         cwd=caddie.project,
         env=caddie.env(),
         stdin=subprocess.PIPE,
@@ -107,7 +121,9 @@ def rpc(caddie: Caddie, *args: str) -> tuple[subprocess.Popen[str], Any, Any]:
 
 def test_rpc_prompt_expands_templates_and_lists_them_with_skills(caddie: Caddie) -> None:
     agent = caddie.home / "agent"
-    write_template(agent / "prompts", "fix", "Fix the bug in $1, keep ${2:-the tests} passing", description="Fix")
+    write_template(
+        agent / "prompts", "fix", "Fix the bug in $1, keep ${2:-the tests} passing", description="Fix"
+    )
     write_skill(agent / "skills" / "debug", "debug", "Debugging steps.")
     caddie.llm.push(fl.text("fixed"))
     proc, send, read_until = rpc(caddie)
@@ -118,7 +134,9 @@ def test_rpc_prompt_expands_templates_and_lists_them_with_skills(caddie: Caddie)
         assert {"name": "skill:debug", "description": "Debugging steps.", "source": "skill"} in commands
         send({"id": "2", "type": "prompt", "message": '/fix "src/a b.py"'})
         read_until(lambda o: o.get("type") == "agent_settled")
-        assert caddie.llm.llm_requests[0].last_user_text == "Fix the bug in src/a b.py, keep the tests passing"
+        assert (
+            caddie.llm.llm_requests[0].last_user_text == "Fix the bug in src/a b.py, keep the tests passing"
+        )
     finally:
         assert proc.stdin is not None
         proc.stdin.close()

@@ -31,14 +31,16 @@ def make_resources(root: Path) -> tuple[Path, Path]:
     demo = skills / "demo-skill"
     (demo / "scripts").mkdir(parents=True)
     (demo / "SKILL.md").write_text(
-        "---\nname: demo-skill\ndescription: Checks <things> & \"stuff\"; use it when asked to check.\n---\n\n"
+        '---\nname: demo-skill\ndescription: Checks <things> & "stuff"; use it when asked to check.\n---\n\n'
         "# Demo\n\nRun `scripts/check.sh` relative to this folder.\n\n",
         encoding="utf-8",
     )
     (demo / "scripts" / "check.sh").write_text("echo ok\n")
     other = skills / "group" / "second"
     other.mkdir(parents=True)
-    (other / "SKILL.md").write_text("---\ndescription: The second skill.\n---\nSecond body.\n", encoding="utf-8")
+    (other / "SKILL.md").write_text(
+        "---\ndescription: The second skill.\n---\nSecond body.\n", encoding="utf-8"
+    )
     hidden = skills / "manual-only"
     hidden.mkdir()
     (hidden / "SKILL.md").write_text(
@@ -88,9 +90,18 @@ def test_skills_block_and_expansions_match_pi(tmp_path: Path) -> None:
         "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
     }
     ours = run(
-        [sys.executable, "-m", "caddie", "-p", "--no-session", "--no-context-files", "--model", "fake/fake-model"]
-        + flags
-        + MESSAGES,
+        [
+            sys.executable,
+            "-m",
+            "caddie",
+            "-p",
+            "--no-session",
+            "--no-context-files",
+            "--model",
+            "fake/fake-model",
+            *flags,
+            *MESSAGES,
+        ],
         caddie_env,
         project,
         caddie_home / "agent",
@@ -147,8 +158,20 @@ def test_no_skills_block_without_read(tmp_path: Path) -> None:
         llm.write_models_json(home / "agent", provider="fake", model_id="fake-model", contextWindow=200_000)
         llm.push(fl.text("ok"))
         proc = subprocess.run(
-            [sys.executable, "-m", "caddie", "-p", "--no-session", "--model", "fake/fake-model"]
-            + ["--skill", str(skills), "--tools", "bash", "hi"],
+            [
+                sys.executable,
+                "-m",
+                "caddie",
+                "-p",
+                "--no-session",
+                "--model",
+                "fake/fake-model",
+                "--skill",
+                str(skills),
+                "--tools",
+                "bash",
+                "hi",
+            ],
             cwd=project,
             env=env,
             capture_output=True,

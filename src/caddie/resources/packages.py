@@ -425,6 +425,13 @@ def load_packages(cwd: str | Path, *, project_trusted: bool) -> tuple[list[Insta
     """Every configured package, inspected; installed ones become importable. Warnings name packages that
     are configured but not installed."""
     specs, warnings = configured_packages(cwd, project_trusted=project_trusted)
+    if not project_trusted:
+        path = settings_path("project", cwd)
+        data, _ = read_json_object(path)
+        if data.get("packages"):
+            warnings.append(
+                f"{path}: ignored packages because this project is not trusted (run with --trust to allow it)"
+            )
     packages: list[InstalledPackage] = []
     for spec in specs:
         package = inspect_package(spec, cwd)
