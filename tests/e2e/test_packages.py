@@ -4,6 +4,7 @@ skill and prompt template, switch them with ``caddie config``, remove it; projec
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.e2e.conftest import Caddie
@@ -25,16 +26,18 @@ def ask(caddie: Caddie, *args: str) -> tuple[fl.RecordedRequest, str]:
     return caddie.llm.llm_requests[-1], result.stderr
 
 
-def test_install_use_switch_and_remove_the_example_package(caddie: Caddie) -> None:
-    installed = caddie.run("install", str(EXAMPLE), timeout=180, **OFFLINE)
+def test_install_use_switch_update_and_remove_the_example_package(caddie: Caddie, tmp_path: Path) -> None:
+    example = tmp_path / "example-package"
+    shutil.copytree(EXAMPLE, example)
+    installed = caddie.run("install", str(example), timeout=180, **OFFLINE)
     assert installed.returncode == 0, installed.stderr
     assert "extensions: example" in installed.stdout and "skills: example" in installed.stdout
-    assert settings(caddie)["packages"] == [str(EXAMPLE)]
+    assert settings(caddie)["packages"] == [str(example)]
     envs = list((caddie.home / "agent" / "packages").iterdir())
     assert len(envs) == 1 and (envs[0] / "caddie-package.json").is_file()
 
     listed = caddie.run("list", **OFFLINE)
-    assert listed.returncode == 0 and f"{EXAMPLE}  [user]" in listed.stdout
+    assert listed.returncode == 0 and f"{example}  [user]" in listed.stdout
     assert "prompts: example" in listed.stdout
 
     # the extension: a command (no model call) and a tool the model is offered
@@ -57,12 +60,12 @@ def test_install_use_switch_and_remove_the_example_package(caddie: Caddie) -> No
     config = caddie.run("config", "--json", **OFFLINE)
     items = {i["id"]: i for i in json.loads(config.stdout)}
     assert items["skill:release-notes"]["enabled"] is True
-    assert items["extension:example"]["package"] == str(EXAMPLE)
+    assert items["extension:example"]["package"] == str(example)
     off = caddie.run("config", "off", "skill:release-notes", **OFFLINE)
     assert off.returncode == 0 and "skill release-notes is now off" in off.stdout, off.stderr
     caddie.run("config", "off", "extension:example", **OFFLINE)
     assert settings(caddie)["packages"] == [
-        {"source": str(EXAMPLE), "skills": ["-release-notes"], "extensions": ["-example"]}
+        {"source": str(example), "skills": ["-release-notes"], "extensions": ["-example"]}
     ]
     request, _ = ask(caddie, "/changelog 3")
     assert "<name>release-notes</name>" not in request.system and "word_count" not in request.tool_names
@@ -73,18 +76,26 @@ def test_install_use_switch_and_remove_the_example_package(caddie: Caddie) -> No
     assert "<name>release-notes</name>" in request.system and "word_count" in request.tool_names
 
     # the whole package off
-    caddie.run("config", "off", f"package:{EXAMPLE}", **OFFLINE)
+    caddie.run("config", "off", f"package:{example}", **OFFLINE)
     request, _ = ask(caddie, "/changelog 4")
     assert request.last_user_text == "/changelog 4" and "word_count" not in request.tool_names
-    caddie.run("config", "on", f"package:{EXAMPLE}", **OFFLINE)
+    caddie.run("config", "on", f"package:{example}", **OFFLINE)
 
-    removed = caddie.run("remove", str(EXAMPLE), **OFFLINE)
+    # caddie update reinstalls a local package from its folder
+    template = example / "src" / "caddie_example_package" / "prompts" / "changelog.md"
+    template.write_text("Changelog for $1, updated.")
+    updated = caddie.run("update", timeout=180, **OFFLINE)
+    assert updated.returncode == 0, updated.stderr
+    request, _ = ask(caddie, "/changelog 4.1")
+    assert request.last_user_text == "Changelog for 4.1, updated."
+
+    removed = caddie.run("remove", str(example), **OFFLINE)
     assert removed.returncode == 0, removed.stderr
     assert settings(caddie)["packages"] == []
     assert list((caddie.home / "agent" / "packages").iterdir()) == []
-    request, stderr = ask(caddie, "/changelog 5")
+    request, _ = ask(caddie, "/changelog 5")
     assert request.last_user_text == "/changelog 5" and "<available_skills>" not in request.system
-    again = caddie.run("remove", str(EXAMPLE), **OFFLINE)
+    again = caddie.run("remove", str(example), **OFFLINE)
     assert again.returncode == 2 and "is not installed" in again.stderr
 
 

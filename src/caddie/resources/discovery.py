@@ -348,7 +348,9 @@ def _prompt_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Cand
         for s in scopes:
             for f in template_files(os.path.join(s.base_dir, "prompts")):
                 out.append(
-                    _Candidate(f, s.scope, s.scope, is_enabled(f, s.prompts, s.base_dir), base_dir=s.base_dir)
+                    _Candidate(
+                        f, s.scope, s.scope, is_enabled(f, s.prompts, s.base_dir), s.base_dir, None, s.scope
+                    )
                 )
     for extra in req.extension_prompt_paths:
         for f in _path_files(_resolve(extra.path, req.cwd), "prompt", warnings, "prompt template"):
@@ -383,6 +385,8 @@ def discover(req: DiscoveryRequest) -> Resources:
             c.base_dir,
             c.package,
             skill.description,
+            c.settings_scope,
+            "skills" if c.package else None,
         )
         result.items.append(item)
         if not c.enabled:
