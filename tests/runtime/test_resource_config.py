@@ -88,3 +88,21 @@ def test_a_settings_file_that_is_not_json_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is not valid JSON"):
         set_enabled(str(tmp_path), one(items, "skill:mine"), False)  # type: ignore[arg-type]
     assert (agent_dir() / "settings.json").read_text() == "{ not json"
+
+
+def test_projects_with_skills_templates_or_packages_ask_for_trust(tmp_path: Path) -> None:
+    from caddie.runtime.trust import project_has_code
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert not project_has_code(plain)
+    for setup in (
+        lambda p: write_skill(p / ".caddie" / "skills" / "s", "s", "S."),
+        lambda p: write_template(p / ".caddie" / "prompts", "t", "T"),
+        lambda p: write_skill(p / ".agents" / "skills" / "group" / "s", "s", "S."),
+        lambda p: write_json(p / ".caddie" / "settings.json", {"packages": ["x"]}),
+    ):
+        project = tmp_path / f"p{len(list(tmp_path.iterdir()))}"
+        (project / ".git").mkdir(parents=True)
+        setup(project)
+        assert project_has_code(project)

@@ -7,6 +7,7 @@ Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,7 +112,7 @@ async def load_extension_set(
     notices: list[str] = []
     setup_errors: list[str] = []
     if trusted:  # a trusted project's packages are installed on first run, as Pi does
-        installed, failed = ensure_project_packages(cwd)
+        installed, failed = await asyncio.to_thread(ensure_project_packages, cwd)  # the UI keeps drawing
         notices += [f"installed project package {source}" for source in installed]
         setup_errors += failed
     packages, package_warnings = load_packages(cwd, project_trusted=trusted)
