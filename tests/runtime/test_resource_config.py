@@ -106,3 +106,17 @@ def test_projects_with_skills_templates_or_packages_ask_for_trust(tmp_path: Path
         (project / ".git").mkdir(parents=True)
         setup(project)
         assert project_has_code(project)
+
+
+async def test_reload_finds_new_skills_and_enable_skill_commands_false_keeps_the_text(tmp_path: Path) -> None:
+    from tests.runtime.harness import start_session
+
+    write_skill(agent_dir() / "skills" / "first", "first", "First.")
+    run = await start_session(tmp_path, settings={"enableSkillCommands": False})
+    session = run.session
+    assert "<name>first</name>" in session.system_prompt
+    assert session.expand_text("/skill:first now") == "/skill:first now"
+    assert [name for name, _d, _s in session.resource_commands()] == []
+    write_skill(agent_dir() / "skills" / "second", "second", "Second.")
+    await session.reload()
+    assert "<name>second</name>" in session.system_prompt

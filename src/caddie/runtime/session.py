@@ -208,8 +208,14 @@ class AgentSession:
         self._rebuild_system_prompt()
 
     async def _discover_extension_resources(self, reason: Literal["startup", "reload"]) -> None:
-        """``resources_discover``: skill and prompt paths from extensions join the discovered ones."""
-        if self.options.rediscover is None or not self.runner.has_handlers("resources_discover"):
+        """``resources_discover``: skill and prompt paths from extensions join the discovered ones.
+
+        On ``/reload`` the folders are searched again too (skills added or edited since start-up)."""
+        if self.options.rediscover is None:
+            return
+        if reason == "reload":
+            self.resources = self.options.rediscover([], [])
+        if not self.runner.has_handlers("resources_discover"):
             return
         skills: list[ExtraPath] = []
         prompts: list[ExtraPath] = []
