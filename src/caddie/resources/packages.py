@@ -26,7 +26,6 @@ import json
 import os
 import re
 import shutil
-import site
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -384,7 +383,7 @@ def activate(site_dir: Path) -> None:
     """Make an installed package importable (appended, so caddie's own dependencies win)."""
     text = str(site_dir)
     if text not in sys.path:
-        site.addsitedir(text)
+        sys.path.append(text)  # not site.addsitedir: a package's .pth files must not run code at start-up
         importlib.invalidate_caches()
 
 
