@@ -30,6 +30,7 @@ _KEY_VARS = (
 def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path_factory.mktemp("caddie-home")
     monkeypatch.setenv("CADDIE_DIR", str(root))
+    monkeypatch.setenv("CADDIE_AGENTS_DIR", str(root / "dot-agents"))  # ~/.agents/skills stays out of tests
     monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)

@@ -5,6 +5,8 @@
     caddie session list|show|tree         look at saved sessions
     caddie context [SESSION] [--json]     what the model would be sent next
     caddie export [SESSION] [-o FILE]     the session as one offline HTML page
+    caddie install|remove|list|update     packages (extensions, skills, prompt templates)
+    caddie config                         list and switch extensions, skills, prompts, packages
 
 A usage mistake ends in one line on stderr and exit code 2; a bug ends in one line and exit code 70 with
 the traceback in ~/.caddie/agent/crash.log. Never a traceback on the terminal.
@@ -23,6 +25,7 @@ from typing import Literal, NoReturn
 from caddie import __version__
 
 SUBCOMMANDS = ("session", "context", "export")
+MANAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 EPILOG = """\
 sessions:
   Sessions are saved under ~/.caddie/agent/sessions/ (CADDIE_DIR moves the root).
@@ -102,6 +105,27 @@ def _base_parser(add_help: bool) -> _Parser:
         metavar="LIST",
         help="built-in tools to enable, comma-separated "
         "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write)",
+    )
+    r = p.add_argument_group("skills and prompt templates")
+    r.add_argument(
+        "--skill",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a skill file or folder (repeatable)",
+    )
+    r.add_argument("--no-skills", action="store_true", help="do not discover skills (--skill still loads)")
+    r.add_argument(
+        "--prompt-template",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a prompt template file or folder (repeatable)",
+    )
+    r.add_argument(
+        "--no-prompt-templates",
+        action="store_true",
+        help="do not discover prompt templates (--prompt-template still loads)",
     )
     s = p.add_argument_group("prompt")
     s.add_argument("--system-prompt", metavar="TEXT", help="replace the default system prompt")
@@ -228,6 +252,10 @@ async def _run_main(argv: list[str]) -> int:
         ui=ui,
         flags=flags,
         preloaded=loaded,
+        skill_paths=args.skill,
+        no_skills=args.no_skills,
+        prompt_paths=args.prompt_template,
+        no_prompt_templates=args.no_prompt_templates,
     )
 
     if not headless:
@@ -327,6 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args and args[0] in SUBCOMMANDS:
             return _subcommand(args)
+        if args and args[0] in MANAGE_COMMANDS:
+            from caddie.modes.manage import run_manage
+
+            return run_manage(args)
         return asyncio.run(_run_main(args))
     except CliError as e:
         print(f"caddie: {e}", file=sys.stderr)

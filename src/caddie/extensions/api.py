@@ -112,6 +112,8 @@ __all__ = [
     "ModelSelectEvent",
     "OnUpdate",
     "ReadonlySession",
+    "ResourcesDiscoverEvent",
+    "ResourcesDiscoverResult",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionCompactEvent",
@@ -324,7 +326,24 @@ class ModelSelectEvent:
     type: Literal["model_select"] = "model_select"
 
 
+@dataclass(slots=True)
+class ResourcesDiscoverEvent:
+    """After ``session_start``: an extension may return more skill / prompt template folders or files."""
+
+    cwd: str
+    reason: Literal["startup", "reload"]
+    type: Literal["resources_discover"] = "resources_discover"
+
+
+@dataclass(slots=True)
+class ResourcesDiscoverResult:
+    skill_paths: list[str] | None = None
+    prompt_paths: list[str] | None = None
+    theme_paths: list[str] | None = None
+
+
 EventName: TypeAlias = Literal[
+    "resources_discover",
     "session_start",
     "session_shutdown",
     "session_before_compact",

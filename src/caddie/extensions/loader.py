@@ -5,7 +5,8 @@ Sources, in load order (as Pi: command line first, then project, then user, then
 2. ``<cwd>/.caddie/extensions/`` — only when the project is trusted;
 3. ``~/.caddie/agent/extensions/``: ``*.py`` files and ``*/__init__.py`` packages (one level deep);
 4. paths listed in settings ``"extensions"``;
-5. installed packages exposing the ``caddie.extensions`` entry-point group;
+5. packages installed with ``caddie install`` (their ``caddie.extensions`` entry points), then other installed
+   distributions exposing the ``caddie.extensions`` entry-point group;
 6. the bundled extensions (``mulligan``, ``goal``) unless disabled in settings ``"disabledExtensions"``.
 
 ``--no-extensions`` skips 2–5 (``-e`` and bundled ones still load). A module must define
@@ -29,6 +30,7 @@ from typing import Any
 
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension, call_handler
+from caddie.resources.packages import InstalledPackage, is_managed_site
 
 BUNDLED = ("mulligan", "goal")
 ENTRY_POINT_GROUP = "caddie.extensions"
@@ -41,6 +43,8 @@ class ExtensionSource:
     path: str
     name: str
     load: Callable[[], ModuleType]
+    label: str = ""
+    """How errors name it (default ``extension <path>``); packages say which package failed."""
 
 
 @dataclass(slots=True)
@@ -107,9 +111,32 @@ def discover_dir(directory: Path) -> list[Path]:
 def entry_point_sources() -> list[ExtensionSource]:
     out: list[ExtensionSource] = []
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.dist is not None and is_managed_site(str(ep.dist.locate_file(""))):
+            continue  # a package caddie installed: loaded (or not) through package_sources
         out.append(
             ExtensionSource(f"entry-point:{ep.name} ({ep.value})", ep.name, partial(_load_entry_point, ep))
         )
+    return out
+
+
+def package_sources(packages: Iterable[InstalledPackage]) -> list[ExtensionSource]:
+    """The enabled extensions of installed packages (``caddie install``), named after their package."""
+    out: list[ExtensionSource] = []
+    for package in packages:
+        if package.site is None:
+            continue
+        for resource in package.resources:
+            if resource.kind != "extensions" or not resource.enabled:
+                continue
+            ep = resource.entry_point
+            out.append(
+                ExtensionSource(
+                    f"package:{package.spec.source}#{ep.name}",
+                    ep.name,
+                    partial(_load_entry_point, ep),
+                    f"package {resource.distribution} ({package.spec.source}): extension {ep.name}",
+                )
+            )
     return out
 
 
@@ -144,6 +171,7 @@ def collect_sources(
     project_trusted: bool = False,
     no_extensions: bool = False,
     disabled: Iterable[str] = (),
+    packages: Iterable[ExtensionSource] = (),
 ) -> list[ExtensionSource]:
     sources = [path_source(p, cwd) for p in cli_paths]
     if not no_extensions:
@@ -151,12 +179,17 @@ def collect_sources(
             sources += [path_source(p, cwd) for p in discover_dir(Path(cwd) / ".caddie" / "extensions")]
         sources += [path_source(p, cwd) for p in discover_dir(agent_dir / "extensions")]
         sources += [path_source(p, cwd) for p in settings_paths]
+        sources += list(packages)
         sources += entry_point_sources()
     sources += bundled_sources(disabled)
     seen: set[str] = set()
     unique = []
     for s in sources:
-        key = str(Path(s.path).resolve()) if not s.path.startswith(("bundled:", "entry-point:")) else s.path
+        key = (
+            str(Path(s.path).resolve())
+            if not s.path.startswith(("bundled:", "entry-point:", "package:"))
+            else s.path
+        )
         if key not in seen:
             seen.add(key)
             unique.append(s)
@@ -177,13 +210,17 @@ async def load_extensions(sources: list[ExtensionSource]) -> LoadResult:
                 raise AttributeError("it defines no register(api) function")
             await call_handler(register, api)
         except FileNotFoundError as e:
-            result.errors.append(f"extension {source.path}: {e}")
+            result.errors.append(f"{source.label or 'extension ' + source.path}: {e}")
             continue
         except SyntaxError as e:
-            result.errors.append(f"extension {source.path}: syntax error at line {e.lineno}: {e.msg}")
+            result.errors.append(
+                f"{source.label or 'extension ' + source.path}: syntax error at line {e.lineno}: {e.msg}"
+            )
             continue
         except (Exception, SystemExit) as e:  # an extension must never take the agent down
-            result.errors.append(f"extension {source.path} failed to load: {type(e).__name__}: {e}")
+            result.errors.append(
+                f"{source.label or 'extension ' + source.path} failed to load: {type(e).__name__}: {e}"
+            )
             continue
         result.extensions.append(extension)
     return result

@@ -329,6 +329,10 @@ class RpcServer:
             {"name": name, "description": spec.description, "source": "extension"}
             for name, spec in self.session.runner.commands().items()
         ]
+        commands += [
+            {"name": name, "description": description, "source": source.split(" · ")[0]}
+            for name, description, source in self.session.resource_commands()
+        ]
         self._respond(request, {"commands": commands})
 
     async def cmd_get_session_stats(self, request: dict[str, Any]) -> None:

@@ -7,7 +7,8 @@ Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -17,8 +18,18 @@ from caddie.ai.registry import ModelNotFound, ModelRegistry, NoModelConfigured
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
 from caddie.extensions.api import ExtensionUI, FlagSpec, Mode
-from caddie.extensions.loader import collect_sources, load_extensions
+from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.runner import Extension
+from caddie.resources.discovery import (
+    DiscoveryRequest,
+    ExtraPath,
+    Resources,
+    discover,
+    is_enabled,
+    plain_entries,
+    scope_lists,
+)
+from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
 from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
@@ -60,6 +71,12 @@ class SessionRequest:
     preloaded: LoadedExtensions | None = None
     read_only: bool = False
     """Open the session without ever writing to its file (offline views such as ``caddie context``)."""
+    skill_paths: list[str] = field(default_factory=list)
+    """``--skill PATH`` (loaded even with ``no_skills``)."""
+    no_skills: bool = False
+    prompt_paths: list[str] = field(default_factory=list)
+    """``--prompt-template PATH`` (loaded even with ``no_prompt_templates``)."""
+    no_prompt_templates: bool = False
 
 
 @dataclass
@@ -67,6 +84,10 @@ class LoadedExtensions:
     extensions: list[Extension]
     errors: list[str]
     reload: Callable[[], Awaitable[tuple[list[Extension], list[str]]]]
+    packages: list[InstalledPackage] = field(default_factory=list)
+    """The configured packages (``caddie install`` / settings ``packages``), inspected."""
+    notices: list[str] = field(default_factory=list)
+    """Things done on the way that the user should hear about (project packages installed)."""
 
     def flag_specs(self) -> dict[str, FlagSpec]:
         return {name: spec for ext in self.extensions for name, spec in ext.flags.items()}
@@ -88,22 +109,70 @@ async def load_extension_set(
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = project_trusted(cwd, trust)
     settings = load_settings(cwd, project_trusted=trusted)
+    notices: list[str] = []
+    setup_errors: list[str] = []
+    if trusted:  # a trusted project's packages are installed on first run, as Pi does
+        installed, failed = await asyncio.to_thread(ensure_project_packages, cwd)  # the UI keeps drawing
+        notices += [f"installed project package {source}" for source in installed]
+        setup_errors += failed
+    packages, package_warnings = load_packages(cwd, project_trusted=trusted)
+    setup_errors += package_warnings
 
     async def load() -> tuple[list[Extension], list[str]]:
         sources = collect_sources(
             cwd,
             cli_paths=extension_paths,
             agent_dir=agent_dir(),
-            settings_paths=settings.extensions,
+            settings_paths=plain_entries(settings.extensions),
             project_trusted=trusted,
             no_extensions=no_extensions,
             disabled=settings.get("disabledExtensions", []) or [],
+            packages=package_sources(packages),
         )
+        lists = scope_lists(cwd, trusted, "extensions")
+        disabled = set(settings.get("disabledExtensions", []) or [])
+        cli = len(extension_paths)  # -e always loads
+        sources = sources[:cli] + [s for s in sources[cli:] if extension_enabled(s, lists, disabled)]
         loaded = await load_extensions(sources)
         return [*loaded.extensions, *(inline or [])], loaded.errors
 
     extensions, errors = await load()
-    return LoadedExtensions(extensions, errors, load)
+    return LoadedExtensions(extensions, [*setup_errors, *errors], load, packages, notices)
+
+
+def extension_enabled(
+    source: ExtensionSource, lists: Sequence[tuple[str, str, list[str]]], disabled: set[str]
+) -> bool:
+    """``-path`` / ``+path`` / ``!glob`` entries in the settings ``extensions`` lists switch extensions found
+    in folders on or off, ``disabledExtensions`` names installed ones (``caddie config`` writes both)."""
+    if source.path.startswith(("bundled:", "package:")):
+        return True  # bundled: filtered by name already; packages: by their settings entry
+    if source.path.startswith("entry-point:"):
+        return source.name not in disabled
+    return all(is_enabled(source.path, entries, base) for _scope, base, entries in lists)
+
+
+def discover_resources(
+    request: SessionRequest, cwd: str, trusted: bool, packages: list[InstalledPackage]
+) -> Callable[[list[ExtraPath], list[ExtraPath]], Resources]:
+    """Skill and prompt template discovery for this request (again with extensions' paths, when asked)."""
+
+    def run(extra_skills: list[ExtraPath], extra_prompts: list[ExtraPath]) -> Resources:
+        return discover(
+            DiscoveryRequest(
+                cwd=cwd,
+                project_trusted=trusted,
+                skill_paths=request.skill_paths,
+                no_skills=request.no_skills,
+                prompt_paths=request.prompt_paths,
+                no_prompt_templates=request.no_prompt_templates,
+                packages=packages,
+                extension_skill_paths=extra_skills,
+                extension_prompt_paths=extra_prompts,
+            )
+        )
+
+    return run
 
 
 @dataclass
@@ -242,7 +311,10 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         trust=request.trust,
         inline=request.inline_extensions,
     )
-    warnings += loaded.errors
+    warnings += loaded.errors + loaded.notices
+    rediscover = discover_resources(request, cwd, trusted, loaded.packages)
+    resources = rediscover([], [])
+    warnings += resources.warnings
     specs = loaded.flag_specs()
     unknown_flags = [name for name in request.flags if name not in specs]
     if unknown_flags:
@@ -267,6 +339,8 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         reload_extensions=loaded.reload,
         flags=dict(request.flags),
         restored=restored,
+        resources=resources,
+        rediscover=rediscover,
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn

@@ -59,12 +59,17 @@ from caddie.extensions.api import (
     Mode,
     ModelSelectEvent,
     NotifyLevel,
+    ResourcesDiscoverEvent,
+    ResourcesDiscoverResult,
     SessionShutdownEvent,
     SessionStartEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
 from caddie.extensions.runner import Extension, ExtensionError, ExtensionRunner, call_handler
+from caddie.resources.discovery import ExtraPath, Resources
+from caddie.resources.prompts import expand_prompt_template
+from caddie.resources.skills import SkillExpansionError, expand_skill_command
 from caddie.runtime.events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
@@ -121,6 +126,10 @@ class SessionOptions:
     """Extension command-line flags given by the user."""
     restored: StoredContext | None = None
     """The store's context if the caller built it already (saves a second walk of a large session)."""
+    resources: Resources | None = None
+    """Skills and prompt templates found at start-up (``caddie.resources.discovery``)."""
+    rediscover: Callable[[list[ExtraPath], list[ExtraPath]], Resources] | None = None
+    """Discovery again, plus the skill and prompt paths extensions return from ``resources_discover``."""
 
 
 class AgentSession:
@@ -166,6 +175,7 @@ class AgentSession:
         if model is None and restored.model is not None:
             model = options.find_model(*restored.model)
         self._system_prompt = ""
+        self.resources: Resources = options.resources or Resources()
         self.agent = Agent(
             AgentState(
                 system_prompt="",
@@ -195,7 +205,53 @@ class AgentSession:
                 ext.api.bind(self)
         self._bound = True
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_session_file))
+        await self._discover_extension_resources("reload" if reason == "reload" else "startup")
         self._rebuild_system_prompt()
+
+    async def _discover_extension_resources(self, reason: Literal["startup", "reload"]) -> None:
+        """``resources_discover``: skill and prompt paths from extensions join the discovered ones.
+
+        On ``/reload`` the folders are searched again too (skills added or edited since start-up)."""
+        if self.options.rediscover is None:
+            return
+        if reason == "reload":
+            self.resources = self.options.rediscover([], [])
+        if not self.runner.has_handlers("resources_discover"):
+            return
+        skills: list[ExtraPath] = []
+        prompts: list[ExtraPath] = []
+        ctx = self.context()
+        for ext in self._extensions:
+            for handler in ext.handlers.get("resources_discover", ()):
+                try:
+                    value = await call_handler(handler, ResourcesDiscoverEvent(self.cwd, reason), ctx)
+                except Exception as e:
+                    self._on_extension_error(
+                        ExtensionError(ext.path, "resources_discover", str(e) or type(e).__name__)
+                    )
+                    continue
+                if value is None:
+                    continue
+                if not isinstance(value, ResourcesDiscoverResult):
+                    self._on_extension_error(
+                        ExtensionError(
+                            ext.path,
+                            "resources_discover",
+                            f"resources_discover handler returned {type(value).__name__}; "
+                            "expected ResourcesDiscoverResult or None",
+                        )
+                    )
+                    continue
+                skills += [ExtraPath(p, ext.name) for p in value.skill_paths or () if isinstance(p, str)]
+                prompts += [ExtraPath(p, ext.name) for p in value.prompt_paths or () if isinstance(p, str)]
+        if not skills and not prompts:
+            return
+        known = set(self.resources.warnings)
+        self.resources = self.options.rediscover(skills, prompts)
+        for warning in self.resources.warnings:
+            if warning not in known:
+                log.warning("%s", warning)
+                self._publish_soon(NoticeEvent(warning, "warning"))
 
     async def shutdown(
         self,
@@ -327,6 +383,7 @@ class AgentSession:
             context_files=self.options.context_files,
             custom_prompt=self.options.custom_prompt,
             append=self.options.append_prompt,
+            skills=self.resources.skills,
         )
         self.agent.state.system_prompt = self._system_prompt_override or self._system_prompt
         self.agent.state.tools = self.active_tools()
@@ -500,6 +557,7 @@ class AgentSession:
                 return
             if result.action == "transform" and result.text is not None:
                 text, images = result.text, result.images
+        text = self.expand_text(text)
         if self._run_active:
             if streaming_behavior is None:
                 raise SessionError("The agent is working; send the message as a steer or a follow-up.")
@@ -508,12 +566,39 @@ class AgentSession:
             return
         await self._start_prompt(text, images, UserMessage([TextContent(text), *(images or [])]))
 
+    def expand_text(self, text: str) -> str:
+        """``/skill:name args`` and ``/template args`` become the text the model gets (Pi's order)."""
+        if not text.startswith("/"):
+            return text
+        try:
+            if self.settings.get("enableSkillCommands", True) is not False:
+                text = expand_skill_command(text, self.resources.skills)
+        except SkillExpansionError as e:
+            raise SessionError(str(e)) from None
+        return expand_prompt_template(text, self.resources.prompts)
+
+    def resource_commands(self) -> list[tuple[str, str, str]]:
+        """``(name, description, source)`` of every prompt template and ``skill:`` command, for menus."""
+        out = [
+            (
+                t.name,
+                f"{t.argument_hint} — {t.description}" if t.argument_hint else t.description,
+                f"prompt · {t.source}",
+            )
+            for t in self.resources.prompts
+        ]
+        if self.settings.get("enableSkillCommands", True) is not False:
+            out += [(f"skill:{s.name}", s.description, f"skill · {s.source}") for s in self.resources.skills]
+        return out
+
     def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
         self._reject_command(text)
+        text = self.expand_text(text)
         self._queue_user(UserMessage([TextContent(text), *(images or [])]), text, "steer")
 
     def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
         self._reject_command(text)
+        text = self.expand_text(text)
         self._queue_user(UserMessage([TextContent(text), *(images or [])]), text, "follow_up")
 
     def _reject_command(self, text: str) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from caddie.resources.skills import Skill, format_skills_for_prompt
+
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
 
@@ -66,7 +68,10 @@ def build_system_prompt(
     custom_prompt: str | None = None,
     append: str | None = None,
     today: dt.date | None = None,
+    skills: Sequence[Skill] = (),
 ) -> str:
+    """Pi's prompt: role, tools, guidelines (or the custom prompt), appended text, project context, the
+    skills block (only when ``read`` is active: the model loads a skill with it), date and cwd."""
     day = (today or dt.date.today()).isoformat()
     names = [t.name for t in tools]
     append_section = f"\n\n{append}" if append else ""
@@ -101,5 +106,7 @@ def build_system_prompt(
         for f in context_files:
             prompt += f'<project_instructions path="{f.path}">\n{f.content}\n</project_instructions>\n\n'
         prompt += "</project_context>\n"
+    if "read" in names:
+        prompt += format_skills_for_prompt(skills)
     prompt += f"\nCurrent date: {day}\nCurrent working directory: {cwd.replace(chr(92), '/')}"
     return prompt

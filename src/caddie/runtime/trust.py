@@ -52,10 +52,18 @@ def remember_trust(cwd: str | Path, trusted: bool) -> None:
 def project_has_code(cwd: str | Path) -> bool:
     """Whether trusting would change anything: project extensions or sensitive settings exist."""
     project = Path(cwd) / ".caddie"
-    if (project / "extensions").is_dir() and any((project / "extensions").iterdir()):
-        return True
+    for folder in (project / "extensions", project / "skills", project / "prompts"):
+        if folder.is_dir() and any(folder.iterdir()):
+            return True
+    from caddie.resources.discovery import ancestor_agents_skill_dirs
+    from caddie.resources.skills import skill_files
+
+    if any(skill_files(d, "agents") for d in ancestor_agents_skill_dirs(str(cwd))):
+        return True  # skills can tell the model to do anything
     try:
         data = json.loads((project / "settings.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and any(k in data for k in SENSITIVE_PROJECT_KEYS)
+    return isinstance(data, dict) and any(
+        k in data for k in (*SENSITIVE_PROJECT_KEYS, "skills", "prompts", "packages")
+    )

@@ -55,6 +55,7 @@ from caddie.modes.interactive.commands import (
     CommandInfo,
     merge_commands,
     parse_command,
+    resource_commands,
 )
 from caddie.modes.interactive.conversation import (
     AssistantView,
@@ -316,6 +317,7 @@ class CaddieApp(App[int], inherit_bindings=False):
                 extension.append(
                     CommandInfo(spec.name, spec.description or "", spec.source, spec.get_argument_completions)
                 )
+            extension += resource_commands(self.session.resource_commands())
         merged = merge_commands(extension)
         return [self._with_arguments(c) for c in merged]
 

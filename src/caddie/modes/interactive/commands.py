@@ -80,6 +80,14 @@ def merge_commands(extension: Sequence[CommandInfo]) -> list[CommandInfo]:
     return merged
 
 
+def resource_commands(entries: Sequence[tuple[str, str, str]]) -> list[CommandInfo]:
+    """Prompt templates and ``skill:`` commands as menu entries; the description says where each is from."""
+    return [
+        CommandInfo(name, f"{description}  ({source})" if description else f"({source})", source)
+        for name, description, source in entries
+    ]
+
+
 def parse_command(text: str) -> tuple[str, str] | None:
     """``("model", "openai/gpt-5")`` for ``/model openai/gpt-5``; None when the text is not a command."""
     if not text.startswith("/") or text.startswith("//"):

@@ -1,0 +1,443 @@
+"""Where skills and prompt templates come from, in which order, and which of them are switched off.
+
+Order (the first skill or template of a name wins; a later one of the same name is skipped with a warning):
+
+1. ``--skill PATH`` / ``--prompt-template PATH`` (always, even with ``--no-skills`` / ``--no-prompt-templates``);
+2. installed packages (project packages first);
+3. the ``skills`` / ``prompts`` lists in settings (files or folders; project first);
+4. the project — only when it is trusted: ``.caddie/skills/``, ``.agents/skills/`` in the current directory
+   and each parent up to the git root, ``.caddie/prompts/``;
+5. the user: ``~/.caddie/agent/skills/``, ``~/.agents/skills/``, ``~/.caddie/agent/prompts/``;
+6. folders extensions add through the ``resources_discover`` event.
+
+Entries in the settings lists that start with ``-`` (off), ``+`` (on) or ``!`` (off, a glob) switch
+discovered resources of that scope off or on, as in Pi: ``"skills": ["-skills/old-skill"]`` — paths are
+relative to the settings file's folder, or absolute. ``caddie config`` writes these for you.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from caddie.config.paths import agent_dir, project_dir
+from caddie.config.settings import read_json_object
+from caddie.resources.packages import InstalledPackage, filter_enabled
+from caddie.resources.prompts import PromptTemplate, load_template_file, template_files
+from caddie.resources.skills import Skill, WalkMode, load_skill_file, skill_files
+
+ItemKind = Literal["skill", "prompt", "extension", "package"]
+ItemScope = Literal["user", "project", "cli", "package", "extension", "bundled", "settings"]
+OVERRIDE_PREFIXES = ("!", "+", "-")
+
+
+def agents_home() -> Path:
+    """``~/.agents`` (the cross-harness skills folder); ``CADDIE_AGENTS_DIR`` moves it (tests)."""
+    env = os.environ.get("CADDIE_AGENTS_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".agents"
+
+
+@dataclass(slots=True)
+class ResourceItem:
+    """One discovered resource, on or off — what ``caddie config`` lists and toggles."""
+
+    kind: ItemKind
+    name: str
+    path: str
+    scope: ItemScope
+    source: str
+    """For people: ``user``, ``project``, ``cli``, ``settings``, ``package <source>``, ``extension <name>``."""
+    enabled: bool = True
+    base_dir: str | None = None
+    """The folder override patterns for this item are relative to (auto-discovered items only)."""
+    package: str | None = None
+    """The package source, for resources that come from a package."""
+    description: str = ""
+    settings_scope: Literal["user", "project"] | None = None
+    """The settings file that switches this item on or off (None: it cannot be switched, e.g. ``--skill``)."""
+    resource_type: str | None = None
+    """For package contents: ``extensions``, ``skills``, ``prompts`` or ``themes``."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+@dataclass(slots=True)
+class Resources:
+    skills: list[Skill] = field(default_factory=list)
+    prompts: list[PromptTemplate] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    items: list[ResourceItem] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ExtraPath:
+    """A path an extension added through ``resources_discover``."""
+
+    path: str
+    extension: str
+
+
+@dataclass
+class DiscoveryRequest:
+    cwd: str
+    project_trusted: bool = False
+    skill_paths: Sequence[str] = ()
+    no_skills: bool = False
+    prompt_paths: Sequence[str] = ()
+    no_prompt_templates: bool = False
+    packages: Sequence[InstalledPackage] = ()
+    extension_skill_paths: Sequence[ExtraPath] = ()
+    extension_prompt_paths: Sequence[ExtraPath] = ()
+
+
+# ==================================================================================================
+# Override patterns
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/")
+
+
+def _targets(path: str, base_dir: str) -> list[str]:
+    """The strings a pattern may name this resource by: relative to the base, absolute; for a
+    ``SKILL.md``, its folder too."""
+    paths = [path]
+    if os.path.basename(path) == "SKILL.md":
+        paths.append(os.path.dirname(path))
+    out = []
+    for p in paths:
+        out.append(_posix(os.path.relpath(p, base_dir)))
+        out.append(_posix(p))
+    return out
+
+
+def _normalize_pattern(pattern: str, base_dir: str) -> list[str]:
+    text = pattern.strip().rstrip("/")
+    text = text.removeprefix("./")
+    expanded = os.path.expanduser(text)
+    out = [_posix(text)]
+    if os.path.isabs(expanded):
+        out.append(_posix(os.path.normpath(expanded)))
+    else:
+        out.append(_posix(os.path.normpath(os.path.join(base_dir, expanded))))
+    return out
+
+
+def is_enabled(path: str, entries: Iterable[str], base_dir: str) -> bool:
+    """Pi's rules: ``!glob`` switches off, ``+path`` switches back on, ``-path`` switches off (wins)."""
+    overrides = [e for e in entries if e.startswith(OVERRIDE_PREFIXES)]
+    if not overrides:
+        return True
+    targets = _targets(path, base_dir)
+
+    def exact(pattern: str) -> bool:
+        wanted = _normalize_pattern(pattern, base_dir)
+        return any(t in wanted for t in targets)
+
+    enabled = True
+    if any(any(fnmatch.fnmatch(t, e[1:]) for t in targets) for e in overrides if e.startswith("!")):
+        enabled = False
+    if any(exact(e[1:]) for e in overrides if e.startswith("+")):
+        enabled = True
+    if any(exact(e[1:]) for e in overrides if e.startswith("-")):
+        enabled = False
+    return enabled
+
+
+def plain_entries(entries: Iterable[str]) -> list[str]:
+    return [e for e in entries if not e.startswith(OVERRIDE_PREFIXES)]
+
+
+# ==================================================================================================
+# Settings lists
+
+
+@dataclass(slots=True)
+class _ScopeSettings:
+    scope: Literal["user", "project"]
+    base_dir: str
+    skills: list[str]
+    prompts: list[str]
+
+
+def scope_lists(
+    cwd: str, project_trusted: bool, key: str
+) -> list[tuple[Literal["user", "project"], str, list[str]]]:
+    """``(scope, settings folder, entries)`` of one list key, read from each settings file separately."""
+    out: list[tuple[Literal["user", "project"], str, list[str]]] = []
+    if project_trusted:
+        data, _ = read_json_object(project_dir(cwd) / "settings.json")
+        out.append(("project", str(project_dir(cwd)), _string_list(data, key)))
+    data, _ = read_json_object(agent_dir() / "settings.json")
+    out.append(("user", str(agent_dir()), _string_list(data, key)))
+    return out
+
+
+def _string_list(data: dict[str, Any], key: str) -> list[str]:
+    value = data.get(key)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def scope_settings(cwd: str, project_trusted: bool) -> list[_ScopeSettings]:
+    """Project (when trusted) then user: their ``skills`` and ``prompts`` lists, read from each file."""
+    out = []
+    if project_trusted:
+        data, _ = read_json_object(project_dir(cwd) / "settings.json")
+        out.append(
+            _ScopeSettings(
+                "project", str(project_dir(cwd)), _string_list(data, "skills"), _string_list(data, "prompts")
+            )
+        )
+    data, _ = read_json_object(agent_dir() / "settings.json")
+    out.append(
+        _ScopeSettings("user", str(agent_dir()), _string_list(data, "skills"), _string_list(data, "prompts"))
+    )
+    return out
+
+
+def _resolve(entry: str, base_dir: str) -> str:
+    expanded = os.path.expanduser(entry.strip())
+    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(base_dir, expanded))
+
+
+def find_git_root(start: str) -> str | None:
+    here = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def ancestor_agents_skill_dirs(cwd: str) -> list[str]:
+    """``.agents/skills`` in ``cwd`` and each parent up to the git root (or the filesystem root)."""
+    root = find_git_root(cwd)
+    here = os.path.abspath(cwd)
+    out = []
+    while True:
+        out.append(os.path.join(here, ".agents", "skills"))
+        if root is not None and here == root:
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return out
+
+
+# ==================================================================================================
+# Discovery
+
+
+@dataclass(slots=True)
+class _Candidate:
+    path: str
+    scope: ItemScope
+    source: str
+    enabled: bool = True
+    base_dir: str | None = None
+    package: str | None = None
+    settings_scope: Literal["user", "project"] | None = None
+    filters: list[str] | None = None
+    """The package's filter list for this resource type (names), when it comes from a package."""
+
+
+def _path_files(path: str, kind: Literal["skill", "prompt"], warnings: list[str], what: str) -> list[str]:
+    if not os.path.exists(path):
+        warnings.append(f"{what} path {path} does not exist")
+        return []
+    if os.path.isdir(path):
+        return skill_files(path, "caddie") if kind == "skill" else template_files(path)
+    if path.endswith(".md"):
+        return [path]
+    warnings.append(f"{what} path {path} is not a Markdown (.md) file or a folder")
+    return []
+
+
+def _skill_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    for raw in req.skill_paths:
+        for f in _path_files(_resolve(raw, req.cwd), "skill", warnings, "skill"):
+            out.append(_Candidate(f, "cli", "cli"))
+    if not req.no_skills:
+        for package in req.packages:
+            for resource in package.resources:
+                if resource.kind == "skills" and resource.path is not None:
+                    for f in skill_files(resource.path, "caddie"):
+                        out.append(
+                            _Candidate(
+                                f,
+                                "package",
+                                f"package {package.spec.source}",
+                                resource.enabled,
+                                package=package.spec.source,
+                                settings_scope=package.spec.scope,
+                                filters=package.spec.filters.get("skills"),
+                            )
+                        )
+        scopes = scope_settings(req.cwd, req.project_trusted)
+        for s in scopes:
+            for entry in plain_entries(s.skills):
+                for f in _path_files(_resolve(entry, s.base_dir), "skill", warnings, "skill"):
+                    enabled = is_enabled(f, s.skills, s.base_dir)
+                    out.append(
+                        _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
+                    )
+        user_agents = os.path.join(str(agents_home()), "skills")
+        for s in scopes:
+            dirs: list[tuple[str, WalkMode, str]]
+            if s.scope == "project":
+                dirs = [(os.path.join(s.base_dir, "skills"), "caddie", s.base_dir)]
+                dirs += [
+                    (d, "agents", os.path.dirname(d))
+                    for d in ancestor_agents_skill_dirs(req.cwd)
+                    if os.path.abspath(d) != os.path.abspath(user_agents)
+                ]
+            else:
+                dirs = [
+                    (os.path.join(s.base_dir, "skills"), "caddie", s.base_dir),
+                    (user_agents, "agents", os.path.dirname(user_agents)),
+                ]
+            for directory, mode, base in dirs:
+                for f in skill_files(directory, mode):
+                    enabled = is_enabled(f, s.skills, base)
+                    out.append(_Candidate(f, s.scope, s.scope, enabled, base, None, s.scope))
+    for extra in req.extension_skill_paths:
+        for f in _path_files(_resolve(extra.path, req.cwd), "skill", warnings, "skill"):
+            out.append(_Candidate(f, "extension", f"extension {extra.extension}"))
+    return out
+
+
+def _prompt_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    for raw in req.prompt_paths:
+        for f in _path_files(_resolve(raw, req.cwd), "prompt", warnings, "prompt template"):
+            out.append(_Candidate(f, "cli", "cli"))
+    if not req.no_prompt_templates:
+        for package in req.packages:
+            for resource in package.resources:
+                if resource.kind == "prompts" and resource.path is not None:
+                    for f in template_files(resource.path):
+                        out.append(
+                            _Candidate(
+                                f,
+                                "package",
+                                f"package {package.spec.source}",
+                                resource.enabled,
+                                package=package.spec.source,
+                                settings_scope=package.spec.scope,
+                                filters=package.spec.filters.get("prompts"),
+                            )
+                        )
+        scopes = scope_settings(req.cwd, req.project_trusted)
+        for s in scopes:
+            for entry in plain_entries(s.prompts):
+                for f in _path_files(_resolve(entry, s.base_dir), "prompt", warnings, "prompt template"):
+                    enabled = is_enabled(f, s.prompts, s.base_dir)
+                    out.append(
+                        _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
+                    )
+        for s in scopes:
+            for f in template_files(os.path.join(s.base_dir, "prompts")):
+                out.append(
+                    _Candidate(
+                        f, s.scope, s.scope, is_enabled(f, s.prompts, s.base_dir), s.base_dir, None, s.scope
+                    )
+                )
+    for extra in req.extension_prompt_paths:
+        for f in _path_files(_resolve(extra.path, req.cwd), "prompt", warnings, "prompt template"):
+            out.append(_Candidate(f, "extension", f"extension {extra.extension}"))
+    return out
+
+
+def discover(req: DiscoveryRequest) -> Resources:
+    result = Resources()
+    warnings = result.warnings
+    seen_files: set[str] = set()
+    by_name: dict[str, Skill] = {}
+    for c in _skill_candidates(req, warnings):
+        real = os.path.realpath(c.path)
+        if real in seen_files:
+            continue  # the same file reached twice (a link, or listed in two places)
+        loaded = load_skill_file(c.path, c.source)
+        warnings.extend(loaded.warnings)
+        skill = loaded.skill
+        if skill is None:
+            continue
+        seen_files.add(real)
+        if c.package is not None:
+            c.enabled = c.enabled and filter_enabled(skill.name, c.filters)
+        item = ResourceItem(
+            "skill",
+            skill.name,
+            c.path,
+            c.scope,
+            c.source,
+            c.enabled,
+            c.base_dir,
+            c.package,
+            skill.description,
+            c.settings_scope,
+            "skills" if c.package else None,
+        )
+        result.items.append(item)
+        if not c.enabled:
+            continue
+        winner = by_name.get(skill.name)
+        if winner is not None:
+            warnings.append(
+                f'skill "{skill.name}" at {skill.file_path} is ignored: {winner.file_path} has the same name'
+            )
+            continue
+        by_name[skill.name] = skill
+        result.skills.append(skill)
+
+    seen_files.clear()
+    templates: dict[str, PromptTemplate] = {}
+    for c in _prompt_candidates(req, warnings):
+        real = os.path.realpath(c.path)
+        if real in seen_files:
+            continue
+        template, warning = load_template_file(c.path, c.source)
+        if warning:
+            warnings.append(warning)
+        if template is None:
+            continue
+        seen_files.add(real)
+        if c.package is not None:
+            c.enabled = c.enabled and filter_enabled(template.name, c.filters)
+        result.items.append(
+            ResourceItem(
+                "prompt",
+                template.name,
+                c.path,
+                c.scope,
+                c.source,
+                c.enabled,
+                c.base_dir,
+                c.package,
+                template.description,
+                c.settings_scope,
+                "prompts" if c.package else None,
+            )
+        )
+        if not c.enabled:
+            continue
+        first = templates.get(template.name)
+        if first is not None:
+            warnings.append(
+                f'prompt template "/{template.name}" at {template.file_path} is ignored: {first.file_path} has '
+                "the same name"
+            )
+            continue
+        templates[template.name] = template
+        result.prompts.append(template)
+    return result
