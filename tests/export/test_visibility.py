@@ -184,6 +184,31 @@ def test_an_unpinned_rewind_is_marked_only_while_it_applies(tmp_path: Path) -> N
     assert_page_agrees_with_the_model(store, page)
 
 
+def test_a_selector_shrink_after_a_rewind_marks_the_entry_it_really_replaces(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path, tmp_path / "sessions")
+    store.append_message(UserMessage("the task"))
+    call = store.append_message(assistant(ToolCall("c1", "read", {"path": "a.txt"})))
+    result = store.append_message(ToolResultMessage("c1", "read", [TextContent("A " * 50)]))
+    store.append_custom(
+        "mulligan:rewind",
+        marker("rewind", 1, id="r1", granularity="last_tool_call_group", hideEntryIds=[call, result]),
+    )
+    store.append_message(assistant(ToolCall("c2", "read", {"path": "b.txt"})))
+    second = store.append_message(ToolResultMessage("c2", "read", [TextContent("B " * 50)]))
+    store.append_message(assistant(ToolCall("c3", "read", {"path": "c.txt"})))
+    third = store.append_message(ToolResultMessage("c3", "read", [TextContent("C " * 50)]))
+    store.append_custom(  # an old-style shrink: found by its selector in the already-rewound list
+        "mulligan:shrink",
+        marker("shrink", 2, id="s1", target={"by_tool_call_id": "c3"}, replacement="C, summarised"),
+    )
+    store.append_message(assistant(TextContent("done")))
+    assert store.path is not None
+    page = Page.of(export(store.path, tmp_path / "page.html"))
+    assert page.marked() == {call: "hidden", result: "hidden", third: "replaced"}
+    assert second not in page.marked()
+    assert_page_agrees_with_the_model(store, page)
+
+
 def test_entries_a_compaction_summarises_are_marked_by_the_host(tmp_path: Path) -> None:
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
     old = store.append_message(UserMessage("old question"))

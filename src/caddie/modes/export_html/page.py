@@ -296,7 +296,7 @@ class Renderer:
         if isinstance(m, AssistantMessage):
             return self.assistant(m)
         if isinstance(m, ToolResultMessage):
-            return self.tool_result(m, collapse)
+            return self.tool_result(m, original=collapse)
         if isinstance(m, CustomMessage):
             return f'<div class="msg custom">{_rich_content(m.content)}</div>'
         if isinstance(m, BashExecutionMessage):
@@ -382,11 +382,12 @@ class Renderer:
             return block + fields(args, skip=["path", "edits"]), subject
         return fields(args, skip=["path"] if subject else ()), subject
 
-    def tool_result(self, m: ToolResultMessage, collapse: bool = True) -> str:
+    def tool_result(self, m: ToolResultMessage, original: bool = True) -> str:
+        """A result (``original=False``: what an extension sends instead, shown open and plain)."""
         text = text_of(m.content)
         call = self.calls.get(m.tool_call_id)
         path = None
-        if call is not None and m.tool_name == "read" and isinstance(call.arguments, Mapping):
+        if original and call is not None and m.tool_name == "read" and isinstance(call.arguments, Mapping):
             value = call.arguments.get("path")
             path = value if isinstance(value, str) else None
         body = (code(text, path=path) if text else "") + _images(m.content)
@@ -394,7 +395,7 @@ class Renderer:
         error = " error" if m.is_error else ""
         return (
             f'<div class="tool-result{error}" data-tool-call-id="{e(m.tool_call_id)}">'
-            f"{self.collapsible(body, title, text, collapse)}</div>"
+            f"{self.collapsible(body, title, text, original)}</div>"
         )
 
     @staticmethod
