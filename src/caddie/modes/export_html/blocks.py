@@ -24,8 +24,8 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-HIGHLIGHT_LIMIT = 200_000
-"""Longer code is shown plain (Pygments on a megabyte of output would make exporting slow)."""
+HIGHLIGHT_LIMIT = 50_000
+"""Longer code is shown plain: Pygments runs at a few thousand lines a second, and exporting must stay quick."""
 _FORMATTER = HtmlFormatter(nowrap=True)
 
 
@@ -54,6 +54,7 @@ def json_text(value: Any) -> str:
 # Code
 
 
+@functools.lru_cache(maxsize=256)
 def _lexer_by_name(lang: str) -> Lexer | None:
     try:
         return get_lexer_by_name(lang, stripnl=False, ensurenl=False)
@@ -61,32 +62,45 @@ def _lexer_by_name(lang: str) -> Lexer | None:
         return None
 
 
-def _lexer_for_path(path: str) -> Lexer | None:
-    name = path.rsplit("/", 1)[-1]
-    if not name:
-        return None
+_ONE_PER_CLASS: dict[type[Lexer], Lexer] = {}
+
+
+@functools.lru_cache(maxsize=1024)
+def _lexer_for_name(name: str) -> Lexer | None:
     try:
-        return get_lexer_for_filename(name, stripnl=False, ensurenl=False)
+        lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
         return None
+    return _ONE_PER_CLASS.setdefault(type(lexer), lexer)  # one instance: highlighted text is cached by it
 
 
-def code(text: str, *, lang: str | None = None, path: str | None = None, cls: str = "") -> str:
-    """A ``<pre>`` block, highlighted when the language (or a file name) is known and the text not huge."""
-    lexer: Lexer | None = None
-    if len(text) <= HIGHLIGHT_LIMIT:
-        if lang:
-            lexer = _lexer_by_name(lang)
-        elif path:
-            lexer = _lexer_for_path(path)
+def lexer_for(lang: str | None = None, path: str | None = None) -> Lexer | None:
+    """The lexer for a language name, else for a file name (by its last path component)."""
+    if lang:
+        return _lexer_by_name(lang)
+    name = path.rsplit("/", 1)[-1] if path else ""
+    return _lexer_for_name(name) if name else None
+
+
+@functools.lru_cache(maxsize=128)
+def _highlighted(text: str, lexer: Lexer) -> str:
+    """Cached: a session often reads the same file again and again."""
+    body: str = pygments_highlight(text, lexer, _FORMATTER)
+    if not text.endswith("\n") and body.endswith("\n"):
+        body = body[:-1]
+    return body
+
+
+def code(
+    text: str, *, lang: str | None = None, path: str | None = None, cls: str = "", highlight: bool = True
+) -> str:
+    """A ``<pre>`` block, highlighted when asked, the language (or a file name) is known and the text not huge."""
+    lexer = lexer_for(lang, path) if highlight and len(text) <= HIGHLIGHT_LIMIT else None
     classes = " ".join(c for c in ("code", cls) if c)
     if lexer is None:
         return f'<pre class="{classes}"><code>{e(text)}</code></pre>'
-    body = pygments_highlight(text, lexer, _FORMATTER)
-    if not text.endswith("\n") and body.endswith("\n"):
-        body = body[:-1]
     language = e(lexer.aliases[0] if lexer.aliases else lexer.name)
-    return f'<pre class="{classes} hl" data-lang="{language}"><code>{body}</code></pre>'
+    return f'<pre class="{classes} hl" data-lang="{language}"><code>{_highlighted(text, lexer)}</code></pre>'
 
 
 def diff_block(diff_text: str) -> str:

@@ -61,6 +61,9 @@ from caddie.session.entries import (
 )
 from caddie.session.store import SessionStore, TreeNode
 
+HIGHLIGHT_BUDGET = 150_000
+"""Characters of tool output and written files highlighted per page (Markdown code is always highlighted);
+the rest is shown plain, so a long session still exports in seconds."""
 LONG_LINES = 20
 LONG_CHARS = 2_000
 """A result longer than this starts collapsed."""
@@ -182,6 +185,18 @@ class Renderer:
                 elif isinstance(m, ToolResultMessage):
                     self.results.setdefault(m.tool_call_id, m)
         self.sizes: dict[str, int] = {}
+        self.budget = HIGHLIGHT_BUDGET
+        self.highlighted: set[str] = set()
+
+    def may_highlight(self, text: str) -> bool:
+        """Within the page's budget (a text highlighted before costs nothing: it is cached)."""
+        if text in self.highlighted:
+            return True
+        if len(text) > self.budget:
+            return False
+        self.budget -= len(text)
+        self.highlighted.add(text)
+        return True
 
     # -- one entry ----------------------------------------------------------------------------------
     def entry(self, entry: SessionEntry) -> str:
@@ -370,7 +385,12 @@ class Renderer:
             return fields(args, skip=["path", "offset", "limit"]), subject
         if name == "write" and isinstance(path, str) and isinstance(args.get("content"), str):
             content: str = args["content"]
-            block = self.collapsible(code(content, path=path), f"Content · {_lines(content)}", content, True)
+            block = self.collapsible(
+                code(content, path=path, highlight=self.may_highlight(content)),
+                f"Content · {_lines(content)}",
+                content,
+                True,
+            )
             return block + fields(args, skip=["path", "content"]), subject
         edits = args.get("edits")
         if name == "edit" and isinstance(path, str) and isinstance(edits, list):
@@ -390,7 +410,9 @@ class Renderer:
         if original and call is not None and m.tool_name == "read" and isinstance(call.arguments, Mapping):
             value = call.arguments.get("path")
             path = value if isinstance(value, str) else None
-        body = (code(text, path=path) if text else "") + _images(m.content)
+        body = (
+            code(text, path=path, highlight=path is not None and self.may_highlight(text)) if text else ""
+        ) + _images(m.content)
         title = f"{'Error from' if m.is_error else 'Result of'} {m.tool_name} · {_lines(text)}"
         error = " error" if m.is_error else ""
         return (
