@@ -15,7 +15,8 @@ from pathlib import Path
 
 from caddie.extensions.api import EntryVisibility
 from caddie.extensions.runner import ExtensionRunner
-from caddie.modes.export_html.page import Renderer, entry_title
+from caddie.modes.export_html.blocks import entry_title
+from caddie.modes.export_html.page import Renderer
 from caddie.modes.export_html.visibility import Visibility, collect_visibility
 from caddie.session.entries import entry_to_json
 from caddie.session.store import SessionStore

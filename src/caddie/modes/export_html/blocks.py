@@ -1,4 +1,4 @@
-"""The pieces of the export page: Markdown, highlighted code, diffs, and values shown as readable fields.
+"""The pieces of the export page: Markdown, highlighted code, diffs, values as readable fields, entry titles.
 
 Markdown goes through markdown-it-py (CommonMark plus tables and strikethrough, raw HTML escaped, images
 shown as links so the page never loads anything) and code through Pygments. Everything returned here is
@@ -11,6 +11,7 @@ import difflib
 import functools
 import json
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -23,6 +24,27 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
+
+from caddie.ai.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
+from caddie.session.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+)
 
 HIGHLIGHT_LIMIT = 50_000
 """Longer code is shown plain: Pygments runs at a few thousand lines a second, and exporting must stay quick."""
@@ -214,3 +236,70 @@ def fields(values: Mapping[str, Any], depth: int = 0, skip: Sequence[str] = ()) 
         f"<dt>{e(k)}</dt><dd>{value_html(v, depth)}</dd>" for k, v in values.items() if k not in skip
     )
     return f'<dl class="fields">{rows}</dl>' if rows else ""
+
+
+# ==================================================================================================
+# Entries in one line
+
+
+def time_text(ts: str | float | None) -> str:
+    if isinstance(ts, int | float) and ts > 0:
+        try:
+            return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError):
+            return ""
+    if isinstance(ts, str):
+        return ts.replace("T", " ").replace("Z", " UTC")
+    return ""
+
+
+def entry_link(entry_id: str, text: str | None = None) -> str:
+    return f'<a class="entry-link" href="#e-{e(entry_id)}">{e(text or entry_id)}</a>'
+
+
+def entry_kind(entry: SessionEntry) -> str:
+    if isinstance(entry, MessageEntry):
+        return entry.message.role
+    return entry.type or "unknown"
+
+
+def entry_title(entry: SessionEntry) -> str:
+    """A one-line description (for the sidebar and fork headers)."""
+    if isinstance(entry, MessageEntry):
+        m = entry.message
+        if isinstance(m, UserMessage):
+            return "User: " + snippet(text_of(m.content))
+        if isinstance(m, AssistantMessage):
+            text = m.text()
+            calls = m.tool_calls()
+            if text:
+                return "Assistant: " + snippet(text)
+            if calls:
+                return "Assistant → " + ", ".join(c.name for c in calls)
+            if m.error_message:
+                return "Assistant (error): " + snippet(m.error_message)
+            return "Assistant"
+        if isinstance(m, ToolResultMessage):
+            return f"Result: {m.tool_name}"
+        if isinstance(m, BashExecutionMessage):
+            return "$ " + snippet(m.command)
+        if isinstance(m, CustomMessage):
+            return f"[{m.custom_type}] " + snippet(text_of(m.content))
+        return m.role
+    if isinstance(entry, CustomMessageEntry):
+        return f"[{entry.custom_type}] " + snippet(text_of(entry.content))
+    if isinstance(entry, CustomEntry):
+        return f"State: {entry.custom_type}"
+    if isinstance(entry, CompactionEntry):
+        return f"Compaction ({entry.tokens_before:,} tokens)"
+    if isinstance(entry, BranchSummaryEntry):
+        return "Branch summary: " + snippet(entry.summary)
+    if isinstance(entry, LabelEntry):
+        return f"Label: {entry.label or '(cleared)'}"
+    if isinstance(entry, ModelChangeEntry):
+        return f"Model: {entry.provider}/{entry.model_id}"
+    if isinstance(entry, ThinkingLevelChangeEntry):
+        return f"Thinking: {entry.thinking_level}"
+    if isinstance(entry, SessionInfoEntry):
+        return f"Name: {entry.name or '(cleared)'}"
+    return f"({entry.type})"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from caddie.ai.messages import (
@@ -39,12 +38,16 @@ from caddie.modes.export_html.blocks import (
     diff_block,
     e,
     edit_diff,
+    entry_kind,
+    entry_link,
+    entry_title,
     fields,
     highlight_css,
     json_text,
     markdown,
     pre,
     snippet,
+    time_text,
 )
 from caddie.session.entries import (
     BranchSummaryEntry,
@@ -68,27 +71,6 @@ LONG_LINES = 20
 LONG_CHARS = 2_000
 """A result longer than this starts collapsed."""
 _PATH_TOOLS = ("read", "write", "edit", "ls", "find", "grep")
-
-
-def _time(ts: str | float | None) -> str:
-    if isinstance(ts, int | float) and ts > 0:
-        try:
-            return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        except (OverflowError, OSError, ValueError):
-            return ""
-    if isinstance(ts, str):
-        return ts.replace("T", " ").replace("Z", " UTC")
-    return ""
-
-
-def _entry_link(entry_id: str, text: str | None = None) -> str:
-    return f'<a class="entry-link" href="#e-{e(entry_id)}">{e(text or entry_id)}</a>'
-
-
-def _kind(entry: SessionEntry) -> str:
-    if isinstance(entry, MessageEntry):
-        return entry.message.role
-    return entry.type or "unknown"
 
 
 def _is_long(text: str) -> bool:
@@ -121,48 +103,6 @@ def _rich_content(content: str | Sequence[UserContent]) -> str:
     """User-side content: text as Markdown, then images."""
     text = text_of(content if isinstance(content, str) else list(content))
     return (markdown(text) if text else "") + _images(content)
-
-
-def entry_title(entry: SessionEntry) -> str:
-    """A one-line description (for the sidebar and fork headers)."""
-    if isinstance(entry, MessageEntry):
-        m = entry.message
-        if isinstance(m, UserMessage):
-            return "User: " + snippet(text_of(m.content))
-        if isinstance(m, AssistantMessage):
-            text = m.text()
-            calls = m.tool_calls()
-            if text:
-                return "Assistant: " + snippet(text)
-            if calls:
-                return "Assistant → " + ", ".join(c.name for c in calls)
-            if m.error_message:
-                return "Assistant (error): " + snippet(m.error_message)
-            return "Assistant"
-        if isinstance(m, ToolResultMessage):
-            return f"Result: {m.tool_name}"
-        if isinstance(m, BashExecutionMessage):
-            return "$ " + snippet(m.command)
-        if isinstance(m, CustomMessage):
-            return f"[{m.custom_type}] " + snippet(text_of(m.content))
-        return m.role
-    if isinstance(entry, CustomMessageEntry):
-        return f"[{entry.custom_type}] " + snippet(text_of(entry.content))
-    if isinstance(entry, CustomEntry):
-        return f"State: {entry.custom_type}"
-    if isinstance(entry, CompactionEntry):
-        return f"Compaction ({entry.tokens_before:,} tokens)"
-    if isinstance(entry, BranchSummaryEntry):
-        return "Branch summary: " + snippet(entry.summary)
-    if isinstance(entry, LabelEntry):
-        return f"Label: {entry.label or '(cleared)'}"
-    if isinstance(entry, ModelChangeEntry):
-        return f"Model: {entry.provider}/{entry.model_id}"
-    if isinstance(entry, ThinkingLevelChangeEntry):
-        return f"Thinking: {entry.thinking_level}"
-    if isinstance(entry, SessionInfoEntry):
-        return f"Name: {entry.name or '(cleared)'}"
-    return f"({entry.type})"
 
 
 class Renderer:
@@ -200,7 +140,7 @@ class Renderer:
 
     # -- one entry ----------------------------------------------------------------------------------
     def entry(self, entry: SessionEntry) -> str:
-        kind = _kind(entry)
+        kind = entry_kind(entry)
         classes = ["entry", f"entry-{kind}"]
         if entry.id in self.path_ids:
             classes.append("on-path")
@@ -221,7 +161,7 @@ class Renderer:
             cause = ""
             if seen.cause_entry_id:
                 attrs += f' data-cause="{e(seen.cause_entry_id)}"'
-                cause = " · " + _entry_link(seen.cause_entry_id, "why")
+                cause = " · " + entry_link(seen.cause_entry_id, "why")
             what = "not sent to the model" if seen.state == "hidden" else "sent to the model in another form"
             badges.append(f'<span class="badge visibility">{what}: {e(seen.reason)}{cause}</span>')
             if seen.state == "replaced" and seen.replacement is not None:
@@ -232,7 +172,7 @@ class Renderer:
                 )
         head = (
             f'<div class="entry-head"><span class="kind">{e(self.kind_label(entry))}</span>'
-            f'<span class="time">{e(_time(entry.timestamp))}</span>'
+            f'<span class="time">{e(time_text(entry.timestamp))}</span>'
             f'<a class="anchor" href="#e-{e(entry.id)}">#{e(entry.id)}</a>{"".join(badges)}</div>'
         )
         return (
@@ -273,7 +213,7 @@ class Renderer:
         if isinstance(entry, CompactionEntry):
             return self.compaction(entry)
         if isinstance(entry, BranchSummaryEntry):
-            origin = "the start" if entry.from_id == "root" else _entry_link(entry.from_id)
+            origin = "the start" if entry.from_id == "root" else entry_link(entry.from_id)
             return (
                 f'<div class="meta">Summary of the branch left at {origin}</div>'
                 f'<details class="summary" open><summary>Summary</summary>{markdown(entry.summary)}</details>'
@@ -286,7 +226,7 @@ class Renderer:
             return "" if data is None else pre(json_text(data))
         if isinstance(entry, LabelEntry):
             what = f"“{e(entry.label)}”" if entry.label else "cleared"
-            return f'<div class="meta">Label {what} on {_entry_link(entry.target_id)}</div>'
+            return f'<div class="meta">Label {what} on {entry_link(entry.target_id)}</div>'
         if isinstance(entry, ModelChangeEntry):
             return f'<div class="meta">{e(entry.provider)}/{e(entry.model_id)}</div>'
         if isinstance(entry, ThinkingLevelChangeEntry):
@@ -429,7 +369,7 @@ class Renderer:
 
     def compaction(self, entry: CompactionEntry) -> str:
         kept = (
-            _entry_link(entry.first_kept_entry_id)
+            entry_link(entry.first_kept_entry_id)
             if entry.first_kept_entry_id in self.by_id
             else e(entry.first_kept_entry_id or "?")
         )
@@ -529,7 +469,7 @@ class Renderer:
                 out.append(item)
                 continue
             entry = item.entry
-            classes = [f"t-{_kind(entry)}"]
+            classes = [f"t-{entry_kind(entry)}"]
             if entry.id in self.path_ids:
                 classes.append("on-path")
             if isinstance(entry, CustomEntry):
@@ -573,7 +513,7 @@ class Renderer:
         facts = [
             ("Session", store.session_id),
             ("Working directory", store.cwd),
-            ("Started", _time(store.header.timestamp)),
+            ("Started", time_text(store.header.timestamp)),
             ("File", file_label),
             ("Entries", f"{len(self.entries):,}"),
             ("Messages", f"{len(messages):,}"),
