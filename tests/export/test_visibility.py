@@ -106,6 +106,8 @@ def test_mulligans_hides_and_shrinks_are_marked_as_it_answers(tmp_path: Path) ->
     [original] = shrunk.find("details", "original")
     assert "def f39(x):" in original.all_text() and "open" not in original.attrs
     assert "model-hidden" not in page.article(ids.prompt).classes  # its rewind was cancelled
+    links = [a.attrs["href"] for a in page.article(ids.rewind).find("a", "entry-link")]
+    assert links == [f"#e-{ids.wrong_call}", f"#e-{ids.wrong_result}"]  # the marker's data links its targets
     facts = [x.all_text() for x in page.all("dl", "facts")[0].children]
     assert facts[facts.index("Hidden from the model") + 1] == "2"
     assert facts[facts.index("Sent in another form") + 1] == "1"

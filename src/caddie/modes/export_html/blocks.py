@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
@@ -208,32 +208,39 @@ def markdown(text: str) -> str:
 # Values as fields
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: Any, links: Collection[str]) -> str:
     if isinstance(value, str):
+        if value in links:
+            return f'<a class="value entry-link" href="#e-{e(value)}">{e(value)}</a>'
         if "\n" in value or len(value) > 160:
             return pre(value, "value")
         return f'<span class="value str">{e(value)}</span>'
     return f'<code class="value">{e(json.dumps(value))}</code>'
 
 
-def value_html(value: Any, depth: int = 0) -> str:
-    """A JSON value for a person: text as text, numbers and booleans inline, lists and objects nested."""
+def value_html(value: Any, depth: int = 0, links: Collection[str] = ()) -> str:
+    """A JSON value for a person: text as text, numbers and booleans inline, lists and objects nested.
+
+    A string in ``links`` (entry ids) becomes a link to that entry.
+    """
     if depth > 5:
         return pre(json_text(value), "value")
     if isinstance(value, Mapping):
-        return fields(value, depth + 1) if value else '<code class="value">{}</code>'
+        return fields(value, depth + 1, links=links) if value else '<code class="value">{}</code>'
     if isinstance(value, list):
         if not value:
             return '<code class="value">[]</code>'
-        items = "".join(f"<li>{value_html(v, depth + 1)}</li>" for v in value)
+        items = "".join(f"<li>{value_html(v, depth + 1, links)}</li>" for v in value)
         return f'<ol class="value list" start="0">{items}</ol>'
-    return _scalar(value)
+    return _scalar(value, links)
 
 
-def fields(values: Mapping[str, Any], depth: int = 0, skip: Sequence[str] = ()) -> str:
+def fields(
+    values: Mapping[str, Any], depth: int = 0, skip: Sequence[str] = (), links: Collection[str] = ()
+) -> str:
     """Keys and values as a definition list (``skip`` leaves out keys shown elsewhere)."""
     rows = "".join(
-        f"<dt>{e(k)}</dt><dd>{value_html(v, depth)}</dd>" for k, v in values.items() if k not in skip
+        f"<dt>{e(k)}</dt><dd>{value_html(v, depth, links)}</dd>" for k, v in values.items() if k not in skip
     )
     return f'<dl class="fields">{rows}</dl>' if rows else ""
 

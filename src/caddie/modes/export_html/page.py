@@ -222,7 +222,7 @@ class Renderer:
         if isinstance(entry, CustomEntry):
             data = entry.data
             if isinstance(data, Mapping):
-                return fields(data)
+                return fields(data, links=self.by_id)  # entry ids in extension state link to the entries
             return "" if data is None else pre(json_text(data))
         if isinstance(entry, LabelEntry):
             what = f"“{e(entry.label)}”" if entry.label else "cleared"
