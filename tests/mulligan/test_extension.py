@@ -18,7 +18,7 @@ from tests.mulligan.fakehost import Harness, user
 
 
 class TestRegistration:
-    def test_four_tools_three_commands_five_handlers(self) -> None:
+    def test_four_tools_three_commands_six_handlers(self) -> None:
         h = Harness()
         assert list(h.extension.tools) == [
             "mulligan_rewind",
@@ -39,6 +39,7 @@ class TestRegistration:
         ]
         assert {k: len(v) for k, v in h.extension.handlers.items()} == {
             "context": 1,
+            "entry_visibility": 1,
             "tool_result": 1,
             "turn_end": 1,
             "session_start": 1,

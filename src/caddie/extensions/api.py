@@ -12,7 +12,7 @@ third-party extension can do too.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from caddie.agent.events import (
@@ -95,6 +95,8 @@ __all__ = [
     "CustomEntry",
     "CustomMessage",
     "CustomMessageEntry",
+    "EntryVisibility",
+    "EntryVisibilityEvent",
     "ExtensionAPI",
     "ExtensionContext",
     "ExtensionUI",
@@ -237,6 +239,47 @@ class ContextResult:
 
 
 @dataclass(slots=True)
+class EntryVisibility:
+    """How the model is sent one session entry, when a ``context`` handler changes it."""
+
+    state: Literal["hidden", "replaced"]
+    """``hidden``: left out of the request; ``replaced``: sent in another form (``replacement``)."""
+    reason: str
+    """One line for a person, e.g. ``"hidden by mulligan_rewind (last_tool_call_group)"``."""
+    replacement: AgentMessage | None = None
+    """For ``replaced``: the message the model is sent instead."""
+    cause_entry_id: str | None = None
+    """The entry that caused it (e.g. the extension's marker entry), if there is one."""
+
+
+@dataclass(slots=True)
+class EntryVisibilityEvent:
+    """Views (``caddie export``, ``/export``) ask, branch by branch: which of these entries does your
+    ``context`` handler hide from the model, or send in another form, on a request made from this branch?
+
+    Answer with ``event.mark(entry_id, EntryVisibility(...))`` from the same logic your ``context`` handler
+    runs, never a second copy of it. The handler must not change anything (no entries, no UI, no state that
+    a later ``context`` event would read); its return value is ignored.
+    """
+
+    branch: list[SessionEntry]
+    """The entries from the root to the branch's leaf."""
+    messages: list[AgentMessage]
+    """The context the host builds for this branch, before any ``context`` handler (do not modify)."""
+    entry_ids: list[str]
+    """Parallel to ``messages``: the id of the entry each message comes from."""
+    answers: dict[str, EntryVisibility] = field(default_factory=dict)
+    """Entry id → the answer so far (filled by ``mark``)."""
+    type: Literal["entry_visibility"] = "entry_visibility"
+
+    def mark(self, entry_id: str, visibility: EntryVisibility) -> None:
+        """Record an answer; an entry hidden by one extension stays hidden whatever a later one says."""
+        previous = self.answers.get(entry_id)
+        if previous is None or (previous.state != "hidden" and visibility.state == "hidden"):
+            self.answers[entry_id] = visibility
+
+
+@dataclass(slots=True)
 class ToolCallEvent:
     """Before a tool runs. ``input`` is the validated arguments and may be edited in place."""
 
@@ -360,6 +403,7 @@ EventName: TypeAlias = Literal[
     "message_update",
     "message_end",
     "context",
+    "entry_visibility",
     "tool_execution_start",
     "tool_execution_update",
     "tool_execution_end",

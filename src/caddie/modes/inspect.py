@@ -265,6 +265,37 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     return 0
 
 
+async def _export(path: str | None, cwd: str, output: str | None) -> Path:
+    """Load the session's extensions (read-only) so they can say what the model is sent, then write the page."""
+    from caddie.modes.export_html import default_export_path, export_session
+    from caddie.runtime.factory import SessionRequest, SetupError, build_session
+
+    source = _open(path, cwd).path
+    assert source is not None
+    try:
+        build = await build_session(
+            SessionRequest(
+                cwd=cwd,
+                mode="print",
+                session="file",
+                session_file=str(source),
+                require_model=False,
+                read_only=True,
+            )
+        )
+    except SetupError as e:
+        raise InspectError(str(e)) from None
+    session = build.session
+    target = Path(output).expanduser() if output else default_export_path(session.store, source)
+    await session.start("resume")
+    try:
+        return await export_session(session.store, session.runner, target, source)
+    except OSError as e:
+        raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
+    finally:
+        await session.shutdown("quit")
+
+
 # --------------------------------------------------------------------------------------------------
 # entry point
 
@@ -307,9 +338,7 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
                 "-o", "--output", metavar="FILE", help="where to write (default: <session>.html here)"
             )
             args = p.parse_args(rest)
-            from caddie.runtime.export_html import export_session_html
-
-            target = export_session_html(_open(args.session, cwd), Path(args.output) if args.output else None)
+            target = asyncio.run(_export(args.session, cwd, args.output))
             out.write(f"{target}\n")
             return 0
     except InspectError as e:

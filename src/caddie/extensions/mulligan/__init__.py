@@ -15,6 +15,7 @@ from caddie.extensions.api import (
     CommandContext,
     ContextEvent,
     ContextResult,
+    EntryVisibilityEvent,
     ExtensionAPI,
     ExtensionContext,
     SessionShutdownEvent,
@@ -40,6 +41,7 @@ from caddie.extensions.mulligan.tools.audit import make_audit_tool
 from caddie.extensions.mulligan.tools.cancel import make_cancel_tool
 from caddie.extensions.mulligan.tools.rewind import make_rewind_tool
 from caddie.extensions.mulligan.tools.shrink import make_shrink_tool
+from caddie.extensions.mulligan.visibility import visibility_handler
 
 __all__ = ["Mulligan", "register"]
 
@@ -68,6 +70,9 @@ def register(api: ExtensionAPI) -> Mulligan:
     def on_context(event: ContextEvent, ctx: ExtensionContext) -> ContextResult | None:
         return context_handler(m, event, ctx)
 
+    def on_entry_visibility(event: EntryVisibilityEvent, ctx: ExtensionContext) -> None:
+        visibility_handler(m, event, ctx)
+
     def on_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> ToolResultPatch | None:
         return bloat_reminder_handler(m, event, ctx)
 
@@ -84,6 +89,7 @@ def register(api: ExtensionAPI) -> Mulligan:
         m.runtimes.clear()
 
     api.on("context", on_context)
+    api.on("entry_visibility", on_entry_visibility)
     api.on("tool_result", on_tool_result)
     api.on("turn_end", on_turn_end)
     api.on("session_start", on_session_start)

@@ -16,7 +16,7 @@ import bisect
 import copy
 import itertools
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from caddie.extensions.api import (
@@ -489,6 +489,7 @@ def filter_pipeline(
     branch: Sequence[SessionEntry] | None = None,
     diag: list[RewindDiag] | None = None,
     tail: BranchTail | None = None,
+    trace: FilterTrace | None = None,
 ) -> list[AgentMessage]:
     """Apply the markers to ``messages`` and return the view the model sees (``messages`` itself if unchanged).
 
@@ -500,6 +501,8 @@ def filter_pipeline(
        their live selector. A later shrink of the same message wins.
 
     ``tail`` may be passed when the caller already indexed ``branch`` (it must be ``branch_tail(branch)``).
+    ``trace``, when given, records which marker removed or substituted each message (by its index in
+    ``messages``): what views such as the HTML export show.
     """
     if not rewinds and not shrinks:
         return messages
@@ -522,6 +525,9 @@ def filter_pipeline(
             diag.append(RewindDiag(rw.seq, rw.granularity, "pinned", tuple(remove), n))
         if protected_ok(messages, remove, protected_roles):
             pinned_union.update(remove)
+            if trace is not None:
+                for i in remove:
+                    trace.hidden.setdefault(i, rw)
     if pinned_union:
         removed = sorted(pinned_union)
         current = _without(messages, removed)
@@ -551,6 +557,9 @@ def filter_pipeline(
             legacy_kept = [i for i in range(n) if i not in gone]
         drop = sorted({j for j in remove_list if 0 <= j < len(current)})
         removed = sorted({*removed, *(legacy_kept[j] for j in drop)})
+        if trace is not None:
+            for j in drop:
+                trace.hidden.setdefault(legacy_kept[j], rw)
         legacy_kept = _without(legacy_kept, drop)
         current = _without(current, drop)
 
@@ -581,7 +590,29 @@ def filter_pipeline(
         if out is None:
             out = list(current)
         out[index] = replaced
+        if trace is not None:
+            trace.shrunk[trace.original_index(index, removed)] = (sh, replaced)
     return current if out is None else out
+
+
+@dataclass(slots=True)
+class FilterTrace:
+    """What one run of ``filter_pipeline`` did, by index in the messages it was given."""
+
+    hidden: dict[int, RewindMarker] = field(default_factory=dict)
+    """Message index → the (first) rewind that removed it."""
+    shrunk: dict[int, tuple[ShrinkMarker, AgentMessage]] = field(default_factory=dict)
+    """Message index → the shrink that substituted it and the message sent instead (the last shrink wins)."""
+
+    @staticmethod
+    def original_index(index: int, removed: Sequence[int]) -> int:
+        """The index in the original list of the message at ``index`` once ``removed`` (ascending) are gone."""
+        for r in removed:  # removed is ascending: each one at or before the target shifts it right by one
+            if r <= index:
+                index += 1
+            else:
+                break
+        return index
 
 
 class _ResultIndex:

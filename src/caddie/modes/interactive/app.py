@@ -931,12 +931,12 @@ class CaddieApp(App[int], inherit_bindings=False):
     async def cmd_export(self, args: str) -> None:
         session = self.session
         assert session is not None
-        from caddie.runtime.export_html import export_session_html
+        from caddie.modes.export_html import export_session
 
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = export_session_html(store, target)
+        path = await export_session(store, session.runner, target)
         self.show_info(f"Exported the session to {path}")
 
     async def cmd_reload(self, args: str) -> None:
