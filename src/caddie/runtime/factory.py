@@ -23,7 +23,7 @@ from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, latest_session_file
-from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
+from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, ToolOperations, create_builtin_tools
 from caddie.tools.bash import session_env
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
@@ -60,6 +60,8 @@ class SessionRequest:
     preloaded: LoadedExtensions | None = None
     read_only: bool = False
     """Open the session without ever writing to its file (offline views such as ``caddie context``)."""
+    tool_operations: ToolOperations | None = None
+    """Where the built-in tools read and write files and run commands (None: this machine)."""
 
 
 @dataclass
@@ -232,6 +234,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         command_prefix=settings.shell_command_prefix,
         env=bash_env,
         auto_resize_images=bool(settings.get("images.autoResize", True)),
+        operations=request.tool_operations,
     )
 
     loaded = request.preloaded or await load_extension_set(

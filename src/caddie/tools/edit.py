@@ -23,6 +23,7 @@ from caddie.tools._js import access_error, js_trim_end, node_fs_message, utf8_by
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
 from caddie.tools.mutation_queue import file_mutation_lock
+from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
 
 EDIT_DESCRIPTION = (
@@ -323,7 +324,7 @@ def _edit_dicts(edits: Any) -> list[dict[str, str]]:
     return result
 
 
-def create_edit_tool(cwd: str) -> ToolDefinition:
+def create_edit_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDefinition:
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -340,14 +341,17 @@ def create_edit_tool(cwd: str) -> ToolDefinition:
 
         async with file_mutation_lock(absolute):
             check_abort()
-            code = access_error(absolute, os.R_OK | os.W_OK)
+            code = access_error(absolute, os.R_OK | os.W_OK) if files is None else None
             if code is not None:
                 check_abort()
                 raise ToolError(f"Could not edit file: {path}. Error code: {code}.")
             check_abort()
             try:
-                with open(absolute, "rb") as fh:
-                    raw = fh.read().decode("utf-8", "replace")
+                if files is not None:
+                    raw = (await files.read_file(absolute)).decode("utf-8", "replace")
+                else:
+                    with open(absolute, "rb") as fh:
+                        raw = fh.read().decode("utf-8", "replace")
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "read")) from exc
             check_abort()
@@ -358,8 +362,11 @@ def create_edit_tool(cwd: str) -> ToolDefinition:
             base, new_content = apply_edits_to_normalized_content(normalize_to_lf(content), edits, path)
             check_abort()
             try:
-                with open(absolute, "wb") as out:
-                    out.write(utf8_bytes(bom + restore_line_endings(new_content, ending)))
+                if files is not None:
+                    await files.write_file(absolute, bom + restore_line_endings(new_content, ending))
+                else:
+                    with open(absolute, "wb") as out:
+                        out.write(utf8_bytes(bom + restore_line_endings(new_content, ending)))
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc
             check_abort()

@@ -18,6 +18,7 @@ from caddie.ai.messages import ImageContent, TextContent
 from caddie.tools._js import access_error, fs_error_text, js_number, node_fs_message, utf8_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
+from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_read_path
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
@@ -126,7 +127,9 @@ def read_text(path: str, data: bytes, offset: float | None, limit: float | None)
     return ToolResult([TextContent(text)], details)
 
 
-def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefinition:
+def create_read_tool(
+    cwd: str, *, auto_resize_images: bool = True, files: FileOperations | None = None
+) -> ToolDefinition:
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -140,11 +143,12 @@ def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefini
 
         check_abort()
         absolute = resolve_read_path(path, cwd)
-        code = access_error(absolute, os.R_OK)
-        if code is not None:
-            raise ToolError(fs_error_text(code, "access", absolute))
+        if files is None:
+            code = access_error(absolute, os.R_OK)
+            if code is not None:
+                raise ToolError(fs_error_text(code, "access", absolute))
         try:
-            data = await asyncio.to_thread(_read_bytes, absolute)
+            data = await (files.read_file(absolute) if files else asyncio.to_thread(_read_bytes, absolute))
         except IsADirectoryError as exc:
             raise ToolError(node_fs_message(exc, "read")) from exc
         except OSError as exc:

@@ -13,6 +13,7 @@ from caddie.ai.messages import TextContent
 from caddie.tools._js import fs_error_text, node_fs_message, utf8_bytes, utf16_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.mutation_queue import file_mutation_lock
+from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
 
 WRITE_DESCRIPTION = (
@@ -55,7 +56,7 @@ def make_dirs(directory: str) -> None:
             raise ToolError(node_fs_message(exc, "mkdir", directory)) from exc
 
 
-def create_write_tool(cwd: str) -> ToolDefinition:
+def create_write_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDefinition:
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -72,8 +73,11 @@ def create_write_tool(cwd: str) -> ToolDefinition:
             make_dirs(os.path.dirname(absolute))
             check_abort()
             try:
-                with open(absolute, "wb") as fh:
-                    fh.write(utf8_bytes(content))
+                if files is not None:
+                    await files.write_file(absolute, content)
+                else:
+                    with open(absolute, "wb") as fh:
+                        fh.write(utf8_bytes(content))
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc
             check_abort()
