@@ -69,6 +69,7 @@ from caddie.modes.acp.convert import (
 from caddie.modes.acp.ui import AcpUI, picked_option
 from caddie.runtime.compaction import attach_compaction
 from caddie.runtime.events import (
+    AgentSettledEvent,
     AutoRetryStartEvent,
     CompactionEndEvent,
     CompactionStartEvent,
@@ -90,6 +91,8 @@ MODES = [
     SessionMode(id="auto", name="Auto", description="Run commands and change files without asking"),
 ]
 GOAL_ENTRY = "goal:state"
+RUN_GRACE_S = 0.3
+"""How long a slash command's own run may take to start and still count as part of its prompt turn."""
 
 
 @dataclass
@@ -124,6 +127,7 @@ class AcpSession:
         self._echo_skip: str | None = None
         self._prompting = False
         self._cancelled = False
+        self._settled = asyncio.Event()
         self.session: AgentSession
         self.registry: ModelRegistry
 
@@ -334,21 +338,25 @@ class AcpSession:
 
     # -- prompting ------------------------------------------------------------------------------------
     async def prompt(self, blocks: list[PromptBlock]) -> PromptResponse:
-        if self._prompting or self.session.is_streaming:
+        if self._prompting:
             raise RequestError.invalid_request(
-                {
-                    "message": "caddie is still working on the previous prompt; cancel it or wait for it to end."
-                }
+                {"message": "caddie is still working on the previous prompt; cancel it or wait for it to end."}
             )
         text, images = prompt_to_user(blocks)
         if not text.strip() and not images:
             raise RequestError.invalid_params({"message": "The prompt is empty."})
         self._prompting = True
         self._cancelled = False
-        self._echo_skip = text
         before = self._last_assistant()
         try:
-            await self.session.prompt(text, images or None, source="rpc")
+            if self.session.is_streaming:  # a run the editor did not start (a /loop timer): join it
+                self.session.steer(text, images or None)
+            else:
+                self._echo_skip = text
+                await self.session.prompt(text, images or None, source="rpc")
+                if text.startswith("/"):  # a command may start a run of its own (/goal): it is this turn
+                    await self._grace_for_run()
+            await self._until_settled()
         except SessionError as e:
             raise RequestError(-32603, str(e)) from None
         finally:
@@ -365,6 +373,19 @@ class AcpSession:
             elif last.stop_reason == "error":
                 raise RequestError(-32603, last.error_message or "The model request failed.")
         return PromptResponse(stop_reason=stop)
+
+    async def _grace_for_run(self, seconds: float = RUN_GRACE_S) -> None:
+        """Give work a command spawned the moment it needs to start its run."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while not self.session.is_streaming and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+
+    async def _until_settled(self) -> None:
+        while self.session.is_streaming:
+            self._settled.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._settled.wait(), 0.1)
 
     def _last_assistant(self) -> AssistantMessage | None:
         for message in reversed(self.session.messages):
@@ -456,7 +477,9 @@ class AcpSession:
 
     # -- the event stream ------------------------------------------------------------------------------
     async def _on_event(self, event: SessionEvent) -> None:
-        if isinstance(event, MessageUpdateEvent):
+        if isinstance(event, AgentSettledEvent):
+            self._settled.set()
+        elif isinstance(event, MessageUpdateEvent):
             update = event.assistant_message_event
             if update.type == "text_delta" and update.delta:
                 self.send(helpers.update_agent_message_text(update.delta))
