@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -37,6 +36,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from acp import PROTOCOL_VERSION, spawn_agent_process
 from tests.support import fake_llm as fl
 
 MODEL = "fake/fake-model"
@@ -82,7 +82,9 @@ class EditorClient:
 
     def tool_updates(self, call_id: str) -> list[Any]:
         return [
-            u for _, u in self.updates if u.session_update in ("tool_call", "tool_call_update") and u.tool_call_id == call_id
+            u
+            for _, u in self.updates
+            if u.session_update in ("tool_call", "tool_call_update") and u.tool_call_id == call_id
         ]
 
     def clear(self) -> None:
@@ -119,7 +121,9 @@ class EditorClient:
             return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=Path(path).read_text())
 
-    async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
+    async def write_text_file(
+        self, content: str, path: str, session_id: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
         self.fs_writes[path] = content
         self.buffers[path] = content
         Path(path).write_text(content)  # the editor saves
@@ -160,16 +164,24 @@ class EditorClient:
         self.terminals[terminal_id] = terminal
         return CreateTerminalResponse(terminal_id=terminal_id)
 
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
         t = self.terminals[terminal_id]
         status = None
         if t.process.returncode is not None:
             if t.reader is not None:
                 await t.reader
-            status = TerminalExitStatus(exit_code=max(t.process.returncode, 0) if t.process.returncode >= 0 else None)
-        return TerminalOutputResponse(output=t.output.decode("utf-8", "replace"), truncated=False, exit_status=status)
+            status = TerminalExitStatus(
+                exit_code=max(t.process.returncode, 0) if t.process.returncode >= 0 else None
+            )
+        return TerminalOutputResponse(
+            output=t.output.decode("utf-8", "replace"), truncated=False, exit_status=status
+        )
 
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
         t = self.terminals[terminal_id]
         code = await t.process.wait()
         if t.reader is not None:
@@ -184,7 +196,9 @@ class EditorClient:
             os.killpg(t.process.pid, 9)
         return KillTerminalResponse()
 
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
         return ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +228,9 @@ class Agent:
     llm: fl.FakeLLM
 
     async def initialize(self, *, fs: bool = False, terminal: bool = False) -> Any:
-        return await self.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(fs=fs, terminal=terminal))
+        return await self.conn.initialize(
+            protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(fs=fs, terminal=terminal)
+        )
 
     def session_files(self) -> list[Path]:
         return sorted((self.home / "agent" / "sessions").rglob("*.jsonl"))

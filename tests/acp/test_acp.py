@@ -12,15 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import RequestError, embedded_text_resource, image_block, resource_block, resource_link_block, text_block
 
+from acp import (
+    RequestError,
+    embedded_text_resource,
+    image_block,
+    resource_block,
+    resource_link_block,
+    text_block,
+)
 from tests.acp.conftest import Setup
 from tests.acp.harness import MODEL, EditorClient, agent_env, open_agent
 from tests.support import fake_llm as fl
 
-PNG_1PX = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-)
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
 def tool_results(request: fl.RecordedRequest) -> dict[str, str]:
@@ -66,9 +71,15 @@ async def test_prompt_reads_edits_and_runs_through_the_editor(setup: Setup) -> N
     target.write_text("alpha\nbeta\n")  # on disk; the editor's buffer has an unsaved change
     setup.llm.push(
         fl.tool_call("read", {"path": "notes.txt"}, id="c_read"),
-        fl.tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "BETA"}]}, id="c_ed1"),
-        fl.tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}, id="c_ed2"),
-        fl.tool_call("edit", {"path": "notes.txt", "edits": [{"oldText": "alpha", "newText": "ALPHA"}]}, id="c_ed3"),
+        fl.tool_call(
+            "edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "BETA"}]}, id="c_ed1"
+        ),
+        fl.tool_call(
+            "edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}, id="c_ed2"
+        ),
+        fl.tool_call(
+            "edit", {"path": "notes.txt", "edits": [{"oldText": "alpha", "newText": "ALPHA"}]}, id="c_ed3"
+        ),
         fl.tool_call("bash", {"command": "cat notes.txt; echo exit-ok"}, id="c_bash"),
         fl.text("All done."),
     )
@@ -99,7 +110,9 @@ async def test_prompt_reads_edits_and_runs_through_the_editor(setup: Setup) -> N
         # the request shows the edit as a diff of the buffer
         diff = client.permission_requests[0][0].content[0]
         assert diff.type == "diff" and diff.path == str(target)
-        assert diff.old_text == "alpha\nbeta\nunsaved line\n" and diff.new_text == "alpha\nBETA\nunsaved line\n"
+        assert (
+            diff.old_text == "alpha\nbeta\nunsaved line\n" and diff.new_text == "alpha\nBETA\nunsaved line\n"
+        )
 
         # rejected: the model is told, the tool call failed, nothing written
         assert tool_results(reqs[2])["c_ed1"] == "The user rejected this edit call."
@@ -110,7 +123,10 @@ async def test_prompt_reads_edits_and_runs_through_the_editor(setup: Setup) -> N
         assert client.fs_writes[str(target)] == "ALPHA\ngamma\nunsaved line\n"
         assert target.read_text() == "ALPHA\ngamma\nunsaved line\n"
         final_ed3 = client.tool_updates("c_ed3")[-1]
-        assert final_ed3.content[0].type == "diff" and final_ed3.content[0].new_text == "ALPHA\ngamma\nunsaved line\n"
+        assert (
+            final_ed3.content[0].type == "diff"
+            and final_ed3.content[0].new_text == "ALPHA\ngamma\nunsaved line\n"
+        )
 
         # bash ran in an editor terminal; its output reached the model
         bash = client.tool_updates("c_bash")
@@ -161,7 +177,11 @@ async def test_local_tools_auto_mode_and_streamed_bash(setup: Setup) -> None:
 async def test_prompt_content_blocks(setup: Setup) -> None:
     """Text, a resource link, an embedded resource (an attached file) and an image reach the model."""
     setup.llm.write_models_json(
-        setup.home / "agent", provider="fake", model_id="fake-model", contextWindow=100_000, input=["text", "image"]
+        setup.home / "agent",
+        provider="fake",
+        model_id="fake-model",
+        contextWindow=100_000,
+        input=["text", "image"],
     )
     setup.llm.push(fl.text("seen"))
     async with open_agent(setup.home, setup.project, setup.llm) as agent:
@@ -182,7 +202,7 @@ async def test_prompt_content_blocks(setup: Setup) -> None:
         parts = user["content"]
         text = "".join(p.get("text", "") for p in parts if p["type"] == "text")
         assert text.startswith(f"compare @{setup.project}/a.py with the attached file")
-        assert f'<context ref="{setup.project}/b.py">\nprint(\'b\')\n\n</context>' in text
+        assert f"<context ref=\"{setup.project}/b.py\">\nprint('b')\n\n</context>" in text
         assert any(p["type"] == "image_url" for p in parts)
 
 
@@ -361,7 +381,7 @@ async def test_mulligan_rewind_shows_as_updates(setup: Setup) -> None:
         assert "c_cat" not in tool_results(last)
 
 
-EXTENSION = '''
+EXTENSION = """
 def register(api):
     async def ask(args, ctx):
         yes = await ctx.ui.confirm("Proceed?", "Shall I go on?")
@@ -369,7 +389,7 @@ def register(api):
         typed = await ctx.ui.input("Your name")
         ctx.ui.notify(f"confirm={yes} select={pick} input={typed}", "info")
     api.register_command("ask", ask, description="ask things")
-'''
+"""
 
 
 async def test_extension_dialogs_map_to_permission_requests(setup: Setup, tmp_path: Path) -> None:
@@ -402,7 +422,9 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         await agent.raw(b"this is not json\n")
         await agent.raw(b"[1, 2]\n")
         await agent.raw(b'{"jsonrpc": "2.0", "id": "r1", "method": "no/such_method", "params": {}}\n')
-        await agent.raw(b'{"jsonrpc": "2.0", "id": "r2", "method": "session/prompt", "params": {"sessionId": 5}}\n')
+        await agent.raw(
+            b'{"jsonrpc": "2.0", "id": "r2", "method": "session/prompt", "params": {"sessionId": 5}}\n'
+        )
         await agent.raw(b'{"jsonrpc": "2.0", "id": "r3"}\n')
 
         async def errors() -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from acp import helpers
 from acp.schema import (
     AudioContentBlock,
     BlobResourceContents,
@@ -28,6 +27,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from acp import helpers
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -128,6 +128,14 @@ def result_text(content: Iterable[TextContent | ImageContent]) -> str:
     return "\n".join(c.text for c in content if isinstance(c, TextContent))
 
 
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a Markdown code block whose fence is longer than any backtick run inside it."""
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
+
+
 def result_content(
     name: str, content: Sequence[TextContent | ImageContent], is_error: bool
 ) -> list[ToolContent]:
@@ -135,7 +143,7 @@ def result_content(
     text = result_text(content)
     out: list[ToolContent] = []
     if text:
-        out.append(text_content(f"```\n{text}\n```" if name == "read" and not is_error else text))
+        out.append(text_content(fenced(text) if name == "read" and not is_error else text))
     for block in content:
         if isinstance(block, ImageContent):
             out.append(helpers.tool_content(helpers.image_block(block.data, block.mime_type)))
@@ -244,7 +252,7 @@ def message_updates(message: AgentMessage, cwd: str, calls: dict[str, ToolCall])
         )
         details = message.details if isinstance(message.details, dict) else {}
         if message.tool_name == "edit" and isinstance(details.get("patch"), str) and not message.is_error:
-            content.append(text_content(f"```diff\n{details['patch']}\n```"))
+            content.append(text_content(fenced(details["patch"], "diff")))
         if message.tool_call_id not in calls:
             out.append(
                 helpers.start_tool_call(

@@ -20,7 +20,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp import RequestError, helpers
 from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
@@ -39,6 +38,7 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from acp import RequestError, helpers
 from caddie.agent.events import (
     MessageStartEvent,
     MessageUpdateEvent,
@@ -340,7 +340,9 @@ class AcpSession:
     async def prompt(self, blocks: list[PromptBlock]) -> PromptResponse:
         if self._prompting:
             raise RequestError.invalid_request(
-                {"message": "caddie is still working on the previous prompt; cancel it or wait for it to end."}
+                {
+                    "message": "caddie is still working on the previous prompt; cancel it or wait for it to end."
+                }
             )
         text, images = prompt_to_user(blocks)
         if not text.strip() and not images:
