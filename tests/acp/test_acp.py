@@ -451,3 +451,56 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         new = await agent.conn.new_session(cwd=str(setup.project))
         assert new.session_id
         assert agent.process.returncode is None
+
+
+async def test_thinking_streams_as_thought_chunks(setup: Setup) -> None:
+    setup.llm.write_models_json(
+        setup.home / "agent", provider="fake", model_id="fake-model", contextWindow=100_000, reasoning=True
+    )
+    setup.llm.push(fl.thinking("weighing the options", "Decided."))
+    async with open_agent(setup.home, setup.project, setup.llm, "--thinking", "high") as agent:
+        await agent.initialize()
+        new = await agent.conn.new_session(cwd=str(setup.project))
+        options = {o.id: o for o in new.config_options}
+        assert options["thinking"].current_value == "high"
+        await agent.conn.prompt(session_id=new.session_id, prompt=[text_block("think")])
+        thought = "".join(u.content.text for u in agent.client.of("agent_thought_chunk"))
+        assert thought == "weighing the options"
+        assert agent.client.message_text() == "Decided."
+
+        # switching the thinking level and the mode through config options
+        changed = await agent.conn.set_config_option(
+            config_id="thinking", session_id=new.session_id, value="low"
+        )
+        assert {o.id: o.current_value for o in changed.config_options}["thinking"] == "low"
+        changed = await agent.conn.set_config_option(
+            config_id="mode", session_id=new.session_id, value="auto"
+        )
+        assert {o.id: o.current_value for o in changed.config_options}["mode"] == "auto"
+        with pytest.raises(RequestError):
+            await agent.conn.set_config_option(config_id="model", session_id=new.session_id, value="no/such")
+
+
+async def test_setup_problems_are_one_sentence_errors(setup: Setup) -> None:
+    async with open_agent(setup.home, setup.project, setup.llm, "--model", "nowhere/none") as agent:
+        await agent.initialize()
+        with pytest.raises(RequestError) as err:
+            await agent.conn.new_session(cwd=str(setup.project))
+        assert "nowhere/none" in str(err.value)
+        with pytest.raises(RequestError) as err:
+            await agent.conn.new_session(cwd="relative/dir")
+        assert err.value.code == -32602
+        assert agent.process.returncode is None
+
+    result = subprocess.run(
+        [sys.executable, "-m", "caddie", "acp", "--mode", "yolo"],
+        env=agent_env(setup.home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr.startswith("caddie: argument --mode: invalid choice")
+        and "Traceback" not in result.stderr
+    )
