@@ -137,6 +137,8 @@ async def test_prompt_reads_edits_and_runs_through_the_editor(setup: Setup) -> N
         assert bash[-1].status == "completed"
 
         assert client.message_text() == "All done."
+        usage = client.of("usage_update")
+        assert usage and usage[-1].size == 100_000 and usage[-1].used > 0
 
     # the session is an ordinary caddie session file
     [path] = agent.session_files()
@@ -353,6 +355,13 @@ async def test_slash_commands_goal_plan_and_notify(setup: Setup) -> None:
         assert response.stop_reason == "end_turn"
         assert "Mulligan: checkpoint 'cp1' set." in client.message_text()
         assert len(setup.llm.llm_requests) == requests  # a command runs without a model call
+
+    # loading the session shows the goal again as the plan
+    async with open_agent(setup.home, setup.project, setup.llm) as agent:
+        await agent.initialize()
+        await agent.conn.load_session(cwd=str(setup.project), session_id=sid)
+        [plan] = agent.client.of("plan")
+        assert plan.entries[0].content.startswith("Goal: make the tests pass")
 
 
 async def test_mulligan_rewind_shows_as_updates(setup: Setup) -> None:

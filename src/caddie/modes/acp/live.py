@@ -24,6 +24,7 @@ from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
     ClientCapabilities,
+    Cost,
     FileEditToolCallContent,
     PermissionOption,
     PromptResponse,
@@ -36,6 +37,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallUpdate,
     UnstructuredCommandInput,
+    UsageUpdate,
 )
 
 from acp import RequestError, helpers
@@ -45,6 +47,7 @@ from caddie.agent.events import (
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
+    TurnEndEvent,
 )
 from caddie.ai.messages import AssistantMessage, ImageContent, TextContent, ToolCall, UserMessage, text_of
 from caddie.ai.model import THINKING_LEVELS
@@ -352,6 +355,7 @@ class AcpSession:
         before = self._last_assistant()
         try:
             if self.session.is_streaming:  # a run the editor did not start (a /loop timer): join it
+                self._echo_skip = text
                 self.session.steer(text, images or None)
             else:
                 self._echo_skip = text
@@ -513,6 +517,8 @@ class AcpSession:
                     self.send(helpers.update_tool_call(event.tool_call_id, content=[text_content(partial)]))
         elif isinstance(event, ToolExecutionEndEvent):
             self._tool_done(event)
+        elif isinstance(event, TurnEndEvent):
+            self._usage()
         elif (
             isinstance(event, ExtensionEvent) and event.name == "goal_state" and isinstance(event.data, dict)
         ):
@@ -532,6 +538,21 @@ class AcpSession:
             self.send(helpers.update_agent_thought_text(f"Compacting the context ({event.reason})…\n"))
         elif isinstance(event, CompactionEndEvent) and event.error_message:
             self.ui.notify(f"compaction failed: {event.error_message}", "error")
+
+    def _usage(self) -> None:
+        """How full the context is, and what the session cost so far (``usage_update``)."""
+        usage = self.session.get_context_usage()
+        if usage is None or usage.tokens is None:
+            return
+        spent = sum(m.usage.cost.total for m in self.session.messages if isinstance(m, AssistantMessage))
+        self.send(
+            UsageUpdate(
+                session_update="usage_update",
+                used=usage.tokens,
+                size=usage.context_window,
+                cost=Cost(amount=spent, currency="USD") if spent else None,
+            )
+        )
 
     def _tool_done(self, event: ToolExecutionEndEvent) -> None:
         call_id, name = event.tool_call_id, event.tool_name
