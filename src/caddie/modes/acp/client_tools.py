@@ -9,18 +9,21 @@ user can watch when the client offers terminals; its output reaches the model th
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from acp import RequestError
 from acp.schema import EnvVariable
 
+from acp import RequestError
 from caddie.ai.abort import AbortSignal
 from caddie.tools import FileOperations, ToolError
 from caddie.tools.bash import command_env, get_shell_config
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type
 from caddie.tools.operations import ShellAborted, ShellTimedOut
+
+log = logging.getLogger("caddie.acp")
 
 TERMINAL_OUTPUT_LIMIT = 1_000_000
 """Bytes of output the client keeps per command (it drops the oldest beyond this)."""
@@ -83,8 +86,9 @@ def client_files(
             os.stat(path)  # raises FileNotFoundError: the same words as a local read
         try:
             response = await conn.read_text_file(session_id=session_id(), path=path)
-        except (RequestError, ConnectionError) as e:
-            raise ToolError(f"The editor could not read {path}: {_client_error(e)}") from None
+        except (RequestError, ConnectionError) as e:  # e.g. a file outside the editor's project: the disk
+            log.info("the editor did not read %s (%s); reading it from disk", path, _client_error(e))
+            return await asyncio.to_thread(_read_local, path)
         text: str = response.content
         return text.encode("utf-8")
 
@@ -118,7 +122,7 @@ class ClientTerminal:
         conn: ClientConnection,
         session_id: Callable[[], str],
         on_terminal: Callable[[str, str], Awaitable[None]],
-        shell_path: str | None = None,
+        shell_path: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._conn = conn
         self._session_id = session_id
@@ -139,7 +143,7 @@ class ClientTerminal:
     ) -> int | None:
         if signal is not None and signal.aborted:
             raise ShellAborted
-        shell = get_shell_config(self._shell_path)
+        shell = get_shell_config(self._shell_path())
         if not os.path.exists(cwd):
             raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
         base = command_env(None)

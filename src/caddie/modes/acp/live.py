@@ -141,7 +141,13 @@ class AcpSession:
         write = bool(fs and fs.write_text_file)
         conn: ClientConnection = self.conn
         files = client_files(conn, lambda: self.id, read=read, write=write) if read or write else None
-        shell = ClientTerminal(conn, lambda: self.id, self._show_terminal) if self.client.terminal else None
+        shell = (
+            ClientTerminal(
+                conn, lambda: self.id, self._show_terminal, lambda: self.session.settings.shell_path
+            )
+            if self.client.terminal
+            else None
+        )
         return ToolOperations(files=files, shell=shell) if files or shell else None
 
     def _gate_extension(self) -> Extension:
