@@ -454,7 +454,7 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
 
         with pytest.raises(RequestError) as err:
             await agent.conn.prompt(session_id="nope", prompt=[text_block("hi")])
-        assert err.value.code == -32602 and "Unknown session nope" in str(err.value.data)
+        assert err.value.code == -32602 and str(err.value).startswith("Unknown session nope: open it")
 
         # still serving
         new = await agent.conn.new_session(cwd=str(setup.project))
@@ -513,3 +513,34 @@ async def test_setup_problems_are_one_sentence_errors(setup: Setup) -> None:
         result.stderr.startswith("caddie: argument --mode: invalid choice")
         and "Traceback" not in result.stderr
     )
+
+
+def test_requests_piped_before_eof_are_all_answered(setup: Setup) -> None:
+    """stdin ending (the editor went away, or a script piped its requests) never drops a request."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(setup.project), "mcpServers": []},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "x", "prompt": []}},
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "caddie", "acp", "--model", MODEL],
+        input="".join(json.dumps(line) + "\n" for line in lines) + "not json\n",
+        cwd=setup.project,
+        env=agent_env(setup.home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    answers = {m.get("id"): m for m in out if "method" not in m}
+    assert answers[1]["result"]["agentInfo"]["name"] == "caddie"
+    assert answers[2]["result"]["sessionId"]
+    assert answers[3]["error"]["code"] == -32602
+    assert answers[None]["error"]["code"] == -32700
+    assert "Traceback" not in result.stderr

@@ -89,8 +89,8 @@ async def serve(options: object) -> int:
 
     assert isinstance(options, AcpOptions)
     out = claim_stdout()
-    transport = StdioTransport(await stdin_lines(), out)
     agent = CaddieAgent(options)
+    transport = StdioTransport(await stdin_lines(), out, on_eof=agent.cancel_all)
     conn = AgentSideConnection(agent, transport, listening=False)  # type: ignore[arg-type]
     try:
         await conn.listen()

@@ -27,7 +27,7 @@ from acp.schema import (
     ToolKind,
 )
 
-from acp import helpers
+from acp import RequestError, helpers
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -62,6 +62,15 @@ _KINDS: dict[str, ToolKind] = {
 }
 PERMISSION_TOOLS = ("bash", "edit", "write")
 """The tools that change things: asked about before they run (unless the user allowed them)."""
+
+
+def bad_params(sentence: str) -> RequestError:
+    """JSON-RPC "Invalid params" whose message is the sentence an editor shows the user."""
+    return RequestError(-32602, sentence, {"message": sentence})
+
+
+def bad_request(sentence: str) -> RequestError:
+    return RequestError(-32600, sentence, {"message": sentence})
 
 
 def tool_kind(name: str) -> ToolKind:

@@ -59,6 +59,8 @@ from caddie.modes.acp.convert import (
     PERMISSION_TOOLS,
     PromptBlock,
     ToolContent,
+    bad_params,
+    bad_request,
     goal_plan,
     message_updates,
     prompt_to_user,
@@ -244,7 +246,7 @@ class AcpSession:
 
     def set_mode(self, mode_id: str) -> None:
         if mode_id not in {m.id for m in MODES}:
-            raise RequestError.invalid_params({"message": f"Unknown mode {mode_id!r}; use ask or auto."})
+            raise bad_params(f"Unknown mode {mode_id!r}; use ask or auto.")
         self.mode = mode_id
 
     def config_options(self) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
@@ -294,21 +296,21 @@ class AcpSession:
 
     async def set_config(self, config_id: str, value: str | bool) -> None:
         if not isinstance(value, str):
-            raise RequestError.invalid_params({"message": f"{config_id} takes a value from its list"})
+            raise bad_params(f"{config_id} takes a value from its list")
         if config_id == "mode":
             self.set_mode(value)
         elif config_id == "model":
             provider, _, model_id = value.partition("/")
             model = self.registry.find(provider, model_id)
             if model is None:
-                raise RequestError.invalid_params({"message": f"Unknown model {value}"})
+                raise bad_params(f"Unknown model {value}")
             await self.session.set_model(model)
         elif config_id == "thinking":
             if value not in THINKING_LEVELS:
-                raise RequestError.invalid_params({"message": f"Unknown thinking level {value!r}"})
+                raise bad_params(f"Unknown thinking level {value!r}")
             self.session.set_thinking_level(value)
         else:
-            raise RequestError.invalid_params({"message": f"Unknown option {config_id!r}"})
+            raise bad_params(f"Unknown option {config_id!r}")
 
     def commands(self) -> list[AvailableCommand]:
         return [
@@ -348,14 +350,12 @@ class AcpSession:
     # -- prompting ------------------------------------------------------------------------------------
     async def prompt(self, blocks: list[PromptBlock]) -> PromptResponse:
         if self._prompting:
-            raise RequestError.invalid_request(
-                {
-                    "message": "caddie is still working on the previous prompt; cancel it or wait for it to end."
-                }
+            raise bad_request(
+                "caddie is still working on the previous prompt; cancel it or wait for it to end."
             )
         text, images = prompt_to_user(blocks)
         if not text.strip() and not images:
-            raise RequestError.invalid_params({"message": "The prompt is empty."})
+            raise bad_params("The prompt is empty.")
         self._prompting = True
         self._cancelled = False
         before = self._last_assistant()

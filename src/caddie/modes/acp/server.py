@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
@@ -34,8 +33,9 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from acp import PROTOCOL_VERSION
 from caddie import __version__
-from caddie.modes.acp.convert import PromptBlock
+from caddie.modes.acp.convert import PromptBlock, bad_params
 from caddie.modes.acp.live import AcpOptions, AcpSession
 from caddie.session.store import list_sessions
 
@@ -93,9 +93,7 @@ class CaddieAgent:
     # -- sessions ------------------------------------------------------------------------------------
     def _cwd(self, cwd: str) -> str:
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-            raise RequestError.invalid_params(
-                {"message": f"cwd must be an existing absolute directory, not {cwd!r}"}
-            )
+            raise bad_params(f"cwd must be an existing absolute directory, not {cwd!r}")
         return cwd
 
     def _begin(self, live: AcpSession, reason: str) -> None:
@@ -134,9 +132,7 @@ class CaddieAgent:
     ) -> LoadSessionResponse:
         path = find_session_file(self._cwd(cwd), session_id, self.options.session_dir)
         if path is None:
-            raise RequestError.invalid_params(
-                {"message": f"No session {session_id} for {cwd}. session/list shows the sessions there."}
-            )
+            raise bad_params(f"No session {session_id} for {cwd}. session/list shows the sessions there.")
         old = self.sessions.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -167,9 +163,7 @@ class CaddieAgent:
     async def _live(self, session_id: str) -> AcpSession:
         live = self.sessions.get(session_id)
         if live is None:
-            raise RequestError.invalid_params(
-                {"message": f"Unknown session {session_id}: open it with session/new or session/load first."}
-            )
+            raise bad_params(f"Unknown session {session_id}: open it with session/new or session/load first.")
         starting = self._starting.get(session_id)
         if starting is not None:
             with contextlib.suppress(Exception):
@@ -196,6 +190,12 @@ class CaddieAgent:
         live = await self._live(session_id)
         await live.set_config(config_id, value)
         return SetSessionConfigOptionResponse(config_options=live.config_options())
+
+    async def cancel_all(self) -> None:
+        """The editor is gone (stdin ended): stop every turn, so their prompts can be answered and end."""
+        await asyncio.gather(*self._starting.values(), return_exceptions=True)
+        for live in self.sessions.values():
+            live.cancel()
 
     async def shutdown(self) -> None:
         for task in self._starting.values():

@@ -9,6 +9,7 @@ response with ``-32600 Invalid request``, then keeps reading. The process stays 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -16,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 MAX_LINE = 64 * 1024 * 1024
+EOF_GRACE_S = 30.0
+"""After stdin ends, how long requests already received may take to be answered (prompts are cancelled)."""
 
 
 def _error(request_id: Any, code: int, message: str, details: str) -> dict[str, Any]:
@@ -48,13 +51,25 @@ def problem(message: Any) -> tuple[Any, str] | None:
 
 
 class StdioTransport:
-    """Lines from ``stdin``, lines to ``out`` (an OS-level file descriptor, written in order)."""
+    """Lines from ``stdin``, lines to ``out`` (an OS-level file descriptor, written in order).
 
-    def __init__(self, read_line: Callable[[], Awaitable[bytes]], out_fd: int) -> None:
+    When stdin ends, every request already received is still answered before the end is reported:
+    ``on_eof`` runs first (it cancels running prompts), then the transport waits for the answers.
+    """
+
+    def __init__(
+        self,
+        read_line: Callable[[], Awaitable[bytes]],
+        out_fd: int,
+        on_eof: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._read_line = read_line
         self._out = out_fd
         self._lock = asyncio.Lock()
         self._closed = False
+        self._on_eof = on_eof
+        self._unanswered: set[Any] = set()
+        self._answered = asyncio.Event()
 
     async def send(self, message: dict[str, Any]) -> None:
         if self._closed:
@@ -62,11 +77,15 @@ class StdioTransport:
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         async with self._lock:
             await asyncio.to_thread(_write_all, self._out, data)
+        if "method" not in message and "id" in message:
+            self._unanswered.discard(message["id"])
+            self._answered.set()
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
             line = await self._read_line()
             if not line:
+                await self._finish()
                 return None
             text = line.strip()
             if not text:
@@ -81,7 +100,19 @@ class StdioTransport:
                 await self.send(_error(wrong[0], -32600, "Invalid request", wrong[1]))
                 continue
             assert isinstance(message, dict)
+            if "method" in message and message.get("id") is not None:
+                self._unanswered.add(message["id"])
             return message
+
+    async def _finish(self) -> None:
+        if self._on_eof is not None:
+            await self._on_eof()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + EOF_GRACE_S
+        while self._unanswered and loop.time() < deadline:
+            self._answered.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), 0.1)
 
     async def close(self) -> None:
         self._closed = True
