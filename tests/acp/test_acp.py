@@ -299,7 +299,7 @@ async def test_load_session_replays_and_continues(setup: Setup) -> None:
     assert "what is in f.txt?" in sent and "and now?" in sent
 
 
-async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path) -> None:
+async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A session Pi wrote (in Pi's sessions folder) loads by id and replays."""
     from caddie.session.store import encode_cwd
 
@@ -315,20 +315,14 @@ async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path) -> None:
     )
     first_user = next(json.loads(line)["message"] for line in lines[1:] if '"role":"user"' in line)
 
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi_dir))
     editor = EditorClient()
-    env_home = setup.home
-    import os
-
-    os.environ["PI_CODING_AGENT_DIR"] = str(pi_dir)
-    try:
-        async with open_agent(env_home, setup.project, setup.llm, client=editor) as agent:
-            await agent.initialize()
-            await agent.conn.load_session(cwd=str(setup.project), session_id=header["id"])
-            users = [u.content.text for u in editor.of("user_message_chunk")]
-            assert users[0] == first_user["content"]
-            assert editor.of("agent_message_chunk")
-    finally:
-        del os.environ["PI_CODING_AGENT_DIR"]
+    async with open_agent(setup.home, setup.project, setup.llm, client=editor) as agent:
+        await agent.initialize()
+        await agent.conn.load_session(cwd=str(setup.project), session_id=header["id"])
+        users = [u.content.text for u in editor.of("user_message_chunk")]
+        assert users[0] == first_user["content"]
+        assert editor.of("agent_message_chunk")
 
 
 async def test_slash_commands_goal_plan_and_notify(setup: Setup) -> None:
