@@ -379,6 +379,9 @@ async def test_mulligan_rewind_shows_as_updates(setup: Setup) -> None:
         assert rewind[0].title == "Mulligan rewind: Dumped all of big.txt; only its first lines mattered."
         assert rewind[-1].status == "completed"
         assert rewind[-1].content and rewind[-1].content[0].type == "content"
+        # the rewound call is marked in the editor
+        assert agent.client.tool_updates("c_cat")[-1].title == "`cat big.txt` (rewound by mulligan)"
+        assert "messages will be hidden from your view" in rewind[-1].content[0].content.text
         # the model no longer sees the big output
         last = setup.llm.llm_requests[-1]
         assert "c_cat" not in tool_results(last)

@@ -49,7 +49,15 @@ from caddie.agent.events import (
     ToolExecutionUpdateEvent,
     TurnEndEvent,
 )
-from caddie.ai.messages import AssistantMessage, ImageContent, TextContent, ToolCall, UserMessage, text_of
+from caddie.ai.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
 from caddie.ai.model import THINKING_LEVELS
 from caddie.ai.registry import ModelRegistry
 from caddie.extensions.api import EventBus, ExtensionAPI, ExtensionContext, ToolCallEvent, ToolCallResult
@@ -129,6 +137,7 @@ class AcpSession:
         self._asking: set[asyncio.Task[Any]] = set()
         self._diffs: dict[str, FileEditToolCallContent] = {}
         self._terminals: dict[str, str] = {}
+        self._titles: dict[str, str] = {}
         self._echo_skip: str | None = None
         self._prompting = False
         self._cancelled = False
@@ -506,10 +515,12 @@ class AcpSession:
                     self.send(update)
         elif isinstance(event, ToolExecutionStartEvent):
             cwd = self.session.cwd
+            title = tool_title(event.tool_name, event.args, cwd)
+            self._titles[event.tool_call_id] = title
             self.send(
                 helpers.start_tool_call(
                     event.tool_call_id,
-                    tool_title(event.tool_name, event.args, cwd),
+                    title,
                     kind=tool_kind(event.tool_name),
                     status="pending",
                     locations=tool_locations(event.tool_name, event.args, cwd),
@@ -592,6 +603,25 @@ class AcpSession:
                 raw_output={"content": result_text(content_blocks)},
             )
         )
+        if name == "mulligan_rewind" and not event.is_error and isinstance(details, dict):
+            self._mark_rewound(details.get("hideEntryIds"))
+
+    def _mark_rewound(self, entry_ids: Any) -> None:
+        """A mulligan rewind hides earlier tool calls from the model: say so on each of them."""
+        if not isinstance(entry_ids, list):
+            return
+        calls: list[str] = []
+        for entry_id in entry_ids:
+            entry = self.session.store.get_entry(entry_id) if isinstance(entry_id, str) else None
+            message = entry.message if isinstance(entry, MessageEntry) else None
+            if isinstance(message, ToolResultMessage):
+                calls.append(message.tool_call_id)
+            elif isinstance(message, AssistantMessage):
+                calls.extend(c.id for c in message.tool_calls())
+        for call_id in dict.fromkeys(calls):
+            title = self._titles.get(call_id)
+            if title is not None:
+                self.send(helpers.update_tool_call(call_id, title=f"{title} (rewound by mulligan)"))
 
 
 def _read_local_text(path: str) -> str | None:
