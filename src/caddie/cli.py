@@ -24,7 +24,7 @@ from typing import Literal, NoReturn
 
 from caddie import __version__
 
-SUBCOMMANDS = ("session", "context", "export")
+SUBCOMMANDS = ("session", "context", "export", "acp")
 MANAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 EPILOG = """\
 sessions:
@@ -353,6 +353,10 @@ def _subcommand(argv: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
+        if args and args[0] == "acp":
+            from caddie.modes.acp import main as acp_main
+
+            return acp_main(args[1:])
         if args and args[0] in SUBCOMMANDS:
             return _subcommand(args)
         if args and args[0] in MANAGE_COMMANDS:

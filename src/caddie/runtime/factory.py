@@ -34,7 +34,7 @@ from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, latest_session_file
-from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
+from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, ToolOperations, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
@@ -77,6 +77,8 @@ class SessionRequest:
     prompt_paths: list[str] = field(default_factory=list)
     """``--prompt-template PATH`` (loaded even with ``no_prompt_templates``)."""
     no_prompt_templates: bool = False
+    tool_operations: ToolOperations | None = None
+    """Where the built-in tools read and write files and run commands (None: this machine)."""
 
 
 @dataclass
@@ -302,6 +304,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         env=bash_env,
         env_policy=EnvPolicy.of(*settings.shell_env),
         auto_resize_images=bool(settings.get("images.autoResize", True)),
+        operations=request.tool_operations,
     )
 
     loaded = request.preloaded or await load_extension_set(

@@ -14,6 +14,7 @@ from caddie.tools.find import create_find_tool
 from caddie.tools.grep import create_grep_tool
 from caddie.tools.ls import create_ls_tool
 from caddie.tools.mutation_queue import file_mutation_lock, with_file_mutation_queue
+from caddie.tools.operations import FileOperations, ShellExec, ToolOperations
 from caddie.tools.read import create_read_tool
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -40,6 +41,7 @@ def create_builtin_tools(
     env: EnvSource = None,
     env_policy: EnvPolicy | None = None,
     auto_resize_images: bool = True,
+    operations: ToolOperations | None = None,
 ) -> dict[str, ToolDefinition]:
     """All built-in tools for ``cwd``, by name, in Pi's order.
 
@@ -47,14 +49,22 @@ def create_builtin_tools(
     variables to every bash command: a mapping, or a callable asked before each command (build the session
     variables with ``session_env(session_id=..., session_file=..., provider=..., model=...)``). ``env_policy``
     (settings ``shellEnv``) keeps secret-looking variables from caddie's environment away from commands.
+    ``operations`` moves file access (read, edit, write) and commands (bash) elsewhere, e.g. into an editor.
     """
+    files = operations.files if operations else None
+    shell = operations.shell if operations else None
     return {
-        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images),
+        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images, files=files),
         "bash": create_bash_tool(
-            cwd, shell_path=shell_path, command_prefix=command_prefix, env=env, env_policy=env_policy
+            cwd,
+            shell_path=shell_path,
+            command_prefix=command_prefix,
+            env=env,
+            env_policy=env_policy,
+            shell=shell,
         ),
-        "edit": create_edit_tool(cwd),
-        "write": create_write_tool(cwd),
+        "edit": create_edit_tool(cwd, files=files),
+        "write": create_write_tool(cwd, files=files),
         "grep": create_grep_tool(cwd),
         "find": create_find_tool(cwd),
         "ls": create_ls_tool(cwd),
@@ -69,9 +79,12 @@ __all__ = [
     "GREP_MAX_LINE_LENGTH",
     "EnvPolicy",
     "EnvSource",
+    "FileOperations",
+    "ShellExec",
     "ToolArgumentError",
     "ToolDefinition",
     "ToolError",
+    "ToolOperations",
     "ToolResult",
     "TruncationResult",
     "create_bash_tool",

@@ -24,6 +24,9 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.tools._js import errno_code, js_number
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.operations import ShellAborted as _Aborted
+from caddie.tools.operations import ShellExec
+from caddie.tools.operations import ShellTimedOut as _TimedOut
 from caddie.tools.output import OutputAccumulator, OutputSnapshot
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
@@ -171,14 +174,6 @@ def resolve_timeout_seconds(timeout: float | None) -> float | None:
     return float(timeout)
 
 
-class _Aborted(Exception):
-    pass
-
-
-class _TimedOut(Exception):
-    pass
-
-
 async def run_shell_command(
     command: str,
     cwd: str,
@@ -301,9 +296,11 @@ def create_bash_tool(
     env: EnvSource = None,
     env_policy: EnvPolicy | None = None,
     expose_session_environment: bool = True,
+    shell: ShellExec | None = None,
 ) -> ToolDefinition:
     """The ``bash`` tool for ``cwd``. ``env`` adds variables (see ``session_env``) to every command;
-    ``env_policy`` decides which of caddie's own variables commands inherit."""
+    ``env_policy`` decides which of caddie's own variables commands inherit; ``shell`` runs commands
+    somewhere other than a local process (see ``caddie.tools.operations``)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -376,10 +373,16 @@ def create_bash_tool(
             on_update(ToolResult([], None))
         try:
             try:
-                exit_code = await run_shell_command(
-                    full_command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=run_env,
-                    shell_path=shell_path,
-                )  # fmt: skip
+                if shell is not None:
+                    exit_code = await shell(
+                        full_command, cwd, tool_call_id=tool_call_id, on_data=on_data, signal=signal,
+                        timeout=resolve_timeout_seconds(timeout), env=run_env,
+                    )  # fmt: skip
+                else:
+                    exit_code = await run_shell_command(
+                        full_command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=run_env,
+                        shell_path=shell_path,
+                    )  # fmt: skip
             except _Aborted:
                 text, _ = _format_output(finish(), output, "")
                 raise ToolError(_append_status(text, "Command aborted")) from None

@@ -24,6 +24,7 @@ from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
 from caddie.tools.files import NotRegularFileError, open_regular
 from caddie.tools.mutation_queue import file_mutation_lock
+from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
 
 EDIT_DESCRIPTION = (
@@ -327,7 +328,7 @@ def _edit_dicts(edits: Any) -> list[dict[str, str]]:
     return result
 
 
-def create_edit_tool(cwd: str) -> ToolDefinition:
+def create_edit_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDefinition:
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -344,16 +345,19 @@ def create_edit_tool(cwd: str) -> ToolDefinition:
 
         async with file_mutation_lock(absolute):
             check_abort()
-            code = access_error(absolute, os.R_OK | os.W_OK)
+            code = access_error(absolute, os.R_OK | os.W_OK) if files is None else None
             if code is not None:
                 check_abort()
                 raise ToolError(f"Could not edit file: {path}. Error code: {code}.")
             check_abort()
             try:
-                with open_regular(absolute) as fh:
-                    # Bytes that are not UTF-8 (a Latin-1 file) ride through as lone surrogates and are
-                    # written back as they were: only the edited text changes on disk.
-                    raw = fh.read().decode("utf-8", "surrogateescape")
+                # Bytes that are not UTF-8 (a Latin-1 file) ride through as lone surrogates and are
+                # written back as they were: only the edited text changes on disk.
+                if files is not None:
+                    raw = (await files.read_file(absolute)).decode("utf-8", "surrogateescape")
+                else:
+                    with open_regular(absolute) as fh:
+                        raw = fh.read().decode("utf-8", "surrogateescape")
             except NotRegularFileError as exc:
                 raise ToolError(
                     f"Could not edit file: {path}. It is {exc.kind}, not a regular file."
@@ -368,10 +372,12 @@ def create_edit_tool(cwd: str) -> ToolDefinition:
             base, new_content = apply_edits_to_normalized_content(normalize_to_lf(content), edits, path)
             check_abort()
             try:
-                with open(absolute, "wb") as out:
-                    out.write(
-                        (bom + restore_line_endings(new_content, ending)).encode("utf-8", "surrogateescape")
-                    )
+                text = bom + restore_line_endings(new_content, ending)
+                if files is not None:  # an editor buffer holds text, not bytes
+                    await files.write_file(absolute, without_lone_surrogates(text))
+                else:
+                    with open(absolute, "wb") as out:
+                        out.write(text.encode("utf-8", "surrogateescape"))
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc
             check_abort()

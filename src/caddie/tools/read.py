@@ -9,6 +9,7 @@ Other binary files are refused.
 from __future__ import annotations
 
 import asyncio
+import io
 import math
 import os
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from caddie.tools._js import access_error, fs_error_text, js_number, node_fs_mes
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import Cancelled, NotRegularFileError, count_lines, iter_line_pieces, open_regular
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
+from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_read_path
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head_of_lines
 
@@ -185,7 +187,9 @@ def read_text(
     return ToolResult([TextContent(text)], details)
 
 
-def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefinition:
+def create_read_tool(
+    cwd: str, *, auto_resize_images: bool = True, files: FileOperations | None = None
+) -> ToolDefinition:
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -199,11 +203,16 @@ def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefini
 
         check_abort()
         absolute = resolve_read_path(path, cwd)
-        code = access_error(absolute, os.R_OK)
-        if code is not None:
-            raise ToolError(fs_error_text(code, "access", absolute))
+        if files is None:
+            code = access_error(absolute, os.R_OK)
+            if code is not None:
+                raise ToolError(fs_error_text(code, "access", absolute))
         try:
-            fh = open_regular(absolute)  # never blocks: FIFOs and devices are refused, not opened
+            fh: BinaryIO
+            if files is not None:  # e.g. an editor's buffer, handed over whole
+                fh = io.BytesIO(await files.read_file(absolute))
+            else:
+                fh = open_regular(absolute)  # never blocks: FIFOs and devices are refused, not opened
         except IsADirectoryError as exc:
             raise ToolError(node_fs_message(exc, "read")) from exc
         except NotRegularFileError as exc:
@@ -222,7 +231,8 @@ def create_read_tool(cwd: str, *, auto_resize_images: bool = True) -> ToolDefini
                     return await asyncio.to_thread(read_text, path, fh, offset, limit, lambda: signal.aborted)
                 except Cancelled:
                     raise ToolError("Operation aborted") from None
-            size = os.fstat(fh.fileno()).st_size
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(0)
             if size > MAX_IMAGE_BYTES:
                 raise ToolError(
                     f"Cannot read {path}: the image is {format_size(size)}, over the "

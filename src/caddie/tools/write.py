@@ -14,6 +14,7 @@ from caddie.tools._js import fs_error_text, node_fs_message, utf8_bytes, utf16_l
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import non_regular_kind
 from caddie.tools.mutation_queue import file_mutation_lock
+from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
 
 WRITE_DESCRIPTION = (
@@ -56,7 +57,7 @@ def make_dirs(directory: str) -> None:
             raise ToolError(node_fs_message(exc, "mkdir", directory)) from exc
 
 
-def create_write_tool(cwd: str) -> ToolDefinition:
+def create_write_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDefinition:
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -76,8 +77,11 @@ def create_write_tool(cwd: str) -> ToolDefinition:
             if kind is not None:  # opening a FIFO for writing blocks until a reader comes
                 raise ToolError(f"Could not write {path}: it is {kind}, not a regular file.")
             try:
-                with open(absolute, "wb") as fh:
-                    fh.write(utf8_bytes(content))
+                if files is not None:
+                    await files.write_file(absolute, content)
+                else:
+                    with open(absolute, "wb") as fh:
+                        fh.write(utf8_bytes(content))
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc
             check_abort()
