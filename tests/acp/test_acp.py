@@ -37,6 +37,13 @@ def session_lines(path: Path) -> list[dict[str, Any]]:
 
 
 async def test_initialize_and_new_session(setup: Setup) -> None:
+    (setup.home / "agent" / "prompts").mkdir(parents=True)
+    (setup.home / "agent" / "prompts" / "review.md").write_text(
+        "---\ndescription: Review code\n---\nReview $@\n"
+    )
+    skill = setup.home / "agent" / "skills" / "tidy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy imports.\n---\nSort them.\n")
     async with open_agent(setup.home, setup.project, setup.llm) as agent:
         init = await agent.initialize()
         caps = init.agent_capabilities
@@ -56,11 +63,14 @@ async def test_initialize_and_new_session(setup: Setup) -> None:
         assert MODEL in [o.value for o in options["model"].options]
         assert options["mode"].current_value == "ask"
 
-        # the slash commands arrive after the session exists: extension commands of both bundled extensions
+        # the slash commands arrive after the session exists: extension commands of both bundled extensions,
+        # then the user's prompt templates and skills
         await agent.client.wait_for(lambda: agent.client.of("available_commands_update"))
         [commands] = agent.client.of("available_commands_update")
-        names = {c.name for c in commands.available_commands}
-        assert {"goal", "loop", "mulligan_checkpoint", "mulligan_audit"} <= names
+        described = {c.name: c.description for c in commands.available_commands}
+        assert {"goal", "loop", "mulligan_checkpoint", "mulligan_audit"} <= described.keys()
+        assert described["review"] == "Review code"
+        assert described["skill:tidy"] == "Tidy imports."
         assert all(sid == new.session_id for sid, _ in agent.client.updates)
 
 

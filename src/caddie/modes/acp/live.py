@@ -322,13 +322,21 @@ class AcpSession:
             raise bad_params(f"Unknown option {config_id!r}")
 
     def commands(self) -> list[AvailableCommand]:
+        """Extension commands, then prompt templates and skills (``/skill:name``), as the slash menu shows."""
+        named = [
+            (name, spec.description or f"/{name}")
+            for name, spec in sorted(self.session.runner.commands().items())
+        ]
+        named += [
+            (name, description or f"/{name}") for name, description, _ in self.session.resource_commands()
+        ]
         return [
             AvailableCommand(
                 name=name,
-                description=spec.description or f"/{name}",
+                description=description,
                 input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments")),
             )
-            for name, spec in sorted(self.session.runner.commands().items())
+            for name, description in named
         ]
 
     def announce(self) -> None:
