@@ -14,8 +14,9 @@ from caddie.extensions.api import (
     ThinkingContent,
     ToolCall,
     UserMessage,
+    utf16_len,
+    utf16_prefix,
 )
-from caddie.extensions.mulligan.js_compat import utf16_len, utf16_prefix
 from caddie.extensions.mulligan.tokens import (
     CHARS_PER_TOKEN,
     TokenCounter,

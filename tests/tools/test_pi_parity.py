@@ -828,7 +828,7 @@ def validation_outcomes() -> dict[str, tuple[bool, str]]:
 def test_validation_matches_pi(
     cid: str, schema: dict[str, Any], args: Any, validation_outcomes: dict[str, tuple[bool, str]]
 ) -> None:
-    from caddie.tools._js import js_json_stringify
+    from caddie.jscompat import json_stringify
     from caddie.tools.base import ToolDefinition, ToolResult
 
     async def never(*_: Any) -> ToolResult:
@@ -838,7 +838,7 @@ def test_validation_matches_pi(
     pi_error, pi_text = validation_outcomes[cid]
     try:
         value = validate_arguments(tool, copy_json(args))
-        mine_error, mine_text = False, js_json_stringify(value)
+        mine_error, mine_text = False, json_stringify(value)
     except ToolArgumentError as exc:
         mine_error, mine_text = True, str(exc)
     assert (mine_error, mine_text) == (pi_error, pi_text)

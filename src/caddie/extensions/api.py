@@ -53,6 +53,18 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Model
 from caddie.extensions._exec import ExecResult, run_process
+from caddie.jscompat import (
+    is_finite_number,
+    is_js_number,
+    js_number,
+    js_round,
+    js_truthy,
+    json_stringify,
+    utf8_len,
+    utf16_len,
+    utf16_prefix,
+    utf16_sort_key,
+)
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -146,11 +158,21 @@ __all__ = [
     "content_from_json",
     "content_to_json",
     "entry_to_context_messages",
+    "is_finite_number",
+    "is_js_number",
+    "js_number",
+    "js_round",
+    "js_truthy",
+    "json_stringify",
     "message_from_json",
     "message_to_json",
     "now_ms",
     "replace",
     "text_result",
+    "utf8_len",
+    "utf16_len",
+    "utf16_prefix",
+    "utf16_sort_key",
 ]
 
 DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]

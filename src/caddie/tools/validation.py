@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from caddie.tools._js import is_js_number, js_json_stringify, js_number, js_object_keys, js_trim
+from caddie.jscompat import is_js_number, js_number, js_object_keys, js_trim, json_stringify
 from caddie.tools.base import ToolDefinition, pydantic_json_schema
 
 # --------------------------------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def validate_arguments(tool: ToolDefinition, args: Any, *, prepare: bool = True)
 
 def _failure_text(name: str, lines: list[tuple[str, str]], received: Any) -> str:
     listed = "\n".join(f"  - {path}: {message}" for path, message in lines) or UNKNOWN_VALIDATION_ERROR
-    return f"{VALIDATION_FAILED.format(name=name)}\n{listed}\n\nReceived arguments:\n{js_json_stringify(received, 2)}"
+    return f"{VALIDATION_FAILED.format(name=name)}\n{listed}\n\nReceived arguments:\n{json_stringify(received, 2)}"
 
 
 def _pydantic_path(loc: tuple[int | str, ...]) -> str:

@@ -21,9 +21,11 @@ from caddie.extensions.api import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    js_round,
+    utf16_len,
+    utf16_prefix,
 )
 from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.js_compat import js_round, utf16_len, utf16_prefix
 from caddie.extensions.mulligan.markers import CHECKPOINT_LABEL_PREFIX, MarkerBundle
 from caddie.extensions.mulligan.nudges import bloat_threshold_for
 from caddie.extensions.mulligan.tokens import estimate_message_tokens, estimate_tokens, message_bytes

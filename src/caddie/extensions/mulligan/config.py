@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from caddie.extensions.mulligan.js_compat import is_finite_number, js_truthy, json_stringify
+from caddie.extensions.api import is_finite_number, js_truthy, json_stringify
 
 Granularity: TypeAlias = Literal["last_tool_call_group", "last_turn", "checkpoint"]
 GRANULARITIES: tuple[Granularity, ...] = ("last_tool_call_group", "last_turn", "checkpoint")

@@ -17,10 +17,10 @@ from caddie.extensions.api import (
     ToolResultEvent,
     ToolResultPatch,
     TurnEndEvent,
+    is_finite_number,
     now_ms,
 )
 from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.js_compat import is_finite_number
 from caddie.extensions.mulligan.markers import HIGH_WATER, NUDGE, MarkerBundle, TurnMetric
 from caddie.extensions.mulligan.notes import (
     DriftNudgeInput,

@@ -18,8 +18,9 @@ from caddie.extensions.api import (
     ThinkingContent,
     ToolCall,
     UserMessage,
+    utf8_len,
+    utf16_len,
 )
-from caddie.extensions.mulligan.js_compat import utf8_len, utf16_len
 
 CHARS_PER_TOKEN = 4
 TokenConfidence: TypeAlias = Literal["low", "medium", "high"]

@@ -22,10 +22,11 @@ from caddie.extensions.api import (
     ToolResult,
     UserMessage,
     entry_to_context_messages,
+    js_number,
+    js_round,
     text_result,
 )
 from caddie.extensions.mulligan.config import GRANULARITIES
-from caddie.extensions.mulligan.js_compat import js_number, js_round
 from caddie.extensions.mulligan.ledger import FileLedger, extract_file_ledger
 from caddie.extensions.mulligan.markers import (
     CHECKPOINT_LABEL_PREFIX,

@@ -11,8 +11,15 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from caddie.extensions.api import AbortSignal, ExtensionContext, ToolDefinition, ToolResult, text_result
-from caddie.extensions.mulligan.js_compat import utf16_len, utf16_prefix
+from caddie.extensions.api import (
+    AbortSignal,
+    ExtensionContext,
+    ToolDefinition,
+    ToolResult,
+    text_result,
+    utf16_len,
+    utf16_prefix,
+)
 from caddie.extensions.mulligan.prepare_args import prepare_object_args
 from caddie.extensions.mulligan.runtime import Mulligan
 from caddie.extensions.mulligan.snapshot import context_snapshot
