@@ -360,6 +360,10 @@ class FakeHost:
         self.queued: list[CustomMessage] = []
         self.streaming = False
         """While True, ``send_message`` queues (steering) until ``flush()``, as during a tool call."""
+        self.flags: dict[str, str | bool] = {}
+        """Command-line flag values, as ``caddie --name value`` would give them."""
+        self.published: list[tuple[str, Any]] = []
+        self.exit_code: int | None = None
 
     def append_entry(self, custom_type: str, data: Any) -> str:
         self.calls.append("append_entry")
@@ -417,6 +421,17 @@ class FakeHost:
     def set_thinking_level(self, level: str) -> None:
         pass
 
+    def publish(self, name: str, data: Any) -> None:
+        self.calls.append("publish")
+        self.published.append((name, copy.deepcopy(data)))
+
+    def get_flag(self, name: str) -> str | bool | None:
+        return self.flags.get(name)
+
+    def set_exit_code(self, code: int) -> None:
+        self.calls.append("set_exit_code")
+        self.exit_code = code
+
     @property
     def writes(self) -> list[str]:
         return [c for c in self.calls if c in ("append_entry", "send_message", "set_label")]
@@ -434,7 +449,7 @@ class Harness:
         self.extension = Extension("/bundled/mulligan", "mulligan")
         self.api = ExtensionAPI(self.extension, EventBus())
         self.mulligan: Mulligan = register(self.api)
-        self.api.bind(self.host)  # type: ignore[arg-type]
+        self.api.bind(self.host)
         self.ctx = FakeContext(self.host)
         if settings is not None:
             self.host.settings = {"mulligan": settings}

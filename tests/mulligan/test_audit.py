@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from caddie.extensions.api import CustomMessage, LabelEntry, SessionEntry, TextContent, ThinkingContent
+from caddie.extensions.api import (
+    CustomMessage,
+    LabelEntry,
+    SessionEntry,
+    TextContent,
+    ThinkingContent,
+    message_bytes,
+)
 from caddie.extensions.mulligan.audit import (
     AuditRow,
     build_call_lookup,
@@ -15,7 +22,6 @@ from caddie.extensions.mulligan.audit import (
     render_audit_report,
 )
 from caddie.extensions.mulligan.markers import MarkerBundle, RewindMarker, ShrinkMarker
-from caddie.extensions.mulligan.tokens import message_bytes
 from caddie.extensions.mulligan.tools.audit import AUDIT_DESCRIPTION
 from tests.mulligan.fakehost import NOTE, Harness, assistant, assistant_text, call, result, result_text, user
 

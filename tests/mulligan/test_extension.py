@@ -238,3 +238,16 @@ class TestDebugLog:
         log.info("a", "s", circular)
         log.info("b", "s", {"x": object()})
         assert not path.exists() and capsys.readouterr().err.count("[mulligan] log: write failed") == 2
+
+
+def test_fake_host_implements_the_whole_host_api() -> None:
+    """The fake host answers every ``ExtensionAPI`` action, so an extension's flag, exit-code and publish
+    calls run against it instead of failing with AttributeError."""
+    harness = Harness()
+    harness.host.flags["goal"] = "ship it"
+    assert harness.api.get_flag("--goal") == "ship it"
+    assert harness.api.get_flag("absent") is None
+    harness.api.publish("mulligan:test", {"n": [1]})
+    harness.api.set_exit_code(3)
+    assert harness.host.published == [("mulligan:test", {"n": [1]})]
+    assert harness.host.exit_code == 3

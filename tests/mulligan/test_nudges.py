@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, ClassVar
 
 import pytest
 
 from caddie.extensions.api import ContextUsage, CustomMessage, ImageContent, TextContent
-from caddie.extensions.mulligan.config import MulliganConfig, NudgesConfig, validate_config
+from caddie.extensions.mulligan.config import MulliganConfig, validate_config
 from caddie.extensions.mulligan.markers import MarkerBundle, RewindMarker, ShrinkMarker, TurnMetric
 from caddie.extensions.mulligan.notes import render_bloat_reminder, render_high_water_nudge
 from caddie.extensions.mulligan.nudges import (
@@ -46,7 +45,9 @@ class TestBloatThresholdFor:
         assert bloat_threshold_for(name, CONFIG) == 16384
 
     def test_an_empty_map_and_custom_entries(self) -> None:
-        empty = dataclasses.replace(CONFIG, nudges=NudgesConfig(bloat_threshold_bytes_by_tool={}))
+        empty = CONFIG.model_copy(
+            update={"nudges": CONFIG.nudges.model_copy(update={"bloat_threshold_bytes_by_tool": {}})}
+        )
         assert bloat_threshold_for("read", empty) == 16384
         custom = validate_config({"nudges": {"bloatThresholdBytesByTool": {"bash": 100}}})
         assert bloat_threshold_for("bash", custom) == 100

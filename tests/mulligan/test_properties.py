@@ -25,9 +25,11 @@ from caddie.extensions.api import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    Utf16TokenCounter,
+    estimate_tokens_utf16,
+    utf16_message_chars,
 )
 from caddie.extensions.mulligan.markers import MarkerIndex, RewindMarker, ShrinkMarker, read_markers
-from caddie.extensions.mulligan.tokens import TokenCounter, estimate_tokens, message_chars
 from caddie.extensions.mulligan.transforms import (
     BranchIndexer,
     branch_tail,
@@ -255,7 +257,7 @@ message = st.one_of(
 def test_the_hot_path_estimate_equals_the_plain_estimate(batches: list[list[AgentMessage]]) -> None:
     # Tool call ids identify calls (providers make them unique; results pair by them), so a call id seen
     # again always carries the same arguments. Give each generated call its own id ("" stays "").
-    counter = TokenCounter()
+    counter = Utf16TokenCounter()
     n = 0
     for batch in batches:
         for msg in batch:
@@ -264,7 +266,7 @@ def test_the_hot_path_estimate_equals_the_plain_estimate(batches: list[list[Agen
                     n += 1
                     block.id = f"call-{n}"
     for batch in batches + batches:  # the memo must never change a result, fire after fire
-        assert counter.estimate(batch) == estimate_tokens(batch)
+        assert counter.estimate(batch) == estimate_tokens_utf16(batch)
 
 
 metric = st.builds(
@@ -305,7 +307,7 @@ def test_counting_only_the_new_tail_gives_the_full_count(steps: list[tuple[str, 
                 if isinstance(block, ToolCall) and block.id:
                     n_ids += 1
                     block.id = f"call-{n_ids}"
-    counter = TokenCounter()
+    counter = Utf16TokenCounter()
     view: list[AgentMessage] = []
     for n, (kind, batch) in enumerate(steps):
         if kind == "grow" or not view:
@@ -315,4 +317,4 @@ def test_counting_only_the_new_tail_gives_the_full_count(steps: list[tuple[str, 
             view[0] = user(f"edited {n} " * n)
         else:
             view = copy.deepcopy(view[1:])
-        assert counter.chars_extending(view) == sum(message_chars(m) for m in view)
+        assert counter.chars_extending(view) == sum(utf16_message_chars(m) for m in view)

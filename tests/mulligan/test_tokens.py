@@ -7,6 +7,7 @@ import math
 import pytest
 
 from caddie.extensions.api import (
+    CHARS_PER_TOKEN,
     BashExecutionMessage,
     CustomMessage,
     ImageContent,
@@ -14,34 +15,34 @@ from caddie.extensions.api import (
     ThinkingContent,
     ToolCall,
     UserMessage,
-)
-from caddie.extensions.mulligan.js_compat import utf16_len, utf16_prefix
-from caddie.extensions.mulligan.tokens import (
-    CHARS_PER_TOKEN,
-    TokenCounter,
+    Utf16TokenCounter,
     approx_tokens,
-    estimate_agent_tokens,
-    estimate_tokens,
+    estimate_tokens_utf16,
     message_bytes,
     result_bytes,
+    utf16_len,
+    utf16_prefix,
 )
+from caddie.extensions.mulligan.nudges import estimate_agent_tokens
 from tests.mulligan.fakehost import assistant, assistant_text, call, result, user
 
 
 def test_an_empty_list_is_zero_tokens() -> None:
-    assert estimate_tokens([]) == 0
+    assert estimate_tokens_utf16([]) == 0
 
 
 def test_characters_are_summed_then_divided_once_rounding_up() -> None:
     assert CHARS_PER_TOKEN == 4
-    assert estimate_tokens([user("abc")]) == 1
-    assert estimate_tokens([user("a"), user("b"), user("c"), user("d")]) == 1  # 4 chars → 1, not 4
-    assert estimate_tokens([user("x" * 400)]) == 100
+    assert estimate_tokens_utf16([user("abc")]) == 1
+    assert estimate_tokens_utf16([user("a"), user("b"), user("c"), user("d")]) == 1  # 4 chars → 1, not 4
+    assert estimate_tokens_utf16([user("x" * 400)]) == 100
 
 
 def test_longer_messages_and_more_messages_never_estimate_less() -> None:
-    assert estimate_tokens([user("x" * 41)]) > estimate_tokens([user("x" * 40)])
-    assert estimate_tokens([user("x" * 40), assistant_text("y")]) >= estimate_tokens([user("x" * 40)])
+    assert estimate_tokens_utf16([user("x" * 41)]) > estimate_tokens_utf16([user("x" * 40)])
+    assert estimate_tokens_utf16([user("x" * 40), assistant_text("y")]) >= estimate_tokens_utf16(
+        [user("x" * 40)]
+    )
 
 
 def test_every_block_kind_counts() -> None:
@@ -49,36 +50,36 @@ def test_every_block_kind_counts() -> None:
     msg.content.insert(0, ThinkingContent("hmm"))
     msg.content.append(TextContent("ok"))
     # thinking 3 + name 4 + {"path":"a.ts"} 15 + text 2 = 24
-    assert estimate_tokens([msg]) == 6
+    assert estimate_tokens_utf16([msg]) == 6
     user_blocks = UserMessage([TextContent("see"), ImageContent("QUJD" * 4, "image/png")])
-    assert estimate_tokens([user_blocks]) == math.ceil((3 + 16) / 4)
-    assert estimate_tokens([result("c", "x" * 8)]) == 2
-    assert estimate_tokens([CustomMessage("note", "x" * 12)]) == 3
-    assert estimate_tokens([CustomMessage("note", [TextContent("x" * 12)])]) == 3
+    assert estimate_tokens_utf16([user_blocks]) == math.ceil((3 + 16) / 4)
+    assert estimate_tokens_utf16([result("c", "x" * 8)]) == 2
+    assert estimate_tokens_utf16([CustomMessage("note", "x" * 12)]) == 3
+    assert estimate_tokens_utf16([CustomMessage("note", [TextContent("x" * 12)])]) == 3
 
 
 def test_messages_without_content_count_zero() -> None:
-    assert estimate_tokens([BashExecutionMessage("ls", "lots of output", 0)]) == 0
+    assert estimate_tokens_utf16([BashExecutionMessage("ls", "lots of output", 0)]) == 0
 
 
 def test_unserialisable_arguments_count_zero() -> None:
     circular: dict[str, object] = {}
     circular["self"] = circular
-    assert estimate_tokens([assistant(ToolCall("c", "read", circular))]) == 1  # the name only
+    assert estimate_tokens_utf16([assistant(ToolCall("c", "read", circular))]) == 1  # the name only
 
 
 def test_lengths_are_utf16_code_units() -> None:
     assert utf16_len("abc") == 3 and utf16_len("é") == 1 and utf16_len("😀") == 2
-    assert estimate_tokens([user("😀😀")]) == 1 and estimate_tokens([user("😀😀😀")]) == 2
+    assert estimate_tokens_utf16([user("😀😀")]) == 1 and estimate_tokens_utf16([user("😀😀😀")]) == 2
     assert utf16_prefix("a😀b", 2) == "a" and utf16_prefix("a😀b", 3) == "a😀"
 
 
 def test_the_hot_path_counter_agrees_and_notices_changed_arguments() -> None:
-    counter = TokenCounter()
+    counter = Utf16TokenCounter()
     first = [assistant(call("c1", "read", path="a.ts")), user("😀 hi")]
-    assert counter.estimate(first) == estimate_tokens(first)
+    assert counter.estimate(first) == estimate_tokens_utf16(first)
     changed = [assistant(call("c1", "read", path="a-much-longer-name.ts", extra="x"))]
-    assert counter.estimate(changed) == estimate_tokens(changed)
+    assert counter.estimate(changed) == estimate_tokens_utf16(changed)
 
 
 class TestResultBytes:

@@ -750,6 +750,22 @@ SHAPES_SCHEMA: dict[str, Any] = {
     },
 }
 
+KEYWORDS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tuple": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": {"type": "boolean"}},
+        "uniq": {"type": "array", "uniqueItems": True},
+        "mult": {"type": "number", "multipleOf": 0.5},
+        "props": {"type": "object", "minProperties": 1, "maxProperties": 2, "propertyNames": {"pattern": "^[a-z]+$"}},
+        "pats": {"type": "object", "patternProperties": {"^x": {"type": "number"}}, "additionalProperties": {"type": "string"}},
+        "one": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "number", "maximum": 10}]},
+        "all": {"allOf": [{"type": "string", "minLength": 2}, {"type": "string", "pattern": "^a"}]},
+        "neg": {"not": {"type": "string"}},
+        "has": {"type": "array", "contains": {"type": "number"}},
+        "multi": {"type": ["string", "null"]},
+    },
+}  # fmt: skip
+
 VALIDATION_ARGS: list[tuple[str, dict[str, Any], Any]] = [
     ("valid", RICH_SCHEMA, {"name": "abc", "count": 3}),
     ("valid-full", RICH_SCHEMA, {"name": "abc", "count": 3, "ratio": 0.5, "flag": False, "tags": ["x"],
@@ -802,6 +818,23 @@ VALIDATION_ARGS: list[tuple[str, dict[str, Any], Any]] = [
     ("shapes-bad", SHAPES_SCHEMA, {"shape": {"w": 1}}),
     ("shapes-scalar", SHAPES_SCHEMA, {"shape": 3}),
     ("shapes-missing", SHAPES_SCHEMA, {}),
+    ("kw-valid", KEYWORDS_SCHEMA, {"tuple": ["a", 1, True], "uniq": [1, 2], "mult": 1.5, "props": {"a": 1},
+                                   "pats": {"x1": 2, "y": "s"}, "one": -1, "all": "ab", "neg": 1, "has": ["a", 2],
+                                   "multi": None}),
+    ("kw-tuple", KEYWORDS_SCHEMA, {"tuple": [1, "x", "y", False]}),
+    ("kw-unique", KEYWORDS_SCHEMA, {"uniq": [1, 1.0, {"a": 1}, {"a": 1}, True, "1"]}),
+    ("kw-multiple", KEYWORDS_SCHEMA, {"mult": 0.3}),
+    ("kw-props-empty", KEYWORDS_SCHEMA, {"props": {}}),
+    ("kw-props-many", KEYWORDS_SCHEMA, {"props": {"a": 1, "B": 2, "c": 3, "10": 4}}),
+    ("kw-patterns", KEYWORDS_SCHEMA, {"pats": {"x1": "s", "y": 2, "10": 3, "2": True, "x0": 1}}),
+    ("kw-one-both", KEYWORDS_SCHEMA, {"one": 5}),
+    ("kw-one-none", KEYWORDS_SCHEMA, {"one": "s"}),
+    ("kw-all", KEYWORDS_SCHEMA, {"all": "b"}),
+    ("kw-not", KEYWORDS_SCHEMA, {"neg": "s"}),
+    ("kw-contains", KEYWORDS_SCHEMA, {"has": ["a"]}),
+    ("kw-contains-empty", KEYWORDS_SCHEMA, {"has": []}),
+    ("kw-type-list", KEYWORDS_SCHEMA, {"multi": 3}),
+    ("kw-type-list-bad", KEYWORDS_SCHEMA, {"multi": []}),
 ]  # fmt: skip
 
 
@@ -828,7 +861,7 @@ def validation_outcomes() -> dict[str, tuple[bool, str]]:
 def test_validation_matches_pi(
     cid: str, schema: dict[str, Any], args: Any, validation_outcomes: dict[str, tuple[bool, str]]
 ) -> None:
-    from caddie.tools._js import js_json_stringify
+    from caddie.jscompat import json_stringify
     from caddie.tools.base import ToolDefinition, ToolResult
 
     async def never(*_: Any) -> ToolResult:
@@ -838,7 +871,7 @@ def test_validation_matches_pi(
     pi_error, pi_text = validation_outcomes[cid]
     try:
         value = validate_arguments(tool, copy_json(args))
-        mine_error, mine_text = False, js_json_stringify(value)
+        mine_error, mine_text = False, json_stringify(value)
     except ToolArgumentError as exc:
         mine_error, mine_text = True, str(exc)
     assert (mine_error, mine_text) == (pi_error, pi_text)

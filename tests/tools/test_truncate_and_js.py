@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from caddie.tools._js import (
-    js_json_stringify,
+from caddie.jscompat import (
     js_number,
     js_object_keys,
     js_to_fixed,
     js_trim_end,
-    node_fs_message,
+    json_stringify,
     utf8_bytes,
     utf16_len,
     utf16_prefix,
 )
+from caddie.tools.fs_errors import node_fs_message
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
     format_size,
@@ -96,9 +96,9 @@ def test_js_to_fixed_rounds_half_away_from_zero() -> None:
 def test_json_stringify_matches_js() -> None:
     value = {"b": 1, "2": [], "a": {"x": None}, "1": 2.0, "s": 'q"\\\n\u0007\u2028'}
     assert js_object_keys(value) == ["1", "2", "b", "a", "s"]
-    assert js_json_stringify(value) == '{"1":2,"2":[],"b":1,"a":{"x":null},"s":"q\\"\\\\\\n\\u0007\u2028"}'
-    assert js_json_stringify({"k": [1, {}]}, 2) == '{\n  "k": [\n    1,\n    {}\n  ]\n}'
-    assert json.loads(js_json_stringify({"x": float("nan")})) == {"x": None}
+    assert json_stringify(value) == '{"1":2,"2":[],"b":1,"a":{"x":null},"s":"q\\"\\\\\\n\\u0007\u2028"}'
+    assert json_stringify({"k": [1, {}]}, 2) == '{\n  "k": [\n    1,\n    {}\n  ]\n}'
+    assert json.loads(json_stringify({"x": float("nan")})) == {"x": None}
 
 
 def test_js_trim_end_uses_js_whitespace() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, field_validator
 
+from caddie.agent.loop import OPERATION_ABORTED, OUTPUT_TOKEN_LIMIT, TOOL_BLOCKED, TOOL_NOT_FOUND
 from caddie.tools import (
     DEFAULT_ACTIVE,
     ToolArgumentError,
@@ -16,14 +17,6 @@ from caddie.tools import (
     validate_arguments,
 )
 from caddie.tools.base import ToolDefinition
-from caddie.tools.validation import (
-    OPERATION_ABORTED,
-    OUTPUT_TOKEN_LIMIT,
-    TOOL_BLOCKED,
-    TOOL_NOT_FOUND,
-    output_token_limit_message,
-    tool_not_found_message,
-)
 
 
 async def _never(*_: Any) -> ToolResult:
@@ -136,16 +129,12 @@ def test_prepare_arguments_failure_is_the_message() -> None:
 
 
 def test_loop_constants() -> None:
-    assert tool_not_found_message("nope") == "Tool nope not found" == TOOL_NOT_FOUND.format(name="nope")
+    assert TOOL_NOT_FOUND.format(name="nope") == "Tool nope not found"
     assert TOOL_BLOCKED == "Tool execution was blocked"
     assert OPERATION_ABORTED == "Operation aborted"
-    assert (
-        output_token_limit_message("bash")
-        == OUTPUT_TOKEN_LIMIT.format(name="bash")
-        == (
-            'Tool call "bash" was not executed: the response hit the output token limit, so its arguments may be '
-            "truncated. Re-issue the tool call with complete arguments."
-        )
+    assert OUTPUT_TOKEN_LIMIT.format(name="bash") == (
+        'Tool call "bash" was not executed: the response hit the output token limit, so its arguments may be '
+        "truncated. Re-issue the tool call with complete arguments."
     )
 
 

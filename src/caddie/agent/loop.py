@@ -45,13 +45,20 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.tools.base import ToolDefinition, ToolResult
-from caddie.tools.validation import (
-    OPERATION_ABORTED,
-    OUTPUT_TOKEN_LIMIT,
-    TOOL_BLOCKED,
-    TOOL_NOT_FOUND,
-    validate_arguments,
+from caddie.tools.validation import validate_arguments
+
+# Texts the loop gives the model as tool results (pi-agent-core's agent-loop.ts), byte for byte.
+TOOL_NOT_FOUND = "Tool {name} not found"
+"""Result text for a call to an unknown tool: ``TOOL_NOT_FOUND.format(name=...)``."""
+TOOL_BLOCKED = "Tool execution was blocked"
+"""Result text when a ``tool_call`` handler blocks without giving a reason."""
+OPERATION_ABORTED = "Operation aborted"
+"""Result text when the run is aborted before a prepared call executes (and what tools raise on abort)."""
+OUTPUT_TOKEN_LIMIT = (
+    'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments may be '
+    "truncated. Re-issue the tool call with complete arguments."
 )
+"""Result text for every tool call of an assistant message that stopped at the output token limit."""
 
 INCOMPLETE_ARGUMENTS = (
     "The {name} call was not run: its arguments are not one complete JSON object ({error}). "

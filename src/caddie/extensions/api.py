@@ -52,7 +52,29 @@ from caddie.ai.messages import (
     replace,
 )
 from caddie.ai.model import Model
+from caddie.ai.tokens import (
+    CHARS_PER_TOKEN,
+    Utf16TokenCounter,
+    approx_tokens,
+    estimate_message_tokens_utf16,
+    estimate_tokens_utf16,
+    message_bytes,
+    result_bytes,
+    utf16_message_chars,
+)
 from caddie.extensions._exec import ExecResult, run_process
+from caddie.jscompat import (
+    is_finite_number,
+    is_js_number,
+    js_number,
+    js_round,
+    js_truthy,
+    json_stringify,
+    utf8_len,
+    utf16_len,
+    utf16_prefix,
+    utf16_sort_key,
+)
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -73,6 +95,7 @@ if TYPE_CHECKING:
     from caddie.extensions.runner import Extension
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "AbortSignal",
     "AgentEndEvent",
@@ -145,14 +168,31 @@ __all__ = [
     "Usage",
     "UserContent",
     "UserMessage",
+    "Utf16TokenCounter",
+    "approx_tokens",
     "content_from_json",
     "content_to_json",
     "entry_to_context_messages",
+    "estimate_message_tokens_utf16",
+    "estimate_tokens_utf16",
+    "is_finite_number",
+    "is_js_number",
+    "js_number",
+    "js_round",
+    "js_truthy",
+    "json_stringify",
+    "message_bytes",
     "message_from_json",
     "message_to_json",
     "now_ms",
     "replace",
+    "result_bytes",
     "text_result",
+    "utf8_len",
+    "utf16_len",
+    "utf16_message_chars",
+    "utf16_prefix",
+    "utf16_sort_key",
 ]
 
 DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]

@@ -22,8 +22,9 @@ from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
-from caddie.tools._js import errno_code, js_number
+from caddie.jscompat import js_number
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.fs_errors import errno_code
 from caddie.tools.operations import ShellAborted as _Aborted
 from caddie.tools.operations import ShellExec
 from caddie.tools.operations import ShellTimedOut as _TimedOut

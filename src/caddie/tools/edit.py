@@ -19,10 +19,11 @@ from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
-from caddie.tools._js import access_error, js_trim_end, node_fs_message, without_lone_surrogates
+from caddie.jscompat import js_trim_end, without_lone_surrogates
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
 from caddie.tools.files import NotRegularFileError, open_regular
+from caddie.tools.fs_errors import access_error, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd

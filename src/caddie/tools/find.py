@@ -17,7 +17,7 @@ from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
-from caddie.tools._js import js_number, js_trim
+from caddie.jscompat import js_number, js_trim
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.paths import resolve_to_cwd
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head

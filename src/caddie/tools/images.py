@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from caddie.tools._js import js_round, js_to_fixed
+from caddie.jscompat import js_round, js_to_fixed
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage

@@ -12,9 +12,10 @@ from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
-from caddie.tools._js import js_number, node_fs_message
+from caddie.jscompat import js_number
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.collation import locale_sorted
+from caddie.tools.fs_errors import node_fs_message
 from caddie.tools.paths import node_join, resolve_to_cwd
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from caddie.tools._js import utf8_len
+from caddie.jscompat import utf8_len
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 

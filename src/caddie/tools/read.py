@@ -18,9 +18,10 @@ from typing import Any, BinaryIO
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent
-from caddie.tools._js import access_error, fs_error_text, js_number, node_fs_message, utf8_len
+from caddie.jscompat import js_number, utf8_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import Cancelled, NotRegularFileError, count_lines, iter_line_pieces, open_regular
+from caddie.tools.fs_errors import access_error, fs_error_text, node_fs_message
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_read_path

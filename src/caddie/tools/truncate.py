@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from caddie.tools._js import js_to_fixed, utf8_len, utf16_len, utf16_prefix
+from caddie.jscompat import js_to_fixed, utf8_len, utf16_len, utf16_prefix
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -16,15 +15,10 @@ from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, Start
 from caddie.ai.messages import (
     AssistantMessage,
     Cost,
-    ImageContent,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
     Usage,
-    UserMessage,
 )
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ProviderResponse, StreamOptions, ThinkingLevel
+from caddie.ai.tokens import estimate_request_tokens
 
 T = TypeVar("T")
 
@@ -104,32 +98,11 @@ def thinking_budget(level: ThinkingLevel) -> int:
     return THINKING_BUDGETS.get(key, THINKING_BUDGETS["medium"])
 
 
-def estimate_context_tokens(context: Context) -> int:
-    """Rough size of a request in tokens (chars/4; images count 4800 chars), for output-cap clamping."""
-    chars = len(context.system_prompt or "")
-    for m in context.messages:
-        if isinstance(m, UserMessage | ToolResultMessage):
-            blocks = [TextContent(m.content)] if isinstance(m.content, str) else m.content
-            for b in blocks:
-                chars += 4800 if isinstance(b, ImageContent) else len(b.text)
-        elif isinstance(m, AssistantMessage):
-            for a in m.content:
-                if isinstance(a, TextContent):
-                    chars += len(a.text)
-                elif isinstance(a, ThinkingContent):
-                    chars += len(a.thinking)
-                elif isinstance(a, ToolCall):
-                    chars += len(a.name) + len(json.dumps(a.arguments))
-    for t in context.tools or []:
-        chars += len(t.name) + len(t.description) + len(json.dumps(t.parameters))
-    return math.ceil(chars / 4)
-
-
 def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
     """Keep the output cap inside what the context window leaves free (with a 4096-token margin)."""
     if model.context_window <= 0:
         return max(1, max_tokens)
-    available = model.context_window - estimate_context_tokens(context) - 4096
+    available = model.context_window - estimate_request_tokens(context) - 4096
     return min(max_tokens, max(1, available))
 
 

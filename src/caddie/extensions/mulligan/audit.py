@@ -21,12 +21,16 @@ from caddie.extensions.api import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    estimate_message_tokens_utf16,
+    estimate_tokens_utf16,
+    js_round,
+    message_bytes,
+    utf16_len,
+    utf16_prefix,
 )
 from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.js_compat import js_round, utf16_len, utf16_prefix
 from caddie.extensions.mulligan.markers import CHECKPOINT_LABEL_PREFIX, MarkerBundle
 from caddie.extensions.mulligan.nudges import bloat_threshold_for
-from caddie.extensions.mulligan.tokens import estimate_message_tokens, estimate_tokens, message_bytes
 
 ARG_KEYS = ("path", "file_path", "command", "query", "pattern", "search_query")
 DEFAULT_TOP = 8
@@ -156,7 +160,7 @@ def list_checkpoints(entries: Iterable[SessionEntry]) -> list[str]:
 def audit_rows(view: Sequence[AgentMessage], config: MulliganConfig, top: int) -> list[AuditRow]:
     """The ``top`` biggest messages (ties keep their order), each flagged when above its bloat threshold."""
     calls = build_call_lookup(view)
-    sized = sorted(((estimate_message_tokens(m), m) for m in view), key=lambda pair: -pair[0])
+    sized = sorted(((estimate_message_tokens_utf16(m), m) for m in view), key=lambda pair: -pair[0])
     rows: list[AuditRow] = []
     for tokens, msg in sized[:top]:
         threshold = bloat_threshold_for(msg.tool_name if isinstance(msg, ToolResultMessage) else None, config)
@@ -222,7 +226,7 @@ def build_audit(
     confidence: str,
     top: int = DEFAULT_TOP,
 ) -> Audit:
-    total = estimate_tokens(view)
+    total = estimate_tokens_utf16(view)
     rows = audit_rows(view, config, top)
     report = render_audit_report(
         total_tokens=total,

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import math
 
-from caddie.extensions.api import ContextEvent, ContextResult, ExtensionContext, LabelEntry, now_ms
+from caddie.extensions.api import (
+    CHARS_PER_TOKEN,
+    ContextEvent,
+    ContextResult,
+    ExtensionContext,
+    LabelEntry,
+    now_ms,
+)
 from caddie.extensions.mulligan.banner import reconcile_banner
 from caddie.extensions.mulligan.markers import MarkerBundle
 from caddie.extensions.mulligan.nudges import (
@@ -20,7 +27,6 @@ from caddie.extensions.mulligan.nudges import (
     suppress_check,
 )
 from caddie.extensions.mulligan.runtime import Mulligan, SessionRuntime
-from caddie.extensions.mulligan.tokens import CHARS_PER_TOKEN
 from caddie.extensions.mulligan.transforms import (
     BranchTail,
     RewindDiag,

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caddie.extensions.api import AgentMessage, AssistantMessage, ToolCall
-from caddie.extensions.mulligan.js_compat import utf16_sort_key
+from caddie.extensions.api import AgentMessage, AssistantMessage, ToolCall, utf16_sort_key
 
 READ_TOOLS = frozenset({"read", "grep", "rg", "glob", "find", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit"})

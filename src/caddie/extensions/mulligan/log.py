@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
-from caddie.extensions.mulligan.js_compat import json_stringify
+from caddie.extensions.api import json_stringify
 
 Level: TypeAlias = Literal["debug", "info", "warn", "error"]
 _NO_DATA: Any = object()

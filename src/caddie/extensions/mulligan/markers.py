@@ -14,8 +14,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from caddie.extensions.api import CustomEntry, ExtensionAPI, LabelEntry, SessionEntry, now_ms
-from caddie.extensions.mulligan.js_compat import is_finite_number, is_number
+from caddie.extensions.api import (
+    CustomEntry,
+    ExtensionAPI,
+    LabelEntry,
+    SessionEntry,
+    is_finite_number,
+    is_js_number,
+    now_ms,
+)
 
 SCHEMA = "pi-mulligan"
 REWIND = "mulligan:rewind"
@@ -127,7 +134,7 @@ def parse_turn_metric(data: Mapping[str, Any]) -> TurnMetric:
         bloat_hit=data.get("bloatHit") is True,
         bloat_hits=data.get("bloatHits"),
         turn_index=data.get("turnIndex"),
-        seq=seq if is_number(seq) else None,
+        seq=seq if is_js_number(seq) else None,
         ts=_ts(data.get("ts")),
     )
 
@@ -135,7 +142,7 @@ def parse_turn_metric(data: Mapping[str, Any]) -> TurnMetric:
 def _metric_order(data: Mapping[str, Any]) -> float:
     """Sort key for newest first: a higher seq first; a seq that is not a number after all others."""
     seq = data.get("seq")
-    return -seq if is_number(seq) else math.inf
+    return -seq if is_js_number(seq) else math.inf
 
 
 class _MetricsNewestFirst(Sequence[TurnMetric]):

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from caddie.extensions.mulligan.js_compat import is_finite_number, js_number, js_round
+from caddie.extensions.api import is_finite_number, js_number, js_round
 from caddie.extensions.mulligan.ledger import FileLedger
 
 NOTE_FIELDS = ("what_happened", "true_current_state", "next")

@@ -17,10 +17,14 @@ from caddie.extensions.api import (
     ToolResultEvent,
     ToolResultPatch,
     TurnEndEvent,
+    UserMessage,
+    approx_tokens,
+    estimate_message_tokens_utf16,
+    is_finite_number,
     now_ms,
+    result_bytes,
 )
 from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.js_compat import is_finite_number
 from caddie.extensions.mulligan.markers import HIGH_WATER, NUDGE, MarkerBundle, TurnMetric
 from caddie.extensions.mulligan.notes import (
     DriftNudgeInput,
@@ -30,7 +34,11 @@ from caddie.extensions.mulligan.notes import (
     valid_bloat_hits,
 )
 from caddie.extensions.mulligan.runtime import BloatHit, Mulligan, SessionRuntime
-from caddie.extensions.mulligan.tokens import approx_tokens, estimate_agent_tokens, result_bytes
+
+
+def estimate_agent_tokens(messages: Sequence[AgentMessage]) -> int:
+    """The agent-attributable share: per-message estimates of every message that is not a user message."""
+    return sum(estimate_message_tokens_utf16(m) for m in messages if not isinstance(m, UserMessage))
 
 
 def bloat_threshold_for(tool_name: str | None, config: MulliganConfig) -> float:

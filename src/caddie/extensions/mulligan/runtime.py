@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from caddie.extensions.api import AgentMessage, ExtensionAPI, ExtensionContext
+from caddie.extensions.api import AgentMessage, ExtensionAPI, ExtensionContext, Utf16TokenCounter
 from caddie.extensions.mulligan.config import MulliganConfig
 from caddie.extensions.mulligan.log import DebugLog
 from caddie.extensions.mulligan.markers import MarkerIndex, MarkerWriter
-from caddie.extensions.mulligan.tokens import TokenCounter
 from caddie.extensions.mulligan.transforms import BranchIndexer
 
 
@@ -47,7 +46,7 @@ class SessionRuntime:
     """The session's markers, read incrementally by the filter."""
     branch_index: BranchIndexer = field(default_factory=BranchIndexer, compare=False, repr=False)
     """The branch's retained tail, indexed incrementally by the filter."""
-    tokens: TokenCounter = field(default_factory=TokenCounter, compare=False, repr=False)
+    tokens: Utf16TokenCounter = field(default_factory=Utf16TokenCounter, compare=False, repr=False)
     """Token estimates for the per-inference path."""
 
     def next_seq(self) -> int:

@@ -34,8 +34,8 @@ from caddie.extensions.api import (
     ToolResultMessage,
     UserMessage,
     content_to_json,
+    json_stringify,
 )
-from caddie.extensions.mulligan.js_compat import json_stringify
 from caddie.extensions.mulligan.markers import CHECKPOINT_LABEL_PREFIX, RewindMarker, ShrinkMarker
 
 UnitKind: TypeAlias = Literal["plain", "toolGroup"]

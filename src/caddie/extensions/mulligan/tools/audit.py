@@ -16,10 +16,10 @@ from caddie.extensions.api import (
     ExtensionContext,
     ToolDefinition,
     ToolResult,
+    is_js_number,
     text_result,
 )
 from caddie.extensions.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
-from caddie.extensions.mulligan.js_compat import is_number
 from caddie.extensions.mulligan.markers import MarkerBundle, read_markers
 from caddie.extensions.mulligan.runtime import Mulligan
 from caddie.extensions.mulligan.snapshot import context_snapshot
@@ -89,7 +89,7 @@ def audit_view(m: Mulligan, ctx: ExtensionContext) -> tuple[list[AgentMessage], 
 def requested_top(params: object) -> int | None:
     """``top`` when it is a positive number (floored), else the default; None means "all" (infinite)."""
     top = params.get("top") if isinstance(params, Mapping) else None
-    if not is_number(top) or not top > 0:
+    if not is_js_number(top) or not top > 0:
         return DEFAULT_TOP
     return None if math.isinf(top) else math.floor(top)
 

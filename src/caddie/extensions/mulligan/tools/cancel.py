@@ -17,9 +17,10 @@ from caddie.extensions.api import (
     SessionEntry,
     ToolDefinition,
     ToolResult,
+    is_finite_number,
+    js_truthy,
     text_result,
 )
-from caddie.extensions.mulligan.js_compat import is_finite_number, js_truthy
 from caddie.extensions.mulligan.markers import SHRINK, cancelled_target_ids, marker_uuid
 from caddie.extensions.mulligan.prepare_args import prepare_object_args
 from caddie.extensions.mulligan.runtime import Mulligan

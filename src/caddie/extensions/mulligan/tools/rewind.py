@@ -22,10 +22,12 @@ from caddie.extensions.api import (
     ToolResult,
     UserMessage,
     entry_to_context_messages,
+    estimate_tokens_utf16,
+    js_number,
+    js_round,
     text_result,
 )
 from caddie.extensions.mulligan.config import GRANULARITIES
-from caddie.extensions.mulligan.js_compat import js_number, js_round
 from caddie.extensions.mulligan.ledger import FileLedger, extract_file_ledger
 from caddie.extensions.mulligan.markers import (
     CHECKPOINT_LABEL_PREFIX,
@@ -38,7 +40,6 @@ from caddie.extensions.mulligan.notes import NOTE_INVALID_REASON, render_note, v
 from caddie.extensions.mulligan.prepare_args import prepare_object_args
 from caddie.extensions.mulligan.runtime import Mulligan, SessionRuntime
 from caddie.extensions.mulligan.snapshot import context_snapshot
-from caddie.extensions.mulligan.tokens import estimate_tokens
 from caddie.extensions.mulligan.tools import refusal
 from caddie.extensions.mulligan.tools.schemas import REWIND_PARAMETERS
 from caddie.extensions.mulligan.transforms import (
@@ -252,9 +253,9 @@ def filtered_total(m: Mulligan, ctx: ExtensionContext) -> tuple[int, int]:
     try:
         rt = m.runtime(ctx)
         if rt.last_filtered is not None:
-            total = estimate_tokens(rt.last_filtered)
+            total = estimate_tokens_utf16(rt.last_filtered)
         else:
-            total = estimate_tokens(
+            total = estimate_tokens_utf16(
                 msg for entry in ctx.session.context_entries() for msg in entry_to_context_messages(entry)
             )
         usage = ctx.get_context_usage()

@@ -11,12 +11,20 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from caddie.extensions.api import AbortSignal, ExtensionContext, ToolDefinition, ToolResult, text_result
-from caddie.extensions.mulligan.js_compat import utf16_len, utf16_prefix
+from caddie.extensions.api import (
+    CHARS_PER_TOKEN,
+    AbortSignal,
+    ExtensionContext,
+    ToolDefinition,
+    ToolResult,
+    estimate_message_tokens_utf16,
+    text_result,
+    utf16_len,
+    utf16_prefix,
+)
 from caddie.extensions.mulligan.prepare_args import prepare_object_args
 from caddie.extensions.mulligan.runtime import Mulligan
 from caddie.extensions.mulligan.snapshot import context_snapshot
-from caddie.extensions.mulligan.tokens import CHARS_PER_TOKEN, estimate_message_tokens
 from caddie.extensions.mulligan.tools import refusal
 from caddie.extensions.mulligan.tools.schemas import SHRINK_PARAMETERS
 from caddie.extensions.mulligan.transforms import resolve_shrink_target
@@ -96,7 +104,7 @@ def _match(ctx: ExtensionContext, target: object) -> tuple[str | None, int]:
         index = resolve_shrink_target(snap.messages, target)
         if index is None:
             return None, 0
-        return snap.entry_id_at(index), estimate_message_tokens(snap.messages[index])
+        return snap.entry_id_at(index), estimate_message_tokens_utf16(snap.messages[index])
     except Exception:
         return None, 0
 
