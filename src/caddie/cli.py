@@ -245,6 +245,7 @@ async def _run_main(argv: list[str]) -> int:
     from caddie.runtime.compaction import attach_compaction
 
     attach_compaction(session)
+    session.available_models = build.registry.available
     reason: Literal["startup", "resume"] = (
         "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
     )
@@ -253,7 +254,13 @@ async def _run_main(argv: list[str]) -> int:
             from caddie.modes.rpc import run_rpc
 
             assert rpc_ui is not None
-            return await run_rpc(session, rpc_ui, build.registry.find, lambda: session.start(reason))
+            return await run_rpc(
+                session,
+                rpc_ui,
+                build.registry.find,
+                lambda: session.start(reason),
+                has_auth=build.registry.has_auth,
+            )
         await session.start(reason)
         from caddie.modes.headless import run_headless
 
@@ -261,7 +268,13 @@ async def _run_main(argv: list[str]) -> int:
             raise CliError('no prompt given: caddie -p "your task", or pipe it: echo "your task" | caddie -p')
         return await run_headless(session, prompts, json_mode=mode == "json")
     finally:
-        await session.shutdown("quit")
+        if mode == "rpc":  # EOF ends the process: a hung handler cannot keep it alive
+            try:
+                await asyncio.wait_for(session.shutdown("quit", settle_timeout=5.0), 10.0)
+            except TimeoutError:
+                print("caddie: warning: the session did not shut down in time; exiting", file=sys.stderr)
+        else:
+            await session.shutdown("quit")
 
 
 def _log_to_stderr() -> None:
