@@ -260,6 +260,7 @@ async def _run_main(argv: list[str]) -> int:
                 build.registry.find,
                 lambda: session.start(reason),
                 has_auth=build.registry.has_auth,
+                cli_extensions=args.extension,
             )
         await session.start(reason)
         from caddie.modes.headless import run_headless

@@ -33,13 +33,22 @@ def find_node() -> str | None:
     return None
 
 
+def _unavailable(reason: str) -> None:
+    """Outside CI a missing Pi skips the test; under CI it fails it (CI installs Pi, so it must be there)."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason}; CI must install it (CI is set)")
+    pytest.skip(reason)
+
+
 def require_pi() -> str:
-    """The node binary to run Pi with; skips the test (with the reason) when Pi is not available."""
+    """The node binary to run Pi with; skips the test (with the reason) when Pi is not available, and fails
+    it under CI."""
     node = find_node()
     if node is None:
-        pytest.skip("reference Pi not available: Node >= 22.19 not found (set CADDIE_PI_DIR)")
+        _unavailable("reference Pi not available: Node >= 22.19 not found (set CADDIE_PI_DIR)")
+        raise AssertionError("unreachable")
     if not (PI_PACKAGE / "package.json").exists():
-        pytest.skip(f"reference Pi not available: {PI_PACKAGE} not installed (set CADDIE_PI_DIR)")
+        _unavailable(f"reference Pi not available: {PI_PACKAGE} not installed (set CADDIE_PI_DIR)")
     return node
 
 

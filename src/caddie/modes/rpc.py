@@ -163,14 +163,28 @@ def rpc_event(event: Any) -> dict[str, Any]:
     """A session event as Pi's RPC mode writes it: fields Pi leaves undefined are omitted, not null."""
     out = event_to_json(event)
     kind = out.get("type")
-    if kind in ("session_info_changed", "bash_execution_update"):
+    if kind in ("turn_start", "turn_end"):  # Pi's turn events carry no index or time
+        out.pop("turnIndex", None)
+        out.pop("timestamp", None)
+    elif kind in ("session_info_changed", "bash_execution_update"):
         out = {k: v for k, v in out.items() if v is not None}
+    elif kind in ("tool_execution_update", "tool_execution_end"):
+        for key in ("partialResult", "result"):
+            value = out.get(key)
+            if isinstance(value, dict) and value.get("details") is None:
+                value.pop("details", None)
     elif kind == "compaction_end":
         if isinstance(out.get("result"), dict):
             out["result"] = _compaction_result(out["result"])
         if out.get("errorMessage") is None:
             out.pop("errorMessage", None)
     return out
+
+
+def model_json(model: Model) -> dict[str, Any]:
+    """A model as Pi serialises it: optional fields that are unset are left out."""
+    data = to_json(model)
+    return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
 
 
 def _compaction_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +199,9 @@ class RpcServer:
         write: Write,
         find_model: Callable[[str, str], Model | None],
         has_auth: Callable[[Model], bool] = lambda _m: True,
+        cli_extensions: Sequence[str] = (),
     ) -> None:
+        self.cli_extensions = {str(Path(p).expanduser().resolve()) for p in cli_extensions}
         self.session = session
         self.ui = ui
         self.write = write
@@ -212,6 +228,11 @@ class RpcServer:
         elif data is not _NO_DATA:
             out["data"] = data
         self.write(out)
+
+    async def _reply(self, request: dict[str, Any], data: Any = _NO_DATA, error: str | None = None) -> None:
+        """The response, after every event the command caused (Pi emits those synchronously before it)."""
+        await self.session.flush_events()
+        self._respond(request, data, error)
 
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
@@ -301,7 +322,7 @@ class RpcServer:
         except Exception as e:
             if not answered:
                 answered = True
-                self._respond(request, error=str(e) or type(e).__name__)
+                await self._reply(request, error=str(e) or type(e).__name__)
             else:  # failures after acceptance are events, never a second response
                 self.write({"type": "error", "error": str(e) or type(e).__name__})
         finally:
@@ -312,26 +333,26 @@ class RpcServer:
 
     async def cmd_steer(self, request: dict[str, Any]) -> None:
         self.session.steer(_text(request), self._images(request))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_follow_up(self, request: dict[str, Any]) -> None:
         self.session.follow_up(_text(request), self._images(request))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_abort(self, request: dict[str, Any]) -> None:
         await self.session.abort_and_wait()
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_clear_queue(self, request: dict[str, Any]) -> None:
         steering, follow = self.session.clear_queues()
-        self._respond(request, {"steering": steering, "followUp": follow})
+        await self._reply(request, {"steering": steering, "followUp": follow})
 
     # -- state ------------------------------------------------------------------------------------------
     async def cmd_get_state(self, request: dict[str, Any]) -> None:
         s = self.session
         state: dict[str, Any] = {}
         if s.model is not None:
-            state["model"] = to_json(s.model)
+            state["model"] = model_json(s.model)
         state.update(
             thinkingLevel=s.thinking_level,
             isStreaming=s.is_streaming,
@@ -349,19 +370,19 @@ class RpcServer:
             messageCount=len(s.messages),
             pendingMessageCount=s.pending_message_count(),
         )
-        self._respond(request, state)
+        await self._reply(request, state)
 
     async def cmd_get_messages(self, request: dict[str, Any]) -> None:
-        self._respond(request, {"messages": [message_to_json(m) for m in self.session.messages]})
+        await self._reply(request, {"messages": [message_to_json(m) for m in self.session.messages]})
 
     async def cmd_get_last_assistant_text(self, request: dict[str, Any]) -> None:
         for m in reversed(self.session.messages):
             if not isinstance(m, AssistantMessage) or (m.stop_reason == "aborted" and not m.content):
                 continue
             text = "".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
-            self._respond(request, {"text": text} if text else {})
+            await self._reply(request, {"text": text} if text else {})
             return
-        self._respond(request, {})
+        await self._reply(request, {})
 
     # -- model and thinking -----------------------------------------------------------------------------
     async def cmd_set_model(self, request: dict[str, Any]) -> None:
@@ -372,41 +393,41 @@ class RpcServer:
         if not self.has_auth(model):
             raise SessionError(f"No API key for {model.provider}/{model.id}")
         await self.session.set_model(model)
-        self._respond(request, to_json(model))
+        await self._reply(request, model_json(model))
 
     async def cmd_cycle_model(self, request: dict[str, Any]) -> None:
         result = await self.session.cycle_model("forward")
         if result is None:
-            self._respond(request, None)
+            await self._reply(request, None)
             return
         model, level, scoped = result
-        self._respond(request, {"model": to_json(model), "thinkingLevel": level, "isScoped": scoped})
+        await self._reply(request, {"model": model_json(model), "thinkingLevel": level, "isScoped": scoped})
 
     async def cmd_get_available_models(self, request: dict[str, Any]) -> None:
-        self._respond(request, {"models": [to_json(m) for m in self.session.available_models()]})
+        await self._reply(request, {"models": [model_json(m) for m in self.session.available_models()]})
 
     async def cmd_set_thinking_level(self, request: dict[str, Any]) -> None:
         level = request.get("level")
         if level not in THINKING_LEVELS:
             raise SessionError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
         self.session.set_thinking_level(str(level))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_cycle_thinking_level(self, request: dict[str, Any]) -> None:
         level = self.session.cycle_thinking_level()
-        self._respond(request, {"level": level} if level is not None else None)
+        await self._reply(request, {"level": level} if level is not None else None)
 
     async def cmd_get_available_thinking_levels(self, request: dict[str, Any]) -> None:
-        self._respond(request, {"levels": self.session.available_thinking_levels()})
+        await self._reply(request, {"levels": self.session.available_thinking_levels()})
 
     # -- queue modes, compaction, retry ------------------------------------------------------------------
     async def cmd_set_steering_mode(self, request: dict[str, Any]) -> None:
         self.session.set_steering_mode(str(request.get("mode")))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_set_follow_up_mode(self, request: dict[str, Any]) -> None:
         self.session.set_follow_up_mode(str(request.get("mode")))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_compact(self, request: dict[str, Any]) -> None:
         compactor = self.session.compactor
@@ -420,19 +441,19 @@ class RpcServer:
         result = self._compaction_results[-1] if self._compaction_results else None
         if entry is None or result is None:
             raise SessionError("Compaction cancelled")
-        self._respond(request, _compaction_result(to_json(result)))
+        await self._reply(request, _compaction_result(to_json(result)))
 
     async def cmd_set_auto_compaction(self, request: dict[str, Any]) -> None:
         self.session.set_auto_compaction_enabled(_bool(request, "enabled"))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_set_auto_retry(self, request: dict[str, Any]) -> None:
         self.session.set_auto_retry_enabled(_bool(request, "enabled"))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_abort_retry(self, request: dict[str, Any]) -> None:
         self.session.abort_retry()
-        self._respond(request)
+        await self._reply(request)
 
     # -- bash -------------------------------------------------------------------------------------------
     async def cmd_bash(self, request: dict[str, Any]) -> None:
@@ -452,18 +473,18 @@ class RpcServer:
         data.update(cancelled=message.cancelled, truncated=message.truncated)
         if message.full_output_path is not None:
             data["fullOutputPath"] = message.full_output_path
-        self._respond(request, data)
+        await self._reply(request, data)
 
     async def cmd_abort_bash(self, request: dict[str, Any]) -> None:
         self.session.abort_bash()
-        self._respond(request)
+        await self._reply(request)
 
     # -- session ----------------------------------------------------------------------------------------
     async def cmd_get_session_stats(self, request: dict[str, Any]) -> None:
         stats = self.session.session_stats()
         if stats.get("sessionFile") is None:
             stats.pop("sessionFile", None)
-        self._respond(request, stats)
+        await self._reply(request, stats)
 
     async def cmd_export_html(self, request: dict[str, Any]) -> None:
         from caddie.runtime.export_html import export_session_html
@@ -472,19 +493,19 @@ class RpcServer:
         path = await asyncio.to_thread(
             export_session_html, self.session.store, output if isinstance(output, str) else None
         )
-        self._respond(request, {"path": str(path)})
+        await self._reply(request, {"path": str(path)})
 
     async def cmd_new_session(self, request: dict[str, Any]) -> None:
         parent = request.get("parentSession")
         done = await self.session.new_session(parent if isinstance(parent, str) else None, abort_running=True)
-        self._respond(request, {"cancelled": not done})
+        await self._reply(request, {"cancelled": not done})
 
     async def cmd_switch_session(self, request: dict[str, Any]) -> None:
         path = request.get("sessionPath")
         if not isinstance(path, str) or not path:
             raise ValueError("sessionPath must be a path")
         done = await self.session.switch_session(path, abort_running=True)
-        self._respond(request, {"cancelled": not done})
+        await self._reply(request, {"cancelled": not done})
 
     async def cmd_fork(self, request: dict[str, Any]) -> None:
         entry_id = request.get("entryId")
@@ -497,18 +518,18 @@ class RpcServer:
             raise SessionError("Invalid entry ID for forking")
         text = _user_text(entry.message)
         done = await self.session.fork(entry_id, position="before", abort_running=True)
-        self._respond(request, {"text": text, "cancelled": False} if done else {"cancelled": True})
+        await self._reply(request, {"text": text, "cancelled": False} if done else {"cancelled": True})
 
     async def cmd_clone(self, request: dict[str, Any]) -> None:
         leaf = self.session.store.leaf_id
         if leaf is None:
             raise SessionError("Cannot clone session: no current entry selected")
         done = await self.session.fork(leaf, position="at", abort_running=True)
-        self._respond(request, {"cancelled": not done})
+        await self._reply(request, {"cancelled": not done})
 
     async def cmd_get_fork_messages(self, request: dict[str, Any]) -> None:
         messages = [{"entryId": i, "text": t} for i, t in self.session.user_messages_for_forking()]
-        self._respond(request, {"messages": messages})
+        await self._reply(request, {"messages": messages})
 
     async def cmd_get_entries(self, request: dict[str, Any]) -> None:
         entries = self.session.store.entries()
@@ -518,7 +539,7 @@ class RpcServer:
             if index is None:
                 raise SessionError(f"Entry not found: {since}")
             entries = entries[index + 1 :]
-        self._respond(
+        await self._reply(
             request,
             {"entries": [entry_to_json(e) for e in entries], "leafId": self.session.store.leaf_id},
         )
@@ -535,7 +556,7 @@ class RpcServer:
                     out["labelTimestamp"] = times[n.entry.id]
             return out
 
-        self._respond(request, {"tree": [node(n) for n in store.tree()], "leafId": store.leaf_id})
+        await self._reply(request, {"tree": [node(n) for n in store.tree()], "leafId": store.leaf_id})
 
     async def cmd_set_session_name(self, request: dict[str, Any]) -> None:
         name = request.get("name")
@@ -544,7 +565,23 @@ class RpcServer:
         if not name.strip():
             raise SessionError("Session name cannot be empty")
         self.session.set_session_name(name.strip())
-        self._respond(request)
+        await self._reply(request)
+
+    def _source_info(self, path: str) -> dict[str, Any]:
+        """Pi's ``sourceInfo`` for the extension loaded from ``path``."""
+        info: dict[str, Any] = {"path": path}
+        if path.startswith(("bundled:", "entry-point:")):
+            info.update(source=path.partition(":")[0].replace("bundled", "builtin"), scope="temporary")
+        elif str(Path(path).resolve()) in self.cli_extensions:
+            info.update(source="cli", scope="temporary")
+        else:
+            project = Path(self.session.cwd).resolve()
+            scope = "project" if Path(path).resolve().is_relative_to(project) else "user"
+            info.update(source="local", scope=scope)
+        info["origin"] = "top-level"
+        if info["source"] == "local":
+            info["baseDir"] = str(Path(path).parent)
+        return info
 
     async def cmd_get_commands(self, request: dict[str, Any]) -> None:
         commands: list[dict[str, Any]] = []
@@ -553,9 +590,9 @@ class RpcServer:
             if spec.description is not None:
                 item["description"] = spec.description
             item["source"] = "extension"
-            item["sourceInfo"] = _source_info(spec.source)
+            item["sourceInfo"] = self._source_info(spec.source)
             commands.append(item)
-        self._respond(request, {"commands": commands})
+        await self._reply(request, {"commands": commands})
 
 
 def _bool(request: dict[str, Any], key: str) -> bool:
@@ -570,24 +607,6 @@ def _user_text(message: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(b.text for b in content if isinstance(b, TextContent))
-
-
-def _source_info(path: str) -> dict[str, Any]:
-    """Pi's ``sourceInfo`` for an extension loaded from ``path`` (``<builtin:name>`` for bundled ones)."""
-    if path.startswith("<") and path.endswith(">"):
-        return {
-            "path": path,
-            "source": path[1:-1].split(":")[0] or "temporary",
-            "scope": "temporary",
-            "origin": "top-level",
-        }
-    return {
-        "path": path,
-        "source": "local",
-        "scope": "temporary",
-        "origin": "top-level",
-        "baseDir": str(Path(path).parent),
-    }
 
 
 # -- input ------------------------------------------------------------------------------------------------
@@ -657,6 +676,7 @@ async def run_rpc(
     stdin: BinaryIO | None = None,
     *,
     has_auth: Callable[[Model], bool] = lambda _m: True,
+    cli_extensions: Sequence[str] = (),
     max_line_bytes: int = MAX_LINE_BYTES,
     eof_grace_s: float = EOF_GRACE_S,
 ) -> int:
@@ -664,7 +684,7 @@ async def run_rpc(
     up, so an extension may open a dialog from it. Every command runs as its own task: a command waiting
     for a dialog answer, a compaction or a shell command never blocks ``abort`` or the dialog's answer."""
     write = ui._write
-    server = RpcServer(session, ui, write, find_model, has_auth)
+    server = RpcServer(session, ui, write, find_model, has_auth, cli_extensions)
     starting = asyncio.ensure_future(start())
     async for line in _lines(stdin or sys.stdin, max_line_bytes):
         if isinstance(line, LineTooLong):

@@ -272,8 +272,8 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     session = AgentSession(options)
     session.load_errors = loaded.errors
     session_ref.append(session)
-    if model is not None and len(store) == 0:
-        store.append_model_change(model.provider, model.id)
-        if thinking != "off":
-            store.append_thinking_level_change(thinking)
+    if len(store) == 0 and not request.read_only:  # a new session records its model and level (as Pi)
+        if model is not None:
+            store.append_model_change(model.provider, model.id)
+        store.append_thinking_level_change(thinking)
     return SessionBuild(session, registry, warnings)

@@ -264,6 +264,11 @@ class AgentSession:
         while self._outbox:
             await self._deliver(self._outbox.pop(0))
 
+    async def flush_events(self) -> None:
+        """Deliver the events queued from synchronous code now (before answering the command that caused
+        them)."""
+        await self._flush_outbox()
+
     def _publish_soon(self, event: SessionEvent) -> None:
         """Queue an event from synchronous code; it is delivered before the next one, or right after."""
         self._outbox.append(event)
@@ -938,11 +943,11 @@ class AgentSession:
         if restored.model is not None and (found := self.options.find_model(*restored.model)) is not None:
             self.agent.state.model = found
             self._has_model = True
-        if len(store) == 0 and self._has_model:
-            store.append_model_change(self.agent.state.model.provider, self.agent.state.model.id)
-            if self.agent.state.thinking_level != "off":
-                store.append_thinking_level_change(self.agent.state.thinking_level)
-        elif len(store):
+        if len(store) == 0:
+            if self._has_model:
+                store.append_model_change(self.agent.state.model.provider, self.agent.state.model.id)
+            store.append_thinking_level_change(self.agent.state.thinking_level)
+        else:
             self.agent.state.thinking_level = next(
                 (t for t in THINKING_LEVELS if t == restored.thinking_level), self.agent.state.thinking_level
             )
@@ -1048,6 +1053,15 @@ class AgentSession:
         )
         if await self._before_fork(entry_id, "before" if before_user else "at"):
             return False
+        if (
+            (not before_user or entry.parent_id is not None)
+            and self.store.path is not None
+            and not self.store.file_exists
+        ):
+            raise SessionError(
+                "This session has not been saved yet. Wait for the first assistant response before cloning "
+                "or forking it."
+            )
         await self._settle_before_switch(abort_running, "forking")
         previous = self.store.session_file
         if before_user and entry.parent_id is None:  # forking before the very first message: an empty session
