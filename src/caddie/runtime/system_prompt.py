@@ -101,5 +101,7 @@ def build_system_prompt(
         for f in context_files:
             prompt += f'<project_instructions path="{f.path}">\n{f.content}\n</project_instructions>\n\n'
         prompt += "</project_context>\n"
+    if custom_prompt:  # Pi's custom prompt ends with the directory line and a newline, and has no date
+        return prompt + f"\nCurrent working directory: {cwd.replace(chr(92), '/')}\n"
     prompt += f"\nCurrent date: {day}\nCurrent working directory: {cwd.replace(chr(92), '/')}"
     return prompt
