@@ -369,8 +369,10 @@ async def _run_main(argv: list[str]) -> int:
                 rpc_ui,
                 build.registry.find,
                 lambda: session.start(reason),
-                has_auth=build.registry.has_auth,
+                has_auth=build.has_auth or build.registry.has_auth,
                 cli_extensions=args.extension,
+                max_line_bytes=int(_env_number("CADDIE_RPC_MAX_LINE_BYTES", 64 * 1024 * 1024)),
+                eof_grace_s=_env_number("CADDIE_RPC_EOF_GRACE_S", 5.0),
             )
         await session.start(reason)
         from caddie.modes.headless import run_headless
@@ -384,8 +386,43 @@ async def _run_main(argv: list[str]) -> int:
                 await asyncio.wait_for(session.shutdown("quit", settle_timeout=5.0), 10.0)
             except TimeoutError:
                 print("caddie: warning: the session did not shut down in time; exiting", file=sys.stderr)
+            await _end_stragglers()
         else:
             await session.shutdown("quit")
+
+
+def _env_number(name: str, default: float) -> float:
+    """A numeric knob from the environment (RPC limits: ``CADDIE_RPC_MAX_LINE_BYTES``,
+    ``CADDIE_RPC_EOF_GRACE_S``)."""
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise CliError(f"{name} must be a number, not {value!r}") from None
+    if not number > 0:
+        raise CliError(f"{name} must be positive, not {value!r}")
+    return number
+
+
+async def _end_stragglers(grace_s: float = 2.0) -> None:
+    """RPC after EOF: work that outlived the session (an abandoned extension handler that ignores
+    cancellation) must not keep the process alive. It is cancelled; if it still runs, the process exits."""
+    current = asyncio.current_task()
+    others = [t for t in asyncio.all_tasks() if t is not current]
+    for task in others:
+        task.cancel()
+    if others:
+        _done, pending = await asyncio.wait(others, timeout=grace_s)
+        if pending:
+            print(
+                f"caddie: {len(pending)} abandoned task(s) still running at exit; exiting anyway",
+                file=sys.stderr,
+            )
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
 
 def _resolve_session_arg(arg: str, cwd: str, session_dir: str | None) -> str:

@@ -282,6 +282,7 @@ class RpcServer:
         )
         answered = False
         counted = False
+        command = self._is_command(message)
 
         def settle() -> None:
             nonlocal counted
@@ -293,7 +294,7 @@ class RpcServer:
             nonlocal answered
             if not ok or answered:
                 return  # a refusal is answered from the exception below
-            if self.eof:
+            if self.eof and not command:  # a command has run by now; a run would only be aborted
                 raise SessionError("Input ended before the prompt started; it was not run.")
             answered = True
             settle()
