@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.interop.pi import PI_DIR, PI_PACKAGE, require_pi
+from tests.interop.pi import PI_PACKAGE, require_pi
 from tests.support import fake_llm as fl
 
 HERE = Path(__file__).parent
