@@ -63,7 +63,9 @@ class _Parser(argparse.ArgumentParser):
         options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
         for word in message.removeprefix("unrecognized arguments: ").split():
             if word.startswith("-"):
-                close = difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6)
+                given = word.partition("=")[0]
+                swapped = [o for o in options if sorted(o) == sorted(given)]  # --modle → --model
+                close = swapped or difflib.get_close_matches(given, options, n=1, cutoff=0.6)
                 if close:
                     return f"; did you mean {close[0]}?"
         return ""
