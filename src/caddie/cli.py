@@ -31,7 +31,8 @@ SUBCOMMANDS = ("session", "context", "export")
 EPILOG = """\
 sessions:
   Sessions are saved under ~/.caddie/agent/sessions/ (CADDIE_DIR moves the root).
-  -c continues the latest one for this directory; --session FILE opens a given one.
+  -c continues the latest one for this directory; --session FILE|ID opens a given one
+  (an id prefix is enough: caddie session list shows the ids). Options: docs/cli.md.
 
 configuration:
   ~/.caddie/agent/settings.json, merged with .caddie/settings.json of the project.

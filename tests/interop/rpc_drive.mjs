@@ -89,6 +89,11 @@ try {
   await step("get_session_stats_after_compact", () => client.getSessionStats());
   await step("set_model", () => client.setModel("fake", "fake-model-2"));
   await step("set_model_unknown", () => client.setModel("fake", "nope"));
+  await step("set_model_reasoner", () => client.setModel("fake", "fake-reasoner"));
+  await step("reasoner_levels", () => client.getAvailableThinkingLevels());
+  await step("set_thinking_level_high", () => client.setThinkingLevel("high"));
+  await step("cycle_thinking_level_reasoner", () => client.cycleThinkingLevel());
+  await step("set_model_back", () => client.setModel("fake", "fake-model-2"));
   await step("cycle_model", () => client.cycleModel());
   await step("set_thinking_level", () => client.setThinkingLevel("high"));
   await step("set_steering_mode", () => client.setSteeringMode("all"));
@@ -109,6 +114,16 @@ try {
   await step("clone", () => client.clone());
   await step("new_session", () => client.newSession());
   await step("get_state_new", () => client.getState());
+  await step("switch_session", async () => {
+    const [first] = log.filter((r) => r.step === "get_state").map((r) => r.result.sessionFile);
+    return client.switchSession(first);
+  });
+  await step("get_messages_switched", () => client.getMessages());
+  await step("get_entries", async () => {
+    const { entries, leafId } = await client.getEntries();
+    const tail = await client.getEntries(entries[entries.length - 2].id);
+    return { count: entries.length, leafIsLast: leafId === entries[entries.length - 1].id, tail };
+  });
   await step("abort", () => client.abort());
   await step("clear_queue", () => client.clearQueue());
 } finally {

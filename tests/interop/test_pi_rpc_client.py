@@ -223,3 +223,35 @@ def _without_provider_details(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_provider_details(v) for v in value]
     return value
+
+
+def test_system_prompt_flag_sends_pis_exact_text(tmp_path: Path) -> None:
+    """``--system-prompt X``: both send ``X``, then the cwd line and a newline (no date)."""
+    node = require_pi()
+    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    project = tmp_path / "project"
+    project.mkdir()
+    sent: dict[str, str | None] = {}
+    for host in ("pi", "caddie"):
+        home = tmp_path / host
+        with fl.FakeLLM() as llm:
+            llm.write_models_json(home / "agent", provider="fake", model_id="fake-model")
+            llm.push(fl.text("ok"))
+            common = ["-p", "--no-session", "--no-context-files", "--model", "fake/fake-model"]
+            if host == "pi":
+                cmd = [node, str(PI_PACKAGE / "dist" / "cli.js"), *common, "--no-skills", "--no-extensions"]
+                env = {**base, "PI_CODING_AGENT_DIR": str(home / "agent"), "PI_OFFLINE": "1"}
+            else:
+                cmd = [sys.executable, "-m", "caddie", *common]
+                env = {**base, "CADDIE_DIR": str(home), "PYTHONPATH": str(SRC)}
+            proc = subprocess.run(
+                [*cmd, "--system-prompt", "You are terse.", "hi"],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            sent[host] = llm.llm_requests[0].system
+    assert sent["caddie"] == sent["pi"] == f"You are terse.\nCurrent working directory: {project.resolve()}\n"
