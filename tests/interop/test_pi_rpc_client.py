@@ -190,7 +190,7 @@ def _comparable(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What both hosts must agree on. Host-only records are dropped (caddie's ``notice`` and
     ``extension_event``, Pi's built-in ``/llama`` command), consecutive ``bash_execution_update`` chunks of
     one command are joined (where a pipe read splits output is up to the OS), and the provider layer's
-    streaming details are set aside (``PROVIDER_ONLY``): the RPC protocol carries them unchanged."""
+    streaming details are set aside (``_without_provider_details``): the RPC layer passes them through."""
     out: list[dict[str, Any]] = []
     for record in log:
         event = record.get("event")
@@ -213,13 +213,21 @@ def _comparable(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-PROVIDER_ONLY = ("usage", "responseId")
-"""Filled in by the provider adapters (owned apart from RPC): token counts while streaming, the response id."""
-
-
 def _without_provider_details(value: Any) -> Any:
+    """Set aside what the provider adapters (owned apart from the RPC layer) fill in differently: the
+    running token counts of ``message_update``, the response id already on ``message_start``, and a
+    ``reasoning: 0`` token count Pi's OpenAI adapter adds. Everything else is compared as is."""
     if isinstance(value, dict):
-        return {k: _without_provider_details(v) for k, v in value.items() if k not in PROVIDER_ONLY}
+        out = {}
+        for key, item in value.items():
+            if key == "usage" and value.get("type") == "message_update":
+                continue
+            if key == "responseId" and value.get("stopReason") == "pending":
+                continue
+            if key == "reasoning" and item == 0 and "totalTokens" in value:
+                continue
+            out[key] = _without_provider_details(item)
+        return out
     if isinstance(value, list):
         return [_without_provider_details(v) for v in value]
     return value
