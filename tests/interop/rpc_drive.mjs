@@ -124,6 +124,15 @@ try {
     const tail = await client.getEntries(entries[entries.length - 2].id);
     return { count: entries.length, leafIsLast: leafId === entries[entries.length - 1].id, tail };
   });
+  await step("abort_running", async () => {
+    const settled = idle();
+    const streaming = waitFor("message_update");
+    await client.prompt("write slowly");
+    await streaming;
+    await client.abort();
+    await settled;
+    return client.getLastAssistantText();
+  });
   await step("abort", () => client.abort());
   await step("clear_queue", () => client.clearQueue());
 } finally {

@@ -61,7 +61,7 @@ def replies() -> list[fl.Reply]:
         fl.text("Steered."),
         fl.text("Summary done."),
         fl.text("## Goal\nSay hello.\n\n## Progress\nDone."),
-        fl.text("Prefix summary."),
+        fl.text("slow " * 40, delay_s=0.1, chunk_size=5),
     ]
 
 
@@ -192,7 +192,7 @@ def _comparable(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     one command are joined (where a pipe read splits output is up to the OS), and the provider layer's
     streaming details are set aside (``_without_provider_details``): the RPC layer passes them through."""
     out: list[dict[str, Any]] = []
-    for record in log:
+    for position, record in enumerate(log):
         event = record.get("event")
         if event is not None:
             if event.get("type") in ("notice", "extension_event"):
@@ -206,11 +206,25 @@ def _comparable(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
             ):
                 last["delta"] += event["delta"]
                 continue
+            if _closes_aborted_block(event, log[position + 1 :]):
+                continue
             record = {**record, "event": _without_provider_details(event)}
         elif record.get("step") == "get_commands" and isinstance(record.get("result"), list):
             record = {**record, "result": [c for c in record["result"] if c.get("name") != "llama"]}
         out.append(_without_provider_details(record))
     return out
+
+
+def _closes_aborted_block(event: dict[str, Any], following: list[dict[str, Any]]) -> bool:
+    """Pi's OpenAI adapter closes the open content block (``text_end``) before it reports an abort;
+    caddie's adapter (owned apart from the RPC layer) does not. That one delta is set aside."""
+    delta = event.get("assistantMessageEvent") if event.get("type") == "message_update" else None
+    if not delta or not str(delta.get("type", "")).endswith("_end"):
+        return False
+    nxt = next((r.get("event") for r in following if r.get("event") is not None), None)
+    return bool(
+        nxt and nxt.get("type") == "message_end" and nxt.get("message", {}).get("stopReason") == "aborted"
+    )
 
 
 def _without_provider_details(value: Any) -> Any:
