@@ -385,11 +385,14 @@ async def _run_main(argv: list[str]) -> int:
         return await run_headless(session, prompts, json_mode=mode == "json", images=images)
     finally:
         if mode == "rpc":  # EOF ends the process: a hung handler cannot keep it alive
-            try:
-                await asyncio.wait_for(session.shutdown("quit", settle_timeout=5.0), 10.0)
-            except TimeoutError:
+            grace = _env_number("CADDIE_RPC_EOF_GRACE_S", 5.0)
+            closing = asyncio.ensure_future(session.shutdown("quit", settle_timeout=grace))
+            await asyncio.wait({closing}, timeout=2 * grace)  # not wait_for: that waits for a hung handler
+            if not closing.done():
                 print("caddie: warning: the session did not shut down in time; exiting", file=sys.stderr)
-            await _end_stragglers()
+            elif not closing.cancelled() and closing.exception() is not None:
+                raise closing.exception()  # type: ignore[misc]
+            await _end_stragglers(min(2.0, grace))
         else:
             await session.shutdown("quit")
 

@@ -140,3 +140,28 @@ def test_eof_cancels_open_dialogs_and_commands_still_answer(host: Host) -> None:
     assert next(o for o in out if o.get("id") == "s")["success"] is True
     assert any(o.get("method") == "notify" and o.get("message") == "answer=False" for o in out)
     assert next(o for o in out if o.get("id") == "a")["success"] is True  # the command ran (with "no")
+
+
+HUNG_SHUTDOWN = """
+import asyncio
+
+def register(api):
+    async def never(event, ctx):
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue
+    api.on("session_shutdown", never)
+"""
+
+
+def test_eof_ends_the_process_even_when_a_shutdown_handler_hangs(host: Host) -> None:
+    ext = host.extension("stuck.py", HUNG_SHUTDOWN)
+    rpc = host.rpc("-e", ext, env={"CADDIE_RPC_EOF_GRACE_S": "0.5"})
+    assert rpc.ok({"type": "get_state"})["isStreaming"] is False
+    started = time.monotonic()
+    assert rpc.close(timeout=20) == 0
+    assert time.monotonic() - started < 10
+    assert rpc.proc.stderr is not None
+    assert "did not shut down in time" in rpc.proc.stderr.read().decode()
