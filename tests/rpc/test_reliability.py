@@ -165,3 +165,31 @@ def test_eof_ends_the_process_even_when_a_shutdown_handler_hangs(host: Host) -> 
     assert time.monotonic() - started < 10
     assert rpc.proc.stderr is not None
     assert "did not shut down in time" in rpc.proc.stderr.read().decode()
+
+
+HUNG_BEFORE_START = """
+import asyncio
+
+def register(api):
+    async def hang(event, ctx):
+        await asyncio.Event().wait()
+    api.on("before_agent_start", hang)
+"""
+
+
+def test_abort_while_a_before_agent_start_handler_hangs(host: Host) -> None:
+    ext = host.extension("slowstart.py", HUNG_BEFORE_START)
+    rpc = host.rpc("-e", ext)
+    rpc.send({"id": "p", "type": "prompt", "message": "hello"})
+    time.sleep(1.0)  # the handler is waiting by now
+    started = time.monotonic()
+    assert rpc.request({"type": "abort"}, timeout=10)["success"] is True
+    assert time.monotonic() - started < 5
+    refused = rpc.wait_for(lambda o: o.get("id") == "p")
+    assert (
+        refused["success"] is False and refused["error"] == "The prompt was aborted before its run started."
+    )
+    error = rpc.event("extension_error")
+    assert error["event"] == "before_agent_start" and "cancelled" in error["error"]
+    assert host.llm.llm_requests == []
+    assert rpc.close() == 0

@@ -22,7 +22,7 @@ import signal as signals
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from caddie.agent.agent import Agent, AgentState
 from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
@@ -92,6 +92,7 @@ from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
 
 log = logging.getLogger("caddie.session")
+T = TypeVar("T")
 
 Subscriber = Callable[[SessionEvent], Any]
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
@@ -171,6 +172,7 @@ class AgentSession:
         self._bash_aborts: set[AbortController] = set()
         self._abandoned: set[asyncio.Future[Any]] = set()
         self._silent_bash: set[int] = set()
+        self._start_abort: AbortController | None = None
 
         self.runner = ExtensionRunner(self._extensions, self.context, self._on_extension_error)
         extension_tools = [t.name for t in self.runner.tools()]
@@ -600,6 +602,7 @@ class AgentSession:
         # From here on the session counts as busy: a second prompt arriving while extensions prepare this one
         # is queued (and shown as pending) instead of racing it.
         self._starting = True
+        self._start_abort = AbortController()
         try:
             if self.compactor is not None:
                 await self.compactor.before_prompt(self)
@@ -608,18 +611,27 @@ class AgentSession:
             self._next_turn = []
             if self.runner.has_handlers("before_agent_start"):
                 event = BeforeAgentStartEvent(text, images, self._system_prompt)
-                extra, prompt_override = await self.runner.emit_before_agent_start(
-                    event, lambda get_prompt: SessionContext(self, get_prompt)
+                started = await self._unless_aborted(
+                    self.runner.emit_before_agent_start(
+                        event, lambda get_prompt: SessionContext(self, get_prompt)
+                    ),
+                    self._start_abort.signal,
+                    "before_agent_start",
                 )
+                if started is None:
+                    raise SessionError("The prompt was aborted before its run started.")
+                extra, prompt_override = started
                 batch.extend(extra)
                 if prompt_override is not None:
                     self._system_prompt_override = prompt_override
                     self.agent.state.system_prompt = prompt_override
         except BaseException:
             self._starting = False
+            self._start_abort = None
             if preflight is not None:
                 preflight(False)
             raise
+        self._start_abort = None
         if preflight is not None:
             try:
                 preflight(True)  # may veto the run (an RPC client that has gone away)
@@ -718,6 +730,8 @@ class AgentSession:
         self.agent.abort()
         if self._retry_abort is not None:
             self._retry_abort.abort()
+        if self._start_abort is not None:
+            self._start_abort.abort()
         if self.compactor is not None:
             self.compactor.abort()
 
@@ -751,32 +765,39 @@ class AgentSession:
     async def _transform_context(
         self, messages: list[AgentMessage], signal: AbortSignal
     ) -> list[AgentMessage]:
-        """The ``context`` handlers' output; an abort never waits on them: a handler that does not end when
-        cancelled is abandoned (and reported) and the run ends as aborted."""
+        """The ``context`` handlers' output; an abort never waits on them (see ``_unless_aborted``): the run
+        then ends as aborted without a request."""
         if not self.runner.has_handlers("context"):
             return messages
-        work = asyncio.ensure_future(self.runner.emit_context(messages))
+        result = await self._unless_aborted(self.runner.emit_context(messages), signal, "context")
+        return messages if result is None else result
+
+    async def _unless_aborted(self, work: Awaitable[T], signal: AbortSignal, event: str) -> T | None:
+        """``work`` (extension handlers for ``event``), or None once ``signal`` fires first. The handlers
+        are cancelled then; one that does not end within ``context_abandon_grace_s`` is abandoned. Either
+        way it is reported as an ``extension_error``, so an abort always ends in bounded time."""
+        task = asyncio.ensure_future(work)
         aborted = asyncio.ensure_future(signal.wait())
         try:
-            await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             aborted.cancel()
-        if work.done():
-            return work.result()
-        work.cancel()
-        await asyncio.wait({work}, timeout=self.context_abandon_grace_s)
-        if not work.done():
-            self._abandoned.add(work)  # keep a reference; it may still end some day
-            work.add_done_callback(self._abandoned.discard)
-            work.add_done_callback(lambda t: t.cancelled() or t.exception())
-        paths = ", ".join(e.path for e in self._extensions if e.handlers.get("context")) or "extension"
-        what = "cancelled" if work.done() else "abandoned"
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.wait({task}, timeout=self.context_abandon_grace_s)
+        if not task.done():
+            self._abandoned.add(task)  # keep a reference; it may still end some day
+            task.add_done_callback(self._abandoned.discard)
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        paths = ", ".join(e.path for e in self._extensions if e.handlers.get(event)) or "extension"
+        what = "cancelled" if task.done() else "abandoned"
         self._publish_soon(
             ExtensionErrorEvent(
-                paths, "context", f"context handler did not finish before the run was aborted; {what}"
+                paths, event, f"{event} handler did not finish before the run was aborted; {what}"
             )
         )
-        return messages
+        return None
 
     async def context_for_next_request(self) -> list[AgentMessage]:
         """Exactly what the next request would carry, after every extension's ``context`` handler."""
