@@ -986,6 +986,8 @@ class AgentSession:
         extensions, errors = await self.options.reload_extensions()
         self._extensions[:] = extensions
         self.load_errors = errors
+        for error in errors:  # e.g. an extension file that is gone or broken now
+            self._publish_soon(NoticeEvent(error, "warning"))
         self.runner.extensions = self._extensions
         self._active_tools = [
             n
