@@ -16,20 +16,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import os
+import re
 import signal
 import sys
-from collections.abc import Callable, Sequence
-from typing import Literal, NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 from caddie import __version__
+
+if TYPE_CHECKING:
+    from caddie.ai.messages import ImageContent
 
 SUBCOMMANDS = ("session", "context", "export", "acp")
 MANAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 EPILOG = """\
 sessions:
   Sessions are saved under ~/.caddie/agent/sessions/ (CADDIE_DIR moves the root).
-  -c continues the latest one for this directory; --session FILE opens a given one.
+  -c continues the latest one for this directory; --session FILE|ID opens a given one
+  (an id prefix is enough: caddie session list shows the ids). Options: docs/cli.md.
 
 configuration:
   ~/.caddie/agent/settings.json, merged with .caddie/settings.json of the project.
@@ -50,8 +57,23 @@ class CliError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise CliError(
-            f"{message} (see caddie {self.prog.split()[-1] + ' ' if ' ' in self.prog else ''}--help)"
+            f"{message}{self._suggestion(message)} "
+            f"(see caddie {self.prog.split()[-1] + ' ' if ' ' in self.prog else ''}--help)"
         )
+
+    def _suggestion(self, message: str) -> str:
+        """For an unknown option: the closest one caddie has (difflib)."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for word in message.removeprefix("unrecognized arguments: ").split():
+            if word.startswith("-"):
+                given = word.partition("=")[0]
+                swapped = [o for o in options if sorted(o) == sorted(given)]  # --modle → --model
+                close = swapped or difflib.get_close_matches(given, options, n=1, cutoff=0.6)
+                if close:
+                    return f"; did you mean {close[0]}?"
+        return ""
 
 
 def _base_parser(add_help: bool) -> _Parser:
@@ -63,7 +85,12 @@ def _base_parser(add_help: bool) -> _Parser:
         add_help=add_help,
         allow_abbrev=False,
     )
-    p.add_argument("messages", nargs="*", help="the prompt (several are sent one after another)")
+    p.add_argument(
+        "messages",
+        nargs="*",
+        help="the prompt (several are sent one after another); @FILE attaches a file to the first "
+        "(text inline, images as images)",
+    )
     p.add_argument(
         "-p", "--print", action="store_true", help="run the prompt to completion, print the answer, exit"
     )
@@ -74,14 +101,43 @@ def _base_parser(add_help: bool) -> _Parser:
         help="text (default), json: one event per line, rpc: JSONL commands on stdin",
     )
     p.add_argument(
-        "--model", metavar="PROVIDER/ID", help="model to use, e.g. anthropic/claude-sonnet-4-5, faux/echo"
+        "--model",
+        metavar="PROVIDER/ID[:LEVEL]",
+        help="model to use, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-5:high, faux/echo",
     )
     p.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh, max")
+    p.add_argument(
+        "--models",
+        metavar="PATTERNS",
+        help="comma-separated models to cycle through with Ctrl+P (provider/id[:level], globs like "
+        "anthropic/*); default: settings enabledModels",
+    )
+    p.add_argument("--api-key", metavar="KEY", help="API key for the chosen model's provider (over env vars)")
+    p.add_argument(
+        "--list-models",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="SEARCH",
+        help="list the models you can use (optionally those matching SEARCH) and exit",
+    )
+    p.add_argument(
+        "--export",
+        metavar="SESSION",
+        help="write a session (file, id or id prefix) as HTML and exit; the first message names the output",
+    )
     g = p.add_argument_group("session")
     g.add_argument(
         "-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here"
     )
-    g.add_argument("--session", metavar="FILE", help="open this session file")
+    g.add_argument("--session", metavar="FILE|ID", help="open this session (file, id or unique id prefix)")
+    g.add_argument(
+        "--session-id", metavar="ID", help="use this project's session with this id, or start one with it"
+    )
+    g.add_argument(
+        "--fork", metavar="FILE|ID", help="copy this session (file, id or id prefix) into a new session"
+    )
+    g.add_argument("-n", "--name", metavar="NAME", help="the session's display name")
     g.add_argument("-r", "--resume", action="store_true", help="pick a session to resume (interactive)")
     g.add_argument("--no-session", action="store_true", help="keep the session in memory only")
     g.add_argument("--session-dir", metavar="DIR", help="where session files live (default: per project)")
@@ -105,6 +161,12 @@ def _base_parser(add_help: bool) -> _Parser:
         metavar="LIST",
         help="built-in tools to enable, comma-separated "
         "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write)",
+    )
+    e.add_argument(
+        "-xt",
+        "--exclude-tools",
+        metavar="LIST",
+        help="tools to disable, comma-separated (built-in or extension)",
     )
     r = p.add_argument_group("skills and prompt templates")
     r.add_argument(
@@ -201,21 +263,64 @@ async def _run_main(argv: list[str]) -> int:
             if match:
                 flags[match] = flags.pop(name)
 
+    if args.list_models is not None:
+        return _list_models(args.list_models)
+    if args.export is not None:
+        return await _export(args.export, args.messages, cwd)
+    _check_goal_flags(flags, specs)
+    _check_faux_model(args.model)
+
     mode = args.mode
     headless = args.print or mode in ("json", "rpc")
     ui_mode: Mode = "rpc" if mode == "rpc" else "json" if mode == "json" else "print" if args.print else "tui"
-    prompts = list(args.messages)
+    prompts = [m for m in args.messages if not m.startswith("@")]
+    file_args = [m[1:] for m in args.messages if m.startswith("@")]
     if headless and mode != "rpc":
         piped = _read_stdin()
         if piped is not None:
             prompts = [f"{prompts[0]}\n\n{piped}", *prompts[1:]] if prompts else [piped]
+    images = None
+    if file_args and mode != "rpc":
+        file_text, images = _attachments(file_args, cwd)
+        prompts = [file_text + (prompts[0] if prompts else ""), *prompts[1:]]
+        if images and not headless:
+            print(
+                "caddie: warning: images given with @FILE are sent only in print mode (-p)", file=sys.stderr
+            )
 
     session_choice = "new"
-    if sum(bool(x) for x in (args.continue_, args.session, args.resume, args.no_session)) > 1:
-        raise CliError("choose one of -c/--continue, --session, --resume, --no-session")
+    if sum(bool(x) for x in (args.continue_, args.session, args.resume, args.no_session, args.fork)) > 1:
+        raise CliError("choose one of -c/--continue, --session, --resume, --no-session, --fork")
+    session_file = _resolve_session_arg(args.session, cwd, args.session_dir) if args.session else None
+    fork_from = _resolve_session_arg(args.fork, cwd, args.session_dir) if args.fork else None
+    if fork_from is not None and not Path(fork_from).exists():
+        raise CliError(f"no session file at {fork_from} (see: caddie session list)")
+    session_id = args.session_id
+    if session_id is not None:
+        if args.session or args.continue_ or args.resume or args.fork:
+            raise CliError(
+                "--session-id cannot be combined with --session, -c/--continue, --resume or --fork"
+            )
+        if not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", session_id):
+            raise CliError(
+                "--session-id must contain only letters, digits, '-', '_' and '.', and start and end with a "
+                "letter or digit"
+            )
+        if not args.no_session:
+            from caddie.session.store import list_sessions
+
+            existing = next((r for r in list_sessions(cwd, args.session_dir) if r.id == session_id), None)
+            if existing is not None:
+                session_file, session_id = str(existing.path), None
+            else:
+                print(
+                    f"caddie: warning: no session of this project has the id '{session_id}'; "
+                    "starting a new session with that id",
+                    file=sys.stderr,
+                )
     if args.continue_:
         session_choice = "continue"
-    elif args.session:
+    elif session_file is not None:
         session_choice = "file"
     elif args.no_session:
         session_choice = "memory"
@@ -239,7 +344,7 @@ async def _run_main(argv: list[str]) -> int:
         model=args.model,
         thinking=args.thinking,
         session=session_choice,  # type: ignore[arg-type]
-        session_file=args.session,
+        session_file=session_file,
         session_dir=args.session_dir,
         extension_paths=args.extension,
         no_extensions=args.no_extensions,
@@ -256,6 +361,14 @@ async def _run_main(argv: list[str]) -> int:
         no_skills=args.no_skills,
         prompt_paths=args.prompt_template,
         no_prompt_templates=args.no_prompt_templates,
+        session_id=session_id,
+        models=[m.strip() for m in args.models.split(",") if m.strip()] if args.models else None,
+        api_key=args.api_key,
+        name=args.name,
+        exclude_tools=[t.strip() for t in args.exclude_tools.split(",") if t.strip()]
+        if args.exclude_tools
+        else [],
+        fork_from=fork_from,
     )
 
     if not headless:
@@ -274,6 +387,7 @@ async def _run_main(argv: list[str]) -> int:
     from caddie.runtime.compaction import attach_compaction
 
     attach_compaction(session)
+    session.available_models = build.registry.available
     reason: Literal["startup", "resume"] = (
         "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
     )
@@ -295,16 +409,37 @@ async def _run_main(argv: list[str]) -> int:
             from caddie.modes.rpc import run_rpc
 
             assert rpc_ui is not None
-            return await run_rpc(session, rpc_ui, build.registry.find, lambda: session.start(reason))
+            return await run_rpc(
+                session,
+                rpc_ui,
+                build.registry.find,
+                lambda: session.start(reason),
+                has_auth=build.has_auth or build.registry.has_auth,
+                cli_extensions=args.extension,
+                max_line_bytes=int(_env_number("CADDIE_RPC_MAX_LINE_BYTES", 64 * 1024 * 1024)),
+                eof_grace_s=_env_number("CADDIE_RPC_EOF_GRACE_S", 5.0),
+            )
         await session.start(reason)
         from caddie.modes.headless import run_headless
 
         if not prompts and session.is_idle and not session._background:
             raise CliError('no prompt given: caddie -p "your task", or pipe it: echo "your task" | caddie -p')
-        return await run_headless(session, prompts, json_mode=mode == "json")
+        return await run_headless(session, prompts, json_mode=mode == "json", images=images)
     finally:
         try:
-            await session.shutdown("quit")
+            if mode == "rpc":  # EOF ends the process: a hung handler cannot keep it alive
+                grace = _env_number("CADDIE_RPC_EOF_GRACE_S", 5.0)
+                closing = asyncio.ensure_future(session.shutdown("quit", settle_timeout=grace))
+                await asyncio.wait(
+                    {closing}, timeout=2 * grace
+                )  # not wait_for: that waits for a hung handler
+                if not closing.done():
+                    print("caddie: warning: the session did not shut down in time; exiting", file=sys.stderr)
+                elif not closing.cancelled() and closing.exception() is not None:
+                    raise closing.exception()  # type: ignore[misc]
+                await _end_stragglers(min(2.0, grace))
+            else:
+                await session.shutdown("quit")
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
@@ -322,6 +457,183 @@ def _add_signal_handler(
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal
         return False
     return True
+
+
+def _env_number(name: str, default: float) -> float:
+    """A numeric knob from the environment (RPC limits: ``CADDIE_RPC_MAX_LINE_BYTES``,
+    ``CADDIE_RPC_EOF_GRACE_S``)."""
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise CliError(f"{name} must be a number, not {value!r}") from None
+    if not number > 0:
+        raise CliError(f"{name} must be positive, not {value!r}")
+    return number
+
+
+async def _end_stragglers(grace_s: float = 2.0) -> None:
+    """RPC after EOF: work that outlived the session (an abandoned extension handler that ignores
+    cancellation) must not keep the process alive. It is cancelled; if it still runs, the process exits."""
+    current = asyncio.current_task()
+    others = [t for t in asyncio.all_tasks() if t is not current]
+    for task in others:
+        task.cancel()
+    if others:
+        _done, pending = await asyncio.wait(others, timeout=grace_s)
+        if pending:
+            print(
+                f"caddie: {len(pending)} abandoned task(s) still running at exit; exiting anyway",
+                file=sys.stderr,
+            )
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+
+def _resolve_session_arg(arg: str, cwd: str, session_dir: str | None) -> str:
+    """A session named on the command line by file path, id or unique id prefix."""
+    from caddie.modes.inspect import InspectError, resolve_session
+
+    try:
+        return str(resolve_session(arg, cwd, session_dir))
+    except InspectError as e:
+        raise CliError(str(e)) from None
+
+
+def _check_goal_flags(flags: dict[str, str | bool], specs: Mapping[str, object]) -> None:
+    """The goal options are checked before anything runs: a mistake exits 2 with nothing done."""
+    if "goal" not in specs:
+        return
+    if ("goal-budget" in flags or "goal-check" in flags) and "goal" not in flags:
+        raise CliError('--goal-budget and --goal-check need --goal "<objective>".')
+    objective = flags.get("goal")
+    if isinstance(objective, str) and not objective.strip():
+        raise CliError(
+            f'--goal "{objective}": the objective is empty; say what done looks like, e.g. '
+            '--goal "make pytest -q pass".'
+        )
+
+
+def _check_faux_model(ref: str | None) -> None:
+    if not ref or not ref.startswith("faux/"):
+        return
+    from caddie.runtime.factory import split_thinking
+
+    model_id = split_thinking(ref)[0].partition("/")[2]
+    if model_id != "echo" and not os.environ.get("CADDIE_FAUX_SCRIPT"):
+        echo = (
+            " (did you mean faux/echo?)" if difflib.get_close_matches(model_id, ["echo"], cutoff=0.6) else ""
+        )
+        raise CliError(
+            f"--model {ref} plays a script, but CADDIE_FAUX_SCRIPT (the JSON file of its replies) is not "
+            f"set{echo}: set it (see docs/providers.md), or use --model faux/echo"
+        )
+
+
+def _attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
+    """``@FILE`` arguments as Pi reads them: text files inline in ``<file name="…">`` blocks, images as image
+    content (resized like the read tool's), empty files skipped."""
+    from caddie.ai.messages import ImageContent
+    from caddie.tools.images import detect_image_mime_type, process_image
+
+    text = ""
+    images: list[ImageContent] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        path = (Path(cwd) / path).resolve() if not path.is_absolute() else path
+        if not path.is_file():
+            raise CliError(f"file not found: {path} (attach files as @path/to/file)")
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+        if not data:
+            continue
+        mime = detect_image_mime_type(data)
+        if mime is not None:
+            processed = process_image(data, mime)
+            if not processed.ok:
+                text += f'<file name="{path}">{processed.message}</file>\n'
+                continue
+            images.append(ImageContent(processed.data, processed.mime_type))
+            text += f'<file name="{path}">{chr(10).join(processed.hints)}</file>\n'
+            continue
+        content = data.decode("utf-8", "replace").removeprefix("\ufeff")
+        text += f'<file name="{path}">\n{content}\n</file>\n'
+    return text, images
+
+
+def _list_models(search: str) -> int:
+    """``--list-models [SEARCH]``: the usable models as Pi prints them (provider, model, context, …)."""
+    from caddie.ai.registry import ModelRegistry
+
+    registry = ModelRegistry()
+    for warning in registry.warnings:
+        print(f"caddie: warning: {warning}", file=sys.stderr)
+    models = registry.available()
+    if not models:
+        print(registry.no_model_text())
+        return 0
+    if search:
+        models = [m for m in models if _fuzzy(search, f"{m.provider} {m.id}")]
+        if not models:
+            print(f'No models matching "{search}"')
+            return 0
+    models.sort(key=lambda m: (m.provider, m.id))
+    rows = [("provider", "model", "context", "max-out", "thinking", "images")]
+    rows += [
+        (
+            m.provider,
+            m.id,
+            _tokens(m.context_window),
+            _tokens(m.max_tokens),
+            "yes" if m.reasoning else "no",
+            "yes" if "image" in m.input else "no",
+        )
+        for m in models
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    return 0
+
+
+def _tokens(count: int) -> str:
+    for size, unit in ((1_000_000, "M"), (1_000, "K")):
+        if count >= size:
+            value = count / size
+            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+    return str(count)
+
+
+def _fuzzy(query: str, text: str) -> bool:
+    """Every word of ``query`` appears in ``text`` in order, letters possibly apart (case-insensitive)."""
+    haystack = text.lower()
+    for word in query.lower().split():
+        at = 0
+        for ch in word:
+            at = haystack.find(ch, at) + 1
+            if at == 0:
+                return False
+    return True
+
+
+async def _export(arg: str, messages: list[str], cwd: str) -> int:
+    """``--export SESSION [OUTPUT]``: the session as one HTML page (as ``caddie export``), then exit."""
+    from caddie.modes.inspect import InspectError, export_session_file
+
+    path = Path(_resolve_session_arg(arg, cwd, None))
+    if not path.exists():
+        raise CliError(f"no session file at {path} (see: caddie session list)")
+    try:
+        target = await export_session_file(str(path), cwd, messages[0] if messages else None)
+    except InspectError as e:
+        raise CliError(str(e)) from None
+    print(f"Exported to: {target}")
+    return 0
 
 
 def _log_to_stderr() -> None:

@@ -159,8 +159,9 @@ async def test_new_session_and_fork_switch_files(tmp_path: Path) -> None:
     await run.session.new_session()
     assert run.session.messages == [] and run.session.pending_message_count() == 0
     assert [e.type for e in run.session.store.entries()] == [
-        "model_change"
-    ]  # the new session records its model
+        "model_change",
+        "thinking_level_change",
+    ]  # the new session records its model and thinking level (as Pi)
     assert first_file is not None and SessionStore.open(first_file).session_id != run.session.store.session_id
 
 

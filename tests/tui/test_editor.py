@@ -134,7 +134,7 @@ async def test_bang_runs_a_shell_command_into_the_context(tmp_path: Path) -> Non
         bash = [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
         sent_to_model = str(faux.payloads[-1]["messages"])
     assert "$ echo hello-shell  exit 0" in block and "hello-shell" in block
-    assert bash[0].output == "hello-shell" and not bash[0].exclude_from_context
+    assert bash[0].output == "hello-shell\n" and not bash[0].exclude_from_context  # as Pi stores it
     assert "hello-shell" in sent_to_model
 
 

@@ -141,6 +141,10 @@ __all__ = [
     "ResourcesDiscoverResult",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
+    "SessionBeforeForkEvent",
+    "SessionBeforeForkResult",
+    "SessionBeforeSwitchEvent",
+    "SessionBeforeSwitchResult",
     "SessionCompactEvent",
     "SessionEntry",
     "SessionHeader",
@@ -394,6 +398,36 @@ class SessionCompactEvent:
 
 
 @dataclass(slots=True)
+class SessionBeforeSwitchEvent:
+    """Before ``/new`` or a switch to another session file; return ``SessionBeforeSwitchResult(cancel=True)``
+    to keep the current session."""
+
+    reason: Literal["new", "resume"]
+    target_session_file: str | None = None
+    type: Literal["session_before_switch"] = "session_before_switch"
+
+
+@dataclass(slots=True)
+class SessionBeforeSwitchResult:
+    cancel: bool = False
+
+
+@dataclass(slots=True)
+class SessionBeforeForkEvent:
+    """Before a fork (``position="before"``: from a user message) or a clone (``"at"``: up to the entry);
+    return ``SessionBeforeForkResult(cancel=True)`` to stay."""
+
+    entry_id: str
+    position: Literal["before", "at"] = "before"
+    type: Literal["session_before_fork"] = "session_before_fork"
+
+
+@dataclass(slots=True)
+class SessionBeforeForkResult:
+    cancel: bool = False
+
+
+@dataclass(slots=True)
 class SessionTreeEvent:
     new_leaf_id: str | None
     old_leaf_id: str | None
@@ -429,6 +463,8 @@ EventName: TypeAlias = Literal[
     "resources_discover",
     "session_start",
     "session_shutdown",
+    "session_before_switch",
+    "session_before_fork",
     "session_before_compact",
     "session_compact",
     "session_tree",

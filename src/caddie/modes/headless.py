@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from caddie.agent.events import ToolExecutionStartEvent
-from caddie.ai.messages import AssistantMessage
+from caddie.ai.messages import AssistantMessage, ImageContent
 from caddie.modes.serialize import event_to_json
 from caddie.runtime.events import (
     AutoRetryStartEvent,
@@ -55,7 +55,9 @@ async def run_headless(
     json_mode: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    images: list[ImageContent] | None = None,
 ) -> int:
+    """Run ``prompts`` one after another (``images``, from ``@FILE`` arguments, go with the first)."""
     out = out or sys.stdout
     err = err or sys.stderr
     before = last_assistant(session)  # compare by identity: a compaction may shorten the transcript
@@ -85,9 +87,9 @@ async def run_headless(
     if json_mode:
         _write_json(out, session.store.header.to_json())
     try:
-        for prompt in prompts:
+        for index, prompt in enumerate(prompts):
             try:
-                await session.prompt(prompt, source="print")
+                await session.prompt(prompt, images if index == 0 else None, source="print")
             except SessionError as e:
                 err.write(f"caddie: {e}\n")
                 return 1

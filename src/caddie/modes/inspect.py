@@ -44,7 +44,15 @@ from caddie.session.entries import (
     ThinkingLevelChangeEntry,
     entry_to_context_messages,
 )
-from caddie.session.store import SessionFileError, SessionStore, TreeNode, latest_session_file, list_sessions
+from caddie.session.store import (
+    SessionFileError,
+    SessionStore,
+    SessionSummary,
+    TreeNode,
+    latest_session_file,
+    list_sessions,
+)
+from caddie.session.store import _summarize_file as summarize_session_file
 
 
 class InspectError(Exception):
@@ -56,6 +64,38 @@ class _Parser(argparse.ArgumentParser):
         raise InspectError(f"{message} (see {self.prog} --help)")
 
 
+def all_sessions(session_dir: str | None = None) -> list[SessionSummary]:
+    """Every saved session: those of every project under the sessions folder (or in ``session_dir``)."""
+    from caddie.config.paths import agent_dir
+
+    root = Path(session_dir).expanduser() if session_dir else agent_dir() / "sessions"
+    files = [*root.glob("*.jsonl"), *root.glob("*/*.jsonl")] if root.is_dir() else []
+    rows = [r for r in (summarize_session_file(f) for f in files) if r is not None]
+    rows.sort(key=lambda r: r.modified, reverse=True)
+    return rows
+
+
+def resolve_session(arg: str, cwd: str, session_dir: str | None = None) -> Path:
+    """The session file named by ``arg``: a path (anything with a slash or ending in .jsonl), else a session
+    id or a unique prefix of one, looked up among this directory's sessions first, then among all."""
+    if "/" in arg or "\\" in arg or arg.endswith(".jsonl"):
+        path = Path(arg).expanduser()
+        return path if path.is_absolute() else Path(cwd) / path
+    for pool in (list_sessions(cwd, session_dir), all_sessions(session_dir)):
+        exact = [r for r in pool if r.id == arg]
+        if exact:
+            return exact[0].path
+        matches = [r for r in pool if r.id.startswith(arg)] if arg else []
+        if len(matches) == 1:
+            return matches[0].path
+        if len(matches) > 1:
+            ids = ", ".join(r.id for r in matches[:5])
+            raise InspectError(
+                f"'{arg}' matches {len(matches)} sessions ({ids}); give more of the id (see: caddie session list)"
+            )
+    raise InspectError(f"No session found matching '{arg}' (see: caddie session list)")
+
+
 def _open(path: str | None, cwd: str) -> SessionStore:
     if path is None:
         latest = latest_session_file(cwd)
@@ -64,7 +104,7 @@ def _open(path: str | None, cwd: str) -> SessionStore:
                 "no sessions in this directory yet; name a session file (see: caddie session list)"
             )
         path = str(latest)
-    p = Path(path).expanduser()
+    p = resolve_session(path, cwd)
     if not p.exists():
         raise InspectError(f"no session file at {p} (see: caddie session list)")
     try:
@@ -103,7 +143,7 @@ def cmd_list(cwd: str, out: TextIO) -> int:
         entries = row.entry_count
         title = row.name or row.first_message
         out.write(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n")
-        out.write(f"{'':<17} {'':>7} {'':>9}  {row.path}\n")
+        out.write(f"{'':<17} {'':>7} {'':>9}  {row.id}  {row.path}\n")
     return 0
 
 
@@ -265,7 +305,7 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     return 0
 
 
-async def _export(path: str | None, cwd: str, output: str | None) -> Path:
+async def export_session_file(path: str | None, cwd: str, output: str | None) -> Path:
     """Load the session's extensions (read-only) so they can say what the model is sent, then write the page."""
     from caddie.modes.export_html import default_export_path, export_session
     from caddie.runtime.factory import SessionRequest, SetupError, build_session
@@ -310,9 +350,13 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
             sub = p.add_subparsers(dest="what", required=True, parser_class=_Parser)
             sub.add_parser("list", help="sessions of this directory, newest first")
             show = sub.add_parser("show", help="the current branch of a session as readable text")
-            show.add_argument("file", nargs="?", help="session file (default: the latest here)")
+            show.add_argument(
+                "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
+            )
             tree = sub.add_parser("tree", help="the entry tree with labels; the leaf is marked")
-            tree.add_argument("file", nargs="?", help="session file (default: the latest here)")
+            tree.add_argument(
+                "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
+            )
             args = p.parse_args(rest)
             if args.what == "list":
                 return cmd_list(cwd, out)
@@ -325,7 +369,9 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
                 description="Print the exact messages the model would be sent next "
                 "(after every extension's context handler), without calling a model.",
             )
-            p.add_argument("session", nargs="?", help="session file (default: the latest here)")
+            p.add_argument(
+                "session", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
+            )
             p.add_argument("--json", action="store_true", help="machine-readable output")
             args = p.parse_args(rest)
             return asyncio.run(_context(args.session, cwd, args.json, out))
@@ -333,12 +379,14 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
             p = _Parser(
                 prog="caddie export", description="Write a session as one self-contained, offline HTML page."
             )
-            p.add_argument("session", nargs="?", help="session file (default: the latest here)")
+            p.add_argument(
+                "session", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
+            )
             p.add_argument(
                 "-o", "--output", metavar="FILE", help="where to write (default: <session>.html here)"
             )
             args = p.parse_args(rest)
-            target = asyncio.run(_export(args.session, cwd, args.output))
+            target = asyncio.run(export_session_file(args.session, cwd, args.output))
             out.write(f"{target}\n")
             return 0
     except InspectError as e:

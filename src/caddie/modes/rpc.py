@@ -1,10 +1,19 @@
-"""RPC mode (``--mode rpc``): JSONL commands on stdin, responses and events on stdout.
+"""RPC mode (``--mode rpc``): Pi 0.84.4's JSONL protocol on stdin/stdout (see docs/rpc.md).
 
 Each input line is ``{"id"?, "type": <command>, ...}``; each command gets one
-``{"id"?, "type": "response", "command", "success", "data"? | "error"?}``. Session events stream as they
-happen. Extension dialogs use the UI sub-protocol: ``{"type": "extension_ui_request", "id", "method", ...}``
-answered by ``{"type": "extension_ui_response", "id", "value" | "confirmed" | "cancelled"}``.
-Lines are split on LF only (never on U+2028/U+2029).
+``{"id"?, "type": "response", "command", "success", "data"? | "error"?}`` once it has done its work (a
+``prompt`` once it was accepted: Pi's preflight). Session events stream as they happen. Extension dialogs
+use the UI sub-protocol: ``{"type": "extension_ui_request", "id", "method", ...}`` answered by
+``{"type": "extension_ui_response", "id", "value" | "confirmed" | "cancelled"}``.
+
+Lines are split on LF only (never on U+2028/U+2029); a trailing CR is dropped. A line longer than the
+reader's limit is answered with a ``parse`` error and skipped; the server keeps serving.
+
+End of input (EOF) ends the process, as in Pi: open dialogs are answered "cancelled", running work (a
+prompt's run, a compaction, a shell command) is aborted, commands still in flight answer with what really
+happened (an aborted compaction fails with "Compaction cancelled"; a prompt not yet started is refused), the
+session shuts down (``session_shutdown``) and the process exits 0. Work that does not stop within a bounded
+grace is abandoned.
 """
 
 from __future__ import annotations
@@ -12,20 +21,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, BinaryIO
 
-from caddie.ai.messages import AssistantMessage, ImageContent, content_from_json, message_to_json
-from caddie.ai.model import THINKING_LEVELS
+from caddie.ai.messages import AssistantMessage, ImageContent, TextContent, content_from_json, message_to_json
+from caddie.ai.model import THINKING_LEVELS, Model
 from caddie.extensions.api import NotifyLevel, WidgetPlacement
 from caddie.modes.serialize import event_to_json, to_json
 from caddie.runtime.session import AgentSession, SessionError
-from caddie.session.entries import entry_to_json
+from caddie.session.entries import MessageEntry, entry_to_json
 from caddie.session.store import TreeNode
 
 Write = Callable[[dict[str, Any]], None]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest command line the reader accepts; a longer one gets a ``parse`` error and is skipped."""
+EOF_GRACE_S = 5.0
+"""How long work in flight at EOF may take to wind down after it was aborted."""
+
+_NO_DATA = object()
 
 
 class RpcUI:
@@ -35,10 +53,16 @@ class RpcUI:
         self._write = write
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._closed = False
-        self.editor_text = ""
 
     def _fire(self, method: str, **fields: Any) -> None:
-        self._write({"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method, **fields})
+        self._write(
+            {
+                "type": "extension_ui_request",
+                "id": str(uuid.uuid4()),
+                "method": method,
+                **{k: v for k, v in fields.items() if v is not None},
+            }
+        )
 
     async def _ask(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
         if self._closed:
@@ -50,7 +74,7 @@ class RpcUI:
             "type": "extension_ui_request",
             "id": request_id,
             "method": method,
-            **fields,
+            **{k: v for k, v in fields.items() if v is not None},
         }
         if timeout is not None:
             payload["timeout"] = int(timeout * 1000)
@@ -96,18 +120,17 @@ class RpcUI:
         self._fire("setTitle", title=title)
 
     def set_editor_text(self, text: str) -> None:
-        self.editor_text = text
         self._fire("set_editor_text", text=text)
 
     def get_editor_text(self) -> str:
-        return self.editor_text
+        return ""  # the client owns the editor (Pi: always "")
 
     def set_working_message(self, message: str | None) -> None:
         pass
 
     async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
         answer = await self._ask("confirm", timeout, title=title, message=message)
-        return bool(answer and answer.get("confirmed"))
+        return bool(answer and not answer.get("cancelled") and answer.get("confirmed") is True)
 
     async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
         answer = await self._ask("select", timeout, title=title, options=list(options))
@@ -130,40 +153,88 @@ def _value(answer: dict[str, Any] | None) -> str | None:
 
 
 def _text(request: dict[str, Any]) -> str:
-    message = request["message"]
+    message = request.get("message")
     if not isinstance(message, str):
         raise ValueError("message must be a string")
     return message
 
 
-def _tree_json(nodes: list[TreeNode]) -> list[dict[str, Any]]:
-    return [
-        {"entry": entry_to_json(n.entry), "label": n.label, "children": _tree_json(n.children)} for n in nodes
-    ]
+def rpc_event(event: Any) -> dict[str, Any]:
+    """A session event as Pi's RPC mode writes it: fields Pi leaves undefined are omitted, not null."""
+    out = event_to_json(event)
+    kind = out.get("type")
+    if kind in ("turn_start", "turn_end"):  # Pi's turn events carry no index or time
+        out.pop("turnIndex", None)
+        out.pop("timestamp", None)
+    elif kind in ("session_info_changed", "bash_execution_update"):
+        out = {k: v for k, v in out.items() if v is not None}
+    elif kind in ("tool_execution_update", "tool_execution_end"):
+        for key in ("partialResult", "result"):
+            value = out.get(key)
+            if isinstance(value, dict) and value.get("details") is None:
+                value.pop("details", None)
+    elif kind == "compaction_end":
+        if isinstance(out.get("result"), dict):
+            out["result"] = _compaction_result(out["result"])
+        if out.get("errorMessage") is None:
+            out.pop("errorMessage", None)
+    return out
+
+
+def model_json(model: Model) -> dict[str, Any]:
+    """A model as Pi serialises it: optional fields that are unset are left out."""
+    data = to_json(model)
+    return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
+def _compaction_result(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if v is not None or k == "details"}
 
 
 class RpcServer:
     def __init__(
-        self, session: AgentSession, ui: RpcUI, write: Write, find_model: Callable[[str, str], Any]
+        self,
+        session: AgentSession,
+        ui: RpcUI,
+        write: Write,
+        find_model: Callable[[str, str], Model | None],
+        has_auth: Callable[[Model], bool] = lambda _m: True,
+        cli_extensions: Sequence[str] = (),
     ) -> None:
+        self.cli_extensions = {str(Path(p).expanduser().resolve()) for p in cli_extensions}
         self.session = session
         self.ui = ui
         self.write = write
         self.find_model = find_model
+        self.has_auth = has_auth
         self.tasks: set[asyncio.Task[Any]] = set()
-        session.subscribe(lambda event: write(event_to_json(event)))
+        self.eof = False
+        self._prompting = 0
+        """Prompts between arrival and acceptance (a second one without streamingBehavior is refused)."""
+        self._compaction_results: list[Any] = []
+        session.subscribe(self._on_event)
 
-    def _respond(self, request: dict[str, Any], data: Any = None, error: str | None = None) -> None:
+    def _on_event(self, event: Any) -> None:
+        if getattr(event, "type", None) == "compaction_end" and event.reason == "manual":
+            self._compaction_results.append(event.result)
+        self.write(rpc_event(event))
+
+    def _respond(self, request: dict[str, Any], data: Any = _NO_DATA, error: str | None = None) -> None:
         out: dict[str, Any] = {"type": "response", "command": request.get("type"), "success": error is None}
-        if "id" in request:
+        if "id" in request and request["id"] is not None:
             out = {"id": request["id"], **out}
         if error is not None:
             out["error"] = error
-        elif data is not None:
+        elif data is not _NO_DATA:
             out["data"] = data
         self.write(out)
 
-    def _background(self, work: Awaitable[Any]) -> None:
+    async def _reply(self, request: dict[str, Any], data: Any = _NO_DATA, error: str | None = None) -> None:
+        """The response, after every event the command caused (Pi emits those synchronously before it)."""
+        await self.session.flush_events()
+        self._respond(request, data, error)
+
+    def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
         self.tasks.add(task)
 
@@ -194,7 +265,7 @@ class RpcServer:
         ) as e:  # e.g. a compaction that cannot run: the client gets the sentence, the server lives
             self._respond(request, error=str(e) or type(e).__name__)
 
-    # -- commands ---------------------------------------------------------------------------------------
+    # -- prompting --------------------------------------------------------------------------------------
     def _images(self, request: dict[str, Any]) -> list[ImageContent] | None:
         raw = request.get("images")
         if not raw:
@@ -203,213 +274,502 @@ class RpcServer:
         return [b for b in blocks if isinstance(b, ImageContent)] if isinstance(blocks, list) else None
 
     async def cmd_prompt(self, request: dict[str, Any]) -> None:
-        message = request["message"]
-        if not isinstance(message, str):
-            raise ValueError("message must be a string")
-        if self.session.model is None and not self._is_command(message):
+        """Answered once the prompt was accepted (a command ran, it was queued, or its run is starting)
+        or refused; what happens after acceptance arrives as events."""
+        message = _text(request)
+        behavior = {"followUp": "follow_up", "follow_up": "follow_up", "steer": "steer"}.get(
+            request.get("streamingBehavior") or ""
+        )
+        answered = False
+        counted = False
+        command = self._is_command(message)
+
+        def settle() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self._prompting -= 1
+
+        def preflight(ok: bool) -> None:
+            nonlocal answered
+            if not ok or answered:
+                return  # a refusal is answered from the exception below
+            if self.eof and not command:  # a command has run by now; a run would only be aborted
+                raise SessionError("Input ended before the prompt started; it was not run.")
+            answered = True
+            settle()
+            self._respond(request)
+
+        if self.session.is_compacting and not self._is_command(message):
             raise SessionError(
-                "No model is configured: send set_model first (get_available_models lists them)."
+                "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
             )
-        behavior = request.get("streamingBehavior")
-        behavior = {"followUp": "follow_up", "follow_up": "follow_up", "steer": "steer"}.get(behavior or "")
-        if self.session.is_streaming and behavior is None and not message.startswith("/"):
+        busy = self.session.is_streaming or self.session.is_compacting or self._prompting > 0
+        if busy and behavior is None and not self._is_command(message):
             raise SessionError(
-                "The agent is working: send streamingBehavior 'steer' or 'followUp' to queue the message."
+                "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the "
+                "message."
             )
-        self._respond(request)
-        self._background(self._run_prompt(message, self._images(request), behavior))
+        self._prompting += 1
+        counted = True
+        try:
+            await self.session.prompt(
+                message,
+                self._images(request),
+                source="rpc",
+                streaming_behavior=behavior,  # type: ignore[arg-type]
+                preflight=preflight,
+            )
+        except Exception as e:
+            if not answered:
+                answered = True
+                await self._reply(request, error=str(e) or type(e).__name__)
+            else:  # failures after acceptance are events, never a second response
+                self.write({"type": "error", "error": str(e) or type(e).__name__})
+        finally:
+            settle()
 
     def _is_command(self, message: str) -> bool:
         return message.startswith("/") and message[1:].partition(" ")[0] in self.session.runner.commands()
 
-    async def _run_prompt(self, message: str, images: list[ImageContent] | None, behavior: Any) -> None:
-        try:
-            await self.session.prompt(message, images, source="rpc", streaming_behavior=behavior)
-        except SessionError as e:
-            self.write({"type": "error", "error": str(e)})
-
     async def cmd_steer(self, request: dict[str, Any]) -> None:
         self.session.steer(_text(request), self._images(request))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_follow_up(self, request: dict[str, Any]) -> None:
         self.session.follow_up(_text(request), self._images(request))
-        self._respond(request)
+        await self._reply(request)
 
     async def cmd_abort(self, request: dict[str, Any]) -> None:
-        self.session.abort()
-        self._respond(request)
+        await self.session.abort_and_wait()
+        await self._reply(request)
 
     async def cmd_clear_queue(self, request: dict[str, Any]) -> None:
         steering, follow = self.session.clear_queues()
-        self._respond(request, {"steering": steering, "followUp": follow})
+        await self._reply(request, {"steering": steering, "followUp": follow})
 
+    # -- state ------------------------------------------------------------------------------------------
     async def cmd_get_state(self, request: dict[str, Any]) -> None:
         s = self.session
-        model = s.model
-        self._respond(
-            request,
-            {
-                "model": to_json(model) if model else None,
-                "thinkingLevel": s.thinking_level,
-                "isStreaming": s.is_streaming,
-                "sessionFile": s.store.session_file,
-                "sessionId": s.store.session_id,
-                "sessionName": s.store.session_name(),
-                "messageCount": len(s.messages),
-                "pendingMessageCount": s.pending_message_count(),
-                "activeTools": s.get_active_tools(),
-            },
+        state: dict[str, Any] = {}
+        if s.model is not None:
+            state["model"] = model_json(s.model)
+        state.update(
+            thinkingLevel=s.thinking_level,
+            isStreaming=s.is_streaming,
+            isCompacting=s.is_compacting,
+            steeringMode=s.steering_mode,
+            followUpMode=s.follow_up_mode,
         )
+        if s.store.session_file is not None:
+            state["sessionFile"] = s.store.session_file
+        state["sessionId"] = s.store.session_id
+        if (name := s.store.session_name()) is not None:
+            state["sessionName"] = name
+        state.update(
+            autoCompactionEnabled=s.auto_compaction_enabled,
+            messageCount=len(s.messages),
+            pendingMessageCount=s.pending_message_count(),
+        )
+        await self._reply(request, state)
 
     async def cmd_get_messages(self, request: dict[str, Any]) -> None:
-        self._respond(request, {"messages": [message_to_json(m) for m in self.session.messages]})
+        await self._reply(request, {"messages": [message_to_json(m) for m in self.session.messages]})
 
     async def cmd_get_last_assistant_text(self, request: dict[str, Any]) -> None:
-        text = next(
-            (m.text() for m in reversed(self.session.messages) if isinstance(m, AssistantMessage)), None
-        )
-        self._respond(request, {"text": text})
+        for m in reversed(self.session.messages):
+            if not isinstance(m, AssistantMessage) or (m.stop_reason == "aborted" and not m.content):
+                continue
+            text = "".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
+            await self._reply(request, {"text": text} if text else {})
+            return
+        await self._reply(request, {})
 
+    # -- model and thinking -----------------------------------------------------------------------------
     async def cmd_set_model(self, request: dict[str, Any]) -> None:
-        model = self.find_model(request["provider"], request["modelId"])
+        provider, model_id = request.get("provider"), request.get("modelId")
+        model = self.find_model(str(provider), str(model_id))
         if model is None:
-            raise SessionError(f"Unknown model {request['provider']}/{request['modelId']}")
+            raise SessionError(f"Model not found: {provider}/{model_id}")
+        if not self.has_auth(model):
+            raise SessionError(f"No API key for {model.provider}/{model.id}")
         await self.session.set_model(model)
-        self._respond(request, to_json(model))
+        await self._reply(request, model_json(model))
+
+    async def cmd_cycle_model(self, request: dict[str, Any]) -> None:
+        result = await self.session.cycle_model("forward")
+        if result is None:
+            await self._reply(request, None)
+            return
+        model, level, scoped = result
+        await self._reply(request, {"model": model_json(model), "thinkingLevel": level, "isScoped": scoped})
+
+    async def cmd_get_available_models(self, request: dict[str, Any]) -> None:
+        await self._reply(request, {"models": [model_json(m) for m in self.session.available_models()]})
 
     async def cmd_set_thinking_level(self, request: dict[str, Any]) -> None:
-        level = request["level"]
+        level = request.get("level")
         if level not in THINKING_LEVELS:
             raise SessionError(f"Unknown thinking level {level!r}; use one of {', '.join(THINKING_LEVELS)}")
-        self.session.set_thinking_level(level)
-        self._respond(request, {"level": self.session.thinking_level})
+        self.session.set_thinking_level(str(level))
+        await self._reply(request)
+
+    async def cmd_cycle_thinking_level(self, request: dict[str, Any]) -> None:
+        level = self.session.cycle_thinking_level()
+        await self._reply(request, {"level": level} if level is not None else None)
 
     async def cmd_get_available_thinking_levels(self, request: dict[str, Any]) -> None:
-        self._respond(request, {"levels": list(THINKING_LEVELS)})
+        await self._reply(request, {"levels": self.session.available_thinking_levels()})
 
-    async def cmd_new_session(self, request: dict[str, Any]) -> None:
-        await self.session.new_session(request.get("parentSession"))
-        self._respond(request, {"cancelled": False})
+    # -- queue modes, compaction, retry ------------------------------------------------------------------
+    async def cmd_set_steering_mode(self, request: dict[str, Any]) -> None:
+        self.session.set_steering_mode(str(request.get("mode")))
+        await self._reply(request)
 
-    async def cmd_switch_session(self, request: dict[str, Any]) -> None:
-        await self.session.switch_session(request["sessionPath"])
-        self._respond(request, {"cancelled": False})
-
-    async def cmd_fork(self, request: dict[str, Any]) -> None:
-        await self.session.fork(request["entryId"])
-        self._respond(request, {"cancelled": False})
+    async def cmd_set_follow_up_mode(self, request: dict[str, Any]) -> None:
+        self.session.set_follow_up_mode(str(request.get("mode")))
+        await self._reply(request)
 
     async def cmd_compact(self, request: dict[str, Any]) -> None:
         compactor = self.session.compactor
         if compactor is None:
             raise SessionError("Compaction is not available in this session.")
-        entry = await compactor.compact(self.session, "manual", request.get("customInstructions"))
-        self._respond(request, entry_to_json(entry) if entry is not None else None)
+        instructions = request.get("customInstructions")
+        self._compaction_results.clear()
+        entry = await compactor.compact(
+            self.session, "manual", instructions if isinstance(instructions, str) else None
+        )
+        result = self._compaction_results[-1] if self._compaction_results else None
+        if entry is None or result is None:
+            raise SessionError("Compaction cancelled")
+        await self._reply(request, _compaction_result(to_json(result)))
+
+    async def cmd_set_auto_compaction(self, request: dict[str, Any]) -> None:
+        self.session.set_auto_compaction_enabled(_bool(request, "enabled"))
+        await self._reply(request)
+
+    async def cmd_set_auto_retry(self, request: dict[str, Any]) -> None:
+        self.session.set_auto_retry_enabled(_bool(request, "enabled"))
+        await self._reply(request)
+
+    async def cmd_abort_retry(self, request: dict[str, Any]) -> None:
+        self.session.abort_retry()
+        await self._reply(request)
+
+    # -- bash -------------------------------------------------------------------------------------------
+    async def cmd_bash(self, request: dict[str, Any]) -> None:
+        command = request.get("command")
+        if not isinstance(command, str):
+            raise ValueError("command must be a string")
+        rid = request.get("id")
+        message = await self.session.run_user_bash(
+            command,
+            bool(request.get("excludeFromContext")),
+            request_id=str(rid) if rid is not None else None,
+            announce=False,
+        )
+        data: dict[str, Any] = {"output": message.output}
+        if message.exit_code is not None:
+            data["exitCode"] = message.exit_code
+        data.update(cancelled=message.cancelled, truncated=message.truncated)
+        if message.full_output_path is not None:
+            data["fullOutputPath"] = message.full_output_path
+        await self._reply(request, data)
+
+    async def cmd_abort_bash(self, request: dict[str, Any]) -> None:
+        self.session.abort_bash()
+        await self._reply(request)
+
+    # -- session ----------------------------------------------------------------------------------------
+    async def cmd_get_session_stats(self, request: dict[str, Any]) -> None:
+        stats = self.session.session_stats()
+        if stats.get("sessionFile") is None:
+            stats.pop("sessionFile", None)
+        await self._reply(request, stats)
+
+    async def cmd_export_html(self, request: dict[str, Any]) -> None:
+        from caddie.modes.export_html import export_session
+
+        output = request.get("outputPath")
+        path = await export_session(
+            self.session.store, self.session.runner, output if isinstance(output, str) else None
+        )
+        await self._reply(request, {"path": str(path)})
+
+    async def cmd_new_session(self, request: dict[str, Any]) -> None:
+        parent = request.get("parentSession")
+        done = await self.session.new_session(parent if isinstance(parent, str) else None, abort_running=True)
+        await self._reply(request, {"cancelled": not done})
+
+    async def cmd_switch_session(self, request: dict[str, Any]) -> None:
+        path = request.get("sessionPath")
+        if not isinstance(path, str) or not path:
+            raise ValueError("sessionPath must be a path")
+        done = await self.session.switch_session(path, abort_running=True)
+        await self._reply(request, {"cancelled": not done})
+
+    async def cmd_fork(self, request: dict[str, Any]) -> None:
+        entry_id = request.get("entryId")
+        entry = self.session.store.get_entry(str(entry_id))
+        if (
+            not isinstance(entry, MessageEntry)
+            or getattr(entry.message, "role", None) != "user"
+            or not isinstance(entry_id, str)
+        ):
+            raise SessionError("Invalid entry ID for forking")
+        text = _user_text(entry.message)
+        done = await self.session.fork(entry_id, position="before", abort_running=True)
+        await self._reply(request, {"text": text, "cancelled": False} if done else {"cancelled": True})
+
+    async def cmd_clone(self, request: dict[str, Any]) -> None:
+        leaf = self.session.store.leaf_id
+        if leaf is None:
+            raise SessionError("Cannot clone session: no current entry selected")
+        done = await self.session.fork(leaf, position="at", abort_running=True)
+        await self._reply(request, {"cancelled": not done})
+
+    async def cmd_get_fork_messages(self, request: dict[str, Any]) -> None:
+        messages = [{"entryId": i, "text": t} for i, t in self.session.user_messages_for_forking()]
+        await self._reply(request, {"messages": messages})
 
     async def cmd_get_entries(self, request: dict[str, Any]) -> None:
         entries = self.session.store.entries()
-        since = request.get("since")
-        if isinstance(since, str):
-            ids = [e.id for e in entries]
-            entries = entries[ids.index(since) + 1 :] if since in ids else entries
-        self._respond(request, {"entries": [entry_to_json(e) for e in entries]})
+        if "since" in request:
+            since = request["since"]
+            index = next((i for i, e in enumerate(entries) if e.id == since), None)
+            if index is None:
+                raise SessionError(f"Entry not found: {since}")
+            entries = entries[index + 1 :]
+        await self._reply(
+            request,
+            {"entries": [entry_to_json(e) for e in entries], "leafId": self.session.store.leaf_id},
+        )
 
     async def cmd_get_tree(self, request: dict[str, Any]) -> None:
-        self._respond(
-            request, {"tree": _tree_json(self.session.store.tree()), "leafId": self.session.store.leaf_id}
-        )
+        store = self.session.store
+        times: dict[str, str] = getattr(store, "_label_times", {})
+
+        def node(n: TreeNode) -> dict[str, Any]:
+            out: dict[str, Any] = {"entry": entry_to_json(n.entry), "children": [node(c) for c in n.children]}
+            if n.label is not None:
+                out["label"] = n.label
+                if n.entry.id in times:
+                    out["labelTimestamp"] = times[n.entry.id]
+            return out
+
+        await self._reply(request, {"tree": [node(n) for n in store.tree()], "leafId": store.leaf_id})
 
     async def cmd_set_session_name(self, request: dict[str, Any]) -> None:
-        self.session.set_session_name(str(request["name"]))
-        self._respond(request)
+        name = request.get("name")
+        if not isinstance(name, str):
+            raise ValueError("name must be a string")
+        if not name.strip():
+            raise SessionError("Session name cannot be empty")
+        self.session.set_session_name(name.strip())
+        await self._reply(request)
+
+    def _source_info(self, path: str) -> dict[str, Any]:
+        """Pi's ``sourceInfo`` for the extension loaded from ``path``."""
+        info: dict[str, Any] = {"path": path}
+        if path.startswith(("bundled:", "entry-point:")):
+            info.update(source=path.partition(":")[0].replace("bundled", "builtin"), scope="temporary")
+        elif str(Path(path).resolve()) in self.cli_extensions:
+            info.update(source="cli", scope="temporary")
+        else:
+            project = Path(self.session.cwd).resolve()
+            scope = "project" if Path(path).resolve().is_relative_to(project) else "user"
+            info.update(source="local", scope=scope)
+        info["origin"] = "top-level"
+        if info["source"] == "local":
+            info["baseDir"] = str(Path(path).parent)
+        return info
 
     async def cmd_get_commands(self, request: dict[str, Any]) -> None:
-        commands = [
-            {"name": name, "description": spec.description, "source": "extension"}
-            for name, spec in self.session.runner.commands().items()
-        ]
-        commands += [
-            {"name": name, "description": description, "source": source.split(" · ")[0]}
-            for name, description, source in self.session.resource_commands()
-        ]
-        self._respond(request, {"commands": commands})
-
-    async def cmd_get_session_stats(self, request: dict[str, Any]) -> None:
-        usage = self.session.get_context_usage()
-        totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0}
-        for m in self.session.messages:
-            if isinstance(m, AssistantMessage):
-                totals["input"] += m.usage.input
-                totals["output"] += m.usage.output
-                totals["cacheRead"] += m.usage.cache_read
-                totals["cacheWrite"] += m.usage.cache_write
-                totals["cost"] += m.usage.cost.total
-        self._respond(
-            request,
-            {
-                "sessionId": self.session.store.session_id,
-                "messages": len(self.session.messages),
-                "tokens": totals,
-                "contextUsage": to_json(usage) if usage else None,
-            },
-        )
-
-    async def cmd_bash(self, request: dict[str, Any]) -> None:
-        message = await self.session.run_user_bash(
-            str(request["command"]), bool(request.get("excludeFromContext"))
-        )
-        self._respond(request, message_to_json(message))
+        commands: list[dict[str, Any]] = []
+        for name, spec in self.session.runner.commands().items():
+            item: dict[str, Any] = {"name": name}
+            if spec.description is not None:
+                item["description"] = spec.description
+            item["source"] = "extension"
+            item["sourceInfo"] = self._source_info(spec.source)
+            commands.append(item)
+        resources = self.session.resources
+        named = [(t.name, t.description, "prompt", t.file_path) for t in resources.prompts]
+        named += [(f"skill:{k.name}", k.description, "skill", k.file_path) for k in resources.skills]
+        for name, description, source, path in named:
+            commands.append(
+                {
+                    "name": name,
+                    "description": description,
+                    "source": source,
+                    "sourceInfo": self._source_info(path),
+                }
+            )
+        await self._reply(request, {"commands": commands})
 
 
-async def _lines(stdin: Any) -> AsyncIterator[bytes]:
-    """Lines of stdin, split on LF only; works for pipes and sockets (event loop) and files (a thread)."""
+def _bool(request: dict[str, Any], key: str) -> bool:
+    value = request.get(key)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false")
+    return value
+
+
+def _user_text(message: Any) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(b.text for b in content if isinstance(b, TextContent))
+
+
+# -- input ------------------------------------------------------------------------------------------------
+
+
+class LineTooLong:
+    """Stands in for a line that exceeded the reader's limit (it was skipped)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+async def _chunks(stdin: Any) -> AsyncIterator[bytes]:
+    """Raw stdin chunks; pipes and sockets through the event loop, regular files through a thread."""
     loop = asyncio.get_running_loop()
     try:
-        reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        reader = asyncio.StreamReader(limit=1 << 20)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     except ValueError:  # a regular file (``caddie --mode rpc < commands.jsonl``)
         binary = getattr(stdin, "buffer", stdin)
-        while line := await asyncio.to_thread(binary.readline):
-            yield line
+        fd = binary.fileno() if hasattr(binary, "fileno") else None
+        read = (lambda: os.read(fd, 1 << 20)) if fd is not None else (lambda: binary.read(1 << 20))
+        while chunk := await asyncio.to_thread(read):
+            yield chunk
         return
-    while line := await reader.readline():
-        yield line
+    while chunk := await reader.read(1 << 20):
+        yield chunk
+
+
+async def _lines(stdin: Any, max_line_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[bytes | LineTooLong]:
+    """Lines split on LF only. A line over ``max_line_bytes`` is dropped as it streams in (memory stays
+    bounded) and reported once as ``LineTooLong``; the next line is read normally."""
+    buffer = bytearray()
+    skipping = 0  # bytes of an over-long line dropped so far (0: not skipping)
+    async for chunk in _chunks(stdin):
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            piece = chunk[start:] if newline < 0 else chunk[start:newline]
+            if skipping:
+                skipping += len(piece)
+            else:
+                buffer += piece
+                if len(buffer) > max_line_bytes:
+                    skipping = len(buffer)
+                    buffer.clear()
+            if newline < 0:
+                break
+            if skipping:
+                yield LineTooLong(skipping)
+                skipping = 0
+            else:
+                yield bytes(buffer)
+                buffer.clear()
+            start = newline + 1
+    if skipping:
+        yield LineTooLong(skipping)
+    elif buffer:
+        yield bytes(buffer)
 
 
 async def run_rpc(
     session: AgentSession,
     ui: RpcUI,
-    find_model: Callable[[str, str], Any],
+    find_model: Callable[[str, str], Model | None],
     start: Callable[[], Awaitable[None]],
     stdin: BinaryIO | None = None,
+    *,
+    has_auth: Callable[[Model], bool] = lambda _m: True,
+    cli_extensions: Sequence[str] = (),
+    max_line_bytes: int = MAX_LINE_BYTES,
+    eof_grace_s: float = EOF_GRACE_S,
 ) -> int:
     """Serve commands until stdin ends. ``start`` (the session's ``session_start``) runs once the reader is
     up, so an extension may open a dialog from it. Every command runs as its own task: a command waiting
     for a dialog answer, a compaction or a shell command never blocks ``abort`` or the dialog's answer."""
-    server = RpcServer(session, ui, ui._write, find_model)
+    write = ui._write
+    server = RpcServer(session, ui, write, find_model, has_auth, cli_extensions)
     starting = asyncio.ensure_future(start())
-    async for line in _lines(stdin or sys.stdin):
-        text = line.decode("utf-8", "replace").rstrip("\r\n")
+    async for line in _lines(stdin or sys.stdin, max_line_bytes):
+        if isinstance(line, LineTooLong):
+            write(
+                {
+                    "type": "response",
+                    "command": "parse",
+                    "success": False,
+                    "error": f"Failed to parse command: the line is {line.size} bytes, over the "
+                    f"{max_line_bytes}-byte limit; it was skipped",
+                }
+            )
+            continue
+        text = line.decode("utf-8", "replace")
+        if text.endswith("\r"):
+            text = text[:-1]
         if not text.strip():
             continue
         try:
             request = json.loads(text)
         except json.JSONDecodeError as e:
-            ui._write({"type": "response", "success": False, "error": f"Invalid JSON: {e.msg}"})
+            write(
+                {
+                    "type": "response",
+                    "command": "parse",
+                    "success": False,
+                    "error": f"Failed to parse command: {e}",
+                }
+            )
             continue
         if not isinstance(request, dict):
-            ui._write({"type": "response", "success": False, "error": "Each line must be a JSON object"})
+            write(
+                {
+                    "type": "response",
+                    "command": "parse",
+                    "success": False,
+                    "error": "Failed to parse command: each line must be a JSON object",
+                }
+            )
             continue
         if request.get("type") == "extension_ui_response":
             ui.resolve(request)
         else:
-            server._background(_after(starting, server.handle(request)))
-    ui.cancel_all()  # nobody is left to answer a dialog
-    session.abort()
-    await asyncio.gather(starting, *server.tasks, return_exceptions=True)
-    await session.wait_for_idle()
+            server.spawn(_after(starting, server.handle(request)))
+    await _wind_down(server, starting, eof_grace_s)
     return 0
+
+
+async def _wind_down(server: RpcServer, starting: asyncio.Future[None], grace_s: float) -> None:
+    """EOF: nobody is left to answer a dialog or to send ``abort``. Cancel the dialogs, abort the running
+    work (again whenever something new started), and give what is in flight ``grace_s`` to answer."""
+    server.eof = True
+    server.ui.cancel_all()
+    session = server.session
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace_s
+    while True:
+        session.abort()
+        session.abort_bash()
+        pending = [t for t in server.tasks if not t.done()]
+        if not starting.done():
+            pending.append(starting)  # type: ignore[arg-type]
+        if not pending:
+            break
+        left = deadline - loop.time()
+        if left <= 0:
+            for task in pending:
+                task.cancel()
+            break
+        await asyncio.wait(pending, timeout=min(0.05, left))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(session.wait_until_run_ends(), max(0.1, deadline - loop.time()))
 
 
 async def _after(first: asyncio.Future[None], then: Awaitable[None]) -> None:

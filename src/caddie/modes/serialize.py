@@ -84,6 +84,10 @@ def _assistant_event_delta(event: AssistantMessageEvent) -> dict[str, Any]:
         if f.name in ("partial", "type"):
             continue
         out[camel(f.name)] = to_json(getattr(event, f.name))
+    if event.type == "toolcall_start":  # Pi names the call here; its arguments follow as deltas
+        block = event.partial.content[event.content_index]
+        if isinstance(block, ToolCall):
+            out["id"], out["toolName"] = block.id, block.name
     return out
 
 
@@ -93,6 +97,7 @@ def event_to_json(event: Any) -> dict[str, Any]:
     if kind == "message_update":
         return {
             "type": "message_update",
+            "usage": usage_to_json(event.message.usage),
             "assistantMessageEvent": _assistant_event_delta(event.assistant_message_event),
         }
     out: dict[str, Any] = {"type": kind}

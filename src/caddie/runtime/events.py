@@ -85,6 +85,29 @@ class ExtensionEvent:
     type: Literal["extension_event"] = "extension_event"
 
 
+@dataclass(slots=True)
+class SessionInfoChangedEvent:
+    """The session's display name changed (Pi's ``session_info_changed``)."""
+
+    name: str | None
+    type: Literal["session_info_changed"] = "session_info_changed"
+
+
+@dataclass(slots=True)
+class ThinkingLevelChangedEvent:
+    level: str
+    type: Literal["thinking_level_changed"] = "thinking_level_changed"
+
+
+@dataclass(slots=True)
+class BashExecutionUpdateEvent:
+    """One output chunk of a user shell command (``!cmd``, RPC ``bash``); ``id`` is the RPC request's."""
+
+    id: str | None
+    delta: str
+    type: Literal["bash_execution_update"] = "bash_execution_update"
+
+
 SessionEvent: TypeAlias = (
     AgentEvent
     | AgentSettledEvent
@@ -97,4 +120,7 @@ SessionEvent: TypeAlias = (
     | EntryAppendedEvent
     | NoticeEvent
     | ExtensionEvent
+    | SessionInfoChangedEvent
+    | ThinkingLevelChangedEvent
+    | BashExecutionUpdateEvent
 )

@@ -8,6 +8,8 @@ Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing
 from __future__ import annotations
 
 import asyncio
+import difflib
+import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +35,7 @@ from caddie.resources.packages import InstalledPackage, ensure_project_packages,
 from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
-from caddie.session.store import SessionFileError, SessionStore, latest_session_file
+from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, ToolOperations, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
 
@@ -79,6 +81,18 @@ class SessionRequest:
     no_prompt_templates: bool = False
     tool_operations: ToolOperations | None = None
     """Where the built-in tools read and write files and run commands (None: this machine)."""
+    session_id: str | None = None
+    """``--session-id``: the id a new session gets."""
+    models: list[str] | None = None
+    """``--models``: the patterns of the models to cycle through (else settings ``enabledModels``)."""
+    api_key: str | None = None
+    """``--api-key``: the key for the chosen model's provider, over env and models.json."""
+    name: str | None = None
+    """``--name``: the session's display name."""
+    exclude_tools: list[str] = field(default_factory=list)
+    """``--exclude-tools``: tools (built-in or from extensions) to leave inactive."""
+    fork_from: str | None = None
+    """``--fork``: a session file to copy (its current branch) into a new session of this project."""
 
 
 @dataclass
@@ -182,6 +196,29 @@ class SessionBuild:
     session: AgentSession
     registry: ModelRegistry
     warnings: list[str]
+    has_auth: Callable[[Model], bool] | None = None
+
+
+def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
+    """``provider/id:level`` → (``provider/id``, level); a suffix that is not a thinking level stays (model
+    ids may contain colons, e.g. ``ollama/qwen2.5-coder:7b``)."""
+    head, sep, tail = ref.rpartition(":")
+    if sep and head:
+        for level in THINKING_LEVELS:
+            if tail.strip().lower() == level:
+                return head, level
+    return ref, None
+
+
+def closest_model(registry: ModelRegistry, ref: str) -> str | None:
+    """The known model whose name is closest to a misspelled ``ref`` (difflib), as ``provider/id``."""
+    refs = [f"{m.provider}/{m.id}" for m in registry.all()]
+    by_id = {m.id: f"{m.provider}/{m.id}" for m in registry.all()}
+    match = difflib.get_close_matches(ref, refs, n=1, cutoff=0.6)
+    if match:
+        return match[0]
+    match = difflib.get_close_matches(ref.rpartition("/")[2], list(by_id), n=1, cutoff=0.6)
+    return by_id[match[0]] if match else None
 
 
 def resolve_model(
@@ -189,10 +226,14 @@ def resolve_model(
 ) -> Model | None:
     try:
         if ref:
-            return registry.resolve(ref)
+            return registry.resolve(split_thinking(ref)[0])
         return registry.default_model(settings)
     except ModelNotFound as e:
-        raise SetupError(str(e)) from None
+        suggestion = closest_model(registry, split_thinking(ref)[0]) if ref else None
+        hint = f" Did you mean {suggestion}?" if suggestion else ""
+        text = str(e)
+        first, dot, rest = text.partition(". ")
+        raise SetupError(f"{first}.{hint} {rest}" if dot else f"{text}{hint}") from None
     except NoModelConfigured as e:
         if required:
             raise SetupError(str(e)) from None
@@ -201,8 +242,14 @@ def resolve_model(
 
 def open_store(request: SessionRequest) -> SessionStore:
     try:
+        if request.fork_from is not None:
+            source = SessionStore.open(Path(request.fork_from).expanduser(), repair=False)
+            return source.fork(None, request.session_dir or default_session_dir(request.cwd))
         if request.session == "memory":
-            return SessionStore.in_memory(request.cwd)
+            store = SessionStore.in_memory(request.cwd)
+            if request.session_id:
+                store.header.id = request.session_id
+            return store
         if request.session == "file":
             assert request.session_file is not None
             path = Path(request.session_file).expanduser()
@@ -213,7 +260,7 @@ def open_store(request: SessionRequest) -> SessionStore:
             latest = latest_session_file(request.cwd, request.session_dir)
             if latest is not None:
                 return SessionStore.open(latest)
-        return SessionStore.create(request.cwd, request.session_dir)
+        return SessionStore.create(request.cwd, request.session_dir, session_id=request.session_id)
     except SessionFileError as e:
         raise SetupError(str(e)) from None
     except OSError as e:
@@ -267,7 +314,8 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     ):
         thinking = _thinking(restored.thinking_level, settings, warnings)
     else:
-        thinking = _thinking(request.thinking, settings, warnings)
+        suffix = split_thinking(request.model)[1] if request.model else None
+        thinking = _thinking(request.thinking or suffix, settings, warnings)
     if model is not None and not model.reasoning:
         thinking = "off"
 
@@ -323,6 +371,13 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     if unknown_flags:
         raise SetupError(f"Unknown option --{unknown_flags[0]}. See caddie --help.")
 
+    api_key_for: Callable[[Model], str | None] = registry.api_key_for
+    has_auth: Callable[[Model], bool] = registry.has_auth
+    if request.api_key and model is not None:
+        key, provider = request.api_key, model.provider
+        api_key_for = lambda m: key if m.provider == provider else registry.api_key_for(m)  # noqa: E731
+        has_auth = lambda m: m.provider == provider or registry.has_auth(m)  # noqa: E731
+
     options = SessionOptions(
         store=store,
         settings=settings,
@@ -333,7 +388,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         mode=request.mode,
         ui=request.ui,
         thinking_level=thinking,
-        api_key_for=registry.api_key_for,
+        api_key_for=api_key_for,
         find_model=registry.find,
         context_files=[] if request.no_context_files else load_context_files(cwd, agent_dir()),
         custom_prompt=request.system_prompt,
@@ -350,8 +405,72 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     session = AgentSession(options)
     session.load_errors = loaded.errors
     session_ref.append(session)
-    if model is not None and len(store) == 0:
-        store.append_model_change(model.provider, model.id)
-        if thinking != "off":
-            store.append_thinking_level_change(thinking)
-    return SessionBuild(session, registry, warnings)
+    session.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
+    if patterns:
+        session.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
+    if request.exclude_tools:
+        known = {t.name for t in session.all_tools()}
+        unknown = [t for t in request.exclude_tools if t not in known]
+        if unknown:
+            raise SetupError(
+                f"--exclude-tools: unknown tool(s) {', '.join(unknown)}. Tools are: {', '.join(sorted(known))}."
+            )
+        session.set_active_tools([t for t in session.get_active_tools() if t not in request.exclude_tools])
+    if request.name and request.name.strip():
+        session.set_session_name(request.name.strip())
+    if len(store) == 0 and not request.read_only:  # a new session records its model and level (as Pi)
+        if model is not None:
+            store.append_model_change(model.provider, model.id)
+        store.append_thinking_level_change(thinking)
+    return SessionBuild(session, registry, warnings, has_auth)
+
+
+def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:
+    value = settings.get("enabledModels")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        warnings.append('settings "enabledModels" must be a list of model patterns; ignored')
+        return []
+    return list(value)
+
+
+def scoped_models(
+    registry: ModelRegistry,
+    patterns: list[str],
+    has_auth: Callable[[Model], bool],
+    warnings: list[str],
+) -> list[tuple[Model, ThinkingLevel | None]]:
+    """The models ``patterns`` name, in order, each with the thinking level its ``:level`` suffix gives.
+
+    A pattern is ``provider/id``, a bare id, or a glob over ``provider/id`` or the id (``anthropic/*``,
+    ``*sonnet*``). Models without a key are left out; a pattern that matches nothing is warned about."""
+    out: list[tuple[Model, ThinkingLevel | None]] = []
+    seen: set[tuple[str, str]] = set()
+    candidates = [m for m in registry.all() if has_auth(m) or m.provider == "faux"]
+    for raw in patterns:
+        pattern, level = split_thinking(raw.strip())
+        if not pattern:
+            continue
+        if any(ch in pattern for ch in "*?["):
+            found = [
+                m
+                for m in candidates
+                if fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), pattern.lower())
+                or fnmatch.fnmatchcase(m.id.lower(), pattern.lower())
+            ]
+        else:
+            try:
+                found = [registry.resolve(pattern)]
+            except ModelNotFound:
+                found = []
+        if not found:
+            suggestion = closest_model(registry, pattern)
+            hint = f" (did you mean {suggestion}?)" if suggestion else ""
+            warnings.append(f"--models: no model matches '{raw.strip()}'{hint}")
+        for m in found:
+            if (m.provider, m.id) not in seen:
+                seen.add((m.provider, m.id))
+                out.append((m, level))
+    return out

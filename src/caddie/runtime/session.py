@@ -13,13 +13,16 @@ class) and see the session through a context object.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import logging
 import os
+import re
 import signal as signals
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar
 
 from caddie.agent.agent import Agent, AgentState
 from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
@@ -61,6 +64,8 @@ from caddie.extensions.api import (
     NotifyLevel,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    SessionBeforeForkEvent,
+    SessionBeforeSwitchEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     ToolCallEvent,
@@ -74,12 +79,15 @@ from caddie.runtime.events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    BashExecutionUpdateEvent,
     EntryAppendedEvent,
     ExtensionErrorEvent,
     ExtensionEvent,
     NoticeEvent,
     QueueUpdateEvent,
     SessionEvent,
+    SessionInfoChangedEvent,
+    ThinkingLevelChangedEvent,
 )
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
 from caddie.runtime.ui import HeadlessUI
@@ -87,9 +95,10 @@ from caddie.session.context import SessionContext as StoredContext
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
-from caddie.tools.bash import EnvPolicy, inherited_env
+from caddie.tools.bash import EnvPolicy
 
 log = logging.getLogger("caddie.session")
+T = TypeVar("T")
 
 Subscriber = Callable[[SessionEvent], Any]
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
@@ -164,6 +173,16 @@ class AgentSession:
         self._outbox_flush: asyncio.Task[None] | None = None
         self._pending_bash: list[BashExecutionMessage] = []
         self.exit_code: int | None = None
+        self.scoped_models: list[tuple[Model, ThinkingLevel | None]] = []
+        """The models ``cycle_model`` walks (``--models`` / settings ``enabledModels``); empty: all available."""
+        self.available_models: Callable[[], list[Model]] = lambda: []
+        """Every model with auth, for cycling without a scope and for RPC ``get_available_models``."""
+        self.context_abandon_grace_s = 1.0
+        """How long an aborted run waits for a cancelled ``context`` handler before abandoning it."""
+        self._bash_aborts: set[AbortController] = set()
+        self._abandoned: set[asyncio.Future[Any]] = set()
+        self._silent_bash: set[int] = set()
+        self._start_abort: AbortController | None = None
 
         self.runner = ExtensionRunner(self._extensions, self.context, self._on_extension_error)
         extension_tools = [t.name for t in self.runner.tools()]
@@ -304,6 +323,11 @@ class AgentSession:
         while self._outbox:
             await self._deliver(self._outbox.pop(0))
 
+    async def flush_events(self) -> None:
+        """Deliver the events queued from synchronous code now (before answering the command that caused
+        them)."""
+        await self._flush_outbox()
+
     def _publish_soon(self, event: SessionEvent) -> None:
         """Queue an event from synchronous code; it is delivered before the next one, or right after."""
         self._outbox.append(event)
@@ -443,6 +467,7 @@ class AgentSession:
 
     def set_session_name(self, name: str) -> None:
         self.store.append_session_info(name)
+        self._publish_soon(SessionInfoChangedEvent(self.store.session_name()))
 
     def get_session_name(self) -> str | None:
         return self.store.session_name()
@@ -482,11 +507,12 @@ class AgentSession:
 
     def set_thinking_level(self, level: str) -> None:
         lvl: ThinkingLevel = next((t for t in THINKING_LEVELS if t == level), "off")
-        if self._has_model and not self.agent.state.model.reasoning:
-            lvl = "off"
+        if self._has_model:
+            lvl = clamp_thinking_level(self.agent.state.model, lvl)
         if lvl != self.agent.state.thinking_level:
             self.agent.state.thinking_level = lvl
             self.store.append_thinking_level_change(lvl)
+            self._publish_soon(ThinkingLevelChangedEvent(lvl))
 
     def publish(self, name: str, data: Any) -> None:
         self._publish_soon(ExtensionEvent(name, data))
@@ -543,28 +569,49 @@ class AgentSession:
         *,
         source: PromptSource = "interactive",
         streaming_behavior: Literal["steer", "follow_up"] | None = None,
+        preflight: Callable[[bool], None] | None = None,
     ) -> None:
-        """Handle one line of user input; returns once the run it started has settled."""
+        """Handle one line of user input; returns once the run it started has settled.
+
+        ``preflight`` (Pi's ``preflightResult``) is told True once the input was accepted (a command ran, an
+        extension handled it, it was queued, or the run is about to start) and False when it was refused
+        (the error is raised as well). It may raise to veto a run that is about to start."""
         if text.startswith("/"):
             name, _, args = text[1:].partition(" ")
             command = self.runner.commands().get(name)
             if command is not None:
                 await self.run_command(command, args.strip())
+                if preflight is not None:
+                    preflight(True)
                 return
-        if self.runner.has_handlers("input"):
-            result = await self.runner.emit_input(text, images, source, streaming_behavior)
-            if result.action == "handled":
+        try:
+            if self.runner.has_handlers("input"):
+                result = await self.runner.emit_input(text, images, source, streaming_behavior)
+                if result.action == "handled":
+                    if preflight is not None:
+                        preflight(True)
+                    return
+                if result.action == "transform" and result.text is not None:
+                    text, images = result.text, result.images
+            text = self.expand_text(text)
+            if self._run_active or (self._starting and preflight is not None):
+                if streaming_behavior is None:
+                    raise SessionError(
+                        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
+                        "to queue the message."
+                        if preflight is not None
+                        else "The agent is working; send the message as a steer or a follow-up."
+                    )
+                blocks: list[UserContent] = [TextContent(text), *(images or [])]
+                self._queue_user(UserMessage(blocks), text, streaming_behavior)
+                if preflight is not None:
+                    preflight(True)
                 return
-            if result.action == "transform" and result.text is not None:
-                text, images = result.text, result.images
-        text = self.expand_text(text)
-        if self._run_active:
-            if streaming_behavior is None:
-                raise SessionError("The agent is working; send the message as a steer or a follow-up.")
-            blocks: list[UserContent] = [TextContent(text), *(images or [])]
-            self._queue_user(UserMessage(blocks), text, streaming_behavior)
-            return
-        await self._start_prompt(text, images, UserMessage([TextContent(text), *(images or [])]))
+        except BaseException:
+            if preflight is not None:
+                preflight(False)
+            raise
+        await self._start_prompt(text, images, UserMessage([TextContent(text), *(images or [])]), preflight)
 
     def expand_text(self, text: str) -> str:
         """``/skill:name args`` and ``/template args`` become the text the model gets (Pi's order)."""
@@ -627,12 +674,21 @@ class AgentSession:
         self._publish_soon(QueueUpdateEvent([], []))
         return steering, follow
 
-    async def _start_prompt(self, text: str, images: list[ImageContent] | None, user: UserMessage) -> None:
+    async def _start_prompt(
+        self,
+        text: str,
+        images: list[ImageContent] | None,
+        user: UserMessage,
+        preflight: Callable[[bool], None] | None = None,
+    ) -> None:
         if not self._has_model:
+            if preflight is not None:
+                preflight(False)
             raise SessionError("No model is configured, so there is nothing to send the prompt to.")
         # From here on the session counts as busy: a second prompt arriving while extensions prepare this one
         # is queued (and shown as pending) instead of racing it.
         self._starting = True
+        self._start_abort = AbortController()
         try:
             if self.compactor is not None:
                 await self.compactor.before_prompt(self)
@@ -641,16 +697,35 @@ class AgentSession:
             self._next_turn = []
             if self.runner.has_handlers("before_agent_start"):
                 event = BeforeAgentStartEvent(text, images, self._system_prompt)
-                extra, prompt_override = await self.runner.emit_before_agent_start(
-                    event, lambda get_prompt: SessionContext(self, get_prompt)
+                started = await self._unless_aborted(
+                    self.runner.emit_before_agent_start(
+                        event, lambda get_prompt: SessionContext(self, get_prompt)
+                    ),
+                    self._start_abort.signal,
+                    "before_agent_start",
                 )
+                if started is None:
+                    raise SessionError("The prompt was aborted before its run started.")
+                extra, prompt_override = started
                 batch.extend(extra)
                 if prompt_override is not None:
                     self._system_prompt_override = prompt_override
                     self.agent.state.system_prompt = prompt_override
         except BaseException:
             self._starting = False
+            self._start_abort = None
+            if preflight is not None:
+                preflight(False)
             raise
+        self._start_abort = None
+        if preflight is not None:
+            try:
+                preflight(True)  # may veto the run (an RPC client that has gone away)
+            except BaseException:
+                self._starting = False
+                self._system_prompt_override = None
+                self.agent.state.system_prompt = self._system_prompt
+                raise
         await self._run_agent_prompt(batch)
 
     async def _run_agent_prompt(self, messages: list[AgentMessage]) -> None:
@@ -741,6 +816,8 @@ class AgentSession:
         self.agent.abort()
         if self._retry_abort is not None:
             self._retry_abort.abort()
+        if self._start_abort is not None:
+            self._start_abort.abort()
         if self.compactor is not None:
             self.compactor.abort()
 
@@ -774,7 +851,39 @@ class AgentSession:
     async def _transform_context(
         self, messages: list[AgentMessage], signal: AbortSignal
     ) -> list[AgentMessage]:
-        return await self.runner.emit_context(messages)
+        """The ``context`` handlers' output; an abort never waits on them (see ``_unless_aborted``): the run
+        then ends as aborted without a request."""
+        if not self.runner.has_handlers("context"):
+            return messages
+        result = await self._unless_aborted(self.runner.emit_context(messages), signal, "context")
+        return messages if result is None else result
+
+    async def _unless_aborted(self, work: Awaitable[T], signal: AbortSignal, event: str) -> T | None:
+        """``work`` (extension handlers for ``event``), or None once ``signal`` fires first. The handlers
+        are cancelled then; one that does not end within ``context_abandon_grace_s`` is abandoned. Either
+        way it is reported as an ``extension_error``, so an abort always ends in bounded time."""
+        task = asyncio.ensure_future(work)
+        aborted = asyncio.ensure_future(signal.wait())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.wait({task}, timeout=self.context_abandon_grace_s)
+        if not task.done():
+            self._abandoned.add(task)  # keep a reference; it may still end some day
+            task.add_done_callback(self._abandoned.discard)
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        paths = ", ".join(e.path for e in self._extensions if e.handlers.get(event)) or "extension"
+        what = "cancelled" if task.done() else "abandoned"
+        self._publish_soon(
+            ExtensionErrorEvent(
+                paths, event, f"{event} handler did not finish before the run was aborted; {what}"
+            )
+        )
+        return None
 
     async def context_for_next_request(self) -> list[AgentMessage]:
         """Exactly what the next request would carry, after every extension's ``context`` handler."""
@@ -935,24 +1044,76 @@ class AgentSession:
         self._retry_attempt = 0
         self._overflow_recovery_attempted = False
         self.exit_code = None
+        await self._recreate_extensions()
         restored = store.build_context()
         self.agent.state.messages = restored.messages
         if restored.model is not None and (found := self.options.find_model(*restored.model)) is not None:
             self.agent.state.model = found
             self._has_model = True
-        if len(store) == 0 and self._has_model:
-            store.append_model_change(self.agent.state.model.provider, self.agent.state.model.id)
-            if self.agent.state.thinking_level != "off":
-                store.append_thinking_level_change(self.agent.state.thinking_level)
-        elif len(store):
+        if len(store) == 0:
+            if self._has_model:
+                store.append_model_change(self.agent.state.model.provider, self.agent.state.model.id)
+            store.append_thinking_level_change(self.agent.state.thinking_level)
+        else:
             self.agent.state.thinking_level = next(
                 (t for t in THINKING_LEVELS if t == restored.thinking_level), self.agent.state.thinking_level
             )
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_file))
         self._rebuild_system_prompt()
 
-    async def new_session(self, parent_session: str | None = None) -> bool:
-        self._require_idle("starting a new session")
+    async def _recreate_extensions(self) -> None:
+        """A session switch starts the extensions afresh (as Pi re-creates its runtime): the old instances
+        are detached and the extensions are loaded again (when they were loaded from files)."""
+        if self.options.reload_extensions is None:
+            return
+        for ext in self._extensions:
+            if ext.api is not None:
+                ext.api.bind(None)
+        extensions, errors = await self.options.reload_extensions()
+        self._extensions[:] = extensions
+        self.load_errors = errors
+        for error in errors:  # e.g. an extension file that is gone or broken now
+            self._publish_soon(NoticeEvent(error, "warning"))
+        self.runner.extensions = self._extensions
+        self._active_tools = [
+            n
+            for n in dict.fromkeys([*self._active_tools, *(t.name for t in self.runner.tools())])
+            if n in self._tool_map()
+        ]
+        for ext in self._extensions:
+            if ext.api is not None:
+                ext.api.bind(self)
+
+    async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
+        """``session_before_switch``: True when an extension cancelled."""
+        if not self.runner.has_handlers("session_before_switch"):
+            return False
+        return _cancelled(
+            await self.runner.emit("session_before_switch", SessionBeforeSwitchEvent(reason, target))
+        )
+
+    async def _before_fork(self, entry_id: str, position: Literal["before", "at"]) -> bool:
+        """``session_before_fork``: True when an extension cancelled."""
+        if not self.runner.has_handlers("session_before_fork"):
+            return False
+        return _cancelled(
+            await self.runner.emit("session_before_fork", SessionBeforeForkEvent(entry_id, position))
+        )
+
+    async def _settle_before_switch(self, abort_running: bool, doing: str) -> None:
+        if abort_running and (self._run_active or self._starting):
+            self.abort()
+            await self.wait_until_run_ends()
+        self._require_idle(doing)
+
+    async def new_session(self, parent_session: str | None = None, *, abort_running: bool = False) -> bool:
+        """A fresh session (``/new``); False when a ``session_before_switch`` handler cancelled it.
+        ``abort_running`` (RPC, as Pi): a running turn is aborted first instead of refusing."""
+        if not abort_running:
+            self._require_idle("starting a new session")
+        if await self._before_switch("new", None):
+            return False
+        await self._settle_before_switch(abort_running, "starting a new session")
         previous = self.store.session_file
         directory = self.store.path.parent if self.store.path else None
         store = (
@@ -963,20 +1124,55 @@ class AgentSession:
         await self.replace_store(store, "new", previous)
         return True
 
-    async def switch_session(self, path: str) -> bool:
-        self._require_idle("switching sessions")
+    async def switch_session(self, path: str, *, abort_running: bool = False) -> bool:
+        """Open another session file; a path with no file yet starts a new session there (as Pi does).
+        False when a ``session_before_switch`` handler cancelled."""
+        if not abort_running:
+            self._require_idle("switching sessions")
+        target = Path(path).expanduser().resolve()
+        if await self._before_switch("resume", str(target)):
+            return False
+        await self._settle_before_switch(abort_running, "switching sessions")
         previous = self.store.session_file
-        await self.replace_store(SessionStore.open(path), "resume", previous)
+        if target.exists():
+            store = SessionStore.open(target)
+        else:
+            store = SessionStore.create(self.cwd, target.parent)
+            store.path = target
+        await self.replace_store(store, "resume", previous)
         return True
 
-    async def fork(self, entry_id: str) -> bool:
-        """A new session from the path up to ``entry_id``; from a user message: up to just before it."""
-        self._require_idle("forking")
-        previous = self.store.session_file
+    async def fork(
+        self,
+        entry_id: str,
+        *,
+        position: Literal["before", "at"] | None = None,
+        abort_running: bool = False,
+    ) -> bool:
+        """A new session from the path up to ``entry_id``; from a user message: up to just before it
+        (``position="at"``, a clone: up to and including the entry). False when a ``session_before_fork``
+        handler cancelled."""
+        if not abort_running:
+            self._require_idle("forking")
         entry = self.store.get_entry(entry_id)
         if entry is None:
             raise SessionError(f"No entry {entry_id} in this session.")
-        before_user = isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage)
+        before_user = (
+            isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage) and position != "at"
+        )
+        if await self._before_fork(entry_id, "before" if before_user else "at"):
+            return False
+        if (
+            (not before_user or entry.parent_id is not None)
+            and self.store.path is not None
+            and not self.store.file_exists
+        ):
+            raise SessionError(
+                "This session has not been saved yet. Wait for the first assistant response before cloning "
+                "or forking it."
+            )
+        await self._settle_before_switch(abort_running, "forking")
+        previous = self.store.session_file
         if before_user and entry.parent_id is None:  # forking before the very first message: an empty session
             directory = self.store.path.parent if self.store.path else None
             forked = (
@@ -1031,40 +1227,302 @@ class AgentSession:
         ]
         await self.start("reload")
 
-    async def run_user_bash(self, command: str, exclude_from_context: bool) -> BashExecutionMessage:
-        """``!cmd`` / ``!!cmd``: run a shell command and record it (``!!`` keeps it out of the context).
+    async def run_user_bash(
+        self,
+        command: str,
+        exclude_from_context: bool,
+        *,
+        request_id: str | None = None,
+        announce: bool = True,
+    ) -> BashExecutionMessage:
+        """``!cmd`` / ``!!cmd`` / RPC ``bash``: run a shell command and record it (``!!`` keeps it out of the
+        context). Output streams as ``bash_execution_update`` events; the result keeps the output as the
+        command printed it (tail-truncated like the bash tool, the whole of it in a temp file then).
 
         While a run is active the record waits until the run settles, so it never lands between a tool call
-        and its result. The command's process group is killed if the caller is cancelled or times out.
-        """
-        proc = await asyncio.create_subprocess_shell(
-            command,
+        and its result. ``abort_bash`` (or cancelling the caller) kills the command's process group; the
+        record then says ``cancelled``. ``announce=False`` (RPC, as Pi): the record is added without
+        ``message_start``/``message_end`` events."""
+        from caddie.tools.bash import command_env, get_shell_config
+        from caddie.tools.output import temp_output_path
+        from caddie.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
+
+        controller = AbortController()
+        self._bash_aborts.add(controller)
+        prefix = self.settings.shell_command_prefix
+        shell = get_shell_config(self.settings.shell_path)
+        chunks: list[str] = []
+        kept = 0
+        total = 0
+        spill_path: str | None = None
+        spill: Any = None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+        def take(data: bytes, final: bool = False) -> None:
+            nonlocal kept, total, spill_path, spill
+            total += len(data)
+            text = _sanitize_output(decoder.decode(data, final))
+            if not text:
+                return
+            if total > DEFAULT_MAX_BYTES and spill is None:
+                spill_path = temp_output_path("caddie-bash")
+                spill = open(  # noqa: SIM115 - closed below
+                    os.open(spill_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8"
+                )
+                spill.write("".join(chunks))
+            if spill is not None:
+                spill.write(text)
+            chunks.append(text)
+            kept += len(text)
+            while kept > DEFAULT_MAX_BYTES * 2 and len(chunks) > 1:
+                kept -= len(chunks.pop(0))
+            self._publish_soon(BashExecutionUpdateEvent(request_id, text))
+
+        proc = await asyncio.create_subprocess_exec(
+            shell.shell,
+            *shell.args,
+            f"{prefix}\n{command}" if prefix else command,
             cwd=self.cwd,
-            env=inherited_env(EnvPolicy.of(*self.settings.shell_env)),
+            env=command_env({}, EnvPolicy.of(*self.settings.shell_env)),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-        try:
-            out, _ = await proc.communicate()
-        except BaseException:
+
+        def kill() -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signals.SIGKILL)
+
+        remove = controller.signal.add_listener(kill)
+        try:
+            assert proc.stdout is not None
+            while data := await proc.stdout.read(65536):
+                take(data)
+            take(b"", final=True)
+            code = await proc.wait()
+        except BaseException:
+            kill()
             raise
-        text = out.decode("utf-8", "replace").rstrip("\n")
+        finally:
+            remove()
+            self._bash_aborts.discard(controller)
+            if spill is not None:
+                spill.close()
+        cancelled = controller.signal.aborted
+        full = "".join(chunks)
+        truncation = truncate_tail(full)
+        if truncation.truncated and spill_path is None:
+            spill_path = temp_output_path("caddie-bash")
+            fd = os.open(spill_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with open(fd, "w", encoding="utf-8") as f:
+                f.write(full)
         message = BashExecutionMessage(
-            command, text, proc.returncode, exclude_from_context=exclude_from_context or None
+            command,
+            truncation.content if truncation.truncated else full,
+            None if cancelled or code < 0 else code,
+            cancelled=cancelled,
+            truncated=truncation.truncated,
+            full_output_path=spill_path,
+            exclude_from_context=exclude_from_context or None,
         )
+        if not announce:
+            self._silent_bash.add(id(message))
         if self._run_active or self._starting:
             self._pending_bash.append(message)
         else:
             await self._record_bash(message)
         return message
 
+    def abort_bash(self) -> None:
+        """Kill every running user shell command (``!cmd``, RPC ``bash``)."""
+        for controller in list(self._bash_aborts):
+            controller.abort()
+
+    # ==============================================================================================
+    # Pi's session operations beyond prompting (RPC commands, keybindings)
+
+    @property
+    def is_compacting(self) -> bool:
+        return bool(self.compactor is not None and getattr(self.compactor, "is_compacting", False))
+
+    @property
+    def steering_mode(self) -> str:
+        return self.agent.steering.mode
+
+    @property
+    def follow_up_mode(self) -> str:
+        return self.agent.follow_ups.mode
+
+    def set_steering_mode(self, mode: str) -> None:
+        """``all`` or ``one-at-a-time`` (kept for this process; settings ``steeringMode`` sets the default)."""
+        if mode not in ("all", "one-at-a-time"):
+            raise SessionError(f"Unknown steering mode {mode!r}; use 'all' or 'one-at-a-time'.")
+        self.agent.steering.mode = "all" if mode == "all" else "one-at-a-time"
+        self.settings.data["steeringMode"] = mode
+
+    def set_follow_up_mode(self, mode: str) -> None:
+        if mode not in ("all", "one-at-a-time"):
+            raise SessionError(f"Unknown follow-up mode {mode!r}; use 'all' or 'one-at-a-time'.")
+        self.agent.follow_ups.mode = "all" if mode == "all" else "one-at-a-time"
+        self.settings.data["followUpMode"] = mode
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        return self.settings.compaction_enabled
+
+    def set_auto_compaction_enabled(self, enabled: bool) -> None:
+        block = self.settings.data.get("compaction")
+        self.settings.data["compaction"] = {**(block if isinstance(block, dict) else {}), "enabled": enabled}
+
+    @property
+    def auto_retry_enabled(self) -> bool:
+        return self.settings.retry_enabled
+
+    def set_auto_retry_enabled(self, enabled: bool) -> None:
+        block = self.settings.data.get("retry")
+        self.settings.data["retry"] = {**(block if isinstance(block, dict) else {}), "enabled": enabled}
+
+    def abort_retry(self) -> None:
+        """Cancel the wait before an automatic retry (the run then ends with the error)."""
+        if self._retry_abort is not None:
+            self._retry_abort.abort()
+
+    async def wait_until_run_ends(self) -> None:
+        """Until the current run (if any) has settled; unlike ``wait_for_idle`` it ignores extension work."""
+        while self._run_active or self._starting:
+            await self._run_done.wait()
+            if self._starting and self._run_done.is_set():
+                await asyncio.sleep(0.005)
+
+    async def abort_and_wait(self) -> None:
+        """Pi's ``abort()``: stop the run and return once it has ended."""
+        self.abort()
+        await self.wait_until_run_ends()
+
+    def available_thinking_levels(self) -> list[ThinkingLevel]:
+        """The levels the current model supports (``["off"]`` without reasoning); all without a model."""
+        if not self._has_model:
+            return list(THINKING_LEVELS)
+        return supported_thinking_levels(self.agent.state.model)
+
+    def cycle_thinking_level(self) -> ThinkingLevel | None:
+        """The next supported level (wrapping); None when the model does not reason."""
+        if not self._has_model or not self.agent.state.model.reasoning:
+            return None
+        levels = self.available_thinking_levels()
+        current = self.thinking_level
+        index = levels.index(current) if current in levels else -1
+        self.set_thinking_level(levels[(index + 1) % len(levels)])
+        return self.thinking_level
+
+    async def cycle_model(
+        self, direction: Literal["forward", "backward"] = "forward"
+    ) -> tuple[Model, ThinkingLevel, bool] | None:
+        """Switch to the next (or previous) model: among the scoped models (``--models``, settings
+        ``enabledModels``) if there are any, else among every available one. Returns (model, thinking level,
+        scoped), or None when there is nothing to cycle to."""
+        available = self.available_models()
+        keys = {(m.provider, m.id) for m in available}
+        scoped = [(m, t) for m, t in self.scoped_models if (m.provider, m.id) in keys]
+        candidates: list[tuple[Model, ThinkingLevel | None]] = scoped or (
+            [] if self.scoped_models else [(m, None) for m in available]
+        )
+        if len(candidates) <= 1:
+            return None
+        current = self.model
+        index = next(
+            (
+                i
+                for i, (m, _) in enumerate(candidates)
+                if current is not None and (m.provider, m.id) == (current.provider, current.id)
+            ),
+            0,
+        )
+        step = 1 if direction == "forward" else -1
+        model, level = candidates[(index + step) % len(candidates)]
+        previous = self.model
+        self.agent.state.model = model
+        self._has_model = True
+        self.store.append_model_change(model.provider, model.id)
+        self.set_thinking_level(level if level is not None else self._thinking_for_switch())
+        if previous is None or (previous.provider, previous.id) != (model.provider, model.id):
+            await self.runner.emit("model_select", ModelSelectEvent(model, previous, "cycle"))
+        return model, self.thinking_level, bool(scoped)
+
+    def _thinking_for_switch(self) -> str:
+        default = self.settings.default_thinking_level
+        return default if default in THINKING_LEVELS else self.thinking_level
+
+    def user_messages_for_forking(self) -> list[tuple[str, str]]:
+        """(entry id, text) of every user message in the session, in order (Pi's fork selector)."""
+        out: list[tuple[str, str]] = []
+        for entry in self.store.entries():
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+                text = text_of(entry.message.content)
+                if text:
+                    out.append((entry.id, text))
+        return out
+
+    def session_stats(self) -> dict[str, Any]:
+        """Pi's ``getSessionStats``: counts and token/cost totals over every entry of the session (history
+        that was compacted away and abandoned branches included), plus the current context usage."""
+        user = assistant = tool_results = total = tool_calls = 0
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        cost = 0.0
+
+        def add(usage: Any) -> None:
+            nonlocal cost
+            if usage is None:
+                return
+            tokens["input"] += usage.input
+            tokens["output"] += usage.output
+            tokens["cacheRead"] += usage.cache_read
+            tokens["cacheWrite"] += usage.cache_write
+            cost += usage.cost.total
+
+        for entry in self.store.entries():
+            if isinstance(entry, BranchSummaryEntry | CompactionEntry):
+                add(getattr(entry, "usage", None))
+            if not isinstance(entry, MessageEntry):
+                continue
+            total += 1
+            message = entry.message
+            if isinstance(message, UserMessage):
+                user += 1
+            elif isinstance(message, AssistantMessage):
+                assistant += 1
+                tool_calls += sum(1 for block in message.content if isinstance(block, ToolCall))
+                add(message.usage)
+            elif message.role == "toolResult":
+                tool_results += 1
+                add(getattr(message, "usage", None))
+        out: dict[str, Any] = {
+            "sessionFile": self.store.session_file,
+            "sessionId": self.store.session_id,
+            "userMessages": user,
+            "assistantMessages": assistant,
+            "toolCalls": tool_calls,
+            "toolResults": tool_results,
+            "totalMessages": total,
+            "tokens": {**tokens, "total": sum(tokens.values())},
+            "cost": cost,
+        }
+        usage = self.get_context_usage()
+        if usage is not None:
+            out["contextUsage"] = {
+                "tokens": usage.tokens,
+                "contextWindow": usage.context_window,
+                "percent": usage.percent,
+            }
+        return out
+
     async def _record_bash(self, message: BashExecutionMessage) -> None:
         self.agent.state.messages.append(message)
         self.store.append_message(message)
+        if id(message) in self._silent_bash:
+            self._silent_bash.discard(id(message))
+            return
         await self._publish(MessageStartEvent(message))
         await self._publish(MessageEndEvent(message))
 
@@ -1073,6 +1531,48 @@ class AgentSession:
         for message in pending:
             await self._record_bash(message)
 
+
+def supported_thinking_levels(model: Model) -> list[ThinkingLevel]:
+    """Pi's ``getSupportedThinkingLevels``: ``off`` only without reasoning; ``xhigh``/``max`` only when the
+    model's ``thinking_level_map`` names them; a level mapped to None is unsupported."""
+    if not model.reasoning:
+        return ["off"]
+    mapping = model.thinking_level_map or {}
+    out: list[ThinkingLevel] = []
+    for level in THINKING_LEVELS:
+        if level in mapping and mapping[level] is None:
+            continue
+        if level in ("xhigh", "max") and level not in mapping:
+            continue
+        out.append(level)
+    return out
+
+
+def clamp_thinking_level(model: Model, level: ThinkingLevel) -> ThinkingLevel:
+    """The supported level nearest to ``level``: the next higher one, else the next lower one."""
+    levels = supported_thinking_levels(model)
+    if level in levels:
+        return level
+    index = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+        if candidate in levels:
+            return candidate
+    return levels[0] if levels else "off"
+
+
+def _cancelled(result: Any) -> bool:
+    if isinstance(result, dict):
+        return result.get("cancel") is True
+    return getattr(result, "cancel", False) is True
+
+
+def _sanitize_output(text: str) -> str:
+    """What Pi shows of command output: no ANSI escapes, no carriage returns, no control bytes."""
+    text = _ANSI.sub("", text).replace("\r", "")
+    return "".join(c for c in text if c in "\n\t" or c >= " " or c == "\x1b")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 _EXTENSION_AGENT_EVENTS = frozenset(
     {

@@ -108,5 +108,7 @@ def build_system_prompt(
         prompt += "</project_context>\n"
     if "read" in names:
         prompt += format_skills_for_prompt(skills)
+    if custom_prompt:  # Pi's custom prompt ends with the directory line and a newline, and has no date
+        return prompt + f"\nCurrent working directory: {cwd.replace(chr(92), '/')}\n"
     prompt += f"\nCurrent date: {day}\nCurrent working directory: {cwd.replace(chr(92), '/')}"
     return prompt

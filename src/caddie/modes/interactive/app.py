@@ -144,6 +144,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         Binding("ctrl+o", "toggle_tools", show=False),
         Binding("ctrl+t", "toggle_thinking", show=False),
         Binding("ctrl+l", "pick_model", show=False),
+        Binding("ctrl+p", "cycle_model('forward')", show=False, priority=True),
+        Binding("ctrl+shift+p", "cycle_model('backward')", show=False, priority=True),
         Binding("ctrl+q", "quit", show=False),
     ]
 
@@ -718,6 +720,19 @@ class CaddieApp(App[int], inherit_bindings=False):
         session.set_thinking_level(following)
         self._refresh_footer()
         self.notify(f"Thinking: {session.thinking_level}", timeout=1.5)
+
+    async def action_cycle_model(self, direction: str = "forward") -> None:
+        """Ctrl+P / Shift+Ctrl+P: the next / previous model (the ``--models`` scope, else every model)."""
+        session = self.session
+        if session is None or self._modal() is not None:
+            return
+        result = await session.cycle_model("backward" if direction == "backward" else "forward")
+        if result is None:
+            self.notify("No other model to switch to (set --models or enabledModels).", timeout=2)
+            return
+        model, level, _scoped = result
+        self._refresh_footer()
+        self.notify(f"Model: {model.ref}" + (f" · thinking {level}" if level != "off" else ""), timeout=1.5)
 
     async def action_quit(self) -> None:
         self.request_quit()
