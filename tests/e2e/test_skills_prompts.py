@@ -130,8 +130,13 @@ def test_rpc_prompt_expands_templates_and_lists_them_with_skills(caddie: Caddie)
     try:
         send({"id": "1", "type": "get_commands"})
         commands = read_until(lambda o: o.get("id") == "1")["data"]["commands"]
-        assert {"name": "fix", "description": "Fix", "source": "prompt"} in commands
-        assert {"name": "skill:debug", "description": "Debugging steps.", "source": "skill"} in commands
+        by_name = {c["name"]: c for c in commands}
+        fix, debug = by_name["fix"], by_name["skill:debug"]
+        assert (fix["description"], fix["source"]) == ("Fix", "prompt")
+        assert (debug["description"], debug["source"]) == ("Debugging steps.", "skill")
+        assert fix["sourceInfo"]["path"] == str(agent / "prompts" / "fix.md")
+        assert debug["sourceInfo"]["path"] == str(agent / "skills" / "debug" / "SKILL.md")
+        assert fix["sourceInfo"]["scope"] == "user"
         send({"id": "2", "type": "prompt", "message": '/fix "src/a b.py"'})
         read_until(lambda o: o.get("type") == "agent_settled")
         assert (
