@@ -12,6 +12,12 @@ Durability rules:
 - A file whose last line was torn by a crash opens with that line skipped and a warning; a newline is added
   so the next entry starts on a fresh line. Nothing before the torn line is lost.
 - A corrupt line anywhere else is an error naming the file and the line number.
+
+Integrity: an entry id used twice, an entry that names itself as parent, and a parent link that points
+forward in the file (the only way to make a cycle: parents are always written before their children) are
+reported on load by file and line (``warnings``). The tree is then read the way it was written: an entry's
+parent is the nearest entry *above* it with that id, and a forward or self link makes the entry a root. Every
+parent is thus earlier in the file than its child, so every walk (branch, tree, context, export) ends.
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ from caddie.ai.messages import (
 from caddie.config.paths import sessions_root
 from caddie.session.context import (
     SessionContext,
-    branch_path,
     build_session_context,
     context_entries_of_path,
 )
@@ -123,6 +128,11 @@ class SessionStore:
         self.warnings: list[str] = warnings or []
         self._entries: list[SessionEntry] = []
         self._by_id: dict[str, SessionEntry] = {}
+        """Id → the last entry with that id (as Pi's lookup)."""
+        self._pos: dict[str, int] = {}
+        """Id → index in ``_entries`` of the last entry with that id."""
+        self._parent_index: list[int] = []
+        """Per entry: the index of its parent (always smaller than its own), -1 for a root."""
         self._labels: dict[str, str] = {}
         self._label_times: dict[str, str] = {}
         self._leaf_id: str | None = None
@@ -229,7 +239,12 @@ class SessionStore:
             return []
         if start == self._path_leaf:
             return list(self._path)
-        path = branch_path(self._by_id, start, self._entries)
+        index = self._pos.get(start, len(self._entries) - 1)  # an unknown id: the last entry, as Pi does
+        path: list[SessionEntry] = []
+        while index >= 0:  # parents are always earlier: this ends
+            path.append(self._entries[index])
+            index = self._parent_index[index]
+        path.reverse()
         if from_id is None:
             self._path_leaf, self._path = start, list(path)
         return path
@@ -251,13 +266,12 @@ class SessionStore:
         return None
 
     def tree(self) -> list[TreeNode]:
-        """Root nodes (normally one) with children sorted oldest first; orphans become roots."""
-        nodes = {e.id: TreeNode(e, label=self._labels.get(e.id)) for e in self._entries}
+        """Root nodes (normally one) with children sorted oldest first; orphans become roots. Every entry is
+        in it exactly once, duplicated ids included."""
+        nodes = [TreeNode(e, label=self._labels.get(e.id)) for e in self._entries]
         roots: list[TreeNode] = []
-        for entry in self._entries:
-            node = nodes[entry.id]
-            parent = nodes.get(entry.parent_id) if entry.parent_id and entry.parent_id != entry.id else None
-            (parent.children if parent else roots).append(node)
+        for node, parent in zip(nodes, self._parent_index, strict=True):
+            (nodes[parent].children if parent >= 0 else roots).append(node)
         stack = list(roots)
         while stack:
             node = stack.pop()
@@ -396,6 +410,9 @@ class SessionStore:
     # Internals
 
     def _index(self, entry: SessionEntry) -> None:
+        parent = self._pos.get(entry.parent_id, -1) if entry.parent_id is not None else -1
+        self._parent_index.append(parent)
+        self._pos[entry.id] = len(self._entries)
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         if self._path_leaf is not None and entry.parent_id == self._path_leaf:
@@ -525,6 +542,7 @@ def _load_file(
 
     migrated = header.version < CURRENT_SESSION_VERSION
     entries: list[SessionEntry] = []
+    lines: list[int] = []
     repaired = False
     gc_was_enabled = gc.isenabled()
     gc.disable()  # hundreds of thousands of acyclic objects: collection passes would only cost time
@@ -549,6 +567,7 @@ def _load_file(
             for lineno, obj in _migrate(objects, header.version):
                 try:
                     entries.append(entry_from_json(obj))
+                    lines.append(lineno)
                 except EntryFormatError as e:
                     raise SessionFileError(f"{file}:{lineno}: {e}") from None
             header.version = CURRENT_SESSION_VERSION
@@ -572,6 +591,7 @@ def _load_file(
                 if isinstance(entry, SessionHeader):
                     raise SessionFileError(f"{file}:{index + 1}: a second session header")
                 entries.append(entry)
+                lines.append(index + 1)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -587,7 +607,45 @@ def _load_file(
             _append_bytes(file, b"\n")  # a complete last line without its newline: keep it, end it
     except OSError as e:
         warnings.append(f"{file}: could not repair the file ({e.strerror or e}); it is used as it is")
+    warnings += integrity_warnings(file, entries, lines)
     return header, entries, warnings, migrated
+
+
+MAX_INTEGRITY_WARNINGS = 10
+
+
+def integrity_warnings(file: Path, entries: list[SessionEntry], lines: list[int]) -> list[str]:
+    """Duplicate ids, self parents and forward parent links (cycles), one line each, by file and line."""
+    first: dict[str, int] | None = None  # id → first line, built only when a parent link needs it
+    seen: dict[str, int] = {}
+    found: list[str] = []
+    for entry, line in zip(entries, lines, strict=True):
+        parent = entry.parent_id
+        if parent is not None and parent not in seen:
+            if parent == entry.id:
+                found.append(
+                    f"{file}:{line}: entry {entry.id} names itself as its parent; it is shown as a root"
+                )
+            else:
+                if first is None:
+                    first = {}
+                    for e, n in zip(entries, lines, strict=True):
+                        first.setdefault(e.id, n)
+                if parent in first:
+                    found.append(
+                        f"{file}:{line}: entry {entry.id} names {parent} as its parent, which only comes "
+                        f"later (line {first[parent]}): a cycle; it is shown as a root"
+                    )
+        if entry.id in seen:
+            found.append(
+                f"{file}:{line}: entry id {entry.id} is used again (already on line {seen[entry.id]}); "
+                "each entry's parent is taken to be the nearest entry above it with that id"
+            )
+        seen[entry.id] = line
+    if len(found) > MAX_INTEGRITY_WARNINGS:
+        more = len(found) - MAX_INTEGRITY_WARNINGS
+        found = [*found[:MAX_INTEGRITY_WARNINGS], f"{file}: … and {more} more problems like these"]
+    return found
 
 
 def _torn_warning(file: Path, index: int) -> str:
