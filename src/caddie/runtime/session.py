@@ -218,6 +218,8 @@ class AgentSession:
         for ext in self._extensions:
             if ext.api is not None:
                 ext.api.bind(None)
+        if self._closing:
+            self.store.close()  # the session file's write lock
 
     # ==============================================================================================
     # Observation
@@ -840,6 +842,8 @@ class AgentSession:
         """
         self._require_idle("switching sessions")
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, store.session_file))
+        if store is not self.store:
+            self.store.close()  # the old file's write lock (shared, so reopening the same file keeps it)
         self.store = store
         self.agent.steering.clear()
         self.agent.follow_ups.clear()

@@ -13,6 +13,14 @@ Durability rules:
   so the next entry starts on a fresh line. Nothing before the torn line is lost.
 - A corrupt line anywhere else is an error naming the file and the line number.
 
+Locking: a process that writes a session holds an exclusive advisory lock (``flock``) on its file for as
+long as the store is open (``close()``, or the process ending, releases it). ``open()`` takes the lock
+*before* it reads, so a torn tail is only ever repaired by the one writer — never cut off under another
+process that is still writing it. A second writer is refused with ``SessionLockedError``, naming the
+process that holds the lock. Read-only opens (``repair=False``: ``session show``, ``context``, ``export``,
+``tree``) take no lock and change nothing. Within one process the lock is shared, so reopening a file the
+process already writes works.
+
 Integrity: an entry id used twice, an entry that names itself as parent, and a parent link that points
 forward in the file (the only way to make a cycle: parents are always written before their children) are
 reported on load by file and line (``warnings``). The tree is then read the way it was written: an entry's
@@ -23,9 +31,12 @@ parent is thus earlier in the file than its child, so every walk (branch, tree, 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import gc
 import json
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +81,128 @@ _json_decode = json.JSONDecoder().decode
 
 class SessionFileError(Exception):
     """A session file that cannot be used; the message names the file (and line) and what is wrong."""
+
+
+class SessionLockedError(SessionFileError):
+    """Another process writes this session; the message names it and what to do instead."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Locks
+
+
+@dataclass(slots=True)
+class _Lock:
+    """An exclusive ``flock`` on one session file, shared by every store of this process on that file."""
+
+    fd: int
+    key: tuple[int, int]
+    users: int = 1
+
+
+_LOCKS: dict[tuple[int, int], _Lock] = {}
+
+
+def _lock_key(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def lock_holder(file: Path) -> str | None:
+    """``pid N: command`` of the process holding a ``flock`` on ``file`` (Linux ``/proc/locks``), if known."""
+    try:
+        inode = os.stat(file).st_ino
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            rows = f.read().splitlines()
+    except OSError:
+        return None
+    for row in rows:
+        fields = row.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        pid, where = fields[4], fields[5]
+        if where.rsplit(":", 1)[-1] != str(inode) or not pid.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return f"pid {pid}"
+        command = " ".join(" ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0")).split())
+        if len(command) > 100:
+            command = command[:99] + "…"
+        return f"pid {pid}: {command}" if command else f"pid {pid}"
+    return None
+
+
+def _locked_message(file: Path) -> str:
+    holder = lock_holder(file)
+    who = f"another process ({holder})" if holder else "another process"
+    return (
+        f"{file} is being written by {who}; only one caddie can write a session at a time. "
+        f"Wait for it to finish, or look without writing: caddie session show {file}"
+    )
+
+
+def _acquire(file: Path, warnings: list[str]) -> _Lock | None:
+    """Lock ``file`` for writing (or share this process's lock on it). None when the file cannot be opened
+    (loading it reports why) or the file system has no locks (a warning says so)."""
+    for _ in range(5):
+        try:
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            key = _lock_key(os.fstat(fd))
+            held = _LOCKS.get(key)
+            if held is not None:
+                os.close(fd)
+                held.users += 1
+                return held
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise SessionLockedError(_locked_message(file)) from None
+                warnings.append(
+                    f"{file}: could not lock the file ({e.strerror or e}); another caddie writing it at the "
+                    "same time would not be noticed"
+                )
+                os.close(fd)
+                return None
+            try:
+                current = _lock_key(os.stat(file))
+            except OSError:
+                current = None
+            if current != key:  # replaced while we waited (another writer's migration): lock the new one
+                os.close(fd)
+                continue
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        lock = _Lock(fd, key)
+        _LOCKS[key] = lock
+        return lock
+    raise SessionLockedError(_locked_message(file))
+
+
+def _adopt(fd: int) -> _Lock | None:
+    """Lock a file this process just created (its name is new, so nobody else can hold it). None when the
+    file system has no locks."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return None
+    lock = _Lock(fd, _lock_key(os.fstat(fd)))
+    _LOCKS[lock.key] = lock
+    return lock
+
+
+def _release(lock: _Lock) -> None:
+    lock.users -= 1
+    if lock.users <= 0 and _LOCKS.get(lock.key) is lock:
+        del _LOCKS[lock.key]
+        with contextlib.suppress(OSError):
+            os.close(lock.fd)  # closing the last descriptor releases the flock
 
 
 def encode_cwd(cwd: str | Path) -> str:
@@ -142,6 +275,8 @@ class SessionStore:
         # every inference does not walk the whole tree; any other leaf move drops it.
         self._path_leaf: str | None = None
         self._path: list[SessionEntry] = []
+        self._lock: _Lock | None = None
+        self._unlock: weakref.finalize[Any, SessionStore] | None = None
         for entry in entries or ():
             self._index(entry)
 
@@ -176,14 +311,40 @@ class SessionStore:
         """Open an existing file. v1/v2 files are migrated to v3 and rewritten, and a torn last line is moved
         aside, as Pi does; with ``repair=False`` (read-only views) both happen in memory only."""
         file = Path(path).expanduser().resolve()
-        header, entries, warnings, migrated = _load_file(file, repair=repair)
-        store = cls(header, file, entries, flushed=True, warnings=warnings)
+        notes: list[str] = []
+        lock = _acquire(file, notes) if repair else None  # before reading: repairs happen only under it
+        try:
+            header, entries, warnings, migrated = _load_file(file, repair=repair)
+        except BaseException:
+            if lock is not None:
+                _release(lock)
+            raise
+        store = cls(header, file, entries, flushed=True, warnings=[*notes, *warnings])
+        if lock is not None:
+            store._hold(lock)
         if migrated and repair:
             try:
                 store._rewrite()
             except OSError as e:
                 store.warnings.append(f"{file}: could not save the migrated session ({e.strerror or e})")
         return store
+
+    def close(self) -> None:
+        """Release the write lock (if this store holds one). The store stays readable; appending again
+        is not guarded by the lock."""
+        if self._unlock is not None:
+            self._unlock()
+        self._unlock, self._lock = None, None
+
+    @property
+    def locked(self) -> bool:
+        """This store holds the write lock on its file."""
+        return self._lock is not None
+
+    def _hold(self, lock: _Lock) -> None:
+        self.close()
+        self._lock = lock
+        self._unlock = weakref.finalize(self, _release, lock)
 
     @classmethod
     def continue_recent(cls, cwd: str | Path, session_dir: str | Path | None = None) -> SessionStore:
@@ -451,13 +612,20 @@ class SessionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in entries)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        lock = _adopt(fd)  # held from the first byte on, for the store's life
         try:
             _write_all(fd, data)
         except BaseException:
-            os.close(fd)
+            if lock is not None:
+                _release(lock)
+            else:
+                os.close(fd)
             self.path.unlink(missing_ok=True)
             raise
-        os.close(fd)
+        if lock is not None:
+            self._hold(lock)
+        else:
+            os.close(fd)
         self._flushed = True
 
     def _rewrite(self) -> None:
@@ -465,8 +633,25 @@ class SessionStore:
         assert self.path is not None
         data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in self._entries)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, self.path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the new file is locked before it takes the name
+            _write_all(fd, data)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        lock = self._lock
+        if lock is not None and _LOCKS.get(lock.key) is lock:  # move this process's lock to the new file
+            del _LOCKS[lock.key]
+            with contextlib.suppress(OSError):
+                os.close(lock.fd)
+            lock.fd, lock.key = fd, _lock_key(os.fstat(fd))
+            _LOCKS[lock.key] = lock
+        else:
+            os.close(fd)
         self._flushed = True
 
 
