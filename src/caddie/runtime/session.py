@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import signal as signals
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -154,6 +155,7 @@ class AgentSession:
         self._outbox_flush: asyncio.Task[None] | None = None
         self._pending_bash: list[BashExecutionMessage] = []
         self.exit_code: int | None = None
+        self._announced: weakref.WeakSet[SessionStore] = weakref.WeakSet()
 
         self.runner = ExtensionRunner(self._extensions, self.context, self._on_extension_error)
         extension_tools = [t.name for t in self.runner.tools()]
@@ -193,8 +195,22 @@ class AgentSession:
             if ext.api is not None:
                 ext.api.bind(self)
         self._bound = True
+        await self._announce_store_warnings()
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_session_file))
         self._rebuild_system_prompt()
+
+    def take_store_warnings(self) -> list[str]:
+        """What the store found wrong with its file (a torn line, duplicate ids, a failed repair), once per
+        store: a mode that shows them itself (print and json: stderr) takes them before ``start``."""
+        if self.store in self._announced:
+            return []
+        self._announced.add(self.store)
+        return list(self.store.warnings)
+
+    async def _announce_store_warnings(self) -> None:
+        """Every mode renders ``NoticeEvent`` (rpc: a ``notice`` event, the TUI: a toast)."""
+        for warning in self.take_store_warnings():
+            await self._publish(NoticeEvent(warning, "warning"))
 
     async def shutdown(
         self,
@@ -866,6 +882,7 @@ class AgentSession:
             self.agent.state.thinking_level = next(
                 (t for t in THINKING_LEVELS if t == restored.thinking_level), self.agent.state.thinking_level
             )
+        await self._announce_store_warnings()
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_file))
         self._rebuild_system_prompt()
 
