@@ -156,6 +156,7 @@ class AgentSession:
         self._pending_bash: list[BashExecutionMessage] = []
         self.exit_code: int | None = None
         self._announced: weakref.WeakSet[SessionStore] = weakref.WeakSet()
+        self._compacted_after: CompletedTurn | None = None
 
         self.runner = ExtensionRunner(self._extensions, self.context, self._on_extension_error)
         extension_tools = [t.name for t in self.runner.tools()]
@@ -452,7 +453,13 @@ class AgentSession:
         self._publish_soon(ExtensionEvent(name, data))
 
     def stop_after_turn(self) -> None:
-        self._stop_after_turn = True
+        if self._run_active:
+            self._stop_after_turn = True
+
+    @property
+    def stop_requested(self) -> bool:
+        """An extension asked the current run to end (``stop_after_turn``): make no further model call."""
+        return self._run_active and self._stop_after_turn
 
     def get_flag(self, name: str) -> str | bool | None:
         return self.options.flags.get(name)
@@ -603,6 +610,7 @@ class AgentSession:
             self._system_prompt_override = None
             self.agent.state.system_prompt = self._system_prompt
             self._run_active = False
+            self._stop_after_turn = False
             await self._flush_pending_bash()
             await self.runner.emit("agent_settled", AgentSettledEvent())
             await self._publish(AgentSettledEvent())
@@ -662,11 +670,18 @@ class AgentSession:
                 self._retry_attempt = 0
         if self.compactor is not None and last is not None and last.stop_reason != "aborted":
             decision = await self.compactor.after_run(self, last)
-            if decision == "retry":
+            if decision == "retry" and not self._stop_after_turn:
                 return True
         if self._stop_after_turn:
+            self._drop_extension_messages()
             return False
         return self.agent.has_queued_messages()
+
+    def _drop_extension_messages(self) -> None:
+        """A stopped run takes the messages extensions queued for it along (a goal's continuation queued
+        before a compaction used up its budget); the user's own queued messages stay queued."""
+        for queue in (self.agent.steering, self.agent.follow_ups):
+            queue.messages = [m for m in queue.messages if not isinstance(m, CustomMessage)]
 
     def abort(self) -> None:
         """Stop the current run (streaming reply ends ``aborted``, running tools get the signal)."""
@@ -747,7 +762,7 @@ class AgentSession:
     async def _prepare_next_turn(self, turn: CompletedTurn) -> NextTurn | None:
         tools = self.active_tools()
         prompt = self._system_prompt_override or self._system_prompt
-        if self.compactor is not None:
+        if self.compactor is not None and self._compacted_after is not turn:
             await self.compactor.between_turns(self, turn)
         state = self.agent.state
         # A model or thinking level changed during the run (an extension, /model) applies from the next turn.
@@ -759,6 +774,15 @@ class AgentSession:
         return nxt
 
     async def _should_stop_after_turn(self, turn: CompletedTurn) -> bool:
+        # A turn the loop will follow with another (tool results, queued messages) is compacted here, before
+        # the loop decides to go on: a summary that ends the run (a goal budget) then stops it in time.
+        if (
+            self.compactor is not None
+            and not self._stop_after_turn
+            and (turn.tool_results or self.agent.has_queued_messages())
+        ):
+            self._compacted_after = turn
+            await self.compactor.between_turns(self, turn)
         return self._stop_after_turn
 
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
