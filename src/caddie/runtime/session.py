@@ -81,7 +81,7 @@ from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_pro
 from caddie.runtime.ui import HeadlessUI
 from caddie.session.context import SessionContext as StoredContext
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
-from caddie.session.store import SessionStore
+from caddie.session.store import SessionFileError, SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
 
 log = logging.getLogger("caddie.session")
@@ -925,7 +925,11 @@ class AgentSession:
     async def switch_session(self, path: str) -> bool:
         self._require_idle("switching sessions")
         previous = self.store.session_file
-        await self.replace_store(SessionStore.open(path), "resume", previous)
+        try:
+            store = SessionStore.open(path)
+        except SessionFileError as e:  # e.g. another process writes it: one line for the user
+            raise SessionError(str(e)) from None
+        await self.replace_store(store, "resume", previous)
         return True
 
     async def fork(self, entry_id: str) -> bool:
