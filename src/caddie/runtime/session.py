@@ -636,6 +636,7 @@ class AgentSession:
                 self.settings.retry_enabled
                 and ai_errors.is_retryable(last, context_window)
                 and self._retry_attempt < self.settings.retry_max_retries
+                and not self._stop_after_turn
             ):
                 self._retry_attempt += 1
                 delay = ai_errors.retry_delay_ms(
@@ -822,6 +823,7 @@ class AgentSession:
             and not ai_errors.is_context_overflow(last, window)
             and ai_errors.is_retryable(last, window)
             and self._retry_attempt < self.settings.retry_max_retries
+            and not self._stop_after_turn
         )
 
     def _dequeue_display(self, message: UserMessage) -> None:
