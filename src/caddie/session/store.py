@@ -635,7 +635,8 @@ class SessionStore:
         tmp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the new file is locked before it takes the name
+            with contextlib.suppress(OSError):  # (a file system without locks: the rewrite still happens)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before it takes the name
             _write_all(fd, data)
             os.replace(tmp, self.path)
         except BaseException:
