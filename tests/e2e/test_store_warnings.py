@@ -112,3 +112,27 @@ async def test_the_tui_shows_each_warning_once_as_a_notice(tmp_path: Path) -> No
         await pilot.pause()
     assert sum(TORN in t for t in toasts) == 1 and sum(DUPLICATE in t for t in toasts) == 1
     assert seen == []
+
+
+def test_read_only_views_show_the_findings_and_never_repair(tmp_path: Path) -> None:
+    path = damaged_session(tmp_path, tmp_path)
+    before = path.read_bytes()
+    for view in (
+        ["session", "show"],
+        ["session", "tree"],
+        ["context"],
+        ["export", "-o", str(tmp_path / "p.html")],
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "caddie", *view[:2], str(path), *view[2:]]
+            if view[0] == "session"
+            else [sys.executable, "-m", "caddie", view[0], str(path), *view[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.count(TORN) == 1, (view, result.stderr)
+        assert path.read_bytes() == before, view  # the torn tail is still there: only the writer repairs
+        assert not path.with_name(path.name + ".torn").exists()
