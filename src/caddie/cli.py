@@ -381,9 +381,11 @@ async def _run_main(argv: list[str]) -> int:
     except SetupError as e:
         raise CliError(str(e)) from None
     _log_to_stderr()
-    for warning in build.warnings:
-        print(f"caddie: warning: {warning}", file=sys.stderr)
     session = build.session
+    # print/json: the store's findings go to stderr with the rest; rpc gets them as notice events at start
+    found = session.take_store_warnings() if mode != "rpc" else []
+    for warning in [*build.warnings, *found]:
+        print(f"caddie: warning: {warning}", file=sys.stderr)
     from caddie.runtime.compaction import attach_compaction
 
     attach_compaction(session)

@@ -60,7 +60,8 @@ def test_untrusted_projects_cannot_set_code_running_keys(tmp_path: Path) -> None
     assert untrusted.shell_path is None and untrusted.extensions == [] and untrusted.retry_max_retries == 1
     assert "ignored extensions, shellPath because this project is not trusted" in untrusted.warnings[0]
     trusted = load_settings(tmp_path, project_trusted=True)
-    assert trusted.shell_path == "/evil" and trusted.extensions == ["x.py"]
+    assert trusted.shell_path == "/evil"
+    assert trusted.extensions == [str(tmp_path.absolute() / ".caddie" / "x.py")]  # relative to .caddie/
 
 
 def test_trust_decisions_are_remembered_per_project(tmp_path: Path) -> None:

@@ -3,6 +3,12 @@
 Objects merge key by key; arrays, strings, numbers and null replace. A file that is missing is empty; a file
 that is not valid JSON is reported once (as a warning the caller shows) and treated as empty, so a typo in
 settings never stops the agent from starting.
+
+Paths are resolved where they are written, before merging (``PATH_KEYS``): a relative path in the global
+file is relative to that file's folder (``~/.caddie/agent``), one in the project file to the project's
+``.caddie/`` — never to the directory caddie happens to run in, so a project cannot slip a file into a path
+the user's own settings name. ``~`` is expanded. An untrusted project may not point ``sessionDir`` outside
+itself (the key is ignored with a warning): session files hold prompts, tool output and secrets.
 """
 
 from __future__ import annotations
@@ -191,6 +197,40 @@ class Settings:
 SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix", "shellEnv")
 """Project settings that can run code: used only for trusted projects."""
 
+PATH_KEYS = ("extensions", "sessionDir", "shellPath", "mulligan.log.file")
+"""Settings whose values are paths (``extensions`` is a list of them), resolved against their file's folder."""
+
+
+def _resolve(value: str, base: Path) -> str:
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def resolve_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A copy of one settings file's object with every relative path in ``PATH_KEYS`` made absolute against
+    ``base``; values of the wrong type are left alone (the typed accessors ignore them)."""
+    out = copy.deepcopy(data)
+    for dotted in PATH_KEYS:
+        *parents, key = dotted.split(".")
+        node: Any = out
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or key not in node:
+            continue
+        value = node[key]
+        if isinstance(value, str) and value:
+            node[key] = _resolve(value, base)
+        elif isinstance(value, list):
+            node[key] = [_resolve(v, base) if isinstance(v, str) and v else v for v in value]
+    return out
+
+
+def _inside(path: str, root: Path) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
 
 def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings:
     """Read and merge the global and the project settings file.
@@ -198,13 +238,16 @@ def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings
     Project settings always apply, except the keys in ``SENSITIVE_PROJECT_KEYS`` when the project is not
     trusted (a cloned repository must not be able to run code just by being opened).
     """
-    global_path = agent_dir() / "settings.json"
-    project_path = project_dir(cwd) / "settings.json"
+    root = Path(cwd).expanduser().absolute()
+    global_path = agent_dir().expanduser().absolute() / "settings.json"
+    project_path = project_dir(root) / "settings.json"
     data, warn = read_json_object(global_path)
     warnings = [warn] if warn else []
+    data = resolve_paths(data, global_path.parent)
     project, warn = read_json_object(project_path)
     if warn:
         warnings.append(warn)
+    project = resolve_paths(project, project_path.parent)
     if not project_trusted:
         skipped = [k for k in SENSITIVE_PROJECT_KEYS if k in project]
         if skipped:
@@ -212,5 +255,12 @@ def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings
             warnings.append(
                 f"{project_path}: ignored {', '.join(skipped)} because this project is not trusted "
                 "(run with --trust to allow it)"
+            )
+        session_dir = project.get("sessionDir")
+        if isinstance(session_dir, str) and not _inside(session_dir, root):
+            del project["sessionDir"]
+            warnings.append(
+                f"{project_path}: ignored sessionDir {session_dir} because it is outside the project and "
+                "this project is not trusted (run with --trust to allow it)"
             )
     return Settings(deep_merge(data, project), warnings, global_path, project_path)

@@ -152,6 +152,7 @@ __all__ = [
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
+    "SummaryUsageEvent",
     "TextContent",
     "ThinkingContent",
     "ThinkingLevelChangeEntry",
@@ -436,6 +437,22 @@ class SessionTreeEvent:
 
 
 @dataclass(slots=True)
+class SummaryUsageEvent:
+    """A model call caddie made outside the agent loop to write a summary — a compaction (``compaction``),
+    the prefix of a split turn (``turn_prefix``), a branch summary (``branch_summary``) — and what it cost.
+    Sent after every such call, retries and failures included, so everything a session spends on the model
+    reaches extensions (the goal budget counts it). A summary an extension supplies itself (through
+    ``session_before_compact``) is not reported: that extension made the call."""
+
+    kind: Literal["compaction", "turn_prefix", "branch_summary"]
+    usage: Usage
+    provider: str
+    model: str
+    stop_reason: str
+    type: Literal["summary_usage"] = "summary_usage"
+
+
+@dataclass(slots=True)
 class ModelSelectEvent:
     model: Model
     previous_model: Model | None
@@ -468,6 +485,7 @@ EventName: TypeAlias = Literal[
     "session_before_compact",
     "session_compact",
     "session_tree",
+    "summary_usage",
     "input",
     "before_agent_start",
     "agent_start",
@@ -632,7 +650,10 @@ class ExtensionContext(Protocol):
     def shutdown(self) -> None: ...
 
     def stop_after_turn(self) -> None:
-        """End the current run once this turn's tools finish: no further model request is made."""
+        """End the current run once this turn's tools finish: no further model request is made — no next
+        turn, no compaction summary still to write, no retry. Messages extensions queued for the run
+        (``send_message`` follow-ups and steering) are dropped with it; the user's own queued messages stay.
+        Outside a run it does nothing."""
         ...
 
 

@@ -16,6 +16,7 @@ clear line and the other extensions still load: a broken extension never takes t
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import importlib.metadata
@@ -29,7 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from caddie.extensions.api import EventBus, ExtensionAPI
-from caddie.extensions.runner import Extension, call_handler
+from caddie.extensions.runner import Extension, ExtensionExit, call_handler
 from caddie.resources.packages import InstalledPackage, is_managed_site
 
 BUNDLED = ("mulligan", "goal")
@@ -217,10 +218,15 @@ async def load_extensions(sources: list[ExtensionSource]) -> LoadResult:
                 f"{source.label or 'extension ' + source.path}: syntax error at line {e.lineno}: {e.msg}"
             )
             continue
-        except (Exception, SystemExit) as e:  # an extension must never take the agent down
-            result.errors.append(
-                f"{source.label or 'extension ' + source.path} failed to load: {type(e).__name__}: {e}"
-            )
+        except BaseException as e:  # an extension must never take the agent down (sys.exit() included)
+            if isinstance(e, asyncio.CancelledError):
+                raise
+            if isinstance(e, ExtensionExit):
+                result.errors.append(f"{source.label or 'extension ' + source.path} failed to load: {e}")
+            else:
+                result.errors.append(
+                    f"{source.label or 'extension ' + source.path} failed to load: {type(e).__name__}: {e}"
+                )
             continue
         result.extensions.append(extension)
     return result

@@ -2,10 +2,18 @@
 
 A handler that raises is reported through ``on_error`` and skipped, and the next one runs — except for
 ``tool_call``, where an exception blocks that tool call (its message becomes the model's error text).
+
+Containment covers ``BaseException`` too: ``sys.exit()``, ``KeyboardInterrupt`` or any other
+``BaseException`` raised by extension code (a handler, a command, ``register``, a tool's ``execute`` or
+``prepare_arguments``) is turned into ``ExtensionExit``, an ordinary exception, so it is reported and the run
+goes on like after any other failure. Only ``asyncio.CancelledError`` (and ``GeneratorExit``) pass through:
+they are how caddie itself cancels work.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import inspect
 import logging
 import traceback
@@ -78,11 +86,64 @@ class ExtensionError:
     stack: str | None = None
 
 
+class ExtensionExit(Exception):
+    """Extension code raised ``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException``; contained
+    like any other failure (the original is the ``__cause__``)."""
+
+
+def _escaping(err: BaseException) -> bool:
+    """A ``BaseException`` that must not leave extension code (everything but cancellation)."""
+    return not isinstance(err, Exception | asyncio.CancelledError | GeneratorExit)
+
+
+def contained(err: BaseException) -> ExtensionExit:
+    if isinstance(err, SystemExit):
+        code = err.code
+        text = f"SystemExit: the extension called sys.exit({'' if code is None else repr(code)})"
+    else:
+        text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    return ExtensionExit(text)
+
+
 async def call_handler(handler: Callable[..., Any], *args: Any) -> Any:
-    result = handler(*args)
-    if inspect.isawaitable(result):
-        result = await result
+    """Call a sync or async extension function; a ``BaseException`` it raises becomes ``ExtensionExit``."""
+    try:
+        result = handler(*args)
+        if inspect.isawaitable(result):
+            result = await result
+    except BaseException as e:
+        if _escaping(e):
+            raise contained(e) from e
+        raise
     return result
+
+
+def _contain_sync(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            if _escaping(e):
+                raise contained(e) from e
+            raise
+        if inspect.isawaitable(result):
+            return call_handler(lambda: result)
+        return result
+
+    wrapper.__caddie_contained__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def contain_tool(tool: ToolDefinition) -> ToolDefinition:
+    """Make an extension tool's ``execute`` and ``prepare_arguments`` contain ``BaseException``s (in place,
+    once), so ``sys.exit()`` in a tool becomes the model's error result instead of ending caddie."""
+    if not getattr(tool.execute, "__caddie_contained__", False):
+        tool.execute = _contain_sync(tool.execute)
+    prepare = tool.prepare_arguments
+    if prepare is not None and not getattr(prepare, "__caddie_contained__", False):
+        tool.prepare_arguments = _contain_sync(prepare)
+    return tool
 
 
 class ExtensionRunner:
@@ -324,7 +385,8 @@ class ExtensionRunner:
         """Every extension tool; a later registration of the same name wins."""
         out: dict[str, ToolDefinition] = {}
         for ext in self.extensions:
-            out.update(ext.tools)
+            for name, tool in ext.tools.items():
+                out[name] = contain_tool(tool)
         return list(out.values())
 
     def commands(self) -> dict[str, CommandSpec]:

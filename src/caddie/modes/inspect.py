@@ -108,11 +108,14 @@ def _open(path: str | None, cwd: str) -> SessionStore:
     if not p.exists():
         raise InspectError(f"no session file at {p} (see: caddie session list)")
     try:
-        return SessionStore.open(p, repair=False)  # looking must not change the file
+        store = SessionStore.open(p, repair=False)  # looking must not change the file (nor lock it)
     except SessionFileError as e:
         raise InspectError(str(e)) from None
     except OSError as e:
         raise InspectError(f"cannot read {p}: {e.strerror or e}") from None
+    for warning in store.warnings:  # what is wrong with the file, once, on stderr (stdout stays the view)
+        print(f"caddie: warning: {warning}", file=sys.stderr)
+    return store
 
 
 def _size(n: int) -> str:
@@ -273,7 +276,12 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     try:
         build = await build_session(
             SessionRequest(
-                cwd=cwd, mode="print", session="file", session_file=store_path, require_model=False
+                cwd=cwd,
+                mode="print",
+                session="file",
+                session_file=store_path,
+                require_model=False,
+                read_only=True,
             )
         )
     except SetupError as e:

@@ -76,6 +76,7 @@ from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.extensions.api import (
     SessionBeforeCompactEvent,
     SessionCompactEvent,
+    SummaryUsageEvent,
 )
 from caddie.runtime.events import CompactionEndEvent, CompactionStartEvent
 from caddie.runtime.session import AgentSession, SessionError
@@ -352,6 +353,7 @@ class CompactionEngine:
                     BRANCH_SUMMARY_MAX_TOKENS,
                     controller.signal,
                     "Branch summarization",
+                    "branch_summary",
                     reasoning=False,
                 )
                 read, modified = compute_file_lists(prep.file_ops)
@@ -421,8 +423,10 @@ class CompactionEngine:
     async def _auto(
         self, session: AgentSession, reason: Reason, *, will_retry: bool
     ) -> CompactionEntry | None:
-        """Threshold or overflow compaction: publishes its start and end; never raises."""
-        if session.model is None or self.is_compacting:
+        """Threshold or overflow compaction: publishes its start and end; never raises. Not in a run an
+        extension stopped (``stop_after_turn``, e.g. a goal budget): that run makes no further model call,
+        and the next prompt compacts first if it still needs to."""
+        if session.model is None or self.is_compacting or session.stop_requested:
             return None
         path = session.store.branch()
         if prepare_compaction(path, compaction_settings(session)) is None:
@@ -521,10 +525,13 @@ class CompactionEngine:
                 summary_max_tokens(reserve, model.max_tokens),
                 signal,
                 "Summarization",
+                "compaction",
             )
         else:  # nothing new is visible before the cut: the previous summary still says it all
             summary = prep.previous_summary or NO_PRIOR_HISTORY
         if prep.is_split_turn and prep.turn_prefix_messages:
+            if session.stop_requested:  # an extension ended the run (a goal budget): no further model call
+                raise CompactionCancelled("Compaction cancelled: the run was told to stop")
             prefix, prefix_usage = await self._summarize(
                 session,
                 model,
@@ -532,6 +539,7 @@ class CompactionEngine:
                 summary_max_tokens(reserve, model.max_tokens, 0.5),
                 signal,
                 "Turn prefix summarization",
+                "turn_prefix",
             )
             summary = merge_split_turn(summary, prefix)
             usage = prefix_usage if usage is None else combine_usage(usage, prefix_usage)
@@ -553,10 +561,12 @@ class CompactionEngine:
         max_tokens: int,
         signal: AbortSignal,
         label: str,
+        kind: Literal["compaction", "turn_prefix", "branch_summary"],
         *,
         reasoning: bool = True,
     ) -> tuple[str, Usage]:
-        """One summariser call with the session's model, retried like a turn on transient failures."""
+        """One summariser call with the session's model, retried like a turn on transient failures. Each
+        call's cost goes to the extensions (``summary_usage``) as soon as it is known, whatever the outcome."""
         level: ThinkingLevel = session.thinking_level
         context = Context(SUMMARIZATION_SYSTEM_PROMPT, [UserMessage([TextContent(prompt)])])
         settings = session.settings
@@ -572,6 +582,10 @@ class CompactionEngine:
                 timeout_s=settings.http_idle_timeout_ms / 1000,
             )
             reply = await _final(session.options.stream_fn(model, context, options), model)
+            await session.runner.emit(
+                "summary_usage",
+                SummaryUsageEvent(kind, reply.usage, model.provider, model.id, reply.stop_reason),
+            )
             if reply.stop_reason == "aborted" or signal.aborted:
                 raise CompactionCancelled(f"{label} cancelled")
             if (
@@ -579,6 +593,7 @@ class CompactionEngine:
                 and settings.retry_enabled
                 and attempt < settings.retry_max_retries
                 and ai_errors.is_retryable(reply, model.context_window)
+                and not session.stop_requested
             ):
                 attempt += 1
                 delay = ai_errors.retry_delay_ms(

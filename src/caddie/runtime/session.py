@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import signal as signals
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +94,7 @@ from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_pro
 from caddie.runtime.ui import HeadlessUI
 from caddie.session.context import SessionContext as StoredContext
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
-from caddie.session.store import SessionStore
+from caddie.session.store import SessionFileError, SessionStore
 from caddie.tools.base import ToolDefinition, ToolResult
 from caddie.tools.bash import EnvPolicy
 
@@ -183,6 +184,8 @@ class AgentSession:
         self._abandoned: set[asyncio.Future[Any]] = set()
         self._silent_bash: set[int] = set()
         self._start_abort: AbortController | None = None
+        self._announced: weakref.WeakSet[SessionStore] = weakref.WeakSet()
+        self._compacted_after: CompletedTurn | None = None
 
         self.runner = ExtensionRunner(self._extensions, self.context, self._on_extension_error)
         extension_tools = [t.name for t in self.runner.tools()]
@@ -223,6 +226,7 @@ class AgentSession:
             if ext.api is not None:
                 ext.api.bind(self)
         self._bound = True
+        await self._announce_store_warnings()
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_session_file))
         await self._discover_extension_resources("reload" if reason == "reload" else "startup")
         self._rebuild_system_prompt()
@@ -272,6 +276,19 @@ class AgentSession:
                 log.warning("%s", warning)
                 self._publish_soon(NoticeEvent(warning, "warning"))
 
+    def take_store_warnings(self) -> list[str]:
+        """What the store found wrong with its file (a torn line, duplicate ids, a failed repair), once per
+        store: a mode that shows them itself (print and json: stderr) takes them before ``start``."""
+        if self.store in self._announced:
+            return []
+        self._announced.add(self.store)
+        return list(self.store.warnings)
+
+    async def _announce_store_warnings(self) -> None:
+        """Every mode renders ``NoticeEvent`` (rpc: a ``notice`` event, the TUI: a toast)."""
+        for warning in self.take_store_warnings():
+            await self._publish(NoticeEvent(warning, "warning"))
+
     async def shutdown(
         self,
         reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit",
@@ -294,6 +311,8 @@ class AgentSession:
         for ext in self._extensions:
             if ext.api is not None:
                 ext.api.bind(None)
+        if self._closing:
+            self.store.close()  # the session file's write lock
 
     # ==============================================================================================
     # Observation
@@ -518,7 +537,13 @@ class AgentSession:
         self._publish_soon(ExtensionEvent(name, data))
 
     def stop_after_turn(self) -> None:
-        self._stop_after_turn = True
+        if self._run_active:
+            self._stop_after_turn = True
+
+    @property
+    def stop_requested(self) -> bool:
+        """An extension asked the current run to end (``stop_after_turn``): make no further model call."""
+        return self._run_active and self._stop_after_turn
 
     def get_flag(self, name: str) -> str | bool | None:
         return self.options.flags.get(name)
@@ -746,6 +771,7 @@ class AgentSession:
             self._system_prompt_override = None
             self.agent.state.system_prompt = self._system_prompt
             self._run_active = False
+            self._stop_after_turn = False
             await self._flush_pending_bash()
             await self.runner.emit("agent_settled", AgentSettledEvent())
             await self._publish(AgentSettledEvent())
@@ -771,6 +797,7 @@ class AgentSession:
                 self.settings.retry_enabled
                 and ai_errors.is_retryable(last, context_window)
                 and self._retry_attempt < self.settings.retry_max_retries
+                and not self._stop_after_turn
             ):
                 self._retry_attempt += 1
                 delay = ai_errors.retry_delay_ms(
@@ -805,11 +832,18 @@ class AgentSession:
                 self._retry_attempt = 0
         if self.compactor is not None and last is not None and last.stop_reason != "aborted":
             decision = await self.compactor.after_run(self, last)
-            if decision == "retry":
+            if decision == "retry" and not self._stop_after_turn:
                 return True
         if self._stop_after_turn:
+            self._drop_extension_messages()
             return False
         return self.agent.has_queued_messages()
+
+    def _drop_extension_messages(self) -> None:
+        """A stopped run takes the messages extensions queued for it along (a goal's continuation queued
+        before a compaction used up its budget); the user's own queued messages stay queued."""
+        for queue in (self.agent.steering, self.agent.follow_ups):
+            queue.messages = [m for m in queue.messages if not isinstance(m, CustomMessage)]
 
     def abort(self) -> None:
         """Stop the current run (streaming reply ends ``aborted``, running tools get the signal)."""
@@ -924,7 +958,7 @@ class AgentSession:
     async def _prepare_next_turn(self, turn: CompletedTurn) -> NextTurn | None:
         tools = self.active_tools()
         prompt = self._system_prompt_override or self._system_prompt
-        if self.compactor is not None:
+        if self.compactor is not None and self._compacted_after is not turn:
             await self.compactor.between_turns(self, turn)
         state = self.agent.state
         # A model or thinking level changed during the run (an extension, /model) applies from the next turn.
@@ -936,6 +970,15 @@ class AgentSession:
         return nxt
 
     async def _should_stop_after_turn(self, turn: CompletedTurn) -> bool:
+        # A turn the loop will follow with another (tool results, queued messages) is compacted here, before
+        # the loop decides to go on: a summary that ends the run (a goal budget) then stops it in time.
+        if (
+            self.compactor is not None
+            and not self._stop_after_turn
+            and (turn.tool_results or self.agent.has_queued_messages())
+        ):
+            self._compacted_after = turn
+            await self.compactor.between_turns(self, turn)
         return self._stop_after_turn
 
     async def _on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
@@ -975,6 +1018,7 @@ class AgentSession:
             and not ai_errors.is_context_overflow(last, window)
             and ai_errors.is_retryable(last, window)
             and self._retry_attempt < self.settings.retry_max_retries
+            and not self._stop_after_turn
         )
 
     def _dequeue_display(self, message: UserMessage) -> None:
@@ -1035,6 +1079,8 @@ class AgentSession:
         """
         self._require_idle("switching sessions")
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, store.session_file))
+        if store is not self.store:
+            self.store.close()  # the old file's write lock (shared, so reopening the same file keeps it)
         self.store = store
         self.agent.steering.clear()
         self.agent.follow_ups.clear()
@@ -1058,6 +1104,7 @@ class AgentSession:
             self.agent.state.thinking_level = next(
                 (t for t in THINKING_LEVELS if t == restored.thinking_level), self.agent.state.thinking_level
             )
+        await self._announce_store_warnings()
         await self.runner.emit("session_start", SessionStartEvent(reason, previous_file))
         self._rebuild_system_prompt()
 
@@ -1135,7 +1182,10 @@ class AgentSession:
         await self._settle_before_switch(abort_running, "switching sessions")
         previous = self.store.session_file
         if target.exists():
-            store = SessionStore.open(target)
+            try:
+                store = SessionStore.open(target)
+            except SessionFileError as e:  # e.g. another process writes it: one line for the user
+                raise SessionError(str(e)) from None
         else:
             store = SessionStore.create(self.cwd, target.parent)
             store.path = target

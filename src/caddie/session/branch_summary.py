@@ -91,18 +91,12 @@ def collect_entries_for_branch_summary(
     """The entries the navigation from ``old_leaf_id`` to ``target_id`` leaves behind."""
     if not old_leaf_id:
         return BranchEntries([], None)
-    old_path = {e.id for e in session.branch(old_leaf_id)}
-    common: str | None = next((e.id for e in reversed(session.branch(target_id)) if e.id in old_path), None)
-    collected: list[SessionEntry] = []
-    current: str | None = old_leaf_id
-    while current and current != common:
-        entry = session.get_entry(current)
-        if entry is None:
-            break
-        collected.append(entry)
-        current = entry.parent_id
-    collected.reverse()
-    return BranchEntries(collected, common)
+    old_path = session.branch(old_leaf_id)
+    old_ids = {e.id for e in old_path}
+    common: str | None = next((e.id for e in reversed(session.branch(target_id)) if e.id in old_ids), None)
+    # the part of the old path below the common ancestor (a walk over the path: finite whatever the file holds)
+    cut = next((i + 1 for i in range(len(old_path) - 1, -1, -1) if old_path[i].id == common), 0)
+    return BranchEntries(list(old_path[cut:]), common)
 
 
 def navigation_leaf(entry: SessionEntry) -> str | None:

@@ -12,14 +12,31 @@ Durability rules:
 - A file whose last line was torn by a crash opens with that line skipped and a warning; a newline is added
   so the next entry starts on a fresh line. Nothing before the torn line is lost.
 - A corrupt line anywhere else is an error naming the file and the line number.
+
+Locking: a process that writes a session holds an exclusive advisory lock (``flock``) on its file for as
+long as the store is open (``close()``, or the process ending, releases it). ``open()`` takes the lock
+*before* it reads, so a torn tail is only ever repaired by the one writer — never cut off under another
+process that is still writing it. A second writer is refused with ``SessionLockedError``, naming the
+process that holds the lock. Read-only opens (``repair=False``: ``session show``, ``context``, ``export``,
+``tree``) take no lock and change nothing. Within one process the lock is shared, so reopening a file the
+process already writes works.
+
+Integrity: an entry id used twice, an entry that names itself as parent, and a parent link that points
+forward in the file (the only way to make a cycle: parents are always written before their children) are
+reported on load by file and line (``warnings``). The tree is then read the way it was written: an entry's
+parent is the nearest entry *above* it with that id, and a forward or self link makes the entry a root. Every
+parent is thus earlier in the file than its child, so every walk (branch, tree, context, export) ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import gc
 import json
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +51,6 @@ from caddie.ai.messages import (
 from caddie.config.paths import sessions_root
 from caddie.session.context import (
     SessionContext,
-    branch_path,
     build_session_context,
     context_entries_of_path,
 )
@@ -65,6 +81,128 @@ _json_decode = json.JSONDecoder().decode
 
 class SessionFileError(Exception):
     """A session file that cannot be used; the message names the file (and line) and what is wrong."""
+
+
+class SessionLockedError(SessionFileError):
+    """Another process writes this session; the message names it and what to do instead."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Locks
+
+
+@dataclass(slots=True)
+class _Lock:
+    """An exclusive ``flock`` on one session file, shared by every store of this process on that file."""
+
+    fd: int
+    key: tuple[int, int]
+    users: int = 1
+
+
+_LOCKS: dict[tuple[int, int], _Lock] = {}
+
+
+def _lock_key(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def lock_holder(file: Path) -> str | None:
+    """``pid N: command`` of the process holding a ``flock`` on ``file`` (Linux ``/proc/locks``), if known."""
+    try:
+        inode = os.stat(file).st_ino
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            rows = f.read().splitlines()
+    except OSError:
+        return None
+    for row in rows:
+        fields = row.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        pid, where = fields[4], fields[5]
+        if where.rsplit(":", 1)[-1] != str(inode) or not pid.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return f"pid {pid}"
+        command = " ".join(" ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0")).split())
+        if len(command) > 100:
+            command = command[:99] + "…"
+        return f"pid {pid}: {command}" if command else f"pid {pid}"
+    return None
+
+
+def _locked_message(file: Path) -> str:
+    holder = lock_holder(file)
+    who = f"another process ({holder})" if holder else "another process"
+    return (
+        f"{file} is being written by {who}; only one caddie can write a session at a time. "
+        f"Wait for it to finish, or look without writing: caddie session show {file}"
+    )
+
+
+def _acquire(file: Path, warnings: list[str]) -> _Lock | None:
+    """Lock ``file`` for writing (or share this process's lock on it). None when the file cannot be opened
+    (loading it reports why) or the file system has no locks (a warning says so)."""
+    for _ in range(5):
+        try:
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            key = _lock_key(os.fstat(fd))
+            held = _LOCKS.get(key)
+            if held is not None:
+                os.close(fd)
+                held.users += 1
+                return held
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise SessionLockedError(_locked_message(file)) from None
+                warnings.append(
+                    f"{file}: could not lock the file ({e.strerror or e}); another caddie writing it at the "
+                    "same time would not be noticed"
+                )
+                os.close(fd)
+                return None
+            try:
+                current = _lock_key(os.stat(file))
+            except OSError:
+                current = None
+            if current != key:  # replaced while we waited (another writer's migration): lock the new one
+                os.close(fd)
+                continue
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        lock = _Lock(fd, key)
+        _LOCKS[key] = lock
+        return lock
+    raise SessionLockedError(_locked_message(file))
+
+
+def _adopt(fd: int) -> _Lock | None:
+    """Lock a file this process just created (its name is new, so nobody else can hold it). None when the
+    file system has no locks."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return None
+    lock = _Lock(fd, _lock_key(os.fstat(fd)))
+    _LOCKS[lock.key] = lock
+    return lock
+
+
+def _release(lock: _Lock) -> None:
+    lock.users -= 1
+    if lock.users <= 0 and _LOCKS.get(lock.key) is lock:
+        del _LOCKS[lock.key]
+        with contextlib.suppress(OSError):
+            os.close(lock.fd)  # closing the last descriptor releases the flock
 
 
 def encode_cwd(cwd: str | Path) -> str:
@@ -123,6 +261,11 @@ class SessionStore:
         self.warnings: list[str] = warnings or []
         self._entries: list[SessionEntry] = []
         self._by_id: dict[str, SessionEntry] = {}
+        """Id → the last entry with that id (as Pi's lookup)."""
+        self._pos: dict[str, int] = {}
+        """Id → index in ``_entries`` of the last entry with that id."""
+        self._parent_index: list[int] = []
+        """Per entry: the index of its parent (always smaller than its own), -1 for a root."""
         self._labels: dict[str, str] = {}
         self._label_times: dict[str, str] = {}
         self._leaf_id: str | None = None
@@ -132,6 +275,8 @@ class SessionStore:
         # every inference does not walk the whole tree; any other leaf move drops it.
         self._path_leaf: str | None = None
         self._path: list[SessionEntry] = []
+        self._lock: _Lock | None = None
+        self._unlock: weakref.finalize[Any, SessionStore] | None = None
         for entry in entries or ():
             self._index(entry)
 
@@ -166,14 +311,40 @@ class SessionStore:
         """Open an existing file. v1/v2 files are migrated to v3 and rewritten, and a torn last line is moved
         aside, as Pi does; with ``repair=False`` (read-only views) both happen in memory only."""
         file = Path(path).expanduser().resolve()
-        header, entries, warnings, migrated = _load_file(file, repair=repair)
-        store = cls(header, file, entries, flushed=True, warnings=warnings)
+        notes: list[str] = []
+        lock = _acquire(file, notes) if repair else None  # before reading: repairs happen only under it
+        try:
+            header, entries, warnings, migrated = _load_file(file, repair=repair)
+        except BaseException:
+            if lock is not None:
+                _release(lock)
+            raise
+        store = cls(header, file, entries, flushed=True, warnings=[*notes, *warnings])
+        if lock is not None:
+            store._hold(lock)
         if migrated and repair:
             try:
                 store._rewrite()
             except OSError as e:
                 store.warnings.append(f"{file}: could not save the migrated session ({e.strerror or e})")
         return store
+
+    def close(self) -> None:
+        """Release the write lock (if this store holds one). The store stays readable; appending again
+        is not guarded by the lock."""
+        if self._unlock is not None:
+            self._unlock()
+        self._unlock, self._lock = None, None
+
+    @property
+    def locked(self) -> bool:
+        """This store holds the write lock on its file."""
+        return self._lock is not None
+
+    def _hold(self, lock: _Lock) -> None:
+        self.close()
+        self._lock = lock
+        self._unlock = weakref.finalize(self, _release, lock)
 
     @classmethod
     def continue_recent(cls, cwd: str | Path, session_dir: str | Path | None = None) -> SessionStore:
@@ -229,7 +400,12 @@ class SessionStore:
             return []
         if start == self._path_leaf:
             return list(self._path)
-        path = branch_path(self._by_id, start, self._entries)
+        index = self._pos.get(start, len(self._entries) - 1)  # an unknown id: the last entry, as Pi does
+        path: list[SessionEntry] = []
+        while index >= 0:  # parents are always earlier: this ends
+            path.append(self._entries[index])
+            index = self._parent_index[index]
+        path.reverse()
         if from_id is None:
             self._path_leaf, self._path = start, list(path)
         return path
@@ -251,13 +427,12 @@ class SessionStore:
         return None
 
     def tree(self) -> list[TreeNode]:
-        """Root nodes (normally one) with children sorted oldest first; orphans become roots."""
-        nodes = {e.id: TreeNode(e, label=self._labels.get(e.id)) for e in self._entries}
+        """Root nodes (normally one) with children sorted oldest first; orphans become roots. Every entry is
+        in it exactly once, duplicated ids included."""
+        nodes = [TreeNode(e, label=self._labels.get(e.id)) for e in self._entries]
         roots: list[TreeNode] = []
-        for entry in self._entries:
-            node = nodes[entry.id]
-            parent = nodes.get(entry.parent_id) if entry.parent_id and entry.parent_id != entry.id else None
-            (parent.children if parent else roots).append(node)
+        for node, parent in zip(nodes, self._parent_index, strict=True):
+            (nodes[parent].children if parent >= 0 else roots).append(node)
         stack = list(roots)
         while stack:
             node = stack.pop()
@@ -396,6 +571,9 @@ class SessionStore:
     # Internals
 
     def _index(self, entry: SessionEntry) -> None:
+        parent = self._pos.get(entry.parent_id, -1) if entry.parent_id is not None else -1
+        self._parent_index.append(parent)
+        self._pos[entry.id] = len(self._entries)
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         if self._path_leaf is not None and entry.parent_id == self._path_leaf:
@@ -434,13 +612,20 @@ class SessionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in entries)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        lock = _adopt(fd)  # held from the first byte on, for the store's life
         try:
             _write_all(fd, data)
         except BaseException:
-            os.close(fd)
+            if lock is not None:
+                _release(lock)
+            else:
+                os.close(fd)
             self.path.unlink(missing_ok=True)
             raise
-        os.close(fd)
+        if lock is not None:
+            self._hold(lock)
+        else:
+            os.close(fd)
         self._flushed = True
 
     def _rewrite(self) -> None:
@@ -448,8 +633,26 @@ class SessionStore:
         assert self.path is not None
         data = _line(self.header.to_json()) + b"".join(_line(entry_to_json(e)) for e in self._entries)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, self.path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            with contextlib.suppress(OSError):  # (a file system without locks: the rewrite still happens)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before it takes the name
+            _write_all(fd, data)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        lock = self._lock
+        if lock is not None and _LOCKS.get(lock.key) is lock:  # move this process's lock to the new file
+            del _LOCKS[lock.key]
+            with contextlib.suppress(OSError):
+                os.close(lock.fd)
+            lock.fd, lock.key = fd, _lock_key(os.fstat(fd))
+            _LOCKS[lock.key] = lock
+        else:
+            os.close(fd)
         self._flushed = True
 
 
@@ -525,6 +728,7 @@ def _load_file(
 
     migrated = header.version < CURRENT_SESSION_VERSION
     entries: list[SessionEntry] = []
+    lines: list[int] = []
     repaired = False
     gc_was_enabled = gc.isenabled()
     gc.disable()  # hundreds of thousands of acyclic objects: collection passes would only cost time
@@ -549,6 +753,7 @@ def _load_file(
             for lineno, obj in _migrate(objects, header.version):
                 try:
                     entries.append(entry_from_json(obj))
+                    lines.append(lineno)
                 except EntryFormatError as e:
                     raise SessionFileError(f"{file}:{lineno}: {e}") from None
             header.version = CURRENT_SESSION_VERSION
@@ -572,6 +777,7 @@ def _load_file(
                 if isinstance(entry, SessionHeader):
                     raise SessionFileError(f"{file}:{index + 1}: a second session header")
                 entries.append(entry)
+                lines.append(index + 1)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -587,7 +793,45 @@ def _load_file(
             _append_bytes(file, b"\n")  # a complete last line without its newline: keep it, end it
     except OSError as e:
         warnings.append(f"{file}: could not repair the file ({e.strerror or e}); it is used as it is")
+    warnings += integrity_warnings(file, entries, lines)
     return header, entries, warnings, migrated
+
+
+MAX_INTEGRITY_WARNINGS = 10
+
+
+def integrity_warnings(file: Path, entries: list[SessionEntry], lines: list[int]) -> list[str]:
+    """Duplicate ids, self parents and forward parent links (cycles), one line each, by file and line."""
+    first: dict[str, int] | None = None  # id → first line, built only when a parent link needs it
+    seen: dict[str, int] = {}
+    found: list[str] = []
+    for entry, line in zip(entries, lines, strict=True):
+        parent = entry.parent_id
+        if parent is not None and parent not in seen:
+            if parent == entry.id:
+                found.append(
+                    f"{file}:{line}: entry {entry.id} names itself as its parent; it is shown as a root"
+                )
+            else:
+                if first is None:
+                    first = {}
+                    for e, n in zip(entries, lines, strict=True):
+                        first.setdefault(e.id, n)
+                if parent in first:
+                    found.append(
+                        f"{file}:{line}: entry {entry.id} names {parent} as its parent, which only comes "
+                        f"later (line {first[parent]}): a cycle; it is shown as a root"
+                    )
+        if entry.id in seen:
+            found.append(
+                f"{file}:{line}: entry id {entry.id} is used again (already on line {seen[entry.id]}); "
+                "each entry's parent is taken to be the nearest entry above it with that id"
+            )
+        seen[entry.id] = line
+    if len(found) > MAX_INTEGRITY_WARNINGS:
+        more = len(found) - MAX_INTEGRITY_WARNINGS
+        found = [*found[:MAX_INTEGRITY_WARNINGS], f"{file}: … and {more} more problems like these"]
+    return found
 
 
 def _torn_warning(file: Path, index: int) -> str:

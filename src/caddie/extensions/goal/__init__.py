@@ -61,6 +61,7 @@ def register(api: ExtensionAPI) -> GoalRuntime:
     api.on("session_start", rt.on_session_start)
     api.on("session_tree", rt.on_session_tree)
     api.on("session_compact", rt.on_session_compact)
+    api.on("summary_usage", rt.on_summary_usage)
     api.on("session_shutdown", rt.on_session_shutdown)
     api.on("input", rt.on_input)
     api.on("before_agent_start", rt.on_before_agent_start)

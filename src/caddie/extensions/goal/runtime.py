@@ -27,11 +27,13 @@ from caddie.extensions.api import (
     ExtensionAPI,
     ExtensionContext,
     InputEvent,
+    InputResult,
     MessageEndEvent,
     SessionCompactEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
+    SummaryUsageEvent,
     ToolDefinition,
     ToolResultEvent,
     TurnEndEvent,
@@ -372,7 +374,21 @@ class GoalRuntime:
     # ==============================================================================================
     # Prompt and run events
 
-    def on_input(self, event: InputEvent, ctx: ExtensionContext) -> None:
+    def on_input(self, event: InputEvent, ctx: ExtensionContext) -> InputResult | None:
+        goal = self.goal
+        if (
+            event.source == "print"
+            and ctx.mode in HEADLESS_MODES
+            and self.pursued
+            and goal is not None
+            and goal.status == "budget_limited"
+        ):
+            # `caddie -p --goal X "a" "b"`: the prompts are part of the goal's work, and the budget caps the run
+            ctx.ui.notify(
+                f"Goal budget reached, so this prompt was not sent: {' '.join(event.text.split())[:200]}",
+                "warning",
+            )
+            return InputResult("handled")
         self.prompt_arrived = True
         if event.source != "extension" and self.goal is not None and self.goal.turns_without_change:
             self.goal = replace(self.goal, turns_without_change=0)  # user input resets the stagnation count
@@ -380,6 +396,7 @@ class GoalRuntime:
         if not self.prompt_requested and prompt_requests_goal(event.text):
             self.prompt_requested = True
             self.sync_tools()
+        return None
 
     def on_before_agent_start(
         self, event: BeforeAgentStartEvent, ctx: ExtensionContext
@@ -414,10 +431,20 @@ class GoalRuntime:
         self.last_assistant = message
         if message.tool_calls():
             self.run.had_tool_call = True
+        self.charge(ctx, message.usage.input, message.usage.output)
+
+    def on_summary_usage(self, event: SummaryUsageEvent, ctx: ExtensionContext) -> None:
+        """Compaction and branch summaries made while the goal is active are spent on it too."""
+        self.charge(ctx, event.usage.input, event.usage.output)
+        if ctx.is_idle() and self.pending_reason is not None:
+            self.flush(ctx)  # no turn_end will come to save it (a branch summary, a manual compaction)
+
+    def charge(self, ctx: ExtensionContext, input_tokens: int, output_tokens: int) -> None:
+        """Charge one model call to the active goal; reaching the budget ends the run (no further call)."""
         goal = self.goal
         if goal is None or goal.status != "active":
             return
-        charged = add_tokens(goal, counted_tokens(message.usage.input, message.usage.output))
+        charged = add_tokens(goal, counted_tokens(input_tokens, output_tokens))
         self.goal = charged
         self.dirty = True
         if charged.status == "budget_limited":
