@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Literal, TypeAlias
 
+from caddie.ai import secrets
 from caddie.ai.messages import AssistantMessage, Usage
 
 ErrorKind: TypeAlias = Literal["none", "aborted", "context_overflow", "usage_limit", "retryable", "fatal"]
@@ -236,13 +237,10 @@ def parse_retry_after(headers: Mapping[str, str], now_s: float | None = None) ->
     return max(0, int((when.timestamp() - now) * 1000))
 
 
-_KEY_LIKE = re.compile(r"\b(?:sk-(?:ant-|proj-|or-v1-)?|xai-|gsk_|AIza)[A-Za-z0-9_\-]{12,}")
-REDACTED = "[redacted]"
+REDACTED = secrets.REDACTED
 
 
-def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every given secret and anything shaped like a well-known API key replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret and len(secret) >= 6:
-            text = text.replace(secret, REDACTED)
-    return _KEY_LIKE.sub(REDACTED, text)
+def redact_secrets(text: str, extra: Iterable[str | None] = ()) -> str:
+    """``text`` with every secret the process knows (``caddie.ai.secrets``), each of ``extra``, and anything
+    shaped like a well-known API key replaced by ``[redacted]``."""
+    return secrets.redact(text, extra)
