@@ -92,3 +92,41 @@ async def test_the_choke_point_redacts_errors_of_any_provider() -> None:
     model = Model("m", "M", "leaky-test-api", "leaky", headers={"X-Secret": "header-secret-42"})
     final = await complete(model, context(), StreamOptions(api_key="plain-key-12345"))
     assert final.error_message == "rejected key [redacted] and {'X-Secret': '[redacted]'}"
+
+
+def test_a_model_serialises_without_header_values_or_url_password() -> None:
+    import dataclasses
+
+    from caddie.modes.serialize import to_json
+
+    model = Model(
+        "m",
+        "M",
+        "openai-completions",
+        "p",
+        base_url="http://me:pw-abcdef@127.0.0.1:1/v1",
+        headers={"Authorization": "Bearer tok-123456"},
+        compat={"supportsStore": False},
+    )
+    data = model.to_json()
+    assert data["headers"] == {"Authorization": "[redacted]"}
+    assert data["baseUrl"] == "http://me:***@127.0.0.1:1/v1"
+    # Same shape as before, field for field, apart from the two protected values.
+    generic = {
+        f.name: getattr(model, f.name)
+        for f in dataclasses.fields(model)
+        if f.name not in ("headers", "base_url")
+    }
+    assert {k for k in data} == {
+        "id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow",
+        "maxTokens", "headers", "compat", "thinkingLevelMap",
+    }  # fmt: skip
+    assert data["compat"] == generic["compat"] and data["contextWindow"] == generic["context_window"]
+
+    @dataclasses.dataclass
+    class Selected:  # any event that carries a model goes through the same path
+        model: Model
+        type: str = "model_select"
+
+    assert to_json(Selected(model))["model"] == data
+    assert "tok-123456" not in str(to_json(Selected(model))) and "pw-abcdef" not in str(to_json([model]))

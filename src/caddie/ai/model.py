@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import LlmMessage
 
@@ -50,6 +51,32 @@ class Model:
     @property
     def ref(self) -> str:
         return f"{self.provider}/{self.id}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The model as Pi-shaped JSON (camelCase) fit to leave the process: header *names* are kept but
+        every value reads ``[redacted]``, and a password in ``baseUrl`` reads ``***`` (RPC ``get_state`` /
+        ``set_model``, ``--mode json`` events)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "api": self.api,
+            "provider": self.provider,
+            "baseUrl": secrets.safe_url(self.base_url),
+            "reasoning": self.reasoning,
+            "input": list(self.input),
+            "cost": {
+                "input": self.cost.input,
+                "output": self.cost.output,
+                "cacheRead": self.cost.cache_read,
+                "cacheWrite": self.cost.cache_write,
+            },
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+            "headers": {name: secrets.REDACTED for name in self.headers} if self.headers is not None else None,
+            "compat": dict(self.compat) if self.compat is not None else None,
+            "thinkingLevelMap": dict(self.thinking_level_map) if self.thinking_level_map is not None else None,
+        }
+        return out
 
 
 @dataclass(slots=True)
