@@ -72,9 +72,13 @@ class Model:
             },
             "contextWindow": self.context_window,
             "maxTokens": self.max_tokens,
-            "headers": {name: secrets.REDACTED for name in self.headers} if self.headers is not None else None,
+            "headers": {name: secrets.REDACTED for name in self.headers}
+            if self.headers is not None
+            else None,
             "compat": dict(self.compat) if self.compat is not None else None,
-            "thinkingLevelMap": dict(self.thinking_level_map) if self.thinking_level_map is not None else None,
+            "thinkingLevelMap": dict(self.thinking_level_map)
+            if self.thinking_level_map is not None
+            else None,
         }
         return out
 

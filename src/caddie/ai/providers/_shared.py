@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
+from caddie.ai.secrets import safe_url
 from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from caddie.ai.messages import (
     AssistantMessage,
@@ -392,15 +393,18 @@ class FailureInfo:
 
 
 def describe_failure(exc: BaseException, model: Model, *, streaming_started: bool) -> FailureInfo:
-    """Turn an SDK or transport exception into a clean sentence, HTTP status and Retry-After."""
+    """Turn an SDK or transport exception into a clean sentence, HTTP status and Retry-After.
+
+    The server is named by ``safe_url`` (a password in ``baseUrl`` reads ``***``)."""
+    url = safe_url(model.base_url)
     if isinstance(exc, Stalled):
         return FailureInfo(
-            f"Request timed out: the server at {model.base_url} stalled (no data for {exc.seconds:g}s). "
+            f"Request timed out: the server at {url} stalled (no data for {exc.seconds:g}s). "
             "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
         )
     if isinstance(exc, json.JSONDecodeError):
         return FailureInfo(
-            f"Malformed JSON in the stream from {model.base_url}: {exc.msg} at line {exc.lineno} "
+            f"Malformed JSON in the stream from {url}: {exc.msg} at line {exc.lineno} "
             f"column {exc.colno}. The server sent data that is not valid JSON; check that baseUrl points "
             "at an OpenAI- or Anthropic-compatible endpoint."
         )
@@ -424,7 +428,7 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
     name = type(exc).__name__
     if "Timeout" in name:
         return FailureInfo(
-            f"Request timed out: the server at {model.base_url} stalled. "
+            f"Request timed out: the server at {url} stalled. "
             "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
         )
     if any(part in name for part in ("Connect", "Protocol", "Network", "ReadError", "WriteError")):
@@ -432,11 +436,11 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
         detail = str(cause) or type(cause).__name__
         if streaming_started:
             return FailureInfo(
-                f"Connection lost: the server at {model.base_url} closed the stream before the reply "
+                f"Connection lost: the server at {url} closed the stream before the reply "
                 f"finished ({detail}). Try again."
             )
         return FailureInfo(
-            f"Connection error: could not reach {model.base_url} ({detail}). "
+            f"Connection error: could not reach {url} ({detail}). "
             "Check that the server is running and that baseUrl is right."
         )
     return FailureInfo(f"{name}: {exc}" if str(exc) else name)
@@ -598,7 +602,7 @@ async def stream_via_sdk(
         assembler.finalize_quietly()
         if isinstance(exc, ConnectionResetError):
             info = FailureInfo(
-                f"Connection lost: the stream from {model.base_url} ended before the reply finished ({exc}). "
+                f"Connection lost: the stream from {safe_url(model.base_url)} ended before the reply finished ({exc}). "
                 "Try again."
             )
         else:
