@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
-from caddie.ai.secrets import safe_url
 from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from caddie.ai.messages import (
     AssistantMessage,
@@ -26,6 +25,7 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ProviderResponse, StreamOptions, ThinkingLevel
+from caddie.ai.secrets import safe_url
 
 T = TypeVar("T")
 
