@@ -215,6 +215,46 @@ class Stalled(Exception):
         self.seconds = seconds
 
 
+class CrossOriginRedirect(Exception):
+    """The server redirected a request to another origin; the request is not sent there."""
+
+    def __init__(self, source: str, target: str) -> None:
+        super().__init__(f"redirect from {source} to {target}")
+        self.source = source
+        self.target = target
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    scheme = str(url.scheme).lower()
+    return scheme, str(url.host).lower(), url.port or _DEFAULT_PORTS.get(scheme)
+
+
+async def refuse_cross_origin_redirects(response: Any) -> None:
+    """An httpx response hook: a redirect to another origin (scheme, host, port) raises
+    ``CrossOriginRedirect`` before the redirected request is built, so no header of ours — key, models.json
+    headers — ever reaches that origin. Same-origin redirects, and the upgrade of the same host from http
+    to https on default ports, are followed as usual."""
+    if not response.has_redirect_location:
+        return
+    source = response.request.url
+    target = source.join(response.headers["location"])
+    here, there = _origin(source), _origin(target)
+    if here == there:
+        return
+    upgrade = here[0] == "http" and there[0] == "https" and here[1] == there[1] and here[2] == 80
+    if upgrade and there[2] == 443:
+        return
+    raise CrossOriginRedirect(str(source), str(target.copy_with(query=None, fragment=None)))
+
+
+def redirect_hooks() -> dict[str, list[Any]]:
+    """``event_hooks`` for an SDK's httpx client (see ``refuse_cross_origin_redirects``)."""
+    return {"response": [refuse_cross_origin_redirects]}
+
+
 class ClientCache:
     """SDK clients kept per event loop and configuration, so requests reuse HTTP connections.
 
@@ -401,6 +441,13 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
         return FailureInfo(
             f"Request timed out: the server at {url} stalled (no data for {exc.seconds:g}s). "
             "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
+        )
+    redirect = exc if isinstance(exc, CrossOriginRedirect) else exc.__cause__ or exc.__context__
+    if isinstance(redirect, CrossOriginRedirect):
+        return FailureInfo(
+            f"The server at {url} redirected the request to another origin ({safe_url(redirect.target)}); "
+            "caddie does not send credentials across origins. Set baseUrl to the address the server "
+            "redirects to."
         )
     if isinstance(exc, json.JSONDecodeError):
         return FailureInfo(

@@ -50,6 +50,7 @@ from caddie.ai.providers._shared import (
     is_local_base_url,
     new_output,
     parse_partial_json,
+    redirect_hooks,
     sanitize_text,
     stream_via_sdk,
     thinking_budget,
@@ -495,7 +496,7 @@ class AnthropicMessagesProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         output = new_output(model)
         headers: dict[str, str] = {"User-Agent": "caddie", "accept": "application/json"}
@@ -529,6 +530,7 @@ class AnthropicMessagesProvider:
                 max_retries=options.max_retries,
                 default_headers=hdrs,
                 timeout=idle,
+                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
             create=lambda client, kwargs: client.messages.create(**kwargs),
         )

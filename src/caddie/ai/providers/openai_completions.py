@@ -51,6 +51,7 @@ from caddie.ai.providers._shared import (
     is_local_base_url,
     new_output,
     parse_partial_json,
+    redirect_hooks,
     sanitize_text,
     stream_via_sdk,
     thinking_budget,
@@ -608,7 +609,7 @@ class OpenAICompletionsProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
         output = new_output(model)
         headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
@@ -635,6 +636,7 @@ class OpenAICompletionsProvider:
                 max_retries=options.max_retries,
                 default_headers=hdrs,
                 timeout=idle,
+                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
             create=lambda client, kwargs: client.chat.completions.create(**kwargs),
         )
