@@ -134,11 +134,23 @@ _RETRYABLE_PATTERN = re.compile(
 )
 
 
+RETRY_DELAY_EXCEEDED = re.compile(r"^Server requested \d+s retry delay \(max: \d+s\)\. ")
+"""The start of an error whose server asked for a longer wait than ``retry.provider.maxRetryDelayMs``."""
+
+
+def retry_delay_exceeded_text(retry_after_ms: int, max_delay_ms: int, provider_text: str) -> str:
+    """Pi's wording for a server-requested wait over the limit (seconds rounded up)."""
+    wait, limit = -(-retry_after_ms // 1000), -(-max_delay_ms // 1000)
+    return f"Server requested {wait}s retry delay (max: {limit}s). {provider_text}"
+
+
 def is_retryable(message: AssistantMessage, context_window: int | None = None) -> bool:
     """Whether retrying the same request later may succeed: overload (529), rate limits (429), 5xx,
     dropped connections and stalled streams. Never for context overflow, quota or billing errors, aborts,
-    or other 4xx errors (a bad key, a bad request)."""
+    other 4xx errors (a bad key, a bad request), or a server that asked for a longer wait than the limit."""
     if message.stop_reason != "error":
+        return False
+    if RETRY_DELAY_EXCEEDED.match(message.error_message or ""):
         return False
     if is_context_overflow(message, context_window):
         return False

@@ -118,6 +118,13 @@ class StreamOptions:
     headers: dict[str, str] | None = None
     timeout_s: float | None = None
     """Idle timeout for the HTTP stream (no byte for this long ends the request with an error)."""
+    progress_timeout_s: float | None = None
+    """No-progress deadline: a stream that delivers no content for this long — however many empty chunks
+    or keep-alives arrive — ends with a retryable error. None means the idle timeout; 0 turns it off."""
+    max_retry_delay_ms: int = 60_000
+    """The longest server-requested wait (Retry-After) worth waiting for (settings
+    ``retry.provider.maxRetryDelayMs``); a failure asking for longer fails at once, not retryable, with
+    the wait in its text. 0 means no limit."""
     max_retries: int = 0
     """SDK-level retries; the session retries with backoff on its own (settings ``retry``)."""
     on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None

@@ -15,7 +15,7 @@ import importlib
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from caddie.ai import secrets
+from caddie.ai import errors, secrets
 from caddie.ai.events import AssistantMessageEvent, ErrorEvent, final_message
 from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.model import Context, Model, StreamOptions
@@ -72,7 +72,7 @@ async def stream(
         return
     async for event in provider.stream(model, context, options):
         if isinstance(event, ErrorEvent):
-            finish_error(event.error)
+            finish_error(event.error, options)
         yield event
 
 
@@ -84,8 +84,21 @@ def register_request_secrets(model: Model, options: StreamOptions) -> None:
     secrets.register_url(model.base_url)
 
 
-def finish_error(message: AssistantMessage) -> AssistantMessage:
-    """A failed message as it may be shown and stored: its error text without any known secret."""
+def finish_error(message: AssistantMessage, options: StreamOptions | None = None) -> AssistantMessage:
+    """A failed message as it may be shown and stored: its error text without any known secret, and —
+    when the server asked for a longer wait than ``options.max_retry_delay_ms`` — Pi's "Server requested
+    Ns retry delay" text, which ``caddie.ai.errors`` never retries."""
+    limit = options.max_retry_delay_ms if options is not None else 0
+    wait = message.retry_after_ms
+    text = message.error_message or ""
+    if (
+        message.stop_reason == "error"
+        and wait is not None
+        and limit > 0
+        and wait > limit
+        and not errors.RETRY_DELAY_EXCEEDED.match(text)
+    ):
+        message.error_message = errors.retry_delay_exceeded_text(wait, limit, text or "Request failed")
     if message.error_message:
         message.error_message = secrets.redact(message.error_message)
     return message

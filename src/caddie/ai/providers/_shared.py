@@ -12,7 +12,18 @@ from urllib.parse import urlsplit
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
-from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from caddie.ai.events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+)
 from caddie.ai.messages import (
     AssistantMessage,
     Cost,
@@ -303,6 +314,14 @@ def redirect_hooks() -> dict[str, list[Any]]:
     return {"response": [refuse_cross_origin_redirects]}
 
 
+class NoProgress(Exception):
+    """Data kept arriving, but no content (only empty chunks or keep-alives) for the no-progress deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no content for {seconds:g}s")
+        self.seconds = seconds
+
+
 class ClientCache:
     """SDK clients kept per event loop and configuration, so requests reuse HTTP connections.
 
@@ -359,7 +378,9 @@ class StreamGuard:
     def aborted(self) -> bool:
         return self._abort.done()
 
-    async def run(self, awaitable: Awaitable[T]) -> T:
+    async def run(self, awaitable: Awaitable[T], timeout_s: float | None = None) -> T:
+        """``awaitable``'s result; ``Stalled`` after ``timeout_s`` (default: the idle timeout)."""
+        limit = timeout_s if timeout_s is not None else self.idle_timeout_s
         if self._abort.done():
             if asyncio.iscoroutine(awaitable):
                 awaitable.close()
@@ -367,9 +388,7 @@ class StreamGuard:
         task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
         waiting: set[asyncio.Future[Any]] = {task, self._abort}
         try:
-            done, _ = await asyncio.wait(
-                waiting, timeout=self.idle_timeout_s, return_when=asyncio.FIRST_COMPLETED
-            )
+            done, _ = await asyncio.wait(waiting, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:  # our caller was cancelled: do not leave the read running
             task.cancel()
             raise
@@ -379,7 +398,7 @@ class StreamGuard:
         await asyncio.wait({task}, timeout=1.0)
         if self._abort.done():
             raise Aborted()
-        raise Stalled(self.idle_timeout_s or 0.0)
+        raise Stalled(limit or 0.0)
 
     def close(self) -> None:
         if self._remove is not None:
@@ -496,6 +515,12 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
             f"The server at {url} redirected the request to another origin ({safe_url(redirect.target)}); "
             "caddie does not send credentials across origins. Set baseUrl to the address the server "
             "redirects to."
+        )
+    if isinstance(exc, NoProgress):
+        return FailureInfo(
+            f"Request timed out: the server at {url} sent no content for {exc.seconds:g}s (only empty "
+            "chunks or keep-alives). Try again; if the model legitimately needs longer, raise "
+            "httpIdleTimeoutMs in settings."
         )
     if isinstance(exc, json.JSONDecodeError):
         return FailureInfo(
@@ -625,6 +650,26 @@ class SdkAssembler(Protocol):
         ...
 
 
+def _progress_marker(output: AssistantMessage) -> tuple[object, ...]:
+    """What a content-free chunk may still advance: the stop reason, the usage, the number of blocks."""
+    usage = output.usage
+    return (
+        output.stop_reason,
+        usage.input,
+        usage.output,
+        usage.cache_read,
+        usage.cache_write,
+        len(output.content),
+    )
+
+
+def _is_progress(event: AssistantMessageEvent) -> bool:
+    """Content arrived: a non-empty delta, or a block completed."""
+    if isinstance(event, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
+        return bool(event.delta)
+    return isinstance(event, TextEndEvent | ThinkingEndEvent | ToolCallEndEvent)
+
+
 async def stream_via_sdk(
     model: Model,
     options: StreamOptions,
@@ -644,7 +689,9 @@ async def stream_via_sdk(
     message, never an exception. The SDK stream is closed on every exit, so an abort closes the HTTP
     connection at once; the client itself is kept for the next request."""
     idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
+    progress = options.progress_timeout_s if options.progress_timeout_s is not None else idle
     guard = StreamGuard(options.signal, idle)
+    loop = asyncio.get_running_loop()
     secrets = [options.api_key]
     sdk_stream: Any = None
     started = False
@@ -670,13 +717,36 @@ async def stream_via_sdk(
             )
         yield StartEvent(output)
         started = True
+        # The no-progress deadline: chunks that carry no content (empty deltas, pings) do not move it.
+        deadline = loop.time() + progress if progress > 0 else None
+        idle_chunks = 0  # chunks since the last progress
         while True:
+            wait = guard.idle_timeout_s
+            if deadline is not None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise NoProgress(progress)
+                wait = left if wait is None else min(wait, left)
             try:
-                chunk = await guard.run(sdk_stream.__anext__())
+                chunk = await guard.run(sdk_stream.__anext__(), wait)
             except StopAsyncIteration:
                 break
-            for event in assembler.apply(chunk):
+            except Stalled:
+                if deadline is not None and loop.time() >= deadline:
+                    # Cut by the deadline: busy without content, or plain silence since the last content.
+                    raise (NoProgress(progress) if idle_chunks else Stalled(progress)) from None
+                raise
+            before = _progress_marker(output)
+            events = assembler.apply(chunk)
+            for event in events:
                 yield event
+            if deadline is not None and (
+                any(_is_progress(e) for e in events) or _progress_marker(output) != before
+            ):
+                deadline = loop.time() + progress
+                idle_chunks = 0
+            else:
+                idle_chunks += 1
             if assembler.complete():
                 break
         if guard.aborted:
