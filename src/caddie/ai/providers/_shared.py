@@ -725,7 +725,7 @@ async def stream_via_sdk(
             if deadline is not None:
                 left = deadline - loop.time()
                 if left <= 0:
-                    raise NoProgress(progress)
+                    raise NoProgress(progress) if idle_chunks else Stalled(progress)
                 wait = left if wait is None else min(wait, left)
             try:
                 chunk = await guard.run(sdk_stream.__anext__(), wait)
