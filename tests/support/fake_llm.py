@@ -40,7 +40,7 @@ Replies — ``Reply`` (a dataclass; every field has a default) and module-level 
     ``tool_calls(ToolCallSpec(name, args, id), ...)`` (parallel calls)  ``error(status, message, type=None,
     code=None, retry_after=None, headers=None)``  ``overloaded()`` (529)  ``context_overflow(api)``
     (``"anthropic"`` or ``"openai"`` wording)  ``stall(after_events=1, seconds=30)``
-    ``malformed(after_events=1)``  ``disconnect(after_events=2)``. Every builder also takes ``Reply``
+    ``malformed(after_events=1)``  ``disconnect(after_events=2)``  ``empty_chunks(after_events=1)``. Every builder also takes ``Reply``
     fields as keywords (``fl.text("hi", usage=fl.UsageSpec(100, 5), delay_s=0.05)``).
     Fields worth knowing: ``usage`` (``UsageSpec(input, output, cache_read, cache_write, reasoning)``),
     ``finish`` (raw finish_reason / stop_reason override), ``chunk_size`` (characters per delta; tool
@@ -79,6 +79,7 @@ __all__ = [
     "UsageSpec",
     "context_overflow",
     "disconnect",
+    "empty_chunks",
     "error",
     "malformed",
     "overloaded",
@@ -138,6 +139,8 @@ class Reply:
     malformed_after: int | None = None
     disconnect_after: int | None = None
     stream_error_after: int | None = None
+    empty_after: int | None = None
+    empty_interval_s: float = 0.05
 
 
 # --------------------------------------------------------------------------------------------------
@@ -202,6 +205,13 @@ def context_overflow(api: str = "anthropic") -> Reply:
 def stall(after_events: int = 1, seconds: float = 30.0, content: str = "a reply that never ends") -> Reply:
     """Send ``after_events`` SSE events, then go silent for ``seconds`` (the client should time out)."""
     return Reply(text=content, stall_after=after_events, stall_s=seconds)
+
+
+def empty_chunks(after_events: int = 1, interval_s: float = 0.05, content: str = "never finished") -> Reply:
+    """Send ``after_events`` events, then content-free chunks every ``interval_s`` until the client leaves
+    (OpenAI: chunks with an empty ``delta``; Anthropic: empty ``text_delta``s of block 0, so
+    ``after_events`` must be at least 3 there): busy, but no progress."""
+    return Reply(text=content, empty_after=after_events, empty_interval_s=interval_s)
 
 
 def malformed(after_events: int = 1, content: str = "hello there") -> Reply:
@@ -612,6 +622,16 @@ class _Handler(BaseHTTPRequestHandler):
                 if reply.stall_after is not None and n == reply.stall_after:
                     stop.wait(reply.stall_s)
                     # Keep waiting for the client to give up; then say nothing more.
+                    return
+                if reply.empty_after is not None and n == reply.empty_after:
+                    empty = (
+                        f"data: {json.dumps({'id': 'chatcmpl-fake', 'object': 'chat.completion.chunk', 'choices': [{'index': 0, 'delta': {}, 'finish_reason': None}]})}\n\n"
+                        if protocol == "openai"
+                        else 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+                        '"delta": {"type": "text_delta", "text": ""}}\n\n'
+                    )
+                    while not stop.wait(reply.empty_interval_s):
+                        self._write_chunk(req, empty)
                     return
                 if reply.disconnect_after is not None and n == reply.disconnect_after:
                     self.connection.shutdown(socket.SHUT_RDWR)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Literal, TypeAlias
 
+from caddie.ai import secrets
 from caddie.ai.messages import AssistantMessage, Usage
 
 ErrorKind: TypeAlias = Literal["none", "aborted", "context_overflow", "usage_limit", "retryable", "fatal"]
@@ -133,11 +134,23 @@ _RETRYABLE_PATTERN = re.compile(
 )
 
 
+RETRY_DELAY_EXCEEDED = re.compile(r"^Server requested \d+s retry delay \(max: \d+s\)\. ")
+"""The start of an error whose server asked for a longer wait than ``retry.provider.maxRetryDelayMs``."""
+
+
+def retry_delay_exceeded_text(retry_after_ms: int, max_delay_ms: int, provider_text: str) -> str:
+    """Pi's wording for a server-requested wait over the limit (seconds rounded up)."""
+    wait, limit = -(-retry_after_ms // 1000), -(-max_delay_ms // 1000)
+    return f"Server requested {wait}s retry delay (max: {limit}s). {provider_text}"
+
+
 def is_retryable(message: AssistantMessage, context_window: int | None = None) -> bool:
     """Whether retrying the same request later may succeed: overload (529), rate limits (429), 5xx,
     dropped connections and stalled streams. Never for context overflow, quota or billing errors, aborts,
-    or other 4xx errors (a bad key, a bad request)."""
+    other 4xx errors (a bad key, a bad request), or a server that asked for a longer wait than the limit."""
     if message.stop_reason != "error":
+        return False
+    if RETRY_DELAY_EXCEEDED.match(message.error_message or ""):
         return False
     if is_context_overflow(message, context_window):
         return False
@@ -236,13 +249,10 @@ def parse_retry_after(headers: Mapping[str, str], now_s: float | None = None) ->
     return max(0, int((when.timestamp() - now) * 1000))
 
 
-_KEY_LIKE = re.compile(r"\b(?:sk-(?:ant-|proj-|or-v1-)?|xai-|gsk_|AIza)[A-Za-z0-9_\-]{12,}")
-REDACTED = "[redacted]"
+REDACTED = secrets.REDACTED
 
 
-def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every given secret and anything shaped like a well-known API key replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret and len(secret) >= 6:
-            text = text.replace(secret, REDACTED)
-    return _KEY_LIKE.sub(REDACTED, text)
+def redact_secrets(text: str, extra: Iterable[str | None] = ()) -> str:
+    """``text`` with every secret the process knows (``caddie.ai.secrets``), each of ``extra``, and anything
+    shaped like a well-known API key replaced by ``[redacted]``."""
+    return secrets.redact(text, extra)

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import LlmMessage
 
@@ -51,6 +52,36 @@ class Model:
     def ref(self) -> str:
         return f"{self.provider}/{self.id}"
 
+    def to_json(self) -> dict[str, Any]:
+        """The model as Pi-shaped JSON (camelCase) fit to leave the process: header *names* are kept but
+        every value reads ``[redacted]``, and a password in ``baseUrl`` reads ``***`` (RPC ``get_state`` /
+        ``set_model``, ``--mode json`` events)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "api": self.api,
+            "provider": self.provider,
+            "baseUrl": secrets.safe_url(self.base_url),
+            "reasoning": self.reasoning,
+            "input": list(self.input),
+            "cost": {
+                "input": self.cost.input,
+                "output": self.cost.output,
+                "cacheRead": self.cost.cache_read,
+                "cacheWrite": self.cost.cache_write,
+            },
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+            "headers": {name: secrets.REDACTED for name in self.headers}
+            if self.headers is not None
+            else None,
+            "compat": dict(self.compat) if self.compat is not None else None,
+            "thinkingLevelMap": dict(self.thinking_level_map)
+            if self.thinking_level_map is not None
+            else None,
+        }
+        return out
+
 
 @dataclass(slots=True)
 class Tool:
@@ -87,6 +118,13 @@ class StreamOptions:
     headers: dict[str, str] | None = None
     timeout_s: float | None = None
     """Idle timeout for the HTTP stream (no byte for this long ends the request with an error)."""
+    progress_timeout_s: float | None = None
+    """No-progress deadline: a stream that delivers no content for this long — however many empty chunks
+    or keep-alives arrive — ends with a retryable error. None means the idle timeout; 0 turns it off."""
+    max_retry_delay_ms: int = 60_000
+    """The longest server-requested wait (Retry-After) worth waiting for (settings
+    ``retry.provider.maxRetryDelayMs``); a failure asking for longer fails at once, not retryable, with
+    the wait in its text. 0 means no limit."""
     max_retries: int = 0
     """SDK-level retries; the session retries with backoff on its own (settings ``retry``)."""
     on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None

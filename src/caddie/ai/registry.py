@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from caddie.ai import secrets
 from caddie.ai.model import Model, ModelCost
 from caddie.ai.providers._shared import (
     NO_KEY_PLACEHOLDER,
@@ -310,6 +311,7 @@ def _run_command(command: str) -> str | None:
                 command, shell=True, capture_output=True, text=True, timeout=15, check=False
             )
             out = done.stdout.strip() if done.returncode == 0 else ""
+            secrets.register(out)  # a command's output is a key or a header value: never show it
             _command_cache[command] = out or None
         except (OSError, subprocess.SubprocessError):
             _command_cache[command] = None
@@ -476,6 +478,7 @@ def _resolve_headers(
             )
         else:
             out[name] = resolved
+    secrets.register_headers(out)
     return out
 
 
@@ -598,6 +601,7 @@ class ModelRegistry:
                 "skipping this provider",
             )
             return models
+        secrets.register_url(spec.get("baseUrl"))
         config = _ProviderConfig(
             name=name,
             base_url=spec.get("baseUrl"),
@@ -777,10 +781,12 @@ class ModelRegistry:
         if config is not None and config.api_key:
             resolved = resolve_config_value(config.api_key, self.env)
             if resolved:
+                secrets.register(resolved)
                 return resolved
         for name in self._env_keys(model.provider):
             value = self.env.get(name)
             if value:
+                secrets.register(value)
                 return value
         return NO_KEY_PLACEHOLDER if self._keyless(model) else None
 

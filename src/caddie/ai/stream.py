@@ -2,6 +2,11 @@
 
 Each API (``openai-completions``, ``anthropic-messages``, ``faux``) is an ``ApiProvider``. Built-in ones are
 imported on first use, so starting caddie does not pay for SDKs it will not call.
+
+``stream`` is also the choke point where a failure becomes the message the rest of caddie shows and stores:
+the request's secrets (key, header values, a ``baseUrl`` password) join the process's secret registry
+(``caddie.ai.secrets``) and the final error text is redacted against all of it, whichever provider — built
+in or registered by an extension — produced it.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import importlib
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from caddie.ai import errors, secrets
 from caddie.ai.events import AssistantMessageEvent, ErrorEvent, final_message
 from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.model import Context, Model, StreamOptions
@@ -58,12 +64,44 @@ def error_message_for(model: Model, text: str, reason: str = "error") -> Assista
 async def stream(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AsyncIterator[AssistantMessageEvent]:
+    options = options or StreamOptions()
+    register_request_secrets(model, options)
     provider = get_api(model.api)
     if provider is None:
         yield ErrorEvent("error", error_message_for(model, f"No provider for API {model.api!r}"))
         return
-    async for event in provider.stream(model, context, options or StreamOptions()):
+    async for event in provider.stream(model, context, options):
+        if isinstance(event, ErrorEvent):
+            finish_error(event.error, options)
         yield event
+
+
+def register_request_secrets(model: Model, options: StreamOptions) -> None:
+    """Everything a request authenticates with becomes a known secret before the request is sent."""
+    secrets.register(options.api_key)
+    secrets.register_headers(model.headers)
+    secrets.register_headers(options.headers)
+    secrets.register_url(model.base_url)
+
+
+def finish_error(message: AssistantMessage, options: StreamOptions | None = None) -> AssistantMessage:
+    """A failed message as it may be shown and stored: its error text without any known secret, and —
+    when the server asked for a longer wait than ``options.max_retry_delay_ms`` — Pi's "Server requested
+    Ns retry delay" text, which ``caddie.ai.errors`` never retries."""
+    limit = options.max_retry_delay_ms if options is not None else 0
+    wait = message.retry_after_ms
+    text = message.error_message or ""
+    if (
+        message.stop_reason == "error"
+        and wait is not None
+        and limit > 0
+        and wait > limit
+        and not errors.RETRY_DELAY_EXCEEDED.match(text)
+    ):
+        message.error_message = errors.retry_delay_exceeded_text(wait, limit, text or "Request failed")
+    if message.error_message:
+        message.error_message = secrets.redact(message.error_message)
+    return message
 
 
 async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:

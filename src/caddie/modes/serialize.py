@@ -24,6 +24,7 @@ from caddie.ai.messages import (
     usage_to_json,
 )
 from caddie.ai.messages import Usage as _Usage
+from caddie.ai.model import Model
 from caddie.session.entries import entry_to_json
 from caddie.tools.base import ToolResult
 
@@ -51,6 +52,8 @@ def to_json(value: Any) -> Any:
         return block_to_json(value)
     if isinstance(value, _Usage):
         return usage_to_json(value)
+    if isinstance(value, Model):  # never the generic path: it would print resolved header secrets
+        return value.to_json()
     if isinstance(value, ToolResult):
         out: dict[str, Any] = {
             "content": [to_json(b) for b in value.content],

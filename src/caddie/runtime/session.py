@@ -879,6 +879,7 @@ class AgentSession:
             api_key=self.options.api_key_for(model),
             session_id=self.store.session_id,
             timeout_s=self.settings.http_idle_timeout_ms / 1000,
+            max_retry_delay_ms=self.settings.retry_max_delay_ms,
         )
         return options
 

@@ -11,13 +11,25 @@ from urllib.parse import urlsplit
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
-from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from caddie.ai.events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+)
 from caddie.ai.messages import (
     AssistantMessage,
     Cost,
     Usage,
 )
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ProviderResponse, StreamOptions, ThinkingLevel
+from caddie.ai.secrets import safe_url
 from caddie.ai.tokens import estimate_request_tokens
 
 T = TypeVar("T")
@@ -107,6 +119,54 @@ def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
+# Linear assembly of streamed blocks
+
+EXACT_PREVIEW_BELOW = 4096
+"""Up to this many characters a block's live text (and a tool call's argument preview) is rebuilt on every
+delta; past it, only when the part not yet included reaches 1/``REFRESH_FRACTION`` of what is."""
+REFRESH_FRACTION = 8
+
+
+class StreamBuffer:
+    """The streamed pieces of one block (text, thinking or tool-call argument JSON), assembled in linear work.
+
+    A Python string cannot grow in place, so ``block.text += piece`` copies the whole text on every delta
+    and a long reply costs the square of its length. Pieces go into a list instead; ``add`` says when the
+    live view is due for a rebuild — on every delta while the buffer is small, then each time the new part
+    reaches 1/8 of the last rebuild — so every rebuild together copies (or parses) at most about nine times
+    the reply, plus a fixed allowance for the first ``EXACT_PREVIEW_BELOW`` characters. ``text()`` is always
+    exact, and is what ends a block.
+    """
+
+    __slots__ = ("_length", "_pieces", "_shown")
+
+    def __init__(self, initial: str = "") -> None:
+        self._pieces: list[str] = [initial] if initial else []
+        self._length = len(initial)
+        self._shown = len(initial)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def add(self, piece: str) -> bool:
+        """Append ``piece``; True when the live view should be rebuilt now (then call ``text()``)."""
+        if not piece:
+            return False
+        self._pieces.append(piece)
+        self._length += len(piece)
+        if self._length <= EXACT_PREVIEW_BELOW:
+            return True
+        return (self._length - self._shown) * REFRESH_FRACTION >= self._shown
+
+    def text(self) -> str:
+        """The whole buffer (joined once; later calls reuse the joined string)."""
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        self._shown = self._length
+        return self._pieces[0] if self._pieces else ""
+
+
+# --------------------------------------------------------------------------------------------------
 # Streaming JSON (tool-call arguments arrive in pieces)
 
 
@@ -193,6 +253,54 @@ class Stalled(Exception):
         self.seconds = seconds
 
 
+class CrossOriginRedirect(Exception):
+    """The server redirected a request to another origin; the request is not sent there."""
+
+    def __init__(self, source: str, target: str) -> None:
+        super().__init__(f"redirect from {source} to {target}")
+        self.source = source
+        self.target = target
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    scheme = str(url.scheme).lower()
+    return scheme, str(url.host).lower(), url.port or _DEFAULT_PORTS.get(scheme)
+
+
+async def refuse_cross_origin_redirects(response: Any) -> None:
+    """An httpx response hook: a redirect to another origin (scheme, host, port) raises
+    ``CrossOriginRedirect`` before the redirected request is built, so no header of ours — key, models.json
+    headers — ever reaches that origin. Same-origin redirects, and the upgrade of the same host from http
+    to https on default ports, are followed as usual."""
+    if not response.has_redirect_location:
+        return
+    source = response.request.url
+    target = source.join(response.headers["location"])
+    here, there = _origin(source), _origin(target)
+    if here == there:
+        return
+    upgrade = here[0] == "http" and there[0] == "https" and here[1] == there[1] and here[2] == 80
+    if upgrade and there[2] == 443:
+        return
+    raise CrossOriginRedirect(str(source), str(target.copy_with(query=None, fragment=None)))
+
+
+def redirect_hooks() -> dict[str, list[Any]]:
+    """``event_hooks`` for an SDK's httpx client (see ``refuse_cross_origin_redirects``)."""
+    return {"response": [refuse_cross_origin_redirects]}
+
+
+class NoProgress(Exception):
+    """Data kept arriving, but no content (only empty chunks or keep-alives) for the no-progress deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no content for {seconds:g}s")
+        self.seconds = seconds
+
+
 class ClientCache:
     """SDK clients kept per event loop and configuration, so requests reuse HTTP connections.
 
@@ -249,7 +357,9 @@ class StreamGuard:
     def aborted(self) -> bool:
         return self._abort.done()
 
-    async def run(self, awaitable: Awaitable[T]) -> T:
+    async def run(self, awaitable: Awaitable[T], timeout_s: float | None = None) -> T:
+        """``awaitable``'s result; ``Stalled`` after ``timeout_s`` (default: the idle timeout)."""
+        limit = timeout_s if timeout_s is not None else self.idle_timeout_s
         if self._abort.done():
             if asyncio.iscoroutine(awaitable):
                 awaitable.close()
@@ -257,9 +367,7 @@ class StreamGuard:
         task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
         waiting: set[asyncio.Future[Any]] = {task, self._abort}
         try:
-            done, _ = await asyncio.wait(
-                waiting, timeout=self.idle_timeout_s, return_when=asyncio.FIRST_COMPLETED
-            )
+            done, _ = await asyncio.wait(waiting, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:  # our caller was cancelled: do not leave the read running
             task.cancel()
             raise
@@ -269,7 +377,7 @@ class StreamGuard:
         await asyncio.wait({task}, timeout=1.0)
         if self._abort.done():
             raise Aborted()
-        raise Stalled(self.idle_timeout_s or 0.0)
+        raise Stalled(limit or 0.0)
 
     def close(self) -> None:
         if self._remove is not None:
@@ -371,15 +479,31 @@ class FailureInfo:
 
 
 def describe_failure(exc: BaseException, model: Model, *, streaming_started: bool) -> FailureInfo:
-    """Turn an SDK or transport exception into a clean sentence, HTTP status and Retry-After."""
+    """Turn an SDK or transport exception into a clean sentence, HTTP status and Retry-After.
+
+    The server is named by ``safe_url`` (a password in ``baseUrl`` reads ``***``)."""
+    url = safe_url(model.base_url)
     if isinstance(exc, Stalled):
         return FailureInfo(
-            f"Request timed out: the server at {model.base_url} stalled (no data for {exc.seconds:g}s). "
+            f"Request timed out: the server at {url} stalled (no data for {exc.seconds:g}s). "
             "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
+        )
+    redirect = exc if isinstance(exc, CrossOriginRedirect) else exc.__cause__ or exc.__context__
+    if isinstance(redirect, CrossOriginRedirect):
+        return FailureInfo(
+            f"The server at {url} redirected the request to another origin ({safe_url(redirect.target)}); "
+            "caddie does not send credentials across origins. Set baseUrl to the address the server "
+            "redirects to."
+        )
+    if isinstance(exc, NoProgress):
+        return FailureInfo(
+            f"Request timed out: the server at {url} sent no content for {exc.seconds:g}s (only empty "
+            "chunks or keep-alives). Try again; if the model legitimately needs longer, raise "
+            "httpIdleTimeoutMs in settings."
         )
     if isinstance(exc, json.JSONDecodeError):
         return FailureInfo(
-            f"Malformed JSON in the stream from {model.base_url}: {exc.msg} at line {exc.lineno} "
+            f"Malformed JSON in the stream from {url}: {exc.msg} at line {exc.lineno} "
             f"column {exc.colno}. The server sent data that is not valid JSON; check that baseUrl points "
             "at an OpenAI- or Anthropic-compatible endpoint."
         )
@@ -403,7 +527,7 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
     name = type(exc).__name__
     if "Timeout" in name:
         return FailureInfo(
-            f"Request timed out: the server at {model.base_url} stalled. "
+            f"Request timed out: the server at {url} stalled. "
             "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
         )
     if any(part in name for part in ("Connect", "Protocol", "Network", "ReadError", "WriteError")):
@@ -411,11 +535,11 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
         detail = str(cause) or type(cause).__name__
         if streaming_started:
             return FailureInfo(
-                f"Connection lost: the server at {model.base_url} closed the stream before the reply "
+                f"Connection lost: the server at {url} closed the stream before the reply "
                 f"finished ({detail}). Try again."
             )
         return FailureInfo(
-            f"Connection error: could not reach {model.base_url} ({detail}). "
+            f"Connection error: could not reach {url} ({detail}). "
             "Check that the server is running and that baseUrl is right."
         )
     return FailureInfo(f"{name}: {exc}" if str(exc) else name)
@@ -505,6 +629,26 @@ class SdkAssembler(Protocol):
         ...
 
 
+def _progress_marker(output: AssistantMessage) -> tuple[object, ...]:
+    """What a content-free chunk may still advance: the stop reason, the usage, the number of blocks."""
+    usage = output.usage
+    return (
+        output.stop_reason,
+        usage.input,
+        usage.output,
+        usage.cache_read,
+        usage.cache_write,
+        len(output.content),
+    )
+
+
+def _is_progress(event: AssistantMessageEvent) -> bool:
+    """Content arrived: a non-empty delta, or a block completed."""
+    if isinstance(event, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
+        return bool(event.delta)
+    return isinstance(event, TextEndEvent | ThinkingEndEvent | ToolCallEndEvent)
+
+
 async def stream_via_sdk(
     model: Model,
     options: StreamOptions,
@@ -524,7 +668,9 @@ async def stream_via_sdk(
     message, never an exception. The SDK stream is closed on every exit, so an abort closes the HTTP
     connection at once; the client itself is kept for the next request."""
     idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
+    progress = options.progress_timeout_s if options.progress_timeout_s is not None else idle
     guard = StreamGuard(options.signal, idle)
+    loop = asyncio.get_running_loop()
     secrets = [options.api_key]
     sdk_stream: Any = None
     started = False
@@ -550,13 +696,36 @@ async def stream_via_sdk(
             )
         yield StartEvent(output)
         started = True
+        # The no-progress deadline: chunks that carry no content (empty deltas, pings) do not move it.
+        deadline = loop.time() + progress if progress > 0 else None
+        idle_chunks = 0  # chunks since the last progress
         while True:
+            wait = guard.idle_timeout_s
+            if deadline is not None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise NoProgress(progress) if idle_chunks else Stalled(progress)
+                wait = left if wait is None else min(wait, left)
             try:
-                chunk = await guard.run(sdk_stream.__anext__())
+                chunk = await guard.run(sdk_stream.__anext__(), wait)
             except StopAsyncIteration:
                 break
-            for event in assembler.apply(chunk):
+            except Stalled:
+                if deadline is not None and loop.time() >= deadline:
+                    # Cut by the deadline: busy without content, or plain silence since the last content.
+                    raise (NoProgress(progress) if idle_chunks else Stalled(progress)) from None
+                raise
+            before = _progress_marker(output)
+            events = assembler.apply(chunk)
+            for event in events:
                 yield event
+            if deadline is not None and (
+                any(_is_progress(e) for e in events) or _progress_marker(output) != before
+            ):
+                deadline = loop.time() + progress
+                idle_chunks = 0
+            else:
+                idle_chunks += 1
             if assembler.complete():
                 break
         if guard.aborted:
@@ -577,7 +746,7 @@ async def stream_via_sdk(
         assembler.finalize_quietly()
         if isinstance(exc, ConnectionResetError):
             info = FailureInfo(
-                f"Connection lost: the stream from {model.base_url} ended before the reply finished ({exc}). "
+                f"Connection lost: the stream from {safe_url(model.base_url)} ended before the reply finished ({exc}). "
                 "Try again."
             )
         else:

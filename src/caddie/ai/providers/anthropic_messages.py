@@ -42,6 +42,7 @@ from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers._shared import (
     NO_KEY_PLACEHOLDER,
     ClientCache,
+    StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
     final_arguments,
@@ -50,6 +51,7 @@ from caddie.ai.providers._shared import (
     is_local_base_url,
     new_output,
     parse_partial_json,
+    redirect_hooks,
     sanitize_text,
     stream_via_sdk,
     thinking_budget,
@@ -322,19 +324,40 @@ def _int(value: Any) -> int:
 
 
 class _EventAssembler:
+    """Folds Messages stream events into ``output``; text, thinking and ``input_json`` accumulate in
+    ``StreamBuffer``s (linear work however long the reply) and blocks are exact when they stop."""
+
     def __init__(self, output: AssistantMessage, model: Model) -> None:
         self.output = output
         self.model = model
-        self.by_index: dict[int, AssistantContent] = {}
-        self.json: dict[int, str] = {}
+        self.by_index: dict[int, AssistantContent] = {}  # stream index -> open block
+        self.positions: dict[int, int] = {}  # stream index -> index in output.content
+        self.buffers: dict[int, StreamBuffer] = {}  # stream index -> streamed text / argument JSON
         self.saw_start = False
         self.saw_stop = False
 
-    def _pos(self, block: object) -> int:
-        for i, b in enumerate(self.output.content):
-            if b is block:
-                return i
-        return -1
+    def _open(self, index: int, block: AssistantContent, initial: str = "") -> int:
+        self.output.content.append(block)
+        position = len(self.output.content) - 1
+        self.by_index[index] = block
+        self.positions[index] = position
+        self.buffers[index] = StreamBuffer(initial)
+        return position
+
+    def _settle(self, index: int, block: AssistantContent) -> None:
+        """Give ``block`` its exact, complete content from its buffer."""
+        buffer = self.buffers.get(index)
+        if buffer is None:
+            return
+        if isinstance(block, TextContent):
+            block.text = buffer.text()
+        elif isinstance(block, ThinkingContent):
+            if not block.redacted:
+                block.thinking = buffer.text()
+        else:
+            raw = buffer.text()
+            if raw.strip():  # no input_json at all: keep the input content_block_start gave
+                block.arguments, block.arguments_error = final_arguments(raw)
 
     def apply(self, event: Any) -> list[AssistantMessageEvent]:
         out = self.output
@@ -353,74 +376,71 @@ class _EventAssembler:
             index = _int(_get(event, "index"))
             block_data = _get(event, "content_block")
             btype = _get(block_data, "type")
-            block: AssistantContent | None = None
             if btype == "text":
-                block = TextContent(str(_get(block_data, "text") or ""))
-                out.content.append(block)
-                events.append(TextStartEvent(self._pos(block), out))
+                initial = str(_get(block_data, "text") or "")
+                events.append(TextStartEvent(self._open(index, TextContent(initial), initial), out))
             elif btype == "thinking":
-                block = ThinkingContent(
-                    str(_get(block_data, "thinking") or ""),
-                    thinking_signature=str(_get(block_data, "signature") or ""),
+                initial = str(_get(block_data, "thinking") or "")
+                thinking = ThinkingContent(
+                    initial, thinking_signature=str(_get(block_data, "signature") or "")
                 )
-                out.content.append(block)
-                events.append(ThinkingStartEvent(self._pos(block), out))
+                events.append(ThinkingStartEvent(self._open(index, thinking, initial), out))
             elif btype == "redacted_thinking":
-                block = ThinkingContent(
+                redacted = ThinkingContent(
                     REDACTED_THINKING_TEXT,
                     thinking_signature=str(_get(block_data, "data") or ""),
                     redacted=True,
                 )
-                out.content.append(block)
-                events.append(ThinkingStartEvent(self._pos(block), out))
+                events.append(ThinkingStartEvent(self._open(index, redacted), out))
             elif btype == "tool_use":
-                initial = _get(block_data, "input")
-                block = ToolCall(
+                initial_input = _get(block_data, "input")
+                call = ToolCall(
                     id=str(_get(block_data, "id") or ""),
                     name=str(_get(block_data, "name") or ""),
-                    arguments=dict(initial) if isinstance(initial, Mapping) else {},
+                    arguments=dict(initial_input) if isinstance(initial_input, Mapping) else {},
                 )
-                out.content.append(block)
-                self.json[index] = ""
-                events.append(ToolCallStartEvent(self._pos(block), out))
-            if block is not None:
-                self.by_index[index] = block
+                events.append(ToolCallStartEvent(self._open(index, call), out))
         elif kind == "content_block_delta":
             index = _int(_get(event, "index"))
             block = self.by_index.get(index)
+            if block is None:
+                return events
+            buffer = self.buffers[index]
+            position = self.positions[index]
             delta = _get(event, "delta")
             dtype = _get(delta, "type")
             if dtype == "text_delta" and isinstance(block, TextContent):
                 piece = str(_get(delta, "text") or "")
-                block.text += piece
-                events.append(TextDeltaEvent(self._pos(block), piece, out))
+                if buffer.add(piece):
+                    block.text = buffer.text()
+                events.append(TextDeltaEvent(position, piece, out))
             elif dtype == "thinking_delta" and isinstance(block, ThinkingContent):
                 piece = str(_get(delta, "thinking") or "")
-                block.thinking += piece
-                events.append(ThinkingDeltaEvent(self._pos(block), piece, out))
+                if buffer.add(piece):
+                    block.thinking = buffer.text()
+                events.append(ThinkingDeltaEvent(position, piece, out))
             elif dtype == "signature_delta" and isinstance(block, ThinkingContent):
                 block.thinking_signature = (block.thinking_signature or "") + str(
                     _get(delta, "signature") or ""
                 )
             elif dtype == "input_json_delta" and isinstance(block, ToolCall):
                 piece = str(_get(delta, "partial_json") or "")
-                buf = self.json.get(index, "") + piece
-                self.json[index] = buf
-                if len(buf) < 4096 or piece.endswith(("}", "]", '"')):
-                    block.arguments = parse_partial_json(buf)
-                events.append(ToolCallDeltaEvent(self._pos(block), piece, out))
+                if buffer.add(piece):  # a live preview, re-parsed only as the buffer allows
+                    block.arguments = parse_partial_json(buffer.text())
+                events.append(ToolCallDeltaEvent(position, piece, out))
         elif kind == "content_block_stop":
             index = _int(_get(event, "index"))
             block = self.by_index.pop(index, None)
-            if isinstance(block, TextContent):
-                events.append(TextEndEvent(self._pos(block), block.text, out))
-            elif isinstance(block, ThinkingContent):
-                events.append(ThinkingEndEvent(self._pos(block), block.thinking, out))
-            elif isinstance(block, ToolCall):
-                raw = self.json.pop(index, "")
-                if raw.strip():
-                    block.arguments, block.arguments_error = final_arguments(raw)
-                events.append(ToolCallEndEvent(self._pos(block), block, out))
+            if block is not None:
+                self._settle(index, block)
+                position = self.positions[index]
+                if isinstance(block, TextContent):
+                    events.append(TextEndEvent(position, block.text, out))
+                elif isinstance(block, ThinkingContent):
+                    events.append(ThinkingEndEvent(position, block.thinking, out))
+                else:
+                    events.append(ToolCallEndEvent(position, block, out))
+                self.buffers.pop(index, None)
         elif kind == "message_delta":
             delta = _get(event, "delta")
             reason = _get(delta, "stop_reason")
@@ -468,9 +488,9 @@ class _EventAssembler:
         return []
 
     def finalize_quietly(self) -> None:
+        """On failure: every open block gets all that arrived (tool calls the best arguments seen)."""
         for index, block in self.by_index.items():
-            if isinstance(block, ToolCall) and self.json.get(index, "").strip():
-                block.arguments, block.arguments_error = final_arguments(self.json[index])
+            self._settle(index, block)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -495,7 +515,7 @@ class AnthropicMessagesProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         output = new_output(model)
         headers: dict[str, str] = {"User-Agent": "caddie", "accept": "application/json"}
@@ -529,6 +549,7 @@ class AnthropicMessagesProvider:
                 max_retries=options.max_retries,
                 default_headers=hdrs,
                 timeout=idle,
+                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
             create=lambda client, kwargs: client.messages.create(**kwargs),
         )

@@ -70,6 +70,7 @@ from caddie.ai.messages import (
     message_to_json,
 )
 from caddie.ai.model import Context, Model, ModelCost, ProviderResponse, StreamOptions
+from caddie.ai.providers._shared import StreamBuffer
 
 API = "faux"
 PROVIDER_NAME = "faux"
@@ -587,25 +588,33 @@ class FauxProvider:
                 live_thinking = ThinkingContent("", block.thinking_signature, block.redacted)
                 partial.content.append(live_thinking)
                 yield ThinkingStartEvent(index, partial)
+                buffer = StreamBuffer()  # linear assembly, as the HTTP providers do
                 for chunk in self._chunks(block.thinking):
                     await self._pause(chunk, delay_ms)
                     if signal is not None and signal.aborted:
+                        live_thinking.thinking = buffer.text()
                         yield aborted()
                         return
-                    live_thinking.thinking += chunk
+                    if buffer.add(chunk):
+                        live_thinking.thinking = buffer.text()
                     yield ThinkingDeltaEvent(index, chunk, partial)
+                live_thinking.thinking = block.thinking
                 yield ThinkingEndEvent(index, block.thinking, partial)
             elif isinstance(block, TextContent):
                 live_text = TextContent("")
                 partial.content.append(live_text)
                 yield TextStartEvent(index, partial)
+                buffer = StreamBuffer()
                 for chunk in self._chunks(block.text):
                     await self._pause(chunk, delay_ms)
                     if signal is not None and signal.aborted:
+                        live_text.text = buffer.text()
                         yield aborted()
                         return
-                    live_text.text += chunk
+                    if buffer.add(chunk):
+                        live_text.text = buffer.text()
                     yield TextDeltaEvent(index, chunk, partial)
+                live_text.text = block.text
                 yield TextEndEvent(index, block.text, partial)
             else:
                 live_call = ToolCall(block.id, block.name, {}, block.thought_signature)

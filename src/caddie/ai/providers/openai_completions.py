@@ -29,6 +29,7 @@ from caddie.ai.events import (
     ToolCallStartEvent,
 )
 from caddie.ai.messages import (
+    AssistantContent,
     AssistantMessage,
     ImageContent,
     StopReason,
@@ -43,6 +44,7 @@ from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers._shared import (
     NO_KEY_PLACEHOLDER,
     ClientCache,
+    StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
     final_arguments,
@@ -51,6 +53,7 @@ from caddie.ai.providers._shared import (
     is_local_base_url,
     new_output,
     parse_partial_json,
+    redirect_hooks,
     sanitize_text,
     stream_via_sdk,
     thinking_budget,
@@ -439,7 +442,11 @@ def map_finish_reason(reason: str) -> tuple[StopReason, str | None]:
 
 
 class _ChunkAssembler:
-    """Folds streamed chunks into ``output`` and says which events that produced."""
+    """Folds streamed chunks into ``output`` and says which events that produced.
+
+    Text, thinking and argument JSON accumulate in ``StreamBuffer``s (linear work however long the reply);
+    the blocks in ``output`` are refreshed from them as the buffers decide, and exactly at the end.
+    """
 
     def __init__(self, output: AssistantMessage, model: Model, *, require_finish: bool = True) -> None:
         self.output = output
@@ -449,15 +456,16 @@ class _ChunkAssembler:
         self.thinking: ThinkingContent | None = None
         self.calls_by_index: dict[int, ToolCall] = {}
         self.calls_by_id: dict[str, ToolCall] = {}
-        self.args: dict[int, str] = {}  # id(ToolCall) -> raw argument text
-        self.parsed_len: dict[int, int] = {}
+        self.buffers: dict[int, StreamBuffer] = {}  # id(block) -> its streamed text / argument JSON
+        self.positions: dict[int, int] = {}  # id(block) -> index in output.content
         self.has_finish = False
 
-    def _index(self, block: object) -> int:
-        for i, b in enumerate(self.output.content):
-            if b is block:
-                return i
-        return -1
+    def _add_block(self, block: AssistantContent) -> int:
+        self.output.content.append(block)
+        index = len(self.output.content) - 1
+        self.positions[id(block)] = index
+        self.buffers[id(block)] = StreamBuffer()
+        return index
 
     def apply(self, chunk: Any) -> list[AssistantMessageEvent]:
         out = self.output
@@ -494,21 +502,23 @@ class _ChunkAssembler:
             return events
         content = _get(delta, "content")
         if isinstance(content, str) and content:
-            if self.text is None:
-                self.text = TextContent("")
-                out.content.append(self.text)
-                events.append(TextStartEvent(self._index(self.text), out))
-            self.text.text += content
-            events.append(TextDeltaEvent(self._index(self.text), content, out))
+            text = self.text
+            if text is None:
+                text = self.text = TextContent("")
+                events.append(TextStartEvent(self._add_block(text), out))
+            if self.buffers[id(text)].add(content):
+                text.text = self.buffers[id(text)].text()
+            events.append(TextDeltaEvent(self.positions[id(text)], content, out))
         for field in REASONING_FIELDS:
             value = _get(delta, field)
             if isinstance(value, str) and value:
-                if self.thinking is None:
-                    self.thinking = ThinkingContent("", thinking_signature=field)
-                    out.content.append(self.thinking)
-                    events.append(ThinkingStartEvent(self._index(self.thinking), out))
-                self.thinking.thinking += value
-                events.append(ThinkingDeltaEvent(self._index(self.thinking), value, out))
+                thinking = self.thinking
+                if thinking is None:
+                    thinking = self.thinking = ThinkingContent("", thinking_signature=field)
+                    events.append(ThinkingStartEvent(self._add_block(thinking), out))
+                if self.buffers[id(thinking)].add(value):
+                    thinking.thinking = self.buffers[id(thinking)].text()
+                events.append(ThinkingDeltaEvent(self.positions[id(thinking)], value, out))
                 break  # some servers send the same text in two fields
         for tc in _get(delta, "tool_calls") or []:
             events += self._apply_tool_delta(tc)
@@ -526,9 +536,7 @@ class _ChunkAssembler:
             block = self.calls_by_id.get(str(call_id))
         if block is None:
             block = ToolCall(id=str(call_id or ""), name=str(name or ""), arguments={})
-            out.content.append(block)
-            self.args[id(block)] = ""
-            events.append(ToolCallStartEvent(self._index(block), out))
+            events.append(ToolCallStartEvent(self._add_block(block), out))
         if isinstance(index, int):
             self.calls_by_index.setdefault(index, block)
         if call_id:
@@ -539,15 +547,10 @@ class _ChunkAssembler:
             block.name = str(name)
         piece = _get(fn, "arguments")
         delta = piece if isinstance(piece, str) else ""
-        if delta:
-            buf = self.args[id(block)] + delta
-            self.args[id(block)] = buf
-            # Re-parse partial arguments for live display, but not on every delta of a huge argument.
-            last = self.parsed_len.get(id(block), 0)
-            if len(buf) < 4096 or len(buf) - last >= len(buf) // 8:
-                block.arguments = parse_partial_json(buf)
-                self.parsed_len[id(block)] = len(buf)
-        events.append(ToolCallDeltaEvent(self._index(block), delta, out))
+        buffer = self.buffers[id(block)]
+        if buffer.add(delta):  # a live preview of the arguments, re-parsed only as the buffer allows
+            block.arguments = parse_partial_json(buffer.text())
+        events.append(ToolCallDeltaEvent(self.positions[id(block)], delta, out))
         return events
 
     def complete(self) -> bool:
@@ -560,23 +563,34 @@ class _ChunkAssembler:
             self.output.stop_reason = "toolUse" if self.output.tool_calls() else "stop"
         return self.finish_blocks()
 
+    def _settle(self, block: AssistantContent) -> None:
+        """Give ``block`` its exact, complete content from its buffer."""
+        buffer = self.buffers.get(id(block))
+        if buffer is None:
+            return
+        if isinstance(block, TextContent):
+            block.text = buffer.text()
+        elif isinstance(block, ThinkingContent):
+            block.thinking = buffer.text()
+        else:
+            block.arguments, block.arguments_error = final_arguments(buffer.text())
+
     def finish_blocks(self) -> list[AssistantMessageEvent]:
         events: list[AssistantMessageEvent] = []
         for i, block in enumerate(self.output.content):
+            self._settle(block)
             if isinstance(block, TextContent):
                 events.append(TextEndEvent(i, block.text, self.output))
             elif isinstance(block, ThinkingContent):
                 events.append(ThinkingEndEvent(i, block.thinking, self.output))
             elif isinstance(block, ToolCall):
-                block.arguments, block.arguments_error = final_arguments(self.args.get(id(block), ""))
                 events.append(ToolCallEndEvent(i, block, self.output))
         return events
 
     def finalize_quietly(self) -> None:
-        """On failure: give tool calls the best arguments seen so far (no events)."""
+        """On failure: every block gets all that arrived (tool calls the best arguments seen; no events)."""
         for block in self.output.content:
-            if isinstance(block, ToolCall):
-                block.arguments, block.arguments_error = final_arguments(self.args.get(id(block), ""))
+            self._settle(block)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -608,7 +622,7 @@ class OpenAICompletionsProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
         output = new_output(model)
         headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
@@ -635,6 +649,7 @@ class OpenAICompletionsProvider:
                 max_retries=options.max_retries,
                 default_headers=hdrs,
                 timeout=idle,
+                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
             create=lambda client, kwargs: client.chat.completions.create(**kwargs),
         )
