@@ -21,7 +21,7 @@ from typing import Literal, NoReturn
 
 from caddie import __version__
 
-SUBCOMMANDS = ("session", "context", "export")
+SUBCOMMANDS = ("session", "context", "export", "batch")
 EPILOG = """\
 sessions:
   Sessions are saved under ~/.caddie/agent/sessions/ (CADDIE_DIR moves the root).
@@ -293,6 +293,10 @@ def _subcommand(argv: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
+        if args and args[0] == "batch":
+            from caddie.modes.batch import run_batch_command
+
+            return run_batch_command(args[1:])
         if args and args[0] in SUBCOMMANDS:
             return _subcommand(args)
         return asyncio.run(_run_main(args))
