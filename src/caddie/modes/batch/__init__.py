@@ -127,7 +127,9 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
             f"stopped before the end ({why or 'stopped'}): {', '.join(outcome.stopped[:20])}", markup=False
         )
     spend = f"{outcome.spent:,} tokens spent" + (f" of a {total_budget:,} cap" if total_budget else "")
-    console.print(f"{spend}; results: {results_path}; workspaces and sessions: {workdir}", markup=False, soft_wrap=True)
+    console.print(
+        f"{spend}; results: {results_path}; workspaces and sessions: {workdir}", markup=False, soft_wrap=True
+    )
     if outcome.not_run or outcome.stopped:
         more = " with a higher --total-budget" if outcome.stop_reason == "cap" else ""
         console.print(f"run the same command again{more} to continue", markup=False, soft_wrap=True)

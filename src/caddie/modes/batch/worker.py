@@ -33,6 +33,7 @@ TAIL_BYTES = 1500
 READY_MARK = "caddie-batch-ready"
 BASE_MARK = "caddie-batch-base"
 FINAL_STATUSES = ("complete", "budget", "runaway", "blocked", "error", "timeout")
+GOAL_RUN_MARK = "$ caddie --goal …"
 STOPPED = "stopped"  # ended by the batch (spend cap or Ctrl+C): continues on the next run
 
 
@@ -222,7 +223,7 @@ def run_goal(
     session = latest_session(paths.sessions)
     paths.sessions.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **settings.env, STOP_FILE_ENV: str(paths.stop), "NO_COLOR": "1"}
-    log.write(f"$ caddie --goal … ({'resuming ' + session.name if session else 'new session'})\n")
+    log.write(f"{GOAL_RUN_MARK} ({'resuming ' + session.name if session else 'new session'})\n")
     log.flush()
     proc = subprocess.Popen(
         goal_command(task, settings, session, paths),
@@ -439,6 +440,9 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
             log.write(f"error: {detail}\n")
     session = latest_session(paths.sessions)
     tokens_in, tokens_out, cost = session_usage(session)
+    if attempts:  # goal runs of this task so far: retries after a lost worker and earlier batch runs
+        with contextlib.suppress(OSError), paths.log.open(encoding="utf-8") as f:
+            attempts = sum(1 for line in f if line.startswith(GOAL_RUN_MARK))
     record.update(
         status=status,
         exit_code=exit_code,
