@@ -185,6 +185,10 @@ class RayBackend:
         task_memory: int | None,
         max_retries: int,
     ) -> None:
+        # Under `uv run`, Ray would start each worker with `uv run` in a packaged copy of the current
+        # directory (a fresh virtualenv per worker node); the tasks need the caddie this driver runs. Ray
+        # reads this when it is imported.
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         try:
             ray: Any = importlib.import_module("ray")  # optional extra; typed loosely so mypy needs no Ray
         except ImportError:
