@@ -13,7 +13,7 @@ from caddie.modes.batch.backends import Backend, Finished
 from caddie.modes.batch.progress import Progress
 from caddie.modes.batch.results import ResultsFile, is_final, spent
 from caddie.modes.batch.tasks import Task
-from caddie.modes.batch.worker import TaskPaths, latest_session
+from caddie.modes.batch.worker import NOT_STARTED, TaskPaths, latest_session
 
 
 @dataclass(slots=True)
@@ -124,6 +124,10 @@ class Scheduler:
                 for finished in self.backend.wait(self.poll):
                     record = finished.record or _lost_record(finished, self.workdir)
                     running.pop(finished.task.id, None)
+                    if record.get("status") == NOT_STARTED:
+                        todo.appendleft(finished.task)
+                        ran.remove(finished.task.id)
+                        continue
                     records[finished.task.id] = record
                     recorded[finished.task.id] = spent(record)
                     self.results.append(record)

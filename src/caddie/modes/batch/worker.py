@@ -35,6 +35,7 @@ BASE_MARK = "caddie-batch-base"
 FINAL_STATUSES = ("complete", "budget", "runaway", "blocked", "error", "timeout")
 GOAL_RUN_MARK = "$ caddie --goal …"
 STOPPED = "stopped"  # ended by the batch (spend cap or Ctrl+C): continues on the next run
+NOT_STARTED = "not_started"  # never began (the batch was stopping); not written to the results
 
 
 class Control(Protocol):
@@ -396,6 +397,8 @@ def diff_stat(workspace: Path, base: str, log: Any) -> str:
 def run_task(task: Task, settings: RunSettings, control: Control | None = None) -> dict[str, Any]:
     """Run one task to its end (or to the batch's stop) and return its result record."""
     control = control or NullControl()
+    if control.stop_requested():  # queued on a busy cluster while the batch began to stop
+        return {"id": task.id, "status": NOT_STARTED}
     started = time.monotonic()
     deadline = started + task.timeout if task.timeout else None
     paths = TaskPaths.of(settings.workdir, task.id)
@@ -433,7 +436,7 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
                     log.write(f"caddie was killed by signal {outcome.signal}; resuming the goal\n")
                     continue
                 break
-            if task.check and status not in ("timeout",) and not outcome.killed:
+            if task.check and status not in ("timeout", STOPPED):
                 check_exit, check_tail = run_check(task.check, paths.workspace, settings.check_timeout)
             diff = diff_stat(paths.workspace, base, log)
         if status == "error" and detail:
