@@ -155,3 +155,45 @@ def completions(session: Path) -> int:
     return sum(
         1 for a, b in zip(["", *statuses], statuses, strict=False) if b == "complete" and a != "complete"
     )
+
+
+def spend_cap_then_resume(tmp_path: Path, *extra: str) -> None:
+    """A cap reached inside the first task stops it at its next budget check and starts nothing else; a
+    re-run with a higher cap continues that task in its session and runs the rest."""
+    spend = {"usage": {"input": 900, "output": 100}}
+    script = [
+        bash("sleep 1; echo 1", **spend),
+        bash("sleep 1; echo 2", **spend),
+        bash("sleep 1; echo 3", **spend),
+        tool("update_goal", {"status": "complete"}, **spend),
+        "Done.",
+    ]
+    repo = make_repo(tmp_path / "repo", script)
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [{"id": f"t{i}", "repo": str(repo), "objective": f"task {i}"} for i in range(4)],
+    )
+    results = tmp_path / "tasks-results.jsonl"
+
+    code, out, err = batch(str(tasks), "--workers", "1", "--total-budget", "1500", *extra)
+
+    assert code == 3, err
+    [first] = read_results(results)
+    assert first["id"] == "t0" and first["status"] == "stopped"
+    assert 2000 <= first["tokens_in"] + first["tokens_out"] < 4000  # stopped at its next budget check
+    assert "spend cap reached" in err
+    assert "not run (the spend cap was reached): t1, t2, t3" in out
+    assert "run the same command again with a higher --total-budget to continue" in out
+    [session] = (tmp_path / "tasks-results-work" / "sessions" / "t0").glob("*.jsonl")
+
+    code, out, err = batch(str(tasks), "--workers", "1", "--total-budget", "1500", *extra)
+    assert code == 3 and len(read_results(results)) == 1  # the cap still holds: nothing starts
+
+    code, out, err = batch(str(tasks), "--workers", "2", "--total-budget", "1M", *extra)
+    assert code == 0, err
+    records = read_results(results)
+    assert [r["status"] for r in records[1:]].count("complete") == 4
+    latest = {r["id"]: r for r in records}
+    assert latest["t0"]["session"] == str(session)  # continued in the same session
+    assert latest["t0"]["attempts"] == 2
+    assert completions(session) == 1 and len({s["id"] for s in goal_states(session)}) == 1

@@ -18,6 +18,7 @@ from tests.batch.helpers import (
     goal_states,
     make_repo,
     read_results,
+    spend_cap_then_resume,
     tool,
     twenty_tasks,
     write_tasks,
@@ -77,43 +78,7 @@ def test_a_killed_goal_process_is_restarted_and_completes_exactly_once(
 
 
 def test_the_spend_cap_stops_scheduling_and_a_rerun_continues(tmp_path: Path, faux_env: Path) -> None:
-    spend = {"usage": {"input": 900, "output": 100}}
-    script = [
-        bash("sleep 0.5; echo 1", **spend),
-        bash("sleep 0.5; echo 2", **spend),
-        bash("sleep 0.5; echo 3", **spend),
-        tool("update_goal", {"status": "complete"}, **spend),
-        "Done.",
-    ]
-    repo = make_repo(tmp_path / "repo", script)
-    tasks = write_tasks(
-        tmp_path / "tasks.jsonl",
-        [{"id": f"t{i}", "repo": str(repo), "objective": f"task {i}"} for i in range(4)],
-    )
-    results = tmp_path / "tasks-results.jsonl"
-
-    code, out, err = batch(str(tasks), "--workers", "1", "--total-budget", "1500")
-
-    assert code == 3, err
-    [first] = read_results(results)
-    assert first["id"] == "t0" and first["status"] == "stopped"
-    assert 2000 <= first["tokens_in"] + first["tokens_out"] < 4000  # stopped at its next budget check
-    assert "spend cap reached" in err
-    assert "not run (the spend cap was reached): t1, t2, t3" in out
-    assert "run the same command again with a higher --total-budget to continue" in out
-    [session] = (tmp_path / "tasks-results-work" / "sessions" / "t0").glob("*.jsonl")
-
-    code, out, err = batch(str(tasks), "--workers", "1", "--total-budget", "1500")
-    assert code == 3 and len(read_results(results)) == 1  # the cap still holds: nothing starts
-
-    code, out, err = batch(str(tasks), "--workers", "2", "--total-budget", "1M")
-    assert code == 0, err
-    records = read_results(results)
-    assert [r["status"] for r in records[1:]].count("complete") == 4
-    latest = {r["id"]: r for r in records}
-    assert latest["t0"]["session"] == str(session)  # continued in the same session
-    assert latest["t0"]["attempts"] == 2
-    assert completions(session) == 1 and len({s["id"] for s in goal_states(session)}) == 1
+    spend_cap_then_resume(tmp_path)
 
 
 def test_a_complete_task_with_no_check_has_no_check_output(tmp_path: Path, faux_env: Path) -> None:

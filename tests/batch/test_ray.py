@@ -20,6 +20,7 @@ from tests.batch.helpers import (
     goal_states,
     make_repo,
     read_results,
+    spend_cap_then_resume,
     tool,
     twenty_tasks,
     write_tasks,
@@ -82,3 +83,7 @@ def test_a_killed_ray_worker_is_retried_and_the_task_completes_once(tmp_path: Pa
     assert completions(session) == 1 and len({s["id"] for s in goal_states(session)}) == 1
     with pytest.raises(ProcessLookupError):  # the goal process of the dead worker died with it
         os.kill(running["child_pid"], 0)
+
+
+def test_the_spend_cap_stops_ray_tasks_and_a_rerun_continues(tmp_path: Path, faux_env: Path) -> None:
+    spend_cap_then_resume(tmp_path, "--ray")

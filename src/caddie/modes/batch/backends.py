@@ -138,10 +138,10 @@ class _ControlActor:
 
 
 class RayControl:
-    """The worker side of the control actor: reports are fire-and-forget, flags are polled at most once a
+    """The worker side of the control actor: reports are fire-and-forget, flags are polled at most twice a
     second."""
 
-    def __init__(self, actor: Any, interval: float = 1.0) -> None:
+    def __init__(self, actor: Any, interval: float = 0.5) -> None:
         self.actor = actor
         self.interval = interval
         self._checked = 0.0
