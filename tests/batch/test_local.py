@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from tests.batch.helpers import (
-    COMPLETE,
     bash,
     batch,
     check_twenty,
@@ -79,14 +78,3 @@ def test_a_killed_goal_process_is_restarted_and_completes_exactly_once(
 
 def test_the_spend_cap_stops_scheduling_and_a_rerun_continues(tmp_path: Path, faux_env: Path) -> None:
     spend_cap_then_resume(tmp_path)
-
-
-def test_a_complete_task_with_no_check_has_no_check_output(tmp_path: Path, faux_env: Path) -> None:
-    repo = make_repo(tmp_path / "repo", COMPLETE)
-    tasks = write_tasks(
-        tmp_path / "t.jsonl", [{"id": "a", "repo": str(repo), "objective": "x", "ref": "HEAD"}]
-    )
-    code, _, err = batch(str(tasks))
-    assert code == 0, err
-    [record] = read_results(tmp_path / "t-results.jsonl")
-    assert record["check_exit"] is None and record["check_tail"] == ""
