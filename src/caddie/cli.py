@@ -30,7 +30,7 @@ from caddie import __version__
 if TYPE_CHECKING:
     from caddie.ai.messages import ImageContent
 
-SUBCOMMANDS = ("session", "context", "export", "acp")
+SUBCOMMANDS = ("session", "context", "export", "acp", "batch")
 MANAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 EPILOG = """\
 sessions:
@@ -671,6 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from caddie.modes.acp import main as acp_main
 
             return acp_main(args[1:])
+        if args and args[0] == "batch":
+            from caddie.modes.batch import run_batch_command
+
+            return run_batch_command(args[1:])
         if args and args[0] in SUBCOMMANDS:
             return _subcommand(args)
         if args and args[0] in MANAGE_COMMANDS:

@@ -1,0 +1,267 @@
+"""Where tasks run: a local pool (default) or Ray. Both take a task, run ``worker.run_task`` somewhere, and
+hand back its record as soon as it ends; both carry live spend and the stop/kill signals to running tasks."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from caddie.modes.batch.tasks import BatchError, Task
+from caddie.modes.batch.worker import RunSettings, run_task
+
+
+@dataclass(slots=True)
+class Finished:
+    task: Task
+    record: dict[str, Any] | None
+    error: str | None = None  # the task could not run at all (a worker lost past its retries, …)
+
+
+class Backend(Protocol):
+    capacity: int
+    description: str
+
+    def submit(self, task: Task) -> None: ...
+
+    def wait(self, timeout: float) -> list[Finished]: ...
+
+    def live_spend(self) -> dict[str, int]: ...
+
+    def request_stop(self) -> None: ...
+
+    def request_kill(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LocalControl:
+    """Shared by the scheduler and the pool's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.spend: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._kill = threading.Event()
+
+    def report(self, task_id: str, tokens: int) -> None:
+        with self._lock:
+            self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.spend)
+
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def kill_requested(self) -> bool:
+        return self._kill.is_set()
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def request_kill(self) -> None:
+        self._stop.set()
+        self._kill.set()
+
+
+class LocalBackend:
+    """A pool of ``workers`` slots on this machine; each task's goal is its own child process."""
+
+    def __init__(self, settings: RunSettings, workers: int) -> None:
+        self.settings = settings
+        self.capacity = workers
+        self.description = f"local pool, {workers} worker{'s' if workers != 1 else ''}"
+        self.control = LocalControl()
+        self._pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="caddie-batch")
+        self._futures: dict[cf.Future[dict[str, Any]], Task] = {}
+
+    def submit(self, task: Task) -> None:
+        self._futures[self._pool.submit(run_task, task, self.settings, self.control)] = task
+
+    def wait(self, timeout: float) -> list[Finished]:
+        if not self._futures:
+            time.sleep(timeout)
+            return []
+        done, _ = cf.wait(list(self._futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        out = []
+        for future in done:
+            task = self._futures.pop(future)
+            try:
+                out.append(Finished(task, future.result()))
+            except Exception as e:  # a bug in the worker: the task is an error, the batch goes on
+                out.append(Finished(task, None, f"{type(e).__name__}: {e}"))
+        return out
+
+    def live_spend(self) -> dict[str, int]:
+        return self.control.snapshot()
+
+    def request_stop(self) -> None:
+        self.control.request_stop()
+
+    def request_kill(self) -> None:
+        self.control.request_kill()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Ray
+
+
+class _ControlActor:
+    """One per batch, on the cluster: running tasks report spend here and ask whether to stop."""
+
+    def __init__(self) -> None:
+        self.spend: dict[str, int] = {}
+        self.stop = False
+        self.kill = False
+
+    def report(self, task_id: str, tokens: int) -> None:
+        self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+
+    def snapshot(self) -> dict[str, int]:
+        return dict(self.spend)
+
+    def flags(self) -> tuple[bool, bool]:
+        return self.stop, self.kill
+
+    def set_flags(self, stop: bool, kill: bool) -> None:
+        self.stop = self.stop or stop
+        self.kill = self.kill or kill
+
+
+class RayControl:
+    """The worker side of the control actor: reports are fire-and-forget, flags are polled at most twice a
+    second."""
+
+    def __init__(self, actor: Any, interval: float = 0.5) -> None:
+        self.actor = actor
+        self.interval = interval
+        self._checked = 0.0
+        self._flags = (False, False)
+
+    def report(self, task_id: str, tokens: int) -> None:
+        self.actor.report.remote(task_id, tokens)
+
+    def _poll(self) -> tuple[bool, bool]:
+        ray: Any = importlib.import_module("ray")
+        now = time.monotonic()
+        if now - self._checked >= self.interval and not self._flags[1]:
+            self._checked = now
+            try:
+                self._flags = ray.get(self.actor.flags.remote(), timeout=10)
+            except Exception:  # the driver is gone: keep going as told last
+                pass
+        return self._flags
+
+    def stop_requested(self) -> bool:
+        return self._poll()[0]
+
+    def kill_requested(self) -> bool:
+        return self._poll()[1]
+
+
+def ray_run_task(task: dict[str, Any], settings: RunSettings, actor: Any) -> dict[str, Any]:
+    """The Ray task: a plain function, so a worker imports it from the installed ``caddie`` package."""
+    return run_task(Task.from_json(task), settings, RayControl(actor))
+
+
+class RayBackend:
+    """Tasks as Ray tasks: ``num_cpus``/``memory`` per task, retried by Ray when their worker dies."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        address: str | None,
+        workers: int | None,
+        task_cpus: float,
+        task_memory: int | None,
+        max_retries: int,
+    ) -> None:
+        # Under `uv run`, Ray would start each worker with `uv run` in a packaged copy of the current
+        # directory (a fresh virtualenv per worker node); the tasks need the caddie this driver runs. Ray
+        # reads this when it is imported.
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        try:
+            ray: Any = importlib.import_module("ray")  # optional extra; typed loosely so mypy needs no Ray
+        except ImportError:
+            raise BatchError(
+                "--ray needs Ray: install the extra with pip install 'caddie-agent[ray]' "
+                "(or uv sync --extra ray in a checkout)"
+            ) from None
+        self._ray: Any = ray
+        self._owns = not ray.is_initialized()
+        if self._owns:
+            try:
+                ray.init(
+                    address=address or None,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise BatchError(
+                    f"cannot start or join Ray at {address or 'a local instance'}: {e}"
+                ) from None
+        cpus = float(ray.cluster_resources().get("CPU", 1))
+        self.capacity = workers or max(1, int(cpus // task_cpus))
+        where = f"Ray at {address}" if address else "local Ray"
+        self.description = f"{where}, {cpus:g} CPUs, {self.capacity} tasks at a time"
+        self.settings = settings
+        self._actor: Any = ray.remote(num_cpus=0)(_ControlActor).remote()
+        options: dict[str, Any] = {"num_cpus": task_cpus, "max_retries": max_retries}
+        if task_memory:
+            options["memory"] = task_memory
+        self._remote: Any = ray.remote(ray_run_task).options(**options)
+        self._refs: dict[Any, Task] = {}
+
+    def submit(self, task: Task) -> None:
+        ref = self._remote.remote(task.to_json(), self.settings, self._actor)
+        self._refs[ref] = task
+
+    def wait(self, timeout: float) -> list[Finished]:
+        if not self._refs:
+            time.sleep(timeout)
+            return []
+        ray = self._ray
+        refs = list(self._refs)
+        done, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        if done:  # take everything else that is ready too
+            done, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        out = []
+        for ref in done:
+            task = self._refs.pop(ref)
+            try:
+                out.append(Finished(task, ray.get(ref)))
+            except Exception as e:  # lost past its retries, or a bug in the worker
+                message = str(e).strip().splitlines()
+                out.append(Finished(task, None, f"{type(e).__name__}: {message[0] if message else ''}"))
+        return out
+
+    def live_spend(self) -> dict[str, int]:
+        try:
+            spend: dict[str, int] = self._ray.get(self._actor.snapshot.remote(), timeout=10)
+        except Exception:
+            return {}
+        return spend
+
+    def request_stop(self) -> None:
+        self._actor.set_flags.remote(True, False)
+
+    def request_kill(self) -> None:
+        self._actor.set_flags.remote(True, True)
+
+    def close(self) -> None:
+        if self._owns:
+            self._ray.shutdown()
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
