@@ -569,6 +569,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             return
         self.editor.prompt_history.add(text)
         self.editor.set_text("")
+        self.conversation.follow()
         self.handle_input(text, follow_up=event.kind == "alt")
 
     def handle_input(self, text: str, follow_up: bool = False) -> None:
@@ -619,6 +620,8 @@ class CaddieApp(App[int], inherit_bindings=False):
             await session.prompt(text, streaming_behavior=behavior)
         except SessionError as e:
             self.show_error(str(e))
+            if session.model is None and not self.editor.text.strip():
+                self.editor.set_text(text)  # nothing was sent: keep the prompt for after /model
         if session.store is not store or session.messages is not messages:
             await self.render_session()  # an extension command switched, forked or navigated the session
 
@@ -627,6 +630,10 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.conversation.scroll_page_up(animate=False)
         elif event.name == "pagedown":
             self.conversation.scroll_page_down(animate=False)
+        elif event.name == "ctrl+end":
+            self.conversation.follow()
+        elif event.name == "ctrl+home":
+            self.conversation.scroll_home(animate=False)
         elif event.name == "alt+up":
             self.action_dequeue()
         elif event.name == "shift+tab":

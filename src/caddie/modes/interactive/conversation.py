@@ -71,7 +71,30 @@ class Conversation(VerticalScroll):
     can_focus = False
 
     def on_mount(self) -> None:
+        self.follow()
+
+    @property
+    def following(self) -> bool:
+        """Whether new output scrolls into view (true at the bottom; scrolling up pauses it)."""
+        return self._anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Jump to the end and follow new output again (sending a message, Ctrl+End)."""
+        self._anchor_released = False
         self.anchor()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._anchor_released and new_value >= self.max_scroll_y:
+            self._anchor_released = False  # back at the bottom: follow again
+
+    def _scroll_to(self, x: float | None = None, y: float | None = None, **kwargs: Any) -> bool:
+        # Textual releases the anchor on every scroll, even one that stays at the bottom (PageDown
+        # there): following must resume whenever the scroll ends at the bottom.
+        changed = super()._scroll_to(x, y, **kwargs)
+        if self._anchor_released and y is not None and y >= self.max_scroll_y:
+            self._anchor_released = False
+        return changed
 
     def add(self, *widgets: Widget) -> None:
         self.mount_all(widgets)
@@ -320,13 +343,17 @@ class AssistantView(Vertical):
         self.blocks: dict[int, Widget] = {}
         self.tool_blocks: dict[str, ToolBlock] = {}
         self._initial = message
+        # Built now, not at compose time: the app looks the tool blocks up by call id to attach the results
+        # that follow in the history (otherwise each result would get a second, orphan block).
+        self._initial_widgets: list[Widget] = []
+        if message is not None:
+            self._initial_widgets = self._blocks_for(message)
+            error = self._error_line(message)
+            if error is not None:
+                self._initial_widgets.append(error)
 
     def compose(self) -> Any:
-        if self._initial is not None:
-            yield from self._blocks_for(self._initial)
-            error = self._error_line(self._initial)
-            if error is not None:
-                yield error
+        yield from self._initial_widgets
 
     def _blocks_for(self, message: AssistantMessage) -> list[Widget]:
         made: list[Widget] = []

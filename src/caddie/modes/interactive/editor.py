@@ -232,7 +232,7 @@ class PromptEditor(TextArea):
             recalled = self.prompt_history.next()
             if recalled is not None:
                 self.set_text(recalled)
-        elif key in ("pageup", "pagedown", "alt+up", "shift+tab") or (key == "ctrl+d" and not self.text):
+        elif key in ("pageup", "pagedown", "ctrl+home", "ctrl+end", "alt+up", "shift+tab") or (key == "ctrl+d" and not self.text):
             self.post_message(self.Action(key))
         else:
             handled = False
