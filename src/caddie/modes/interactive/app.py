@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.widget import Widget
 
@@ -47,6 +46,7 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import THINKING_LEVELS, Model
+from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
 from caddie.extensions.api import NotifyLevel
 from caddie.modes.interactive.commands import (
@@ -79,7 +79,13 @@ from caddie.modes.interactive.footer import (
     WidgetArea,
     WorkingLine,
 )
-from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker
+from caddie.modes.interactive.pickers import (
+    ForkPicker,
+    ModelPicker,
+    SessionPicker,
+    TreePicker,
+    all_sessions,
+)
 from caddie.modes.interactive.render import content_text, format_cost, format_count, short_path, usage_totals
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 from caddie.runtime.events import (
@@ -97,7 +103,9 @@ from caddie.runtime.factory import SessionRequest, SetupError, build_session, lo
 from caddie.runtime.session import AgentSession, SessionError
 from caddie.runtime.trust import project_has_code, remember_trust, remembered_trust
 from caddie.session.entries import MessageEntry
-from caddie.session.store import list_sessions
+from caddie.session.store import SessionSummary, list_sessions
+
+T = TypeVar("T")
 
 HISTORY_LIMIT = 200
 """Messages rendered when a session opens; older ones stay reachable through /tree."""
@@ -111,7 +119,6 @@ TRUST_QUESTION = (
     "this directory."
 )
 
-_SEVERITY: dict[str, SeverityLevel] = {"info": "information", "warning": "warning", "error": "error"}
 _THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
 
@@ -167,6 +174,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         self._last_escape = 0.0
         self._quitting = False
         self._compaction_error_shown = False
+        self._rendered = False
+        self._early_notices: list[InfoBlock] = []
         self.menu = CompletionMenu()
         self.editor = PromptEditor(self.menu, self.command_infos, lambda: self.busy)
         self.conversation = Conversation(id="conversation")
@@ -216,32 +225,37 @@ class CaddieApp(App[int], inherit_bindings=False):
     async def _open_session(self) -> AgentSession | None:
         request = self.startup.request
         cwd = str(Path(request.cwd).expanduser().resolve())
-        if request.trust is None and remembered_trust(cwd) is None and project_has_code(cwd):
+        if request.trust is None and await asyncio.to_thread(_must_ask_trust, cwd):
             trusted = await self.ui.confirm("Trust this project?", TRUST_QUESTION.format(cwd=cwd))
-            remember_trust(cwd, trusted)
+            await asyncio.to_thread(remember_trust, cwd, trusted)
             if trusted:
                 request.trust = True
-                request.preloaded = await load_extension_set(
-                    cwd,
-                    extension_paths=request.extension_paths,
-                    no_extensions=request.no_extensions,
-                    trust=True,
-                    inline=request.inline_extensions,
+                request.preloaded = await off_loop(
+                    load_extension_set(
+                        cwd,
+                        extension_paths=request.extension_paths,
+                        no_extensions=request.no_extensions,
+                        trust=True,
+                        inline=request.inline_extensions,
+                    )
                 )
         if self.startup.resume_picker:
-            sessions = list_sessions(cwd, request.session_dir)
-            if not sessions:
+            path = await self._pick_session(cwd, None)
+            if path is False:
                 self.ui.notify("No saved sessions for this directory yet; starting a new one.")
+            elif path is None:
+                return None
             else:
-                path = await self.ask(SessionPicker(sessions), None, None)
-                if path is None:
-                    return None
                 request.session = "file"
                 request.session_file = str(path)
-        build = await build_session(request)
+        # Reading settings, models.json and the session file, importing extensions: all in a worker
+        # thread, so the screen keeps answering keys while a large session loads.
+        build = await off_loop(build_session(request))
         session = build.session
         self.session = session
         self.registry = build.registry
+        if session.model is not None:
+            preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
         _attach_compaction(session)
         session.subscribe(self._on_event)
         reason: Literal["startup", "resume"] = (
@@ -259,8 +273,20 @@ class CaddieApp(App[int], inherit_bindings=False):
     # ==============================================================================================
     # Screen host (used by TextualUI)
 
-    def show_toast(self, message: str, level: NotifyLevel) -> None:
-        self.notify(message, severity=_SEVERITY.get(level, "information"), markup=False)
+    def show_notice(self, message: str, level: NotifyLevel) -> None:
+        """An extension's ``ui.notify`` (and session notices): a line in the transcript, where it stays.
+
+        As in Pi: errors read ``Error: …``, warnings ``Warning: …``, information is dimmed. Notices sent
+        before the transcript is first drawn are kept and drawn after the history.
+        """
+        prefix = {"error": "Error: ", "warning": "Warning: "}.get(level, "")
+        if prefix and message.startswith(prefix):
+            prefix = ""
+        block = InfoBlock(Text(prefix + message), level if level in ("warning", "error") else "notice")
+        if self._rendered:
+            self.conversation.add(block)
+        else:
+            self._early_notices.append(block)
 
     def refresh_statuses(self) -> None:
         self._refresh_footer()
@@ -407,8 +433,11 @@ class CaddieApp(App[int], inherit_bindings=False):
             widget = self._widget_for(message)
             if widget is not None:
                 widgets.append(widget)
+        widgets.extend(self._early_notices)
+        self._early_notices = []
         await self.conversation.mount_all(widgets)
-        self.conversation.anchor()
+        self._rendered = True
+        self.conversation.follow()
         entries = session.store.entries()
         all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         self._usage = usage_totals(all_messages)
@@ -493,7 +522,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         elif isinstance(event, ExtensionErrorEvent):
             self.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
         elif isinstance(event, NoticeEvent):
-            self.show_toast(event.message, event.level)
+            self.show_notice(event.message, event.level)
 
     def _message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
@@ -616,6 +645,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         session = self.session
         assert session is not None
         store, messages = session.store, session.messages
+        if session.model is not None and behavior is None:
+            await wait_preloaded(session.model.api)  # never import an SDK on the event loop
         try:
             await session.prompt(text, streaming_behavior=behavior)
         except SessionError as e:
@@ -780,6 +811,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             model = next((m for m in models if m.ref == ref), None) or registry.resolve(str(ref))
         if not registry.has_auth(model):
             self.show_info(f"No key for {model.ref}: {registry.key_hint(model)}.", "warning")
+        preload(model.api)
         await session.set_model(model)
         self._refresh_footer()
         self.notify(f"Model: {model.ref}", timeout=2)
@@ -814,16 +846,34 @@ class CaddieApp(App[int], inherit_bindings=False):
         assert session is not None
         if not self._require_idle("switching sessions"):
             return
-        sessions = list_sessions(session.cwd, self.startup.request.session_dir)
-        if not sessions:
-            self.show_info("No saved sessions for this directory yet.")
+        path = await self._pick_session(session.cwd, session.store.session_file)
+        if path is False:
+            self.show_info("No saved sessions yet.")
             return
-        path = await self.ask(SessionPicker(sessions, session.store.session_file), None, None)
         if path is None or path == session.store.session_file:
             return
         await session.switch_session(str(path))
         await self.render_session()
         self.notify(f"Resumed {session.store.session_name() or Path(str(path)).name}", timeout=2)
+
+    async def _pick_session(self, cwd: str, current: str | None) -> str | None | Literal[False]:
+        """The session file chosen in the picker; None when cancelled, False when there are none at all."""
+        session_dir = self.startup.request.session_dir
+        here = await asyncio.to_thread(list_sessions, cwd, session_dir)
+        everywhere: list[SessionSummary] | None = None
+        if not here:
+            everywhere = await asyncio.to_thread(all_sessions, session_dir)
+            if not everywhere:
+                return False
+
+        async def load_all() -> list[SessionSummary]:
+            return everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
+
+        picker = SessionPicker(here, current, load_all)
+        if not here:
+            picker.call_after_refresh(picker.action_toggle_scope)  # nothing here: show every project's
+        chosen = await self.ask(picker, None, None)
+        return None if chosen is None else str(chosen)
 
     async def cmd_tree(self, args: str) -> None:
         session = self.session
@@ -979,6 +1029,15 @@ class CaddieApp(App[int], inherit_bindings=False):
 
     async def cmd_quit(self, args: str) -> None:
         self.request_quit()
+
+
+def _must_ask_trust(cwd: str) -> bool:
+    return remembered_trust(cwd) is None and project_has_code(cwd)
+
+
+async def off_loop(work: Coroutine[Any, Any, T]) -> T:
+    """Run start-up work that blocks (file reads, imports) on a private event loop in a worker thread."""
+    return await asyncio.to_thread(asyncio.run, work)
 
 
 def _stack(*parts: Text | Table) -> Table:

@@ -168,6 +168,7 @@ class InfoBlock(Static):
 
     DEFAULT_CSS = """
     InfoBlock { color: $text-muted; }
+    InfoBlock.-notice { color: $text-muted; text-style: dim; }
     InfoBlock.-warning { color: $text-warning; }
     InfoBlock.-error { color: $text-error; }
     """

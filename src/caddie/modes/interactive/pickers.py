@@ -6,7 +6,8 @@ Each returns an id (a session path, ``provider/model-id`` or an entry id) or Non
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -15,9 +16,11 @@ from textual.widgets import Static
 
 from caddie.ai.model import Model
 from caddie.modes.interactive.dialogs import Choice, ListScreen
-from caddie.modes.interactive.render import format_count, one_line
+from caddie.config.paths import sessions_root
+from caddie.modes.interactive.render import format_count, one_line, short_path
 from caddie.modes.interactive.tree_rows import TREE_FILTERS, TreeFilter, TreeRow, describe_entry, tree_rows
 from caddie.session.store import SessionStore, SessionSummary
+from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
 MAX_TREE_INDENT = 24
 
@@ -34,19 +37,87 @@ def age(seconds_since_epoch: float, now: float | None = None) -> str:
     return f"{int(delta // 86400)}d ago"
 
 
+def all_sessions(session_dir: str | None = None) -> list[SessionSummary]:
+    """Every saved session of every project (or of ``session_dir``), most recently active first.
+
+    Reads every session file: call it off the event loop.
+    """
+    root = Path(session_dir) if session_dir else sessions_root()
+    if not root.is_dir():
+        return []
+    files = list(root.glob("*.jsonl")) if session_dir else list(root.glob("*/*.jsonl"))
+    summaries = [s for s in (_summarize_file(p) for p in files) if s is not None]
+    summaries.sort(key=lambda s: s.modified, reverse=True)
+    return summaries
+
+
 class SessionPicker(ListScreen):
-    def __init__(self, sessions: Sequence[SessionSummary], current: str | None = None) -> None:
+    """/resume and ``caddie -r``: this project's sessions; Tab switches to every project's (and back).
+
+    Each row shows the name or first message, the session id (``caddie --session <id>`` opens it),
+    message count and age; in the all-projects view also the directory. The filter line searches all of
+    these.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ListScreen.BINDINGS,
+        Binding("tab", "toggle_scope", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        sessions: Sequence[SessionSummary],
+        current: str | None = None,
+        load_all: Callable[[], Awaitable[list[SessionSummary]]] | None = None,
+    ) -> None:
+        self.here = list(sessions)
+        self.everywhere: list[SessionSummary] | None = None
+        self.current = current
+        self.load_all = load_all
+        self.scope: str = "here"
+        super().__init__(
+            self._title(),
+            self._choices(self.here, False),
+            filter_placeholder="type to search sessions (name, first message, id, directory)",
+            hint=self._hint(),
+        )
+
+    def _title(self) -> str:
+        return "Resume a session" + (" (all projects)" if self.scope == "all" else " (this project)")
+
+    def _hint(self) -> str:
+        other = "this project" if self.scope == "all" else "all projects"
+        return f"↑↓ move · enter resume · tab {other} · esc cancel"
+
+    def _choices(self, sessions: Sequence[SessionSummary], with_cwd: bool) -> list[Choice]:
         choices = []
         for s in sessions:
             prompt = Text()
-            title = s.name or s.first_message
-            prompt.append(one_line(title, 70), style="bold" if s.name else "")
-            meta = f"  {s.message_count} msgs · {age(s.modified)}"
-            if current is not None and str(s.path) == current:
+            title = s.name or s.first_message or "(no messages)"
+            prompt.append(one_line(title, 60), style="bold" if s.name else "")
+            meta = f"  {s.id[:8]} · {s.message_count} msgs · {age(s.modified)}"
+            if self.current is not None and str(s.path) == self.current:
                 meta += " · current"
             prompt.append(meta, style="dim")
-            choices.append(Choice(str(s.path), prompt, f"{s.name or ''} {s.first_message} {s.id}"))
-        super().__init__("Resume a session", choices, filter_placeholder="type to filter sessions")
+            if with_cwd:
+                prompt.append(f"  {short_path(s.cwd)}", style="dim italic")
+            search = f"{s.name or ''} {s.first_message} {s.id} {s.cwd}"
+            choices.append(Choice(str(s.path), prompt, search))
+        return choices
+
+    async def action_toggle_scope(self) -> None:
+        if self.scope == "here":
+            if self.everywhere is None:
+                self.everywhere = await self.load_all() if self.load_all is not None else list(self.here)
+            self.scope = "all"
+            self.choices = self._choices(self.everywhere, True)
+        else:
+            self.scope = "here"
+            self.choices = self._choices(self.here, False)
+        current = self.highlighted_choice()
+        self.refill(current.id if current else None)
+        self.query_one("#title", Static).update(Text(self._title()))
+        self.query_one("#hint", Static).update(Text(self._hint()))
 
 
 class ModelPicker(ListScreen):
