@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from caddie.ai.providers.faux import faux_message, faux_tool_call
@@ -11,8 +12,9 @@ from tests.tui.harness import SMALL, make_app, ready, settle, submit, widget_tex
 
 
 def transcript(app: CaddieApp) -> list[str]:
-    """Every block of the conversation but the header, as text."""
-    return [widget_text(w) for w in list(app.conversation.children)[1:]]
+    """Every block of the conversation but the header, as text (without run times: a session file does
+    not record how long a command ran, so only the live run shows them)."""
+    return [re.sub(r"  \d+(\.\d)?s\b", "", widget_text(w)) for w in list(app.conversation.children)[1:]]
 
 
 def steps() -> list[object]:

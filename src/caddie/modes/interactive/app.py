@@ -12,6 +12,12 @@ into a widget change here; nothing in this module holds agent logic.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
 import time
 from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +54,8 @@ from caddie.ai.messages import (
 from caddie.ai.model import THINKING_LEVELS, Model
 from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
+from caddie.config.paths import agent_dir
+from caddie.config.settings import deep_merge, read_json_object
 from caddie.extensions.api import NotifyLevel
 from caddie.modes.interactive.commands import (
     BUILTIN_NAMES,
@@ -63,6 +71,7 @@ from caddie.modes.interactive.conversation import (
     CustomBlock,
     ExpandableBlock,
     InfoBlock,
+    RunningLine,
     SummaryBlock,
     ThinkingBlock,
     ToolBlock,
@@ -87,6 +96,8 @@ from caddie.modes.interactive.pickers import (
     all_sessions,
 )
 from caddie.modes.interactive.render import content_text, format_cost, format_count, short_path, usage_totals
+from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
+from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 from caddie.runtime.events import (
     AgentSettledEvent,
@@ -175,9 +186,10 @@ class CaddieApp(App[int], inherit_bindings=False):
         self._quitting = False
         self._compaction_error_shown = False
         self._rendered = False
+        self._user_bash_started: float | None = None
         self._early_notices: list[InfoBlock] = []
         self.menu = CompletionMenu()
-        self.editor = PromptEditor(self.menu, self.command_infos, lambda: self.busy)
+        self.editor = PromptEditor(self.menu, self.command_infos, lambda: self.busy, cwd=self._cwd)
         self.conversation = Conversation(id="conversation")
         self.pending = PendingMessages()
         self.working = WorkingLine()
@@ -198,7 +210,13 @@ class CaddieApp(App[int], inherit_bindings=False):
         yield self.below
         yield self.footer
 
+    def _cwd(self) -> str:
+        return self.session.cwd if self.session is not None else self.startup.request.cwd
+
     def on_mount(self) -> None:
+        for theme in builtin_themes().values():
+            self.register_theme(theme)
+        self.theme = DARK
         self.ui.attach(self)
         self.editor.focus()
         self._refresh_footer()
@@ -256,6 +274,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         self.registry = build.registry
         if session.model is not None:
             preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
+        await self._load_themes()
         _attach_compaction(session)
         session.subscribe(self._on_event)
         reason: Literal["startup", "resume"] = (
@@ -269,6 +288,30 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.show_info(Text(build.registry.no_model_text()), "warning")
         self.ready.set()
         return session
+
+    async def _load_themes(self) -> None:
+        """Custom themes (files read in a worker thread), then the one settings ``"theme"`` names."""
+        session = self.session
+        assert session is not None
+        places = [agent_dir() / "themes"]
+        if session.options.project_trusted:
+            places.append(Path(session.cwd) / ".caddie" / "themes")
+        for place in session.settings.get("themes", []) or []:
+            if isinstance(place, str):
+                places.append(Path(session.cwd) / Path(place).expanduser())
+        themes, warnings = await asyncio.to_thread(discover_themes, places)
+        for theme in themes.values():
+            self.register_theme(theme)
+        for warning in warnings:
+            self.show_notice(warning, "warning")
+        wanted = session.settings.get("theme") or DARK
+        if isinstance(wanted, str) and wanted in themes:
+            self.theme = wanted
+        else:
+            self.show_notice(
+                f'settings "theme" is {wanted!r}; the themes are: {", ".join(sorted(themes))}. Using dark.',
+                "warning",
+            )
 
     # ==============================================================================================
     # Screen host (used by TextualUI)
@@ -472,7 +515,9 @@ class CaddieApp(App[int], inherit_bindings=False):
         if isinstance(message, CustomMessage):
             return CustomBlock(message) if message.display else None
         if isinstance(message, BashExecutionMessage):
-            return BashBlock(message, self.tools_expanded)
+            started = self._user_bash_started
+            duration = time.monotonic() - started if started is not None else None
+            return BashBlock(message, self.tools_expanded, duration)
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
             return summary_block(message, self.tools_expanded)
         return None
@@ -639,7 +684,14 @@ class CaddieApp(App[int], inherit_bindings=False):
         if session.is_streaming:  # its output must not land in the middle of the agent's turn
             self.notify(f"!{command} runs when the agent has finished.", timeout=3)
             await session.wait_for_idle()
-        await session.run_user_bash(command, exclude)
+        running = RunningLine(f"$ {command}")
+        self.conversation.add(running)
+        self._user_bash_started = time.monotonic()
+        try:
+            await session.run_user_bash(command, exclude)
+        finally:
+            self._user_bash_started = None
+            await running.remove()
 
     async def _prompt(self, text: str, behavior: Literal["steer", "follow_up"] | None) -> None:
         session = self.session
@@ -671,6 +723,12 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.action_cycle_thinking()
         elif event.name == "ctrl+d":
             self.request_quit()
+        elif event.name == "suspend":
+            self.action_suspend_process()
+        elif event.name == "external_editor":
+            self.spawn(self.edit_externally())
+        elif event.name == "copy":
+            self.spawn(self.cmd_copy(""))
 
     # ==============================================================================================
     # Key actions
@@ -856,7 +914,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         await self.render_session()
         self.notify(f"Resumed {session.store.session_name() or Path(str(path)).name}", timeout=2)
 
-    async def _pick_session(self, cwd: str, current: str | None) -> str | None | Literal[False]:
+    async def _pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
         """The session file chosen in the picker; None when cancelled, False when there are none at all."""
         session_dir = self.startup.request.session_dir
         here = await asyncio.to_thread(list_sessions, cwd, session_dir)
@@ -867,7 +925,9 @@ class CaddieApp(App[int], inherit_bindings=False):
                 return False
 
         async def load_all() -> list[SessionSummary]:
-            return everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
+            return (
+                everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
+            )
 
         picker = SessionPicker(here, current, load_all)
         if not here:
@@ -883,7 +943,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         if not len(session.store):
             self.show_info("The session is empty; there is nowhere to go yet.")
             return
-        picker = TreePicker(session.store)
+        picker = TreePicker(session.store, session.set_label)
         target = await self.ask(picker, None, None)
         if target is None or target in picker.here_ids:
             return
@@ -944,8 +1004,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         inp, out, cr, cw, cost = usage_totals(messages)
         usage = session.get_context_usage()
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold")
-        table.add_column()
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")  # long paths wrap onto the next lines instead of being cut
         rows = [
             ("Session file", store.session_file or "(in memory, not saved)"),
             ("Session id", store.session_id),
@@ -967,7 +1027,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             pct = "unknown until the next reply" if usage.percent is None else f"{usage.percent:.1f}%"
             rows.append(("Context", f"{pct} of {format_count(usage.context_window)}"))
         for key, value in rows:
-            table.add_row(key, Text(value))
+            table.add_row(key, Text(value, overflow="fold"))
         self.show_info(table)
 
     async def cmd_name(self, args: str) -> None:
@@ -1029,6 +1089,190 @@ class CaddieApp(App[int], inherit_bindings=False):
 
     async def cmd_quit(self, args: str) -> None:
         self.request_quit()
+
+    def last_answer(self) -> str | None:
+        """The text of the last assistant message that has any."""
+        session = self.session
+        if session is None:
+            return None
+        for message in reversed(session.messages):
+            if isinstance(message, AssistantMessage) and message.text().strip():
+                return message.text()
+        return None
+
+    async def cmd_copy(self, args: str) -> None:
+        """/copy and Ctrl+X: the last answer to the clipboard (OSC 52, and a local tool when there is one)."""
+        text = self.last_answer()
+        if text is None:
+            self.show_info("There is no answer to copy yet.")
+            return
+        self.copy_to_clipboard(text)  # OSC 52: works over SSH, in terminals that allow it
+        tool = await copy_with_local_tool(text)
+        where = f" (and {tool})" if tool else ""
+        self.notify(f"Copied the last answer to the clipboard{where}.", timeout=2)
+
+    async def edit_externally(self) -> None:
+        """Ctrl+G: edit the prompt in $VISUAL or $EDITOR; what is saved replaces the editor's text."""
+        command = external_editor_command()
+        if command is None:
+            self.show_error(
+                "Set $VISUAL or $EDITOR (e.g. export EDITOR=vim) to edit the prompt in your editor."
+            )
+            return
+        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="caddie-prompt-", delete=False) as f:
+            f.write(self.editor.text)
+            path = f.name
+        try:
+            if self.is_headless or self._driver is None or not self._driver.can_suspend:
+                code = await asyncio.to_thread(run_editor, command, path)
+            else:
+                with self.suspend():  # the editor gets the terminal; caddie repaints afterwards
+                    code = run_editor(command, path)
+            if code != 0:
+                self.show_error(f"The editor exited with status {code}; the prompt is unchanged.")
+                return
+            text = Path(path).read_text(encoding="utf-8")
+        finally:
+            Path(path).unlink(missing_ok=True)
+        self.editor.set_text(text[:-1] if text.endswith("\n") else text)
+        self.editor.focus()
+
+    async def cmd_settings(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        screen = SettingsScreen(self._settings_rows())
+        while True:
+            key = await self.ask(screen, None, None)
+            if key is None:
+                return
+            row = next(r for r in self._settings_rows() if r.key == key)
+            value = await self.ui.select(f"{row.label} (now {row.value})", row.options)
+            if value is not None and value != row.value:
+                await self._apply_setting(row.key, value)
+            screen = SettingsScreen(self._settings_rows(), initial=key)
+
+    def _settings_rows(self) -> list[SettingRow]:
+        session = self.session
+        assert session is not None
+        s = session.settings
+        extensions = sorted({"mulligan", "goal", *(e.name for e in session.runner.extensions)})
+        disabled = set(s.get("disabledExtensions", []) or [])
+        rows = [
+            SettingRow("thinking", "Thinking level", session.thinking_level, list(self._thinking_levels())),
+            SettingRow("steeringMode", "Steering mode", s.steering_mode, ["one-at-a-time", "all"]),
+            SettingRow("followUpMode", "Follow-up mode", s.follow_up_mode, ["one-at-a-time", "all"]),
+            SettingRow("compaction.enabled", "Auto-compaction", _on(s.compaction_enabled), ["on", "off"]),
+            SettingRow("retry.enabled", "Retry on errors", _on(s.retry_enabled), ["on", "off"]),
+            SettingRow(
+                "theme",
+                "Theme",
+                self.theme,
+                sorted(n for n in self.available_themes if "textual" not in n and n != "ansi"),
+            ),
+        ]
+        for name in extensions:
+            rows.append(
+                SettingRow(f"extension:{name}", f"Extension {name}", _on(name not in disabled), ["on", "off"],
+                           "applies the next time caddie starts")
+            )  # fmt: skip
+        return rows
+
+    async def _apply_setting(self, key: str, value: str) -> None:
+        """Apply a choice from /settings now and write it to the global settings.json."""
+        session = self.session
+        assert session is not None
+        s = session.settings
+        if key == "thinking":
+            session.set_thinking_level(value)
+            self._refresh_footer()
+            updates: dict[str, Any] = {"defaultThinkingLevel": value}
+        elif key in ("steeringMode", "followUpMode"):
+            queue = session.agent.steering if key == "steeringMode" else session.agent.follow_ups
+            queue.mode = "all" if value == "all" else "one-at-a-time"
+            updates = {key: value}
+        elif key in ("compaction.enabled", "retry.enabled"):
+            section, _, name = key.partition(".")
+            updates = {section: {name: value == "on"}}
+        elif key == "theme":
+            self.theme = value
+            updates = {"theme": value}
+        else:
+            name = key.partition(":")[2]
+            disabled = [d for d in (s.get("disabledExtensions", []) or []) if d != name]
+            if value == "off":
+                disabled.append(name)
+            updates = {"disabledExtensions": disabled}
+        path = s.global_path or agent_dir() / "settings.json"
+        try:
+            await asyncio.to_thread(write_global_settings, path, updates)
+        except (OSError, ValueError) as e:
+            self.show_error(f"Could not save {path}: {e}")
+            return
+        s.data = deep_merge(s.data, updates)
+        self.notify(f"Saved to {short_path(str(path))}", timeout=2)
+
+
+def _on(flag: bool) -> str:
+    return "on" if flag else "off"
+
+
+def write_global_settings(path: Path, updates: dict[str, Any]) -> None:
+    """Merge ``updates`` into the settings file at ``path`` (keeping every other key), atomically."""
+    data, problem = read_json_object(path)
+    if problem and path.exists():
+        raise ValueError(problem)
+    merged = deep_merge(data, updates)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def external_editor_command() -> list[str] | None:
+    """``$VISUAL`` or ``$EDITOR`` split like a shell would, if set."""
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return shlex.split(value)
+    return None
+
+
+def run_editor(command: list[str], path: str) -> int:
+    try:
+        return subprocess.call([*command, path])
+    except OSError:
+        return 127
+
+
+CLIPBOARD_TOOLS: tuple[tuple[str, ...], ...] = (
+    ("wl-copy",),
+    ("xclip", "-selection", "clipboard"),
+    ("xsel", "--clipboard", "--input"),
+    ("pbcopy",),
+)
+
+
+async def copy_with_local_tool(text: str) -> str | None:
+    """Copy with the first clipboard tool on PATH (Wayland, X11, macOS); its name, or None."""
+    for command in CLIPBOARD_TOOLS:
+        if command[0] == "wl-copy" and not os.environ.get("WAYLAND_DISPLAY"):
+            continue
+        if command[0] in ("xclip", "xsel") and not os.environ.get("DISPLAY"):
+            continue
+        exe = shutil.which(command[0])
+        if exe is None:
+            continue
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                exe, *command[1:], stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            await asyncio.wait_for(proc.communicate(text.encode("utf-8")), 5)
+        except (OSError, TimeoutError):
+            continue
+        if proc.returncode == 0:
+            return command[0]
+    return None
 
 
 def _must_ask_trust(cwd: str) -> bool:

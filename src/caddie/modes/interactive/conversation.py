@@ -8,6 +8,7 @@ with the length of the answer.
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -155,6 +156,36 @@ class MarkdownText(Vertical):
         self.renders += 1
 
 
+def format_duration(seconds: float) -> str:
+    """``0.4s``, ``12s``, ``3m 05s``."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
+class RunningLine(Static):
+    """``$ cmd  running… 3s`` while a shell command of the user's runs (replaced by its block after)."""
+
+    DEFAULT_CSS = "RunningLine { padding: 0 1; background: $panel 40%; }"
+
+    def __init__(self, label: str) -> None:
+        super().__init__("")
+        self.label = label
+        self.started = time.monotonic()
+
+    def on_mount(self) -> None:
+        self._tick()
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        text = Text(self.label, style="bold")
+        text.append(f"  running… {format_duration(time.monotonic() - self.started)}", style="dim")
+        self.update(text)
+
+
 class UserBlock(Static):
     DEFAULT_CSS = "UserBlock { background: $boost; padding: 0 1; }"
 
@@ -253,6 +284,10 @@ class ToolBlock(ExpandableBlock):
         self.output = ""
         self.details: Any = None
         self._timer: Timer | None = None
+        self.started: float | None = None
+        """When the tool began running (monotonic); the bash block shows the time since, then the duration."""
+        self.duration: float | None = None
+        self._clock: Timer | None = None
 
     def set_args(self, args: Any) -> None:
         self.args = args
@@ -260,8 +295,11 @@ class ToolBlock(ExpandableBlock):
 
     def start(self, args: Any) -> None:
         self.status = "running"
+        self.started = time.monotonic()
         if isinstance(args, dict) and args:
             self.args = args
+        if self.tool_name == "bash" and self._ready:
+            self._clock = self.set_interval(1.0, self.redraw)
         self.redraw()
 
     def progress(self, partial: ToolResult) -> None:
@@ -278,6 +316,11 @@ class ToolBlock(ExpandableBlock):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        if self._clock is not None:
+            self._clock.stop()
+            self._clock = None
+        if self.started is not None and self.duration is None:
+            self.duration = time.monotonic() - self.started
         self.status = "error" if is_error else "done"
         self.output = content_output
         self.details = details
@@ -296,8 +339,15 @@ class ToolBlock(ExpandableBlock):
             code = bash_exit_code(self.output, self.status == "error")
             if code is not None:
                 head.append(f"  exit {code}", style="green" if code == 0 else "red")
+            if self.duration is not None:
+                head.append(f"  {format_duration(self.duration)}", style="dim")
         if self.status == "running":
-            head.append("  running…", style="dim")
+            elapsed = (
+                f" {format_duration(time.monotonic() - self.started)}"
+                if self.tool_name == "bash" and self.started is not None
+                else ""
+            )
+            head.append(f"  running…{elapsed}", style="dim")
         body = self._body()
         return Group(head, body) if body is not None else head
 
@@ -472,8 +522,11 @@ class BashBlock(Static):
 
     DEFAULT_CSS = "BashBlock { padding: 0 1; background: $panel 40%; }"
 
-    def __init__(self, message: BashExecutionMessage, expanded: bool = False) -> None:
+    def __init__(
+        self, message: BashExecutionMessage, expanded: bool = False, duration: float | None = None
+    ) -> None:
         self.message = message
+        self.duration = duration
         super().__init__(self._build(expanded))
 
     def _build(self, expanded: bool) -> RenderableType:
@@ -483,6 +536,8 @@ class BashBlock(Static):
         head.append(m.command)
         if m.exit_code is not None:
             head.append(f"  exit {m.exit_code}", style="green" if m.exit_code == 0 else "red")
+        if self.duration is not None:
+            head.append(f"  {format_duration(self.duration)}", style="dim")
         if m.exclude_from_context:
             head.append("  (not sent to the model)", style="dim")
         preview = preview_lines(m.output, expanded, from_end=True)

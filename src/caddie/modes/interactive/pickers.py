@@ -6,23 +6,33 @@ Each returns an id (a session path, ``provider/model-id`` or an entry id) or Non
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from caddie.ai.model import Model
-from caddie.modes.interactive.dialogs import Choice, ListScreen
 from caddie.config.paths import sessions_root
+from caddie.modes.interactive.dialogs import Choice, InputScreen, ListScreen
 from caddie.modes.interactive.render import format_count, one_line, short_path
-from caddie.modes.interactive.tree_rows import TREE_FILTERS, TreeFilter, TreeRow, describe_entry, tree_rows
-from caddie.session.store import SessionStore, SessionSummary
+from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
+from caddie.session.store import SessionStore, SessionSummary, TreeNode
 from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
 MAX_TREE_INDENT = 24
+PickerFilter = Literal["default", "no-tools", "user", "labeled", "all"]
+PICKER_FILTERS: tuple[PickerFilter, ...] = ("default", "no-tools", "user", "labeled", "all")
+
+
+def _walk_nodes(roots: list[TreeNode]) -> Iterator[TreeNode]:
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
 
 
 def age(seconds_since_epoch: float, now: float | None = None) -> str:
@@ -160,18 +170,23 @@ class TreePicker(ListScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
-        Binding("home", "edge(0)", show=False),
-        Binding("end", "edge(1)", show=False),
-        Binding("ctrl+o", "cycle_filter", show=False),
-        Binding("ctrl+u", "set_filter('user')", show=False),
-        Binding("ctrl+t", "set_filter('no-tools')", show=False),
-        Binding("ctrl+a", "set_filter('all')", show=False),
-        Binding("ctrl+d", "set_filter('default')", show=False),
+        Binding("home", "edge(0)", show=False, priority=True),
+        Binding("end", "edge(1)", show=False, priority=True),
+        Binding("ctrl+o", "cycle_filter", show=False, priority=True),
+        Binding("ctrl+u", "set_filter('user')", show=False, priority=True),
+        Binding("ctrl+t", "set_filter('no-tools')", show=False, priority=True),
+        Binding("ctrl+a", "set_filter('all')", show=False, priority=True),
+        Binding("ctrl+d", "set_filter('default')", show=False, priority=True),
+        Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
+        Binding("shift+l", "edit_label", show=False, priority=True),
     ]
 
-    def __init__(self, store: SessionStore) -> None:
+    def __init__(
+        self, store: SessionStore, set_label: Callable[[str, str | None], None] | None = None
+    ) -> None:
         self.store = store
-        self.mode: TreeFilter = "default"
+        self.set_label = set_label
+        self.mode: PickerFilter = "default"
         self.current_id: str | None = store.leaf_id
         self.here_ids: set[str] = set()
         """Entries that stand for "where the session is now": choosing one of them changes nothing."""
@@ -180,14 +195,18 @@ class TreePicker(ListScreen):
         super().__init__(
             "Session tree: pick where to continue from",
             self._choices(),
-            filter_placeholder=None,
+            filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
-            hint="↑↓ move · enter go there · ctrl+o filter: default, no tools, user, all · esc cancel",
+            hint="↑↓ move · enter go there · shift+l label · ctrl+o filter: default, no tools, user, "
+            "labeled, all · esc cancel",
         )
 
     def _rows(self) -> list[TreeRow]:
         path = [e.id for e in self.store.branch()]
-        rows = tree_rows(self.store.tree(), self.store.leaf_id, set(path), self.mode)
+        mode: TreeFilter = "all" if self.mode == "labeled" else self.mode
+        rows = tree_rows(self.store.tree(), self.store.leaf_id, set(path), mode)
+        if self.mode == "labeled":
+            rows = [row for row in rows if row.label]
         shown = {row.entry_id for row in rows}
         self.current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
         self.here_ids = {self.store.leaf_id} if self.store.leaf_id else set()
@@ -213,7 +232,7 @@ class TreePicker(ListScreen):
             prompt.append(row.text, style=style)
             if row.label:
                 prompt.append(f"  [{row.label}]", style="yellow")
-            choices.append(Choice(row.entry_id, prompt, row.text))
+            choices.append(Choice(row.entry_id, prompt, f"{row.text} {row.label or ''}"))
         return choices
 
     def on_mount(self) -> None:
@@ -230,13 +249,34 @@ class TreePicker(ListScreen):
             self.option_list.highlighted = len(self.shown) - 1 if end else 0
 
     def action_cycle_filter(self) -> None:
-        self._apply(TREE_FILTERS[(TREE_FILTERS.index(self.mode) + 1) % len(TREE_FILTERS)])
+        modes = PICKER_FILTERS
+        self._apply(modes[(modes.index(self.mode) + 1) % len(modes)])
 
     def action_set_filter(self, mode: str) -> None:
-        chosen: TreeFilter = next((f for f in TREE_FILTERS if f == mode), "default")
+        chosen: PickerFilter = next((f for f in PICKER_FILTERS if f == mode), "default")
         self._apply("default" if chosen == self.mode else chosen)
 
-    def _apply(self, mode: TreeFilter) -> None:
+    def action_edit_label(self) -> None:
+        """Shift+L: set, change or (left empty) remove the label of the highlighted entry."""
+        choice = self.highlighted_choice()
+        if choice is None or self.set_label is None:
+            return
+        entry_id = choice.id
+        current = next((n.label for n in _walk_nodes(self.store.tree()) if n.entry.id == entry_id), None)
+
+        def done(answer: Any) -> None:
+            if answer is None or self.set_label is None:
+                return
+            self.set_label(entry_id, answer.strip() or None)
+            self.choices = self._choices()
+            self.refill(entry_id)
+            self._scroll_to_highlight()
+
+        self.app.push_screen(
+            InputScreen("Label for this entry (empty removes it)", "a short name", current or ""), done
+        )
+
+    def _apply(self, mode: PickerFilter) -> None:
         current = self.highlighted_choice()
         self.mode = mode
         self.choices = self._choices()
