@@ -238,7 +238,9 @@ async def test_untrusted_project_asks_once_and_loads_its_extensions_when_trusted
     project = project_with_extension(tmp_path)
     app, _ = make_app(project)
     async with app.run_test(size=SMALL) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and "Trust" in widget_text(app.screen))
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and "Trust" in widget_text(app.screen)
+        )
         question = widget_text(app.screen)
         await pilot.press("y")
         await ready(app, pilot)

@@ -51,7 +51,10 @@ async def test_history_after_continue_and_tree_and_resume_matches_the_live_run(t
         async with reopened.run_test(size=SMALL) as pilot:
             await ready(reopened, pilot)
             blocks = list(reopened.query(ToolBlock))
-            shown = [t for t, w in zip(transcript(reopened), list(reopened.conversation.children)[1:], strict=True)
-                     if not isinstance(w, InfoBlock)]
+            shown = [
+                t
+                for t, w in zip(transcript(reopened), list(reopened.conversation.children)[1:], strict=True)
+                if not isinstance(w, InfoBlock)
+            ]
         assert [b.call_id for b in blocks] == ["r1", "b1"], f"tool calls duplicated after {how}"
         assert shown == live

@@ -11,24 +11,30 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
+_HTTP_STACK = ("anyio._backends._asyncio", "concurrent.futures.thread")
+"""Imported by the HTTP client on its first request (anyio picks its asyncio backend lazily)."""
 _MODULES: dict[str, tuple[str, ...]] = {
     "openai-completions": (
-        "httpx",
         "openai",
         "openai.resources.chat.completions",
+        "openai.resources.chat.chat",
         "caddie.ai.providers.openai_completions",
+        *_HTTP_STACK,
     ),
     "anthropic-messages": (
-        "httpx",
         "anthropic",
         "anthropic.resources.messages",
+        "opentelemetry.propagate",  # the SDK's tracing imports it on the first request, when installed
         "caddie.ai.providers.anthropic_messages",
+        *_HTTP_STACK,
     ),
 }
+_CLIENT_CLASSES = {"openai-completions": "AsyncOpenAI", "anthropic-messages": "AsyncAnthropic"}
 _WARMUPS = ("_known_create_fields",)
 """Module-level functions of the provider modules that cache something slow on first call."""
 
@@ -37,15 +43,80 @@ _started: dict[str, Future[None]] = {}
 
 
 def _load(api: str) -> None:
+    problem: BaseException | None = None
     for name in _MODULES[api]:
-        module = importlib.import_module(name)
-        for warmup in _WARMUPS:
-            function: Callable[[], object] | None = getattr(module, warmup, None)
-            if callable(function) and name.startswith("caddie."):
-                function()
-    import ssl
+        try:
+            module = importlib.import_module(name)
+            for warmup in _WARMUPS:
+                function: Callable[[], object] | None = getattr(module, warmup, None)
+                if callable(function) and name.startswith("caddie."):
+                    function()
+        except ModuleNotFoundError as exc:
+            if not name.startswith(("opentelemetry", "anyio")):  # optional parts of the HTTP stack
+                problem = problem or exc
+        except Exception as exc:  # keep loading the rest; the first problem is reported
+            problem = problem or exc
+    try:  # a throw-away client: the SDK imports more on first construction, and sets up TLS
+        sdk = importlib.import_module(_MODULES[api][0])
+        client_class = getattr(sdk, _CLIENT_CLASSES[api])
+        client_class(api_key="preload", base_url="http://127.0.0.1:9")
+    except Exception as exc:
+        problem = problem or exc
+    try:
+        _warm_request_types(api)
+    except Exception:
+        pass  # only a warm-up: the request itself does the same work if this did not
+    if problem is not None:
+        raise problem
 
-    ssl.create_default_context()  # OpenSSL's one-time initialisation, paid by the first HTTPS client
+
+def _warm_request_types(api: str) -> None:
+    """Run the SDK's request-body transform once on a typical body: it resolves (and caches) the type
+    hints of every request parameter type on first use, which would otherwise happen in the first request."""
+    message = {"role": "user", "content": [{"type": "text", "text": "x"}]}
+    tool = {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    if api == "openai-completions":
+        from openai._utils._transform import maybe_transform
+        from openai.types.chat import completion_create_params
+
+        function = {"name": "t", "description": "d", "parameters": {"type": "object"}, "strict": False}
+        body = {"model": "m", "messages": [{"role": "system", "content": "s"}, message], "stream": True,
+                "stream_options": {"include_usage": True}, "tools": [{"type": "function", "function": function}],
+                "max_completion_tokens": 1}  # fmt: skip
+        maybe_transform(body, completion_create_params.CompletionCreateParamsStreaming)
+    elif api == "anthropic-messages":
+        from anthropic._utils._transform import maybe_transform
+        from anthropic.types import message_create_params
+
+        body = {"model": "m", "max_tokens": 1, "messages": [message], "stream": True, "tools": [tool],
+                "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
+        maybe_transform(body, message_create_params.MessageCreateParamsStreaming)
+
+
+_busy = 0
+_saved_interval: float | None = None
+PRELOAD_SWITCH_INTERVAL_S = 0.0002
+"""The GIL switch interval while a preload runs. Python's default (5 ms) lets an importing thread keep the
+event loop waiting for the GIL after every select(), which adds up to seconds of unanswered keys; with a
+short interval the loop gets the GIL back at once."""
+
+
+def _begin_background_work() -> None:
+    global _busy, _saved_interval
+    with _lock:
+        if _busy == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_interval, PRELOAD_SWITCH_INTERVAL_S))
+        _busy += 1
+
+
+def _end_background_work() -> None:
+    global _busy, _saved_interval
+    with _lock:
+        _busy -= 1
+        if _busy == 0 and _saved_interval is not None:
+            sys.setswitchinterval(_saved_interval)
+            _saved_interval = None
 
 
 def preload(api: str) -> Future[None] | None:
@@ -60,12 +131,15 @@ def preload(api: str) -> Future[None] | None:
         _started[api] = future
 
     def run() -> None:
+        _begin_background_work()
         try:
             _load(api)
         except BaseException as exc:  # a missing SDK surfaces again, clearly, on the first request
             future.set_exception(exc)
         else:
             future.set_result(None)
+        finally:
+            _end_background_work()
 
     threading.Thread(target=run, name=f"preload-{api}", daemon=True).start()
     return future

@@ -186,6 +186,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         self._quitting = False
         self._compaction_error_shown = False
         self._rendered = False
+        self.theme_names: set[str] = set()
+        """caddie's themes (built-in and from theme files), as offered in /settings."""
         self._user_bash_started: float | None = None
         self._early_notices: list[InfoBlock] = []
         self.menu = CompletionMenu()
@@ -216,6 +218,7 @@ class CaddieApp(App[int], inherit_bindings=False):
     def on_mount(self) -> None:
         for theme in builtin_themes().values():
             self.register_theme(theme)
+            self.theme_names.add(theme.name)
         self.theme = DARK
         self.ui.attach(self)
         self.editor.focus()
@@ -302,6 +305,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         themes, warnings = await asyncio.to_thread(discover_themes, places)
         for theme in themes.values():
             self.register_theme(theme)
+            self.theme_names.add(theme.name)
         for warning in warnings:
             self.show_notice(warning, "warning")
         wanted = session.settings.get("theme") or DARK
@@ -1167,7 +1171,7 @@ class CaddieApp(App[int], inherit_bindings=False):
                 "theme",
                 "Theme",
                 self.theme,
-                sorted(n for n in self.available_themes if "textual" not in n and n != "ansi"),
+                sorted(self.theme_names),
             ),
         ]
         for name in extensions:

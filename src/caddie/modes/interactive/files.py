@@ -16,6 +16,8 @@ from pathlib import Path
 from caddie.tools.find import fd_supports_no_require_git, find_fd
 from caddie.tools.walk import WalkOptions, find_git_root, walk
 
+USE_FD = True
+"""Use fd when it is on PATH (tests turn it off to exercise the Python walk)."""
 MAX_FILES = 50_000
 MAX_SUGGESTIONS = 20
 
@@ -73,9 +75,9 @@ async def fd_files(fd: list[str], root: str, limit: int = MAX_FILES) -> list[str
 class FileIndex:
     """The project's file list for ``@`` completion, refreshed when older than ``max_age`` seconds."""
 
-    def __init__(self, root: str, *, use_fd: bool = True, max_age: float = 10.0) -> None:
+    def __init__(self, root: str, *, use_fd: bool | None = None, max_age: float = 10.0) -> None:
         self.root = root
-        self.use_fd = use_fd
+        self.use_fd = USE_FD if use_fd is None else use_fd
         self.max_age = max_age
         self._files: list[str] | None = None
         self._at = 0.0

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from caddie.ai.model import Model
 from caddie.config.paths import sessions_root
@@ -165,6 +166,18 @@ class ForkPicker(ListScreen):
         )
 
 
+class TreeSearch(Input):
+    """The tree's search line; Shift+L (typed as ``L``) edits a label instead of typing, as in Pi."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character == "L" and isinstance(self.screen, TreePicker):
+            event.stop()
+            event.prevent_default()
+            self.screen.action_edit_label()
+            return
+        await super()._on_key(event)
+
+
 class TreePicker(ListScreen):
     """/tree: every entry of the session; Enter moves the leaf there. Ctrl+O cycles what is shown."""
 
@@ -180,6 +193,8 @@ class TreePicker(ListScreen):
         Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
         Binding("shift+l", "edit_label", show=False, priority=True),
     ]
+
+    filter_input_class = TreeSearch
 
     def __init__(
         self, store: SessionStore, set_label: Callable[[str, str | None], None] | None = None
