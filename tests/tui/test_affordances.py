@@ -218,7 +218,7 @@ async def test_a_pi_theme_file_is_used_and_a_broken_one_is_explained(tmp_path: P
                     "mdHeading": "#ffaa00",
                 },
             }
-        )  # fmt: skip
+        )
     )
     (themes / "broken.json").write_text('{"name": "broken", "colors": {"accent": "nope"}}')
     write_settings(theme="ocean")
