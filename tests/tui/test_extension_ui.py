@@ -8,9 +8,9 @@ from typing import Any
 from textual.widgets import Input
 
 from caddie.extensions.api import ExtensionAPI
+from caddie.modes.interactive.conversation import InfoBlock
 from caddie.modes.interactive.dialogs import ConfirmScreen, EditorScreen, InputScreen, SelectScreen
 from caddie.runtime.trust import remembered_trust
-from caddie.modes.interactive.conversation import InfoBlock
 from tests.tui.harness import (
     SMALL,
     inline_extension,

@@ -89,3 +89,71 @@ def _warm_request_types(api: str) -> None:
         "max_completion_tokens": 1,
     }
     transform.maybe_transform(body, params.CompletionCreateParamsStreaming)
+
+
+_busy = 0
+_saved_interval: float | None = None
+PRELOAD_SWITCH_INTERVAL_S = 0.0002
+"""The GIL switch interval while a preload runs. Python's default (5 ms) lets an importing thread keep the
+event loop waiting for the GIL after every select(), which adds up to seconds of unanswered keys; with a
+short interval the loop gets the GIL back at once."""
+
+
+def _begin_background_work() -> None:
+    global _busy, _saved_interval
+    with _lock:
+        if _busy == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_interval, PRELOAD_SWITCH_INTERVAL_S))
+        _busy += 1
+
+
+def _end_background_work() -> None:
+    global _busy, _saved_interval
+    with _lock:
+        _busy -= 1
+        if _busy == 0 and _saved_interval is not None:
+            sys.setswitchinterval(_saved_interval)
+            _saved_interval = None
+
+
+def preload(api: str) -> Future[None] | None:
+    """Start loading ``api``'s SDK in the background (once per process); None for APIs with nothing to load."""
+    if api not in _MODULES:
+        return None
+    with _lock:
+        future = _started.get(api)
+        if future is not None:
+            return future
+        future = Future()
+        _started[api] = future
+
+    def run() -> None:
+        _begin_background_work()
+        try:
+            _load(api)
+        except BaseException as exc:  # a missing SDK surfaces again, clearly, on the first request
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+        finally:
+            _end_background_work()
+
+    threading.Thread(target=run, name=f"preload-{api}", daemon=True).start()
+    return future
+
+
+async def wait_preloaded(api: str) -> None:
+    """Wait (without blocking the event loop) until ``api``'s SDK is imported; start that if needed."""
+    future = preload(api)
+    if future is None:
+        return
+    try:
+        await asyncio.wrap_future(future)
+    except Exception:
+        pass  # the request itself reports the problem
+
+
+def is_preloaded(api: str) -> bool:
+    future = _started.get(api)
+    return future is not None and future.done()
