@@ -220,6 +220,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.register_theme(theme)
             self.theme_names.add(theme.name)
         self.theme = DARK
+        self.app_resume_signal.subscribe(self, self._after_suspend)
         self.ui.attach(self)
         self.editor.focus()
         self._refresh_footer()
@@ -291,6 +292,13 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.show_info(Text(build.registry.no_model_text()), "warning")
         self.ready.set()
         return session
+
+    def _after_suspend(self, _app: App[int]) -> None:
+        """Back from Ctrl+Z (``fg``): the terminal was someone else's meanwhile, so redraw everything."""
+        self.refresh(layout=True)
+        self.screen.refresh(repaint=True, layout=True)
+        for widget in self.screen.walk_children(Widget):
+            widget.refresh()
 
     async def _load_themes(self) -> None:
         """Custom themes (files read in a worker thread), then the one settings ``"theme"`` names."""
