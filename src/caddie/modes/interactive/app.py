@@ -467,7 +467,8 @@ class CaddieApp(App[int], inherit_bindings=False):
             if names:
                 text.append("  extensions: " + ", ".join(names), style="dim")
         text.append(
-            "\nenter send · esc stop · ctrl+c twice quit · / commands · !cmd shell · /hotkeys", style="dim"
+            "\nenter send · esc stop · ctrl+c twice quit · / commands · !cmd shell · @ files · /hotkeys",
+            style="dim",
         )
         return InfoBlock(text)
 
