@@ -34,9 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pty_term import PtyProgram  # noqa: E402
-
-from tests.support import fake_llm as fl  # noqa: E402
+from pty_term import PtyProgram
+from tests.support import fake_llm as fl
 
 REPO = Path(__file__).resolve().parents[1]
 ECHO_KEYS = "QXZVWQXZVW"

@@ -13,6 +13,7 @@ import termios
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 ANSI = re.compile(
     rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_].*?\x1b\\|\x1b[@-Z\\-_]"
@@ -96,10 +97,10 @@ class PtyProgram:
         while pids:
             pid = pids.pop()
             try:
-                for line in open(f"/proc/{pid}/status"):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
-                children = open(f"/proc/{pid}/task/{pid}/children").read().split()
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
                 pids += [int(c) for c in children]
             except OSError:
                 continue
