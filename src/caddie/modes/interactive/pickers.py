@@ -105,8 +105,8 @@ class SessionPicker(ListScreen):
         for s in sessions:
             prompt = Text()
             title = s.name or s.first_message or "(no messages)"
-            prompt.append(one_line(title, 60), style="bold" if s.name else "")
-            meta = f"  {s.id[:8]} · {s.message_count} msgs · {age(s.modified)}"
+            prompt.append(one_line(title, 48), style="bold" if s.name else "")
+            meta = f"  {s.message_count} msgs · {age(s.modified)} · {s.id}"
             if self.current is not None and str(s.path) == self.current:
                 meta += " · current"
             prompt.append(meta, style="dim")
