@@ -64,6 +64,7 @@ def _load(api: str) -> None:
         problem = problem or exc
     try:
         _warm_request_types(api)
+        _warm_stream_types(api)
     except Exception:
         pass  # only a warm-up: the request itself does the same work if this did not
     if problem is not None:
@@ -89,6 +90,64 @@ def _warm_request_types(api: str) -> None:
         "max_completion_tokens": 1,
     }
     transform.maybe_transform(body, params.CompletionCreateParamsStreaming)
+
+
+def _warm_stream_types(api: str) -> None:
+    """Parse one of each streamed event the way the SDK does: pydantic builds the (large) schemas of the
+    event types on first use, ~0.1 s that would otherwise fall on the first streamed chunk."""
+    if api == "openai-completions":
+        models = importlib.import_module("openai._models")
+        chunk_type = importlib.import_module("openai.types.chat").ChatCompletionChunk
+        call = {"index": 0, "id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+        delta = {"role": "assistant", "content": "x", "reasoning_content": "y", "tool_calls": [call]}
+        usage = {
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "total_tokens": 2,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        }
+        chunk = {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "usage": usage,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}],
+        }
+        models.construct_type(type_=chunk_type, value=chunk)
+    elif api == "anthropic-messages":
+        models = importlib.import_module("anthropic._models")
+        event_type = importlib.import_module("anthropic.types").RawMessageStreamEvent
+        message: dict[str, object] = {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        events: list[dict[str, object]] = [
+            {"type": "message_start", "message": message},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": "{"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+            {"type": "message_stop"},
+        ]
+        for event in events:
+            models.construct_type(type_=event_type, value=event)
 
 
 _busy = 0
