@@ -8,6 +8,7 @@ from typing import Any
 from textual.widgets import Input
 
 from caddie.extensions.api import ExtensionAPI
+from caddie.modes.interactive.conversation import InfoBlock
 from caddie.modes.interactive.dialogs import ConfirmScreen, EditorScreen, InputScreen, SelectScreen
 from caddie.runtime.trust import remembered_trust
 from tests.tui.harness import (
@@ -68,14 +69,24 @@ def ui_extension(results: dict[str, Any]) -> Any:
     return inline_extension(register, "uiext")
 
 
-async def test_notify_shows_a_toast(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, extensions=[ui_extension({})])
+async def test_notify_puts_the_notice_in_the_transcript_with_its_level(tmp_path: Path) -> None:
+    def register(api: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            ctx.ui.notify("hello from session_start")
+
+        api.on("session_start", on_start)
+
+    app, _ = make_app(tmp_path, extensions=[ui_extension({}), inline_extension(register, "early")])
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/toast v2")
-        await until(pilot, lambda: bool(app._notifications))
-        toast = next(iter(app._notifications))
-    assert toast.message == "deployed v2" and toast.severity == "warning"
+        await until(pilot, lambda: "deployed v2" in widget_text(app.conversation))
+        await pilot.pause(0.2)
+        notices = [(b.level, widget_text(b)) for b in app.query(InfoBlock)]
+        toasts = list(app._notifications)
+    assert ("warning", "Warning: deployed v2") in notices
+    assert ("notice", "hello from session_start") in notices, "a notice sent during start-up was lost"
+    assert not toasts, "extension notices are not toasts"
 
 
 async def test_set_status_appears_in_the_footer_beside_model_usage_and_cost(tmp_path: Path) -> None:
@@ -227,7 +238,9 @@ async def test_untrusted_project_asks_once_and_loads_its_extensions_when_trusted
     project = project_with_extension(tmp_path)
     app, _ = make_app(project)
     async with app.run_test(size=SMALL) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and "Trust" in widget_text(app.screen)
+        )
         question = widget_text(app.screen)
         await pilot.press("y")
         await ready(app, pilot)

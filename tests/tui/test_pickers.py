@@ -187,3 +187,38 @@ def test_age_is_short_and_readable() -> None:
         "2h ago",
         "1d ago",
     ]
+
+
+async def test_resume_shows_ids_switches_to_all_projects_with_tab_and_searches(tmp_path: Path) -> None:
+    here = tmp_path / "here"
+    elsewhere = tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    saved_session(here, "local work")
+    other = saved_session(elsewhere, "work in another project")
+    other_id = Path(other).stem.split("_", 1)[1]  # <timestamp>_<session id>.jsonl
+    app, _ = make_app(here)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        local_rows = [c.search for c in picker.shown]
+        local_text = widget_text(picker)
+        await pilot.press("tab")
+        await until(pilot, lambda: len(picker.shown) == 2)
+        all_text = widget_text(picker)
+        all_rows = [c.prompt.plain if not isinstance(c.prompt, str) else c.prompt for c in picker.shown]
+        await type_text(pilot, other_id[-12:])  # ids are UUIDv7: their start is a timestamp
+        await until(pilot, lambda: len(picker.shown) == 1)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.store.session_file == other)
+        await pilot.pause()
+        shown = user_blocks(app)
+    assert len(local_rows) == 1 and "local work" in local_rows[0]
+    assert "(this project)" in local_text
+    assert "(all projects)" in all_text
+    other_row = next(r for r in all_rows if "another project" in r)
+    assert other_id in other_row and "elsewhere" in other_row
+    assert shown == ["work in another project"]

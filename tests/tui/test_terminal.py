@@ -75,6 +75,7 @@ async def test_without_a_model_the_ui_opens_explains_and_model_fixes_it(tmp_path
             pilot, lambda: "nothing to send the prompt to" in widget_text(app.query(InfoBlock).last())
         )
         footer = widget_text(app.footer)
+        kept = app.editor.text
         await submit(pilot, app, "/model faux/echo")
         await until(pilot, lambda: app.session is not None and app.session.model is not None)
         await submit(pilot, app, "echo me")
@@ -82,6 +83,7 @@ async def test_without_a_model_the_ui_opens_explains_and_model_fixes_it(tmp_path
         answers = [m.text for m in app.query(MarkdownText)]
     assert "No model is configured" in explained
     assert "no model (/model)" in footer
+    assert kept == "hello", "the prompt typed without a model was thrown away"
     assert answers == ["echo me"]
 
 

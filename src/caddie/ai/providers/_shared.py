@@ -328,6 +328,13 @@ class ClientCache:
             self._clients[full_key] = entry
         return entry[1]
 
+    async def get_async(self, key: tuple[Any, ...], create: Any) -> Any:
+        """``get``, but a new client is built in a worker thread (its TLS set-up reads the CA bundle)."""
+        if (id(asyncio.get_running_loop()), *key) in self._clients:
+            return self.get(key, create)
+        client = await asyncio.to_thread(create)
+        return self.get(key, lambda: client)
+
 
 class StreamGuard:
     """Runs each network await against the abort signal and an idle timeout.
@@ -687,7 +694,7 @@ async def stream_via_sdk(
                 params = replaced
         params["stream"] = True  # the providers read a stream; a hook cannot turn that off
         key = (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle)
-        client = clients.get(key, lambda: make_client(api_key, headers, idle))
+        client = await clients.get_async(key, lambda: make_client(api_key, headers, idle))
         sdk_stream = await guard.run(create(client, split_known_kwargs(params, known_fields)))
         response = getattr(sdk_stream, "response", None)
         if options.on_response is not None and response is not None:

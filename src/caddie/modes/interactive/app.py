@@ -12,17 +12,22 @@ into a widget change here; nothing in this module holds agent logic.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.widget import Widget
 
@@ -47,7 +52,10 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import THINKING_LEVELS, Model
+from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
+from caddie.config.paths import agent_dir
+from caddie.config.settings import deep_merge, read_json_object
 from caddie.extensions.api import NotifyLevel
 from caddie.modes.interactive.commands import (
     BUILTIN_NAMES,
@@ -64,6 +72,7 @@ from caddie.modes.interactive.conversation import (
     CustomBlock,
     ExpandableBlock,
     InfoBlock,
+    RunningLine,
     SummaryBlock,
     ThinkingBlock,
     ToolBlock,
@@ -80,8 +89,16 @@ from caddie.modes.interactive.footer import (
     WidgetArea,
     WorkingLine,
 )
-from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker
+from caddie.modes.interactive.pickers import (
+    ForkPicker,
+    ModelPicker,
+    SessionPicker,
+    TreePicker,
+    all_sessions,
+)
 from caddie.modes.interactive.render import content_text, format_cost, format_count, short_path, usage_totals
+from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
+from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 from caddie.runtime.events import (
     AgentSettledEvent,
@@ -98,7 +115,9 @@ from caddie.runtime.factory import SessionRequest, SetupError, build_session, lo
 from caddie.runtime.session import AgentSession, SessionError
 from caddie.runtime.trust import project_has_code, remember_trust, remembered_trust
 from caddie.session.entries import MessageEntry
-from caddie.session.store import list_sessions
+from caddie.session.store import SessionSummary, list_sessions
+
+T = TypeVar("T")
 
 HISTORY_LIMIT = 200
 """Messages rendered when a session opens; older ones stay reachable through /tree."""
@@ -112,7 +131,6 @@ TRUST_QUESTION = (
     "this directory."
 )
 
-_SEVERITY: dict[str, SeverityLevel] = {"info": "information", "warning": "warning", "error": "error"}
 _THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
 
@@ -170,8 +188,13 @@ class CaddieApp(App[int], inherit_bindings=False):
         self._last_escape = 0.0
         self._quitting = False
         self._compaction_error_shown = False
+        self._rendered = False
+        self.theme_names: set[str] = set()
+        """caddie's themes (built-in and from theme files), as offered in /settings."""
+        self._user_bash_started: float | None = None
+        self._early_notices: list[InfoBlock] = []
         self.menu = CompletionMenu()
-        self.editor = PromptEditor(self.menu, self.command_infos, lambda: self.busy)
+        self.editor = PromptEditor(self.menu, self.command_infos, lambda: self.busy, cwd=self._cwd)
         self.conversation = Conversation(id="conversation")
         self.pending = PendingMessages()
         self.working = WorkingLine()
@@ -192,7 +215,15 @@ class CaddieApp(App[int], inherit_bindings=False):
         yield self.below
         yield self.footer
 
+    def _cwd(self) -> str:
+        return self.session.cwd if self.session is not None else self.startup.request.cwd
+
     def on_mount(self) -> None:
+        for theme in builtin_themes().values():
+            self.register_theme(theme)
+            self.theme_names.add(theme.name)
+        self.theme = DARK
+        self.app_resume_signal.subscribe(self, self._after_suspend)
         self.ui.attach(self)
         self.editor.focus()
         self._refresh_footer()
@@ -219,32 +250,38 @@ class CaddieApp(App[int], inherit_bindings=False):
     async def _open_session(self) -> AgentSession | None:
         request = self.startup.request
         cwd = str(Path(request.cwd).expanduser().resolve())
-        if request.trust is None and remembered_trust(cwd) is None and project_has_code(cwd):
+        if request.trust is None and await asyncio.to_thread(_must_ask_trust, cwd):
             trusted = await self.ui.confirm("Trust this project?", TRUST_QUESTION.format(cwd=cwd))
-            remember_trust(cwd, trusted)
+            await asyncio.to_thread(remember_trust, cwd, trusted)
             if trusted:
                 request.trust = True
-                request.preloaded = await load_extension_set(
-                    cwd,
-                    extension_paths=request.extension_paths,
-                    no_extensions=request.no_extensions,
-                    trust=True,
-                    inline=request.inline_extensions,
+                request.preloaded = await off_loop(
+                    load_extension_set(
+                        cwd,
+                        extension_paths=request.extension_paths,
+                        no_extensions=request.no_extensions,
+                        trust=True,
+                        inline=request.inline_extensions,
+                    )
                 )
         if self.startup.resume_picker:
-            sessions = list_sessions(cwd, request.session_dir)
-            if not sessions:
+            path = await self._pick_session(cwd, None)
+            if path is False:
                 self.ui.notify("No saved sessions for this directory yet; starting a new one.")
+            elif path is None:
+                return None
             else:
-                path = await self.ask(SessionPicker(sessions), None, None)
-                if path is None:
-                    return None
                 request.session = "file"
                 request.session_file = str(path)
-        build = await build_session(request)
+        # Reading settings, models.json and the session file, importing extensions: all in a worker
+        # thread, so the screen keeps answering keys while a large session loads.
+        build = await off_loop(build_session(request))
         session = build.session
         self.session = session
         self.registry = build.registry
+        if session.model is not None:
+            preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
+        await self._load_themes()
         _attach_compaction(session)
         session.subscribe(self._on_event)
         reason: Literal["startup", "resume"] = (
@@ -259,11 +296,55 @@ class CaddieApp(App[int], inherit_bindings=False):
         self.ready.set()
         return session
 
+    def _after_suspend(self, _app: App[int]) -> None:
+        """Back from Ctrl+Z (``fg``): the terminal was someone else's meanwhile, so redraw everything."""
+        self.refresh(layout=True)
+        self.screen.refresh(repaint=True, layout=True)
+        for widget in self.screen.walk_children(Widget):
+            widget.refresh()
+
+    async def _load_themes(self) -> None:
+        """Custom themes (files read in a worker thread), then the one settings ``"theme"`` names."""
+        session = self.session
+        assert session is not None
+        places = [agent_dir() / "themes"]
+        if session.options.project_trusted:
+            places.append(Path(session.cwd) / ".caddie" / "themes")
+        for place in session.settings.get("themes", []) or []:
+            if isinstance(place, str):
+                places.append(Path(session.cwd) / Path(place).expanduser())
+        themes, warnings = await asyncio.to_thread(discover_themes, places)
+        for theme in themes.values():
+            self.register_theme(theme)
+            self.theme_names.add(theme.name)
+        for warning in warnings:
+            self.show_notice(warning, "warning")
+        wanted = session.settings.get("theme") or DARK
+        if isinstance(wanted, str) and wanted in themes:
+            self.theme = wanted
+        else:
+            self.show_notice(
+                f'settings "theme" is {wanted!r}; the themes are: {", ".join(sorted(themes))}. Using dark.',
+                "warning",
+            )
+
     # ==============================================================================================
     # Screen host (used by TextualUI)
 
-    def show_toast(self, message: str, level: NotifyLevel) -> None:
-        self.notify(message, severity=_SEVERITY.get(level, "information"), markup=False)
+    def show_notice(self, message: str, level: NotifyLevel) -> None:
+        """An extension's ``ui.notify`` (and session notices): a line in the transcript, where it stays.
+
+        As in Pi: errors read ``Error: …``, warnings ``Warning: …``, information is dimmed. Notices sent
+        before the transcript is first drawn are kept and drawn after the history.
+        """
+        prefix = {"error": "Error: ", "warning": "Warning: "}.get(level, "")
+        if prefix and message.startswith(prefix):
+            prefix = ""
+        block = InfoBlock(Text(prefix + message), level if level in ("warning", "error") else "notice")
+        if self._rendered:
+            self.conversation.add(block)
+        else:
+            self._early_notices.append(block)
 
     def refresh_statuses(self) -> None:
         self._refresh_footer()
@@ -390,7 +471,8 @@ class CaddieApp(App[int], inherit_bindings=False):
             if names:
                 text.append("  extensions: " + ", ".join(names), style="dim")
         text.append(
-            "\nenter send · esc stop · ctrl+c twice quit · / commands · !cmd shell · /hotkeys", style="dim"
+            "\nenter send · esc stop · ctrl+c twice quit · / commands · !cmd shell · @ files · /hotkeys",
+            style="dim",
         )
         return InfoBlock(text)
 
@@ -411,8 +493,11 @@ class CaddieApp(App[int], inherit_bindings=False):
             widget = self._widget_for(message)
             if widget is not None:
                 widgets.append(widget)
+        widgets.extend(self._early_notices)
+        self._early_notices = []
         await self.conversation.mount_all(widgets)
-        self.conversation.anchor()
+        self._rendered = True
+        self.conversation.follow()
         entries = session.store.entries()
         all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         self._usage = usage_totals(all_messages)
@@ -447,7 +532,9 @@ class CaddieApp(App[int], inherit_bindings=False):
         if isinstance(message, CustomMessage):
             return CustomBlock(message) if message.display else None
         if isinstance(message, BashExecutionMessage):
-            return BashBlock(message, self.tools_expanded)
+            started = self._user_bash_started
+            duration = time.monotonic() - started if started is not None else None
+            return BashBlock(message, self.tools_expanded, duration)
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
             return summary_block(message, self.tools_expanded)
         return None
@@ -497,7 +584,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         elif isinstance(event, ExtensionErrorEvent):
             self.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
         elif isinstance(event, NoticeEvent):
-            self.show_toast(event.message, event.level)
+            self.show_notice(event.message, event.level)
 
     def _message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
@@ -573,6 +660,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             return
         self.editor.prompt_history.add(text)
         self.editor.set_text("")
+        self.conversation.follow()
         self.handle_input(text, follow_up=event.kind == "alt")
 
     def handle_input(self, text: str, follow_up: bool = False) -> None:
@@ -613,16 +701,27 @@ class CaddieApp(App[int], inherit_bindings=False):
         if session.is_streaming:  # its output must not land in the middle of the agent's turn
             self.notify(f"!{command} runs when the agent has finished.", timeout=3)
             await session.wait_for_idle()
-        await session.run_user_bash(command, exclude)
+        running = RunningLine(f"$ {command}")
+        self.conversation.add(running)
+        self._user_bash_started = time.monotonic()
+        try:
+            await session.run_user_bash(command, exclude)
+        finally:
+            self._user_bash_started = None
+            await running.remove()
 
     async def _prompt(self, text: str, behavior: Literal["steer", "follow_up"] | None) -> None:
         session = self.session
         assert session is not None
         store, messages = session.store, session.messages
+        if session.model is not None and behavior is None:
+            await wait_preloaded(session.model.api)  # never import an SDK on the event loop
         try:
             await session.prompt(text, streaming_behavior=behavior)
         except SessionError as e:
             self.show_error(str(e))
+            if session.model is None and not self.editor.text.strip():
+                self.editor.set_text(text)  # nothing was sent: keep the prompt for after /model
         if session.store is not store or session.messages is not messages:
             await self.render_session()  # an extension command switched, forked or navigated the session
 
@@ -631,12 +730,22 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.conversation.scroll_page_up(animate=False)
         elif event.name == "pagedown":
             self.conversation.scroll_page_down(animate=False)
+        elif event.name == "ctrl+end":
+            self.conversation.follow()
+        elif event.name == "ctrl+home":
+            self.conversation.scroll_home(animate=False)
         elif event.name == "alt+up":
             self.action_dequeue()
         elif event.name == "shift+tab":
             self.action_cycle_thinking()
         elif event.name == "ctrl+d":
             self.request_quit()
+        elif event.name == "suspend":
+            self.action_suspend_process()
+        elif event.name == "external_editor":
+            self.spawn(self.edit_externally())
+        elif event.name == "copy":
+            self.spawn(self.cmd_copy(""))
 
     # ==============================================================================================
     # Key actions
@@ -790,6 +899,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             model = next((m for m in models if m.ref == ref), None) or registry.resolve(str(ref))
         if not registry.has_auth(model):
             self.show_info(f"No key for {model.ref}: {registry.key_hint(model)}.", "warning")
+        preload(model.api)
         await session.set_model(model)
         self._refresh_footer()
         self.notify(f"Model: {model.ref}", timeout=2)
@@ -824,16 +934,36 @@ class CaddieApp(App[int], inherit_bindings=False):
         assert session is not None
         if not self._require_idle("switching sessions"):
             return
-        sessions = list_sessions(session.cwd, self.startup.request.session_dir)
-        if not sessions:
-            self.show_info("No saved sessions for this directory yet.")
+        path = await self._pick_session(session.cwd, session.store.session_file)
+        if path is False:
+            self.show_info("No saved sessions yet.")
             return
-        path = await self.ask(SessionPicker(sessions, session.store.session_file), None, None)
         if path is None or path == session.store.session_file:
             return
         await session.switch_session(str(path))
         await self.render_session()
         self.notify(f"Resumed {session.store.session_name() or Path(str(path)).name}", timeout=2)
+
+    async def _pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
+        """The session file chosen in the picker; None when cancelled, False when there are none at all."""
+        session_dir = self.startup.request.session_dir
+        here = await asyncio.to_thread(list_sessions, cwd, session_dir)
+        everywhere: list[SessionSummary] | None = None
+        if not here:
+            everywhere = await asyncio.to_thread(all_sessions, session_dir)
+            if not everywhere:
+                return False
+
+        async def load_all() -> list[SessionSummary]:
+            return (
+                everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
+            )
+
+        picker = SessionPicker(here, current, load_all)
+        if not here:
+            picker.call_after_refresh(picker.action_toggle_scope)  # nothing here: show every project's
+        chosen = await self.ask(picker, None, None)
+        return None if chosen is None else str(chosen)
 
     async def cmd_tree(self, args: str) -> None:
         session = self.session
@@ -843,7 +973,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         if not len(session.store):
             self.show_info("The session is empty; there is nowhere to go yet.")
             return
-        picker = TreePicker(session.store)
+        picker = TreePicker(session.store, session.set_label)
         target = await self.ask(picker, None, None)
         if target is None or target in picker.here_ids:
             return
@@ -904,8 +1034,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         inp, out, cr, cw, cost = usage_totals(messages)
         usage = session.get_context_usage()
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold")
-        table.add_column()
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")  # long paths wrap onto the next lines instead of being cut
         rows = [
             ("Session file", store.session_file or "(in memory, not saved)"),
             ("Session id", store.session_id),
@@ -927,7 +1057,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             pct = "unknown until the next reply" if usage.percent is None else f"{usage.percent:.1f}%"
             rows.append(("Context", f"{pct} of {format_count(usage.context_window)}"))
         for key, value in rows:
-            table.add_row(key, Text(value))
+            table.add_row(key, Text(value, overflow="fold"))
         self.show_info(table)
 
     async def cmd_name(self, args: str) -> None:
@@ -989,6 +1119,199 @@ class CaddieApp(App[int], inherit_bindings=False):
 
     async def cmd_quit(self, args: str) -> None:
         self.request_quit()
+
+    def last_answer(self) -> str | None:
+        """The text of the last assistant message that has any."""
+        session = self.session
+        if session is None:
+            return None
+        for message in reversed(session.messages):
+            if isinstance(message, AssistantMessage) and message.text().strip():
+                return message.text()
+        return None
+
+    async def cmd_copy(self, args: str) -> None:
+        """/copy and Ctrl+X: the last answer to the clipboard (OSC 52, and a local tool when there is one)."""
+        text = self.last_answer()
+        if text is None:
+            self.show_info("There is no answer to copy yet.")
+            return
+        self.copy_to_clipboard(text)  # OSC 52: works over SSH, in terminals that allow it
+        tool = await copy_with_local_tool(text)
+        where = f" (and {tool})" if tool else ""
+        self.notify(f"Copied the last answer to the clipboard{where}.", timeout=2)
+
+    async def edit_externally(self) -> None:
+        """Ctrl+G: edit the prompt in $VISUAL or $EDITOR; what is saved replaces the editor's text."""
+        command = external_editor_command()
+        if command is None:
+            self.show_error(
+                "Set $VISUAL or $EDITOR (e.g. export EDITOR=vim) to edit the prompt in your editor."
+            )
+            return
+        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="caddie-prompt-", delete=False) as f:
+            f.write(self.editor.text)
+            path = f.name
+        try:
+            if self.is_headless or self._driver is None or not self._driver.can_suspend:
+                code = await asyncio.to_thread(run_editor, command, path)
+            else:
+                with self.suspend():  # the editor gets the terminal; caddie repaints afterwards
+                    code = run_editor(command, path)
+            if code != 0:
+                self.show_error(f"The editor exited with status {code}; the prompt is unchanged.")
+                return
+            text = Path(path).read_text(encoding="utf-8")
+        finally:
+            Path(path).unlink(missing_ok=True)
+        self.editor.set_text(text[:-1] if text.endswith("\n") else text)
+        self.editor.focus()
+
+    async def cmd_settings(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        screen = SettingsScreen(self._settings_rows())
+        while True:
+            key = await self.ask(screen, None, None)
+            if key is None:
+                return
+            row = next(r for r in self._settings_rows() if r.key == key)
+            value = await self.ui.select(f"{row.label} (now {row.value})", row.options)
+            if value is not None and value != row.value:
+                await self._apply_setting(row.key, value)
+            screen = SettingsScreen(self._settings_rows(), initial=key)
+
+    def _settings_rows(self) -> list[SettingRow]:
+        session = self.session
+        assert session is not None
+        s = session.settings
+        extensions = sorted({"mulligan", "goal", *(e.name for e in session.runner.extensions)})
+        disabled = set(s.get("disabledExtensions", []) or [])
+        rows = [
+            SettingRow("thinking", "Thinking level", session.thinking_level, list(self._thinking_levels())),
+            SettingRow("steeringMode", "Steering mode", s.steering_mode, ["one-at-a-time", "all"]),
+            SettingRow("followUpMode", "Follow-up mode", s.follow_up_mode, ["one-at-a-time", "all"]),
+            SettingRow("compaction.enabled", "Auto-compaction", _on(s.compaction_enabled), ["on", "off"]),
+            SettingRow("retry.enabled", "Retry on errors", _on(s.retry_enabled), ["on", "off"]),
+            SettingRow(
+                "theme",
+                "Theme",
+                self.theme,
+                sorted(self.theme_names),
+            ),
+        ]
+        for name in extensions:
+            rows.append(
+                SettingRow(f"extension:{name}", f"Extension {name}", _on(name not in disabled), ["on", "off"],
+                           "applies the next time caddie starts")
+            )  # fmt: skip
+        return rows
+
+    async def _apply_setting(self, key: str, value: str) -> None:
+        """Apply a choice from /settings now and write it to the global settings.json."""
+        session = self.session
+        assert session is not None
+        s = session.settings
+        if key == "thinking":
+            session.set_thinking_level(value)
+            self._refresh_footer()
+            updates: dict[str, Any] = {"defaultThinkingLevel": value}
+        elif key in ("steeringMode", "followUpMode"):
+            queue = session.agent.steering if key == "steeringMode" else session.agent.follow_ups
+            queue.mode = "all" if value == "all" else "one-at-a-time"
+            updates = {key: value}
+        elif key in ("compaction.enabled", "retry.enabled"):
+            section, _, name = key.partition(".")
+            updates = {section: {name: value == "on"}}
+        elif key == "theme":
+            self.theme = value
+            updates = {"theme": value}
+        else:
+            name = key.partition(":")[2]
+            disabled = [d for d in (s.get("disabledExtensions", []) or []) if d != name]
+            if value == "off":
+                disabled.append(name)
+            updates = {"disabledExtensions": disabled}
+        path = s.global_path or agent_dir() / "settings.json"
+        try:
+            await asyncio.to_thread(write_global_settings, path, updates)
+        except (OSError, ValueError) as e:
+            self.show_error(f"Could not save {path}: {e}")
+            return
+        s.data = deep_merge(s.data, updates)
+        self.notify(f"Saved to {short_path(str(path))}", timeout=2)
+
+
+def _on(flag: bool) -> str:
+    return "on" if flag else "off"
+
+
+def write_global_settings(path: Path, updates: dict[str, Any]) -> None:
+    """Merge ``updates`` into the settings file at ``path`` (keeping every other key), atomically."""
+    data, problem = read_json_object(path)
+    if problem and path.exists():
+        raise ValueError(problem)
+    merged = deep_merge(data, updates)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def external_editor_command() -> list[str] | None:
+    """``$VISUAL`` or ``$EDITOR`` split like a shell would, if set."""
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return shlex.split(value)
+    return None
+
+
+def run_editor(command: list[str], path: str) -> int:
+    try:
+        return subprocess.call([*command, path])
+    except OSError:
+        return 127
+
+
+CLIPBOARD_TOOLS: tuple[tuple[str, ...], ...] = (
+    ("wl-copy",),
+    ("xclip", "-selection", "clipboard"),
+    ("xsel", "--clipboard", "--input"),
+    ("pbcopy",),
+)
+
+
+async def copy_with_local_tool(text: str) -> str | None:
+    """Copy with the first clipboard tool on PATH (Wayland, X11, macOS); its name, or None."""
+    for command in CLIPBOARD_TOOLS:
+        if command[0] == "wl-copy" and not os.environ.get("WAYLAND_DISPLAY"):
+            continue
+        if command[0] in ("xclip", "xsel") and not os.environ.get("DISPLAY"):
+            continue
+        exe = shutil.which(command[0])
+        if exe is None:
+            continue
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                exe, *command[1:], stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            await asyncio.wait_for(proc.communicate(text.encode("utf-8")), 5)
+        except (OSError, TimeoutError):
+            continue
+        if proc.returncode == 0:
+            return command[0]
+    return None
+
+
+def _must_ask_trust(cwd: str) -> bool:
+    return remembered_trust(cwd) is None and project_has_code(cwd)
+
+
+async def off_loop(work: Coroutine[Any, Any, T]) -> T:
+    """Run start-up work that blocks (file reads, imports) on a private event loop in a worker thread."""
+    return await asyncio.to_thread(asyncio.run, work)
 
 
 def _stack(*parts: Text | Table) -> Table:

@@ -31,6 +31,10 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("fork", "Start a new session from an earlier user message"),
     CommandInfo("compact", "Summarize older messages to free context (/compact [instructions])"),
     CommandInfo("session", "Show the session file, id, messages, tokens and cost"),
+    CommandInfo("copy", "Copy the last answer to the clipboard"),
+    CommandInfo(
+        "settings", "Change common settings (thinking, queues, compaction, retry, theme, extensions)"
+    ),
     CommandInfo("name", "Set the session's display name (/name my task)"),
     CommandInfo("export", "Export the session to an HTML file (/export [file])"),
     CommandInfo("reload", "Reload extensions"),
@@ -49,13 +53,23 @@ HOTKEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+C", "clear the editor; twice quickly: quit"),
     ("Ctrl+D", "quit (when the editor is empty)"),
     ("Up, Down", "prompt history (at the first / last line of the editor)"),
-    ("Tab", "complete a slash command or its argument"),
+    ("Tab", "complete a slash command, its argument, or the path before the cursor"),
+    ("@", "fuzzy-find a file of the project and insert its path"),
+    ("Ctrl+W, Alt+Backspace", "delete the word before the cursor (into the kill ring)"),
+    ("Alt+D", "delete the word after the cursor (into the kill ring)"),
+    ("Ctrl+U, Ctrl+K", "delete to the start / end of the line (into the kill ring)"),
+    ("Ctrl+Y, Alt+Y", "paste the last deleted text; right after, cycle to older ones"),
+    ("Ctrl+-", "undo"),
+    ("Ctrl+G", "edit the message in $VISUAL / $EDITOR"),
+    ("Ctrl+X", "copy the last answer to the clipboard (/copy)"),
+    ("Ctrl+Z", "suspend caddie (fg brings it back)"),
     ("Alt+Up", "put queued messages back in the editor"),
     ("Ctrl+O", "expand or collapse tool output"),
     ("Ctrl+T", "expand or collapse thinking"),
     ("Ctrl+L", "choose a model"),
     ("Shift+Tab", "cycle the thinking level"),
-    ("PageUp, PageDown", "scroll the conversation"),
+    ("PageUp, PageDown", "scroll the conversation (scrolling up pauses following new output)"),
+    ("Ctrl+Home, Ctrl+End", "jump to the start / the end of the conversation (the end follows again)"),
     ("!cmd", "run a shell command; its output goes into the context"),
     ("!!cmd", "run a shell command without adding it to the context"),
 )
@@ -67,6 +81,10 @@ class Completion:
     """The whole editor text after accepting this completion."""
     label: str
     description: str = ""
+    cursor: int | None = None
+    """Where the cursor goes after accepting (an index into ``value``; None: the end)."""
+    kind: str = "command"
+    """``command`` (Enter accepts and sends) or ``path`` (Enter and Tab only accept)."""
 
 
 def merge_commands(extension: Sequence[CommandInfo]) -> list[CommandInfo]:

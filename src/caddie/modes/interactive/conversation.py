@@ -8,6 +8,7 @@ with the length of the answer.
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -71,7 +72,30 @@ class Conversation(VerticalScroll):
     can_focus = False
 
     def on_mount(self) -> None:
+        self.follow()
+
+    @property
+    def following(self) -> bool:
+        """Whether new output scrolls into view (true at the bottom; scrolling up pauses it)."""
+        return self._anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Jump to the end and follow new output again (sending a message, Ctrl+End)."""
+        self._anchor_released = False
         self.anchor()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._anchor_released and new_value >= self.max_scroll_y:
+            self._anchor_released = False  # back at the bottom: follow again
+
+    def _scroll_to(self, x: float | None = None, y: float | None = None, **kwargs: Any) -> bool:
+        # Textual releases the anchor on every scroll, even one that stays at the bottom (PageDown
+        # there): following must resume whenever the scroll ends at the bottom.
+        changed = super()._scroll_to(x, y, **kwargs)
+        if self._anchor_released and y is not None and y >= self.max_scroll_y:
+            self._anchor_released = False
+        return changed
 
     def add(self, *widgets: Widget) -> None:
         self.mount_all(widgets)
@@ -132,6 +156,36 @@ class MarkdownText(Vertical):
         self.renders += 1
 
 
+def format_duration(seconds: float) -> str:
+    """``0.4s``, ``12s``, ``3m 05s``."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
+class RunningLine(Static):
+    """``$ cmd  running… 3s`` while a shell command of the user's runs (replaced by its block after)."""
+
+    DEFAULT_CSS = "RunningLine { padding: 0 1; background: $panel 40%; }"
+
+    def __init__(self, label: str) -> None:
+        super().__init__("")
+        self.label = label
+        self.started = time.monotonic()
+
+    def on_mount(self) -> None:
+        self._tick()
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        text = Text(self.label, style="bold")
+        text.append(f"  running… {format_duration(time.monotonic() - self.started)}", style="dim")
+        self.update(text)
+
+
 class UserBlock(Static):
     DEFAULT_CSS = "UserBlock { background: $boost; padding: 0 1; }"
 
@@ -145,6 +199,7 @@ class InfoBlock(Static):
 
     DEFAULT_CSS = """
     InfoBlock { color: $text-muted; }
+    InfoBlock.-notice { color: $text-muted; text-style: dim; }
     InfoBlock.-warning { color: $text-warning; }
     InfoBlock.-error { color: $text-error; }
     """
@@ -229,6 +284,10 @@ class ToolBlock(ExpandableBlock):
         self.output = ""
         self.details: Any = None
         self._timer: Timer | None = None
+        self.started: float | None = None
+        """When the tool began running (monotonic); the bash block shows the time since, then the duration."""
+        self.duration: float | None = None
+        self._clock: Timer | None = None
 
     def set_args(self, args: Any) -> None:
         self.args = args
@@ -236,8 +295,11 @@ class ToolBlock(ExpandableBlock):
 
     def start(self, args: Any) -> None:
         self.status = "running"
+        self.started = time.monotonic()
         if isinstance(args, dict) and args:
             self.args = args
+        if self.tool_name == "bash" and self._ready:
+            self._clock = self.set_interval(1.0, self.redraw)
         self.redraw()
 
     def progress(self, partial: ToolResult) -> None:
@@ -254,6 +316,11 @@ class ToolBlock(ExpandableBlock):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        if self._clock is not None:
+            self._clock.stop()
+            self._clock = None
+        if self.started is not None and self.duration is None:
+            self.duration = time.monotonic() - self.started
         self.status = "error" if is_error else "done"
         self.output = content_output
         self.details = details
@@ -272,8 +339,15 @@ class ToolBlock(ExpandableBlock):
             code = bash_exit_code(self.output, self.status == "error")
             if code is not None:
                 head.append(f"  exit {code}", style="green" if code == 0 else "red")
+            if self.duration is not None:
+                head.append(f"  {format_duration(self.duration)}", style="dim")
         if self.status == "running":
-            head.append("  running…", style="dim")
+            elapsed = (
+                f" {format_duration(time.monotonic() - self.started)}"
+                if self.tool_name == "bash" and self.started is not None
+                else ""
+            )
+            head.append(f"  running…{elapsed}", style="dim")
         body = self._body()
         return Group(head, body) if body is not None else head
 
@@ -320,13 +394,17 @@ class AssistantView(Vertical):
         self.blocks: dict[int, Widget] = {}
         self.tool_blocks: dict[str, ToolBlock] = {}
         self._initial = message
+        # Built now, not at compose time: the app looks the tool blocks up by call id to attach the results
+        # that follow in the history (otherwise each result would get a second, orphan block).
+        self._initial_widgets: list[Widget] = []
+        if message is not None:
+            self._initial_widgets = self._blocks_for(message)
+            error = self._error_line(message)
+            if error is not None:
+                self._initial_widgets.append(error)
 
     def compose(self) -> Any:
-        if self._initial is not None:
-            yield from self._blocks_for(self._initial)
-            error = self._error_line(self._initial)
-            if error is not None:
-                yield error
+        yield from self._initial_widgets
 
     def _blocks_for(self, message: AssistantMessage) -> list[Widget]:
         made: list[Widget] = []
@@ -444,8 +522,11 @@ class BashBlock(Static):
 
     DEFAULT_CSS = "BashBlock { padding: 0 1; background: $panel 40%; }"
 
-    def __init__(self, message: BashExecutionMessage, expanded: bool = False) -> None:
+    def __init__(
+        self, message: BashExecutionMessage, expanded: bool = False, duration: float | None = None
+    ) -> None:
         self.message = message
+        self.duration = duration
         super().__init__(self._build(expanded))
 
     def _build(self, expanded: bool) -> RenderableType:
@@ -455,6 +536,8 @@ class BashBlock(Static):
         head.append(m.command)
         if m.exit_code is not None:
             head.append(f"  exit {m.exit_code}", style="green" if m.exit_code == 0 else "red")
+        if self.duration is not None:
+            head.append(f"  {format_duration(self.duration)}", style="dim")
         if m.exclude_from_context:
             head.append("  (not sent to the model)", style="dim")
         preview = preview_lines(m.output, expanded, from_end=True)

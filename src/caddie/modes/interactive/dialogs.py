@@ -85,6 +85,9 @@ class ListScreen(CancellableScreen):
         Binding("pagedown", "move(10)", show=False),
     ]
 
+    filter_input_class: type[Input] = Input
+    """The filter line's widget (a picker can take some keys away from typing)."""
+
     def __init__(
         self,
         title: str,
@@ -111,7 +114,7 @@ class ListScreen(CancellableScreen):
             if self.message:
                 yield Static(Text(self.message), id="message")
             if self.with_filter:
-                yield Input(placeholder=self.filter_placeholder, id="filter")
+                yield self.filter_input_class(placeholder=self.filter_placeholder, id="filter")
             yield OptionList(id="choices")
             yield Static(Text(self.hint), id="hint")
 

@@ -3,11 +3,17 @@
 Enter sends; Shift+Enter and Ctrl+J insert a newline; Alt+Enter inserts a newline when idle and queues a
 follow-up while the agent works (the app decides, the editor only reports which key it was). Up at the
 first line and Down at the last line walk the prompt history.
+
+Emacs-style editing as in Pi's editor: Ctrl+W / Alt+Backspace, Alt+D, Ctrl+U and Ctrl+K delete into a
+kill ring (consecutive kills join into one entry), Ctrl+Y yanks the latest entry and Alt+Y, right after a
+yank, replaces it with the one before. Ctrl+- undoes (Ctrl+Z suspends caddie, as in Pi). ``@`` followed
+by part of a name offers the project's files (fuzzy); Tab completes a path in place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from rich.text import Text
@@ -17,9 +23,49 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from caddie.modes.interactive.commands import CommandInfo, Completion, complete
+from caddie.modes.interactive.files import FileIndex, common_prefix, complete_path, fuzzy_filter
 
 SubmitKind = Literal["enter", "alt"]
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "shift+\r"})
+KILL_RING_SIZE = 60
+APP_KEYS = {
+    "pageup": "pageup", "pagedown": "pagedown", "ctrl+home": "ctrl+home", "ctrl+end": "ctrl+end",
+    "alt+up": "alt+up", "shift+tab": "shift+tab", "ctrl+z": "suspend", "ctrl+g": "external_editor",
+    "ctrl+x": "copy",
+}  # fmt: skip
+"""Keys the editor hands to the app, and the action name it reports."""
+UNDO_KEYS = frozenset({"ctrl+underscore", "ctrl+minus"})
+"""Ctrl+- (terminals send it as Ctrl+_)."""
+KILL_KEYS = frozenset(
+    {"ctrl+w", "alt+backspace", "ctrl+backspace", "alt+d", "alt+delete", "ctrl+u", "ctrl+k"}
+)
+_BACKWARD_WORD = frozenset({"ctrl+w", "alt+backspace", "ctrl+backspace"})
+
+
+@dataclass
+class KillRing:
+    """Text deleted by the kill keys, newest last (Pi's kill ring)."""
+
+    entries: list[str] = field(default_factory=list)
+
+    def add(self, text: str, *, backward: bool, join: bool) -> None:
+        """Record a kill; ``join`` (the previous key was a kill too) extends the newest entry instead."""
+        if not text:
+            return
+        if join and self.entries:
+            self.entries[-1] = text + self.entries[-1] if backward else self.entries[-1] + text
+        else:
+            self.entries.append(text)
+            del self.entries[:-KILL_RING_SIZE]
+
+    def latest(self) -> str | None:
+        return self.entries[-1] if self.entries else None
+
+    def rotate(self) -> str | None:
+        """Make the entry before the newest the newest (for Alt+Y) and return it."""
+        if len(self.entries) > 1:
+            self.entries.insert(0, self.entries.pop())
+        return self.latest()
 
 
 class History:
@@ -113,6 +159,17 @@ class CompletionMenu(OptionList):
             self.highlighted = ((self.highlighted or 0) + step) % len(self.completions)
 
 
+def _index_of(text: str, location: tuple[int, int]) -> int:
+    row, col = location
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[:row]) + col
+
+
+def _location_of(text: str, index: int) -> tuple[int, int]:
+    before = text[:index]
+    return before.count("\n"), index - (before.rfind("\n") + 1)
+
+
 class PromptEditor(TextArea):
     """The editor at the bottom of the screen."""
 
@@ -145,15 +202,22 @@ class PromptEditor(TextArea):
         commands: Callable[[], Sequence[CommandInfo]],
         alt_enter_submits: Callable[[], bool],
         history: History | None = None,
+        cwd: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(
             "", id="editor", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
-            highlight_cursor_line=False, placeholder="Type a message, / for commands, ! for shell",
+            highlight_cursor_line=False, placeholder="Type a message, / for commands, ! for shell, @ for files",
         )  # fmt: skip
         self.menu = menu
         self.commands = commands
         self.alt_enter_submits = alt_enter_submits
         self.prompt_history = history or History()
+        self.cwd: Callable[[], str] = cwd or (lambda: ".")
+        self.kill_ring = KillRing()
+        self.file_index: FileIndex | None = None
+        self._last_kind: str | None = None
+        """``kill`` or ``yank`` when the previous key was one (kills join; Alt+Y follows a yank)."""
+        self._yanked: tuple[tuple[int, int], tuple[int, int]] | None = None
         self._quiet_text: str | None = None
         """Text set by code, not typed: its change event must not open completions."""
 
@@ -172,6 +236,8 @@ class PromptEditor(TextArea):
         text = self.text
         if text.startswith("/") and "\n" not in text:
             self.menu.show(complete(text, self.commands()))
+        elif self._at_token() is not None:
+            self.run_worker(self._offer_files(text), group="files", exclusive=True, exit_on_error=False)
         else:
             self.menu.hide()
 
@@ -186,19 +252,133 @@ class PromptEditor(TextArea):
         self.refresh_completions()
 
     def _accept(self, completion: Completion, trailing_space: bool) -> None:
+        if completion.kind == "path":
+            self._apply(completion.value, completion.cursor)
+            self.menu.hide()
+            if completion.value[: completion.cursor].endswith("/"):
+                self.refresh_completions()  # a directory: offer what is inside
+            return
         value = completion.value
         if trailing_space and " " not in value:
             value += " "
         self.set_text(value, complete=trailing_space)
         self.menu.hide()
 
+    # -- @ files and Tab paths ----------------------------------------------------------------------
+    def _token(self) -> tuple[int, str]:
+        """The whitespace-free word that ends at the cursor, and where it starts."""
+        offset = _index_of(self.text, self.cursor_location)
+        before = self.text[:offset]
+        start = max(before.rfind(" "), before.rfind("\n"), before.rfind("\t")) + 1
+        return start, before[start:]
+
+    def _at_token(self) -> str | None:
+        _, token = self._token()
+        return token[1:] if token.startswith("@") else None
+
+    def _replacing_token(self, replacement: str) -> tuple[str, int]:
+        start, token = self._token()
+        text = self.text
+        return text[:start] + replacement + text[start + len(token) :], start + len(replacement)
+
+    def _apply(self, value: str, cursor: int | None) -> None:
+        self._quiet_text = value
+        self.load_text(value)
+        self.move_cursor(_location_of(value, len(value) if cursor is None else cursor))
+
+    async def _offer_files(self, text: str) -> None:
+        query = self._at_token()
+        if query is None:
+            return
+        if self.file_index is None or self.file_index.root != self.cwd():
+            self.file_index = FileIndex(self.cwd())
+        files = await self.file_index.files()  # fd or a walk, never on the event loop
+        if self.text != text or self._at_token() != query:
+            return  # typed on meanwhile: a newer worker answers
+        completions = []
+        for path in fuzzy_filter(query, files):
+            value, cursor = self._replacing_token("@" + path + ("" if path.endswith("/") else " "))
+            completions.append(Completion(value, path, "", cursor, "path"))
+        self.menu.show(completions)
+
+    def complete_path_at_cursor(self) -> None:
+        """Tab outside a command: complete the path before the cursor (the shared part; a menu if several)."""
+        _, token = self._token()
+        prefix = "@" if token.startswith("@") else ""
+        typed = token[len(prefix) :]
+        options = complete_path(typed, self.cwd())
+        if not options:
+            return
+
+        def replacement(option: str) -> str:
+            return prefix + option + ("" if option.endswith("/") else " ")
+
+        if len(options) == 1:
+            self._apply(*self._replacing_token(replacement(options[0])))
+            return
+        shared = common_prefix(options)
+        if len(shared) > len(typed):
+            self._apply(*self._replacing_token(prefix + shared))
+        completions = []
+        for option in options[:50]:
+            value, cursor = self._replacing_token(replacement(option))
+            name = option.rstrip("/").rsplit("/", 1)[-1] + ("/" if option.endswith("/") else "")
+            completions.append(Completion(value, name, "", cursor, "path"))
+        self.menu.show(completions)
+
+    # -- kill ring ----------------------------------------------------------------------------------
+    def _kill_range(self, key: str) -> tuple[tuple[int, int], tuple[int, int]]:
+        start, end = self.selection
+        if start != end:
+            return (start, end) if start <= end else (end, start)
+        row, col = self.cursor_location
+        line = self.document.get_line(row)
+        if key in _BACKWARD_WORD:
+            return self.get_cursor_word_left_location(), (row, col)
+        if key in ("alt+d", "alt+delete"):
+            return (row, col), self.get_cursor_word_right_location()
+        if key == "ctrl+u":
+            if col == 0 and row > 0:  # at the start of a line: join it to the one above
+                return (row - 1, len(self.document.get_line(row - 1))), (row, 0)
+            return (row, 0), (row, col)
+        if col >= len(line) and row + 1 < self.document.line_count:  # ctrl+k at the end: join the next
+            return (row, col), (row + 1, 0)
+        return (row, col), (row, len(line))
+
+    def kill(self, key: str, join: bool) -> None:
+        start, end = self._kill_range(key)
+        killed = self.get_text_range(start, end)
+        if killed:
+            self.delete(start, end)
+            backward = key in _BACKWARD_WORD or key == "ctrl+u"
+            self.kill_ring.add(killed, backward=backward, join=join)
+
+    def yank(self, pop: bool) -> bool:
+        """Ctrl+Y (``pop``: Alt+Y right after a yank); False when there is nothing to do."""
+        if pop:
+            if self._yanked is None:
+                return False
+            text = self.kill_ring.rotate()
+            start, end = self._yanked
+        else:
+            text = self.kill_ring.latest()
+            start, end = self.selection
+        if text is None:
+            return False
+        result = self.replace(text, start, end)
+        self._yanked = (start, result.end_location)
+        return True
+
     # -- keys ---------------------------------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         handled = True
         menu = self.menu.is_open
-        if key == "enter":
-            chosen = self.menu.current() if menu else None
+        previous, self._last_kind = self._last_kind, None
+        chosen = self.menu.current() if menu else None
+        if key == "enter" and chosen is not None and chosen.kind == "path":
+            self._accept(chosen, trailing_space=False)
+        elif key == "enter":
             if chosen is not None and chosen.value != self.text.strip():
                 self._accept(chosen, trailing_space=False)
             self.menu.hide()
@@ -211,11 +391,12 @@ class PromptEditor(TextArea):
         elif key in NEWLINE_KEYS:
             self.insert_newline()
         elif key == "tab":
-            chosen = self.menu.current() if menu else None
             if chosen is not None:
                 self._accept(chosen, trailing_space=True)
-            elif self.text.startswith("/"):
+            elif self.text.startswith("/") and "\n" not in self.text and " " not in self.text:
                 self.refresh_completions()
+            else:
+                self.complete_path_at_cursor()
         elif key == "escape" and menu:
             self.menu.hide()
         elif key in ("up", "down") and menu:
@@ -232,8 +413,22 @@ class PromptEditor(TextArea):
             recalled = self.prompt_history.next()
             if recalled is not None:
                 self.set_text(recalled)
-        elif key in ("pageup", "pagedown", "alt+up", "shift+tab") or (key == "ctrl+d" and not self.text):
-            self.post_message(self.Action(key))
+        elif key in APP_KEYS or (key == "ctrl+d" and not self.text):
+            self.post_message(self.Action(APP_KEYS.get(key, key)))
+        elif key in KILL_KEYS:
+            self.kill(key, join=previous == "kill")
+            self._last_kind = "kill"
+        elif key == "ctrl+y" or (key == "alt+y" and previous == "yank"):
+            if self.yank(pop=key == "alt+y"):
+                self._last_kind = "yank"
+        elif key == "alt+y":
+            pass  # Alt+Y only means something right after a yank
+        elif key in UNDO_KEYS:
+            self.action_undo()
+        elif key in ("alt+b", "ctrl+b"):
+            self.action_cursor_word_left() if key == "alt+b" else self.action_cursor_left()
+        elif key in ("alt+f", "ctrl+f"):
+            self.action_cursor_word_right() if key == "alt+f" else self.action_cursor_right()
         else:
             handled = False
         if handled:

@@ -2,7 +2,8 @@
 
 The terminal is always given back in a usable state: Textual restores it when the app ends, crashes or
 gets SIGTERM/SIGHUP (which end the app like /quit); the session is shut down afterwards if the app could
-not do it itself.
+not do it itself. Afterwards the last exchange and the command that resumes the session are printed to the
+normal screen, so they stay in the terminal's scrollback (see ``scrollback``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from rich.console import Console
+
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.modes.interactive.keys import enable_legacy_alt_enter
+from caddie.modes.interactive.scrollback import print_farewell
 from caddie.modes.interactive.ui import TextualUI
 from caddie.runtime.factory import SessionRequest
 
@@ -50,8 +54,16 @@ async def run_interactive(
             await app.session.shutdown("quit")
     if app.exit_message:
         print(f"caddie: {app.exit_message}", file=sys.stderr)
-    if app.session is not None and app.session.store.file_exists:
-        print(f"caddie: session saved to {app.session.store.session_file}", file=sys.stderr)
+    session = app.session
+    if session is not None:
+        saved = session.store.file_exists
+        print_farewell(
+            Console(file=sys.stdout, soft_wrap=False),
+            session.messages,
+            cwd=session.cwd,
+            session_id=session.store.session_id if saved else None,
+            session_dir=request.session_dir,
+        )
     if code is None:
         return 1 if app.return_code else 0
     return code

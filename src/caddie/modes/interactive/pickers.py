@@ -6,20 +6,34 @@ Each returns an id (a session path, ``provider/model-id`` or an entry id) or Non
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from caddie.ai.model import Model
-from caddie.modes.interactive.dialogs import Choice, ListScreen
-from caddie.modes.interactive.render import format_count, one_line
-from caddie.modes.interactive.tree_rows import TREE_FILTERS, TreeFilter, TreeRow, describe_entry, tree_rows
-from caddie.session.store import SessionStore, SessionSummary
+from caddie.config.paths import sessions_root
+from caddie.modes.interactive.dialogs import Choice, InputScreen, ListScreen
+from caddie.modes.interactive.render import format_count, one_line, short_path
+from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
+from caddie.session.store import SessionStore, SessionSummary, TreeNode
+from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
 MAX_TREE_INDENT = 24
+PickerFilter = Literal["default", "no-tools", "user", "labeled", "all"]
+PICKER_FILTERS: tuple[PickerFilter, ...] = ("default", "no-tools", "user", "labeled", "all")
+
+
+def _walk_nodes(roots: list[TreeNode]) -> Iterator[TreeNode]:
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
 
 
 def age(seconds_since_epoch: float, now: float | None = None) -> str:
@@ -34,19 +48,87 @@ def age(seconds_since_epoch: float, now: float | None = None) -> str:
     return f"{int(delta // 86400)}d ago"
 
 
+def all_sessions(session_dir: str | None = None) -> list[SessionSummary]:
+    """Every saved session of every project (or of ``session_dir``), most recently active first.
+
+    Reads every session file: call it off the event loop.
+    """
+    root = Path(session_dir) if session_dir else sessions_root()
+    if not root.is_dir():
+        return []
+    files = list(root.glob("*.jsonl")) if session_dir else list(root.glob("*/*.jsonl"))
+    summaries = [s for s in (_summarize_file(p) for p in files) if s is not None]
+    summaries.sort(key=lambda s: s.modified, reverse=True)
+    return summaries
+
+
 class SessionPicker(ListScreen):
-    def __init__(self, sessions: Sequence[SessionSummary], current: str | None = None) -> None:
+    """/resume and ``caddie -r``: this project's sessions; Tab switches to every project's (and back).
+
+    Each row shows the name or first message, the session id (``caddie --session <id>`` opens it),
+    message count and age; in the all-projects view also the directory. The filter line searches all of
+    these.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ListScreen.BINDINGS,
+        Binding("tab", "toggle_scope", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        sessions: Sequence[SessionSummary],
+        current: str | None = None,
+        load_all: Callable[[], Awaitable[list[SessionSummary]]] | None = None,
+    ) -> None:
+        self.here = list(sessions)
+        self.everywhere: list[SessionSummary] | None = None
+        self.current = current
+        self.load_all = load_all
+        self.scope: str = "here"
+        super().__init__(
+            self._title(),
+            self._choices(self.here, False),
+            filter_placeholder="type to search sessions (name, first message, id, directory)",
+            hint=self._hint(),
+        )
+
+    def _title(self) -> str:
+        return "Resume a session" + (" (all projects)" if self.scope == "all" else " (this project)")
+
+    def _hint(self) -> str:
+        other = "this project" if self.scope == "all" else "all projects"
+        return f"↑↓ move · enter resume · tab {other} · esc cancel"
+
+    def _choices(self, sessions: Sequence[SessionSummary], with_cwd: bool) -> list[Choice]:
         choices = []
         for s in sessions:
             prompt = Text()
-            title = s.name or s.first_message
-            prompt.append(one_line(title, 70), style="bold" if s.name else "")
-            meta = f"  {s.message_count} msgs · {age(s.modified)}"
-            if current is not None and str(s.path) == current:
+            title = s.name or s.first_message or "(no messages)"
+            prompt.append(one_line(title, 48), style="bold" if s.name else "")
+            meta = f"  {s.message_count} msgs · {age(s.modified)} · {s.id}"
+            if self.current is not None and str(s.path) == self.current:
                 meta += " · current"
             prompt.append(meta, style="dim")
-            choices.append(Choice(str(s.path), prompt, f"{s.name or ''} {s.first_message} {s.id}"))
-        super().__init__("Resume a session", choices, filter_placeholder="type to filter sessions")
+            if with_cwd:
+                prompt.append(f"  {short_path(s.cwd)}", style="dim italic")
+            search = f"{s.name or ''} {s.first_message} {s.id} {s.cwd}"
+            choices.append(Choice(str(s.path), prompt, search))
+        return choices
+
+    async def action_toggle_scope(self) -> None:
+        if self.scope == "here":
+            if self.everywhere is None:
+                self.everywhere = await self.load_all() if self.load_all is not None else list(self.here)
+            self.scope = "all"
+            self.choices = self._choices(self.everywhere, True)
+        else:
+            self.scope = "here"
+            self.choices = self._choices(self.here, False)
+        current = self.highlighted_choice()
+        self.refill(current.id if current else None)
+        self.query_one("#title", Static).update(Text(self._title()))
+        self.query_one("#hint", Static).update(Text(self._hint()))
 
 
 class ModelPicker(ListScreen):
@@ -84,23 +166,42 @@ class ForkPicker(ListScreen):
         )
 
 
+class TreeSearch(Input):
+    """The tree's search line; Shift+L (typed as ``L``) edits a label instead of typing, as in Pi."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character == "L" and isinstance(self.screen, TreePicker):
+            event.stop()
+            event.prevent_default()
+            self.screen.action_edit_label()
+            return
+        await super()._on_key(event)
+
+
 class TreePicker(ListScreen):
     """/tree: every entry of the session; Enter moves the leaf there. Ctrl+O cycles what is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
-        Binding("home", "edge(0)", show=False),
-        Binding("end", "edge(1)", show=False),
-        Binding("ctrl+o", "cycle_filter", show=False),
-        Binding("ctrl+u", "set_filter('user')", show=False),
-        Binding("ctrl+t", "set_filter('no-tools')", show=False),
-        Binding("ctrl+a", "set_filter('all')", show=False),
-        Binding("ctrl+d", "set_filter('default')", show=False),
+        Binding("home", "edge(0)", show=False, priority=True),
+        Binding("end", "edge(1)", show=False, priority=True),
+        Binding("ctrl+o", "cycle_filter", show=False, priority=True),
+        Binding("ctrl+u", "set_filter('user')", show=False, priority=True),
+        Binding("ctrl+t", "set_filter('no-tools')", show=False, priority=True),
+        Binding("ctrl+a", "set_filter('all')", show=False, priority=True),
+        Binding("ctrl+d", "set_filter('default')", show=False, priority=True),
+        Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
+        Binding("shift+l", "edit_label", show=False, priority=True),
     ]
 
-    def __init__(self, store: SessionStore) -> None:
+    filter_input_class = TreeSearch
+
+    def __init__(
+        self, store: SessionStore, set_label: Callable[[str, str | None], None] | None = None
+    ) -> None:
         self.store = store
-        self.mode: TreeFilter = "default"
+        self.set_label = set_label
+        self.mode: PickerFilter = "default"
         self.current_id: str | None = store.leaf_id
         self.here_ids: set[str] = set()
         """Entries that stand for "where the session is now": choosing one of them changes nothing."""
@@ -109,14 +210,18 @@ class TreePicker(ListScreen):
         super().__init__(
             "Session tree: pick where to continue from",
             self._choices(),
-            filter_placeholder=None,
+            filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
-            hint="↑↓ move · enter go there · ctrl+o filter: default, no tools, user, all · esc cancel",
+            hint="↑↓ move · enter go there · shift+l label · ctrl+o filter: default, no tools, user, "
+            "labeled, all · esc cancel",
         )
 
     def _rows(self) -> list[TreeRow]:
         path = [e.id for e in self.store.branch()]
-        rows = tree_rows(self.store.tree(), self.store.leaf_id, set(path), self.mode)
+        mode: TreeFilter = "all" if self.mode == "labeled" else self.mode
+        rows = tree_rows(self.store.tree(), self.store.leaf_id, set(path), mode)
+        if self.mode == "labeled":
+            rows = [row for row in rows if row.label]
         shown = {row.entry_id for row in rows}
         self.current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
         self.here_ids = {self.store.leaf_id} if self.store.leaf_id else set()
@@ -142,7 +247,7 @@ class TreePicker(ListScreen):
             prompt.append(row.text, style=style)
             if row.label:
                 prompt.append(f"  [{row.label}]", style="yellow")
-            choices.append(Choice(row.entry_id, prompt, row.text))
+            choices.append(Choice(row.entry_id, prompt, f"{row.text} {row.label or ''}"))
         return choices
 
     def on_mount(self) -> None:
@@ -159,13 +264,34 @@ class TreePicker(ListScreen):
             self.option_list.highlighted = len(self.shown) - 1 if end else 0
 
     def action_cycle_filter(self) -> None:
-        self._apply(TREE_FILTERS[(TREE_FILTERS.index(self.mode) + 1) % len(TREE_FILTERS)])
+        modes = PICKER_FILTERS
+        self._apply(modes[(modes.index(self.mode) + 1) % len(modes)])
 
     def action_set_filter(self, mode: str) -> None:
-        chosen: TreeFilter = next((f for f in TREE_FILTERS if f == mode), "default")
+        chosen: PickerFilter = next((f for f in PICKER_FILTERS if f == mode), "default")
         self._apply("default" if chosen == self.mode else chosen)
 
-    def _apply(self, mode: TreeFilter) -> None:
+    def action_edit_label(self) -> None:
+        """Shift+L: set, change or (left empty) remove the label of the highlighted entry."""
+        choice = self.highlighted_choice()
+        if choice is None or self.set_label is None:
+            return
+        entry_id = choice.id
+        current = next((n.label for n in _walk_nodes(self.store.tree()) if n.entry.id == entry_id), None)
+
+        def done(answer: Any) -> None:
+            if answer is None or self.set_label is None:
+                return
+            self.set_label(entry_id, answer.strip() or None)
+            self.choices = self._choices()
+            self.refill(entry_id)
+            self._scroll_to_highlight()
+
+        self.app.push_screen(
+            InputScreen("Label for this entry (empty removes it)", "a short name", current or ""), done
+        )
+
+    def _apply(self, mode: PickerFilter) -> None:
         current = self.highlighted_choice()
         self.mode = mode
         self.choices = self._choices()

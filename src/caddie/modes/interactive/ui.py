@@ -22,7 +22,7 @@ T = TypeVar("T")
 class ScreenHost(Protocol):
     """What the adapter needs from the running app."""
 
-    def show_toast(self, message: str, level: NotifyLevel) -> None: ...
+    def show_notice(self, message: str, level: NotifyLevel) -> None: ...
 
     def refresh_statuses(self) -> None: ...
 
@@ -49,16 +49,16 @@ class TextualUI:
         self.title: str | None = None
         self.working_message: str | None = None
         self._editor_text = ""
-        self._toasts: list[tuple[str, NotifyLevel]] = []
+        self._notices: list[tuple[str, NotifyLevel]] = []
 
     # -- wiring -------------------------------------------------------------------------------------
     def attach(self, host: ScreenHost) -> None:
         self._host = host
         if self._editor_text:
             host.set_editor_text(self._editor_text)
-        for message, level in self._toasts:
-            host.show_toast(message, level)
-        self._toasts.clear()
+        for message, level in self._notices:
+            host.show_notice(message, level)
+        self._notices.clear()
         host.refresh_statuses()
         host.refresh_widgets()
         host.refresh_title()
@@ -79,9 +79,9 @@ class TextualUI:
     # -- ExtensionUI --------------------------------------------------------------------------------
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         if self._host is None:
-            self._toasts.append((message, level))
+            self._notices.append((message, level))
         else:
-            self._host.show_toast(message, level)
+            self._host.show_notice(message, level)
 
     def set_status(self, key: str, text: str | None) -> None:
         if text is None:

@@ -1,0 +1,55 @@
+"""The conversation follows new output while at the bottom; scrolling up pauses it (Pilot)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from caddie.modes.interactive.conversation import UserBlock
+from tests.tui.harness import SMALL, make_app, ready, settle, submit
+
+
+def _bottom_visible(app: object) -> bool:
+    from caddie.modes.interactive.app import CaddieApp
+
+    assert isinstance(app, CaddieApp)
+    conv = app.conversation
+    last = list(conv.children)[-1]
+    return last.region.bottom <= conv.region.bottom and last.region.y >= conv.region.y
+
+
+async def test_page_up_pauses_following_and_the_bottom_or_sending_resumes_it(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, model="faux/echo")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        for i in range(12):
+            await submit(pilot, app, f"message {i}")
+            await settle(app, pilot)
+        assert _bottom_visible(app)
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        assert not app.conversation.following
+        # new output while scrolled up does not move the view
+        y = app.conversation.scroll_y
+        app.session.send_user_message("from elsewhere", None)  # type: ignore[union-attr]
+        await settle(app, pilot)
+        assert app.conversation.scroll_y == y
+        for _ in range(10):
+            await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert app.conversation.following
+        await submit(pilot, app, "after paging down")
+        await settle(app, pilot)
+        assert _bottom_visible(app)
+        assert app.query(UserBlock).last().text == "after paging down"
+
+        await pilot.press("pageup", "pageup")
+        await pilot.pause(0.1)
+        assert not app.conversation.following
+        await submit(pilot, app, "A")
+        await settle(app, pilot)
+        assert app.conversation.following
+        assert _bottom_visible(app)
+        await pilot.press("pageup")
+        await pilot.press("ctrl+end")
+        await pilot.pause(0.1)
+        assert app.conversation.following
