@@ -307,3 +307,26 @@ async def test_bash_shows_elapsed_time_while_running_and_the_duration_after(tmp_
     assert re.search(r"running… [1-9]\.\ds", running), running
     assert re.search(r"exit 0  1\.\ds", finished), finished
     assert re.search(r"\$ sleep 0\.3  exit 0  0\.[3-9]s", user_bash), user_bash
+
+
+async def test_settings_switches_a_skill_off_as_caddie_config_does(tmp_path: Path) -> None:
+    skill = agent_dir() / "skills" / "tidy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy imports.\n---\nSort them.\n")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/settings")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        assert "Skill tidy" in widget_text(screen)
+        for _ in range([c.id for c in screen.shown].index("resource:skill:tidy")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await pilot.press("down", "enter")  # on → off
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.press("escape")
+    saved = json.loads((agent_dir() / "settings.json").read_text())
+    assert saved["skills"] == ["-skills/tidy"]  # the entry `caddie config off skill:tidy` writes

@@ -100,6 +100,7 @@ from caddie.modes.interactive.render import content_text, format_cost, format_co
 from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
 from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
+from caddie.resources.discovery import ResourceItem
 from caddie.runtime.events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
@@ -112,6 +113,7 @@ from caddie.runtime.events import (
     SessionEvent,
 )
 from caddie.runtime.factory import SessionRequest, SetupError, build_session, load_extension_set
+from caddie.runtime.resource_config import ConfigError, list_resources, set_enabled
 from caddie.runtime.session import AgentSession, SessionError
 from caddie.runtime.trust import project_has_code, remember_trust, remembered_trust
 from caddie.session.entries import MessageEntry
@@ -174,6 +176,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         startup.request.ui = self.ui
         self.session: AgentSession | None = None
         self.registry: ModelRegistry | None = None
+        self._resources: list[ResourceItem] = []
+        """/settings: what can be switched on or off (extensions, skills, prompt templates, packages)."""
         self.ready = asyncio.Event()
         """Set once the session has started and its transcript is on screen."""
         self.exit_message: str | None = None
@@ -1170,6 +1174,7 @@ class CaddieApp(App[int], inherit_bindings=False):
     async def cmd_settings(self, args: str) -> None:
         session = self.session
         assert session is not None
+        await self._load_resources()
         screen = SettingsScreen(self._settings_rows())
         while True:
             key = await self.ask(screen, None, None)
@@ -1185,8 +1190,6 @@ class CaddieApp(App[int], inherit_bindings=False):
         session = self.session
         assert session is not None
         s = session.settings
-        extensions = sorted({"mulligan", "goal", *(e.name for e in session.runner.extensions)})
-        disabled = set(s.get("disabledExtensions", []) or [])
         rows = [
             SettingRow("thinking", "Thinking level", session.thinking_level, list(self._thinking_levels())),
             SettingRow("steeringMode", "Steering mode", s.steering_mode, ["one-at-a-time", "all"]),
@@ -1200,12 +1203,27 @@ class CaddieApp(App[int], inherit_bindings=False):
                 sorted(self.theme_names),
             ),
         ]
-        for name in extensions:
+        for item in self._resources:  # what `caddie config` lists, switched the same way
             rows.append(
-                SettingRow(f"extension:{name}", f"Extension {name}", _on(name not in disabled), ["on", "off"],
-                           "applies the next time caddie starts")
+                SettingRow(f"resource:{item.id}", f"{item.kind.capitalize()} {item.name}", _on(item.enabled),
+                           ["on", "off"], "applies the next time caddie starts")
             )  # fmt: skip
         return rows
+
+    async def _load_resources(self) -> None:
+        """The extensions, skills, prompt templates and packages that can be switched in settings."""
+        session = self.session
+        assert session is not None
+        try:
+            items, _ = await asyncio.to_thread(
+                list_resources, session.cwd, trust=session.options.project_trusted
+            )
+        except (OSError, ConfigError) as e:
+            self.show_error(f"Could not list extensions, skills and packages: {e}")
+            items = []
+        self._resources = [
+            i for i in items if i.kind == "package" or i.scope == "bundled" or i.settings_scope is not None
+        ]
 
     async def _apply_setting(self, key: str, value: str) -> None:
         """Apply a choice from /settings now and write it to the global settings.json."""
@@ -1227,11 +1245,15 @@ class CaddieApp(App[int], inherit_bindings=False):
             self.theme = value
             updates = {"theme": value}
         else:
-            name = key.partition(":")[2]
-            disabled = [d for d in (s.get("disabledExtensions", []) or []) if d != name]
-            if value == "off":
-                disabled.append(name)
-            updates = {"disabledExtensions": disabled}
+            item = next(i for i in self._resources if f"resource:{i.id}" == key)
+            try:
+                said = await asyncio.to_thread(set_enabled, session.cwd, item, value == "on")
+            except (OSError, ConfigError) as e:
+                self.show_error(str(e))
+                return
+            await self._load_resources()
+            self.notify(said.rpartition(": ")[2].capitalize() + " (from the next start)", timeout=3)
+            return
         path = s.global_path or agent_dir() / "settings.json"
         try:
             await asyncio.to_thread(write_global_settings, path, updates)
