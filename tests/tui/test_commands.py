@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from caddie.ai.providers.faux import faux_message
-from caddie.extensions.api import ExtensionAPI
+from caddie.extensions.api import ExtensionAPI, SessionBeforeSwitchResult
 from caddie.modes.interactive.commands import (
     BUILTIN_COMMANDS,
     CommandInfo,
@@ -148,6 +148,23 @@ async def test_new_starts_an_empty_session(tmp_path: Path) -> None:
         users = list(app.query(UserBlock))
         messages = list(app.session.messages)
     assert users == [] and messages == []
+
+
+async def test_new_cancelled_by_an_extension_keeps_the_session_and_says_so(tmp_path: Path) -> None:
+    def register(api: ExtensionAPI) -> None:
+        api.on("session_before_switch", lambda event, ctx: SessionBeforeSwitchResult(cancel=True))
+
+    app, _ = make_app(tmp_path, [faux_message("ok")], extensions=[inline_extension(register)])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "hello")
+        await settle(app, pilot)
+        assert app.session is not None
+        before = app.session.store.session_id
+        await submit(pilot, app, "/new")
+        await until(pilot, lambda: "An extension kept the current session" in last_info(app))
+        assert app.session.store.session_id == before
+        assert [widget_text(u) for u in app.query(UserBlock)] != []
 
 
 async def test_name_sets_the_session_name_shown_in_the_footer(tmp_path: Path) -> None:

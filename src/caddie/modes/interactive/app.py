@@ -929,7 +929,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         session = self.session
         assert session is not None
         if self._require_idle("starting a new session"):
-            await session.new_session()
+            if not await self._switching(session.new_session()):
+                return
             await self.render_session()
             self.notify("New session.", timeout=2)
 
@@ -944,9 +945,21 @@ class CaddieApp(App[int], inherit_bindings=False):
             return
         if path is None or path == session.store.session_file:
             return
-        await session.switch_session(str(path))
+        if not await self._switching(session.switch_session(str(path))):
+            return
         await self.render_session()
         self.notify(f"Resumed {session.store.session_name() or Path(str(path)).name}", timeout=2)
+
+    async def _switching(self, switch: Awaitable[bool]) -> bool:
+        """Run a session switch (new, resume, fork); say why when it did not happen."""
+        try:
+            done = await switch
+        except SessionError as e:  # e.g. the chosen file is being written by another caddie
+            self.show_error(str(e))
+            return False
+        if not done:
+            self.show_info("An extension kept the current session (session_before_switch / _fork).")
+        return done
 
     async def _pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
         """The session file chosen in the picker; None when cancelled, False when there are none at all."""
@@ -1007,7 +1020,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         if entry_id is None:
             return
         text = dict(candidates)[str(entry_id)]
-        await session.fork(str(entry_id))
+        if not await self._switching(session.fork(str(entry_id))):
+            return
         await self.render_session()
         self.editor.set_text(text)
         self.notify("Forked into a new session.", timeout=2)
