@@ -213,21 +213,32 @@ def _read_stdin() -> str | None:
 
 async def _run_main(argv: list[str]) -> int:
     from caddie.extensions.api import Mode
-    from caddie.runtime.factory import SessionRequest, SetupError, build_session, load_extension_set
+    from caddie.runtime.factory import (
+        LoadedExtensions,
+        SessionRequest,
+        SetupError,
+        build_session,
+        load_extension_set,
+    )
 
-    pre, _ = _base_parser(add_help=False).parse_known_args(argv)
+    pre, unknown = _base_parser(add_help=False).parse_known_args(argv)
     cwd = _cwd()
-    try:
-        loaded = await load_extension_set(
-            cwd,
-            extension_paths=pre.extension,
-            no_extensions=pre.no_extensions,
-            trust=True if pre.trust else None,
-        )
-    except SetupError as e:
-        raise CliError(str(e)) from None
+    interactive = not (pre.print or pre.mode in ("json", "rpc") or pre.export or pre.list_models is not None)
+    loaded: LoadedExtensions | None = None
+    if unknown or not interactive:
+        # Extensions' own options (--goal …) and --help need the extensions now. A plain interactive start
+        # leaves them to the UI, which loads them in a worker thread after its first frame.
+        try:
+            loaded = await load_extension_set(
+                cwd,
+                extension_paths=pre.extension,
+                no_extensions=pre.no_extensions,
+                trust=True if pre.trust else None,
+            )
+        except SetupError as e:
+            raise CliError(str(e)) from None
     parser = _base_parser(add_help=True)
-    specs = loaded.flag_specs()
+    specs = loaded.flag_specs() if loaded is not None else {}
     if specs:
         group = parser.add_argument_group("options added by extensions")
         taken = {opt for action in parser._actions for opt in action.option_strings}
