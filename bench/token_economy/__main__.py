@@ -104,6 +104,9 @@ def extras(rows: list[Row]) -> str:
             f"input-token equivalents: off {k(off_c)}, on {k(on_c)}, limit {k(lim_c)} "
             f"(saved {1 - on_c / off_c:.0%}).",
             f"nudged: {len(nudged)}/{len(rows)} episodes; mulligan calls: {json.dumps(calls)}",
+            "savings the sessions report (compute_savings, net of mulligan's notes and calls; messages only) vs "
+            "measured off − on: "
+            + ", ".join(f"{r.name} {k(r.on.session_saved)} / {k(r.off.total - r.on.total)}" for r in rows),
         ]
     )
 

@@ -28,6 +28,9 @@ from typing import Any, Literal
 
 from tests.support import fake_llm as fl
 
+from caddie.extensions.mulligan.savings import compute_savings
+from caddie.session.store import SessionStore
+
 Mode = Literal["off", "on", "limit"]
 MODES: tuple[Mode, ...] = ("off", "on", "limit")
 NUDGE_MARKS = ("`mulligan_shrink` to summarize, or `mulligan_rewind`", "Previous turn ")
@@ -161,6 +164,9 @@ class RunResult:
     nudged: bool = False
     seconds: float = 0.0
     answer: str = ""
+    session_saved: int = 0
+    """What the session itself reports mulligan saved (``compute_savings``: tokens not resent, net of its
+    own notes, calls and results; messages only, so neither schemas nor nudges nor the extra requests)."""
 
     @property
     def total(self) -> int:
@@ -182,6 +188,7 @@ class RunResult:
             "mulliganCalls": self.mulligan_calls,
             "nudged": self.nudged,
             "seconds": round(self.seconds, 2),
+            "sessionSaved": self.session_saved,
         }
 
 
@@ -249,9 +256,14 @@ def run_episode(episode: Episode, mode: Mode, *, timeout: float = 300) -> RunRes
                     f"{episode.name} ({mode}): caddie exited {proc.returncode}: {proc.stderr[-2000:]}"
                 )
             requests = [r.body for r in llm.llm_requests if isinstance(r.body, dict)]
+        session_saved = 0
+        for file in (home / "agent" / "sessions").rglob("*.jsonl"):
+            store = SessionStore.open(file, repair=False)
+            session_saved += compute_savings(store.entries(), store.branch()).net_tokens
         result = RunResult(
             episode.name, mode, nudged=model.saw_nudge, seconds=seconds, answer=proc.stdout.strip()
         )
+        result.session_saved = session_saved
         previous: dict[str, Any] | None = None
         for body in requests:
             result.billed.append(billed_tokens(body))

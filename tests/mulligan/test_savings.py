@@ -223,3 +223,36 @@ def test_no_markers_no_savings_and_no_cache_price_means_input_rate() -> None:
     assert r.overhead_tokens == 0
     assert r.saved_cost == pytest.approx(r.saved_tokens * 2.0 / 1e6)
     assert savings.cost == pytest.approx(r.saved_cost)
+
+
+def _assistant(text: str = "", call: ToolCall | None = None) -> AssistantMessage:
+    content: list[TextContent | ToolCall] = [call] if call else [TextContent(text)]
+    return AssistantMessage(content, api="openai-completions", provider="fake", model="m")
+
+
+def _shrink_entry(store: SessionStore, pinned: str, seq: int) -> None:
+    data = {"schema": "pi-mulligan", "v": 1, "kind": "shrink", "id": f"s{seq}", "seq": seq, "ts": seq}
+    data.update(target={"by_tool_call_id": "x"}, replacement="short", pinnedEntryId=pinned)
+    store.append_custom("mulligan:shrink", data)
+
+
+def test_compaction_keeps_a_shrink_whose_target_it_kept_and_drops_one_it_summarised() -> None:
+    store = SessionStore.in_memory()
+    store.append_message(UserMessage("go"))
+    ids = []
+    for n in range(2):
+        ids.append(store.append_message(_assistant(call=ToolCall(f"c{n}", "bash", {"command": "x"}))))
+        ids.append(store.append_message(ToolResultMessage(f"c{n}", "bash", [TextContent("y" * 4000)])))
+    _shrink_entry(store, ids[1], 1)  # the first result
+    _shrink_entry(store, ids[3], 2)  # the second result
+    store.append_message(_assistant("before"))
+    store.append_compaction("summary of the start", first_kept_entry_id=ids[2], tokens_before=2100)
+    store.append_message(UserMessage("more"))
+    store.append_message(_assistant("after"))
+
+    savings = compute_savings(store.entries(), store.branch())
+    before, after = savings.requests
+    saving = 1000 - math.ceil(len("<context-shrunk>\nshort\n</context-shrunk>") / 4)
+    assert before.saved_tokens == 2 * saving  # both results shrunk
+    assert after.saved_tokens == saving  # the compaction summarised the first result away; the second is kept
+    assert after.unfiltered_tokens < before.unfiltered_tokens
