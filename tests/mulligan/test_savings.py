@@ -20,7 +20,7 @@ import pytest
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from caddie.ai.model import Model, ModelCost
 from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.savings import compute_savings
+from caddie.extensions.mulligan.savings import SavingsTracker, compute_savings
 from caddie.session.store import SessionStore
 from tests.e2e.conftest import Caddie
 from tests.support import fake_llm as fl
@@ -238,21 +238,47 @@ def _shrink_entry(store: SessionStore, pinned: str, seq: int) -> None:
 
 def test_compaction_keeps_a_shrink_whose_target_it_kept_and_drops_one_it_summarised() -> None:
     store = SessionStore.in_memory()
-    store.append_message(UserMessage("go"))
+    tracker = SavingsTracker()  # kept up to date after every append, as a footer would
+    snapshots = []
+
+    def step(entry_id: str) -> str:
+        snapshots.append(tracker.update(store.entries(), store.branch()))
+        return entry_id
+
+    step(store.append_message(UserMessage("go")))
     ids = []
     for n in range(2):
-        ids.append(store.append_message(_assistant(call=ToolCall(f"c{n}", "bash", {"command": "x"}))))
-        ids.append(store.append_message(ToolResultMessage(f"c{n}", "bash", [TextContent("y" * 4000)])))
+        ids.append(step(store.append_message(_assistant(call=ToolCall(f"c{n}", "bash", {"command": "x"})))))
+        ids.append(step(store.append_message(ToolResultMessage(f"c{n}", "bash", [TextContent("y" * 4000)]))))
     _shrink_entry(store, ids[1], 1)  # the first result
     _shrink_entry(store, ids[3], 2)  # the second result
-    store.append_message(_assistant("before"))
-    store.append_compaction("summary of the start", first_kept_entry_id=ids[2], tokens_before=2100)
-    store.append_message(UserMessage("more"))
-    store.append_message(_assistant("after"))
+    step(store.append_message(_assistant("before")))
+    step(store.append_compaction("summary of the start", first_kept_entry_id=ids[2], tokens_before=2100))
+    step(store.append_message(UserMessage("more")))
+    step(store.append_message(_assistant("after")))
 
     savings = compute_savings(store.entries(), store.branch())
+    assert snapshots[-1] == savings
+    assert [len(s.requests) for s in snapshots] == [0, 0, 0, 0, 0, 1, 1, 1, 2]
     before, after = savings.requests
     saving = 1000 - math.ceil(len("<context-shrunk>\nshort\n</context-shrunk>") / 4)
     assert before.saved_tokens == 2 * saving  # both results shrunk
     assert after.saved_tokens == saving  # the compaction summarised the first result away; the second is kept
     assert after.unfiltered_tokens < before.unfiltered_tokens
+
+
+def test_the_tracker_starts_over_on_another_branch() -> None:
+    store = SessionStore.in_memory()
+    store.append_message(UserMessage("go"))
+    call = store.append_message(_assistant(call=ToolCall("c0", "bash", {"command": "x"})))
+    result = store.append_message(ToolResultMessage("c0", "bash", [TextContent("y" * 4000)]))
+    _shrink_entry(store, result, 1)
+    store.append_message(_assistant("one"))
+    tracker = SavingsTracker()
+    assert len(tracker.update(store.entries(), store.branch()).requests) == 1
+    store.move_leaf(call)  # back before the result: a branch without it
+    store.append_message(ToolResultMessage("c0", "bash", [TextContent("short")]))
+    store.append_message(_assistant("two"))
+    again = tracker.update(store.entries(), store.branch())
+    assert again == compute_savings(store.entries(), store.branch())
+    assert again.requests == () and again.requests_total == 2

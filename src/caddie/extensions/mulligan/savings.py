@@ -3,6 +3,9 @@
 Call ``session_savings(ctx.session, model=ctx.model, config=...)`` from an extension handler or command, or
 ``compute_savings(entries, branch, model=...)`` with a session's entries (file order) and a branch (root →
 leaf) from anywhere (``caddie session show --stats``, the HTML export). Both are pure: nothing is written.
+For a figure refreshed after every turn (the footer, ``--mode json`` events) keep one ``SavingsTracker`` per
+session and call ``tracker.update(entries, branch)``: it only processes the requests made since its last call
+(1,000 requests over 2,000 messages: ~30 ms from scratch).
 
 How it is computed, for every assistant message on the branch (each answers exactly one model request):
 
@@ -47,9 +50,16 @@ from caddie.extensions.api import (
 from caddie.extensions.mulligan.config import MulliganConfig
 from caddie.extensions.mulligan.markers import MarkerIndex
 from caddie.extensions.mulligan.tokens import estimate_message_tokens
-from caddie.extensions.mulligan.transforms import filter_pipeline
+from caddie.extensions.mulligan.transforms import BranchIndexer, FilterTrace, filter_pipeline
 
-__all__ = ["ModelLookup", "RequestSavings", "SessionSavings", "compute_savings", "session_savings"]
+__all__ = [
+    "ModelLookup",
+    "RequestSavings",
+    "SavingsTracker",
+    "SessionSavings",
+    "compute_savings",
+    "session_savings",
+]
 
 ModelLookup = Callable[[str, str], Model | None]
 """``(provider, model id) → Model``: how the model of each request is found (e.g. a registry's ``find``)."""
@@ -136,68 +146,139 @@ def compute_savings(
     reads them). ``branch``: the entries from the root to the leaf. ``model``: one ``Model`` for every
     request, or a lookup by the (provider, model id) each assistant message records; None gives tokens only.
     ``config``: mulligan's settings (protected roles; ``enabled: false`` means nothing is filtered).
+
+    Each request costs one filter pass (linear in its messages); for a figure refreshed after every turn keep
+    a ``SavingsTracker``, which only looks at the requests made since its last update.
     """
-    config = config or MulliganConfig()
-    order = {e.id: i for i, e in enumerate(entries)}
-    markers = MarkerIndex()
-    messages_of: dict[str, list[AgentMessage]] = {}
-    tokens_of: dict[int, int] = {}
-    previous: dict[str, list[AgentMessage]] = {}  # world → messages of its previous request
-    out: list[RequestSavings] = []
-    total = 0
-    priced = True
+    return SavingsTracker(model=model, config=config).update(entries, branch)
 
-    def tokens(message: AgentMessage) -> int:
-        key = id(message)
-        n = tokens_of.get(key)
-        if n is None:
-            n = tokens_of[key] = estimate_message_tokens(message)
-        return n
 
-    for k, entry in enumerate(branch):
-        if not (isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)):
-            continue
-        total += 1
+class SavingsTracker:
+    """``compute_savings`` kept up to date: ``update(entries, branch)`` processes only the assistant messages
+    added since the previous call (when ``branch`` extends the previous one; otherwise it starts over)."""
+
+    def __init__(
+        self, *, model: Model | ModelLookup | None = None, config: MulliganConfig | None = None
+    ) -> None:
+        self._model = model
+        self._config = config or MulliganConfig()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._depth = 0
+        self._leaf_id: str | None = None
+        self._markers = MarkerIndex()
+        self._indexer = BranchIndexer()
+        self._messages: list[AgentMessage] = []
+        self._cum = [0]  # tokens of self._messages[:i]
+        self._cum_overhead = [0]
+        self._built_at = 0  # messages already in the context when the last compaction was met (rebuilt)
+        self._previous_view: list[AgentMessage] | None = None
+        self._previous_length: int | None = None  # messages of the previous request's unfiltered context
+        self._order: dict[str, int] = {}
+        self._order_seen = 0
+        self._requests: list[RequestSavings] = []
+        self._total = 0
+        self._priced = True
+
+    def update(self, entries: Sequence[SessionEntry], branch: Sequence[SessionEntry]) -> SessionSavings:
+        depth = self._depth
+        if not (0 < depth <= len(branch) and branch[depth - 1].id == self._leaf_id) and depth:
+            self._reset()
+            depth = 0
+        for i in range(self._order_seen, len(entries)):
+            self._order[entries[i].id] = i
+        self._order_seen = len(entries)
+        for k in range(depth, len(branch)):
+            entry = branch[k]
+            if isinstance(entry, CompactionEntry):
+                self._rebuild(branch[: k + 1])
+                continue
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                self._request(entries, branch, k, entry.id, entry.message)
+            self._extend(entry_to_context_messages(entry))
+        self._depth = len(branch)
+        self._leaf_id = branch[-1].id if branch else None
+        return SessionSavings(tuple(self._requests), self._total, self._priced and bool(self._requests))
+
+    def _extend(self, produced: Sequence[AgentMessage]) -> None:
+        for m in produced:
+            self._messages.append(m)
+            n = estimate_message_tokens(m)
+            self._cum.append(self._cum[-1] + n)
+            self._cum_overhead.append(self._cum_overhead[-1] + (n if _is_overhead(m) else 0))
+
+    def _rebuild(self, path: Sequence[SessionEntry]) -> None:
+        self._messages, self._cum, self._cum_overhead = [], [0], [0]
+        for e in _context_entries(path):
+            self._extend(entry_to_context_messages(e))
+        self._previous_length = None  # the cache holds nothing that matches the new context's start
+
+    def _request(
+        self,
+        entries: Sequence[SessionEntry],
+        branch: Sequence[SessionEntry],
+        k: int,
+        entry_id: str,
+        message: AssistantMessage,
+    ) -> None:
+        self._total += 1
+        messages = self._messages
+        n = len(messages)
         prefix = branch[:k]
-        messages: list[AgentMessage] = []
-        for e in _context_entries(prefix):
-            produced = messages_of.get(e.id)
-            if produced is None:
-                produced = messages_of[e.id] = entry_to_context_messages(e)
-            messages.extend(produced)
+        tail = self._indexer.tail(prefix)
         view = messages
+        trace = FilterTrace()
+        config = self._config
         if config.enabled:
-            at = order.get(entry.id, len(entries))
-            bundle = markers.update(entries[:at]).bundle()
+            bundle = self._markers.update(entries[: self._order.get(entry_id, len(entries))]).bundle()
             if bundle.rewinds or bundle.shrinks:
                 view = filter_pipeline(
-                    messages, bundle.rewinds, bundle.shrinks, config.rewind.protected_roles, prefix
+                    messages,
+                    bundle.rewinds,
+                    bundle.shrinks,
+                    config.rewind.protected_roles,
+                    prefix,
+                    tail=tail,
+                    trace=trace,
                 )
-        cost = _cost_of(model, entry.message)
-        sent_cost = _price(view, previous.get("sent"), cost, tokens)
-        unfiltered_cost = _price(messages, previous.get("unfiltered"), cost, tokens)
-        previous["sent"], previous["unfiltered"] = view, messages
+        rates = _cost_of(self._model, message)
+        # the unfiltered world only grows, so its previous request is a prefix (until a compaction)
+        shared = self._previous_length if self._previous_length is not None else 0
+        unfiltered_cost = _rate(self._cum[shared], self._cum[n] - self._cum[shared], rates)
+        previous_view, self._previous_view, self._previous_length = self._previous_view, view, n
         if view is messages:
-            continue
-        sent = sum(tokens(m) for m in view)
-        unfiltered = sum(tokens(m) for m in messages)
-        if sent == unfiltered and len(view) == len(messages):
-            continue
-        if cost is None:
-            priced = False
-        out.append(
+            return
+        unfiltered = self._cum[n]
+        sent, overhead = unfiltered, self._cum_overhead[n]
+        for i in trace.hidden:
+            sent -= self._cum[i + 1] - self._cum[i]
+            overhead -= self._cum_overhead[i + 1] - self._cum_overhead[i]
+        for i, (_, replacement) in trace.shrunk.items():
+            if i in trace.hidden:
+                continue
+            n_new = estimate_message_tokens(replacement)
+            sent += n_new - (self._cum[i + 1] - self._cum[i])
+            overhead += (n_new if _is_overhead(replacement) else 0) - (
+                self._cum_overhead[i + 1] - self._cum_overhead[i]
+            )
+        if sent == unfiltered and not trace.hidden:
+            return
+        sent_cost = _price(view, previous_view, rates, sent)
+        if rates is None:
+            self._priced = False
+        self._requests.append(
             RequestSavings(
-                entry_id=entry.id,
-                provider=entry.message.provider,
-                model=entry.message.model,
+                entry_id=entry_id,
+                provider=message.provider,
+                model=message.model,
                 sent_tokens=sent,
                 unfiltered_tokens=unfiltered,
-                overhead_tokens=sum(tokens(m) for m in view if _is_overhead(m)),
+                overhead_tokens=overhead,
                 sent_cost=sent_cost,
                 unfiltered_cost=unfiltered_cost,
             )
         )
-    return SessionSavings(tuple(out), total, priced and bool(out))
 
 
 def _context_entries(path: Sequence[SessionEntry]) -> Sequence[SessionEntry]:
@@ -242,14 +323,22 @@ def _cost_of(model: Model | ModelLookup | None, message: AssistantMessage) -> _R
     return _Rates(c.input, c.cache_read)
 
 
+def _rate(cached: int, fresh: int, rates: _Rates | None) -> float | None:
+    if rates is None:
+        return None
+    if not rates.cache_read:
+        cached, fresh = 0, cached + fresh
+    return (cached * rates.cache_read + fresh * rates.input) / 1_000_000
+
+
 def _price(
     messages: Sequence[AgentMessage],
     previous: Sequence[AgentMessage] | None,
     rates: _Rates | None,
-    tokens: Callable[[AgentMessage], int],
+    total: int,
 ) -> float | None:
-    """Dollars for ``messages``: the prefix shared with ``previous`` at the cache-read rate (when the model has
-    one), the rest at the input rate."""
+    """Dollars for ``messages`` (``total`` tokens): the prefix shared with ``previous`` at the cache-read rate
+    (when the model has one), the rest at the input rate."""
     if rates is None:
         return None
     shared = 0
@@ -258,9 +347,8 @@ def _price(
             if a is not b and a != b:
                 break
             shared += 1
-    cached = sum(tokens(m) for m in messages[:shared])
-    fresh = sum(tokens(m) for m in messages[shared:])
-    return (cached * rates.cache_read + fresh * rates.input) / 1_000_000
+    fresh = sum(estimate_message_tokens(m) for m in messages[shared:])
+    return _rate(total - fresh, fresh, rates)
 
 
 def _is_overhead(message: AgentMessage) -> bool:
