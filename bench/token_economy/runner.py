@@ -1,0 +1,276 @@
+"""Running one episode through the real ``caddie -p`` against the fake OpenAI-compatible server, and billing it.
+
+An episode is played by a scripted model (a reply function on the fake server) in one of three modes:
+
+- ``off``: mulligan disabled (settings ``disabledExtensions: ["mulligan"]``); the model wastes, then works on;
+- ``on``: mulligan loaded; the model wastes, and if a mulligan nudge reached it (the bloat reminder on a big
+  result, or the drift line), it makes the episode's mulligan calls (rewind or shrink), then works on;
+- ``limit``: mulligan loaded; the waste is never produced (a lean step takes its place), then the same work.
+
+Every request the server records is billed: ``ceil(characters / 4)`` of its system prompt, tool schemas
+(compact JSON) and messages (text, tool-call names and arguments), characters counted as UTF-16 code units,
+mulligan's own estimate. The same figure is returned to caddie as the request's ``usage.input``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tests.support import fake_llm as fl
+
+from caddie.extensions.mulligan.savings import compute_savings
+from caddie.session.store import SessionStore
+
+Mode = Literal["off", "on", "limit"]
+MODES: tuple[Mode, ...] = ("off", "on", "limit")
+NUDGE_MARKS = ("`mulligan_shrink` to summarize, or `mulligan_rewind`", "Previous turn ")
+CONTEXT_WINDOW = 200_000
+
+
+@dataclass(frozen=True)
+class Call:
+    tool: str
+    args: dict[str, Any]
+    id: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model reply: a short thought and the tool calls it makes (parallel when several)."""
+
+    calls: tuple[Call, ...]
+    text: str = ""
+
+
+def turn(text: str, *calls: Call) -> Turn:
+    return Turn(tuple(calls), text)
+
+
+def bash(call_id: str, command: str) -> Call:
+    return Call("bash", {"command": command}, call_id)
+
+
+@dataclass(frozen=True)
+class Episode:
+    name: str
+    waste_kind: str
+    """What the waste is, for the report."""
+    prompt: str
+    setup: Callable[[Path], None]
+    waste: tuple[Turn, ...]
+    remedy: tuple[Turn, ...]
+    """The mulligan calls the model makes once nudged (``on`` only)."""
+    after: tuple[Turn, ...]
+    """What follows the waste in ``on`` and ``off`` (the targeted redo after a rewind; empty after a shrink)."""
+    lean: tuple[Turn, ...]
+    """What ``limit`` does instead of waste + after."""
+    work: tuple[Turn, ...]
+    """The rest of the task (10–30 turns)."""
+    answer: str
+
+    def plan(self, mode: Mode, nudged: Callable[[], bool]) -> list[Turn | Callable[[], list[Turn]]]:
+        if mode == "limit":
+            return [*self.lean, *self.work]
+        if mode == "off":
+            return [*self.waste, *self.after, *self.work]
+        remedy = list(self.remedy)
+        return [*self.waste, lambda: remedy if nudged() else [], *self.after, *self.work]
+
+
+def units(text: str) -> int:
+    """UTF-16 code units (JavaScript ``length``), as mulligan counts characters."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return units(content)
+    if isinstance(content, list):
+        return sum(units(str(p.get("text", ""))) for p in content if isinstance(p, dict))
+    return 0
+
+
+def message_chars(message: dict[str, Any]) -> int:
+    n = _content_chars(message.get("content")) + units(str(message.get("reasoning_content") or ""))
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        n += units(str(fn.get("name", ""))) + units(str(fn.get("arguments", "")))
+    return n
+
+
+def tool_schema_chars(tools: Sequence[Any], *, only_prefix: str | None = None) -> int:
+    picked = [
+        t
+        for t in tools
+        if only_prefix is None or str((t.get("function") or {}).get("name", "")).startswith(only_prefix)
+    ]
+    return units(json.dumps(picked, separators=(",", ":"), ensure_ascii=False)) if picked else 0
+
+
+def request_chars(body: dict[str, Any]) -> int:
+    messages = body.get("messages") or []
+    return tool_schema_chars(body.get("tools") or []) + sum(message_chars(m) for m in messages)
+
+
+def billed_tokens(body: dict[str, Any]) -> int:
+    """The input tokens one request is billed (system prompt, tool schemas and messages; chars / 4)."""
+    return math.ceil(request_chars(body) / 4)
+
+
+def cached_tokens(body: dict[str, Any], previous: dict[str, Any] | None) -> int:
+    """Of ``billed_tokens(body)``, what a prefix cache would serve: the tool schemas and the messages the
+    request shares, from the start, with the previous request (system prompt first)."""
+    if previous is None or body.get("tools") != previous.get("tools"):
+        return 0
+    now, before = body.get("messages") or [], previous.get("messages") or []
+    chars = tool_schema_chars(body.get("tools") or [])
+    for a, b in zip(now, before, strict=False):
+        if a != b:
+            break
+        chars += message_chars(a)
+    return math.ceil(chars / 4)
+
+
+def has_nudge(request: fl.RecordedRequest) -> bool:
+    for m in request.messages:
+        text = m.get("content")
+        flat = text if isinstance(text, str) else json.dumps(text) if text else ""
+        if any(mark in flat for mark in NUDGE_MARKS):
+            return True
+    return False
+
+
+@dataclass
+class RunResult:
+    episode: str
+    mode: Mode
+    billed: list[int] = field(default_factory=list)
+    """Input tokens billed, per request."""
+    cached: list[int] = field(default_factory=list)
+    """Of those, what a prefix cache would have served."""
+    mulligan_schema: int = 0
+    """Tokens of mulligan's four tool schemas in each request (0 when mulligan is disabled)."""
+    mulligan_calls: list[str] = field(default_factory=list)
+    nudged: bool = False
+    seconds: float = 0.0
+    answer: str = ""
+    session_saved: int = 0
+    """What the session itself reports mulligan saved (``compute_savings``: tokens not resent, net of its
+    own notes, calls and results; messages only, so neither schemas nor nudges nor the extra requests)."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.billed)
+
+    @property
+    def requests(self) -> int:
+        return len(self.billed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "episode": self.episode,
+            "mode": self.mode,
+            "requests": self.requests,
+            "billed": self.total,
+            "billedPerRequest": self.billed,
+            "cachedPerRequest": self.cached,
+            "mulliganSchemaPerRequest": self.mulligan_schema,
+            "mulliganCalls": self.mulligan_calls,
+            "nudged": self.nudged,
+            "seconds": round(self.seconds, 2),
+            "sessionSaved": self.session_saved,
+        }
+
+
+class ScriptedModel:
+    """The fake server's reply function: plays an episode's plan, one turn per request, then the answer."""
+
+    def __init__(self, episode: Episode, mode: Mode) -> None:
+        self.episode = episode
+        self.mode = mode
+        self.saw_nudge = False
+        self._served = 0
+        self._queue: list[Turn | Callable[[], list[Turn]]] = episode.plan(mode, lambda: self.saw_nudge)
+        self.calls: list[str] = []
+
+    def __call__(self, request: fl.RecordedRequest) -> fl.Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        usage = fl.UsageSpec(input=billed_tokens(body), output=40)
+        if self.mode == "on" and self._served > 0:
+            # the waste began with the first reply: did a mulligan nudge reach the model since?
+            self.saw_nudge = self.saw_nudge or has_nudge(request)
+        self._served += 1
+        while self._queue and callable(self._queue[0]):
+            step = self._queue.pop(0)
+            assert callable(step)
+            self._queue[0:0] = step()
+        if not self._queue:
+            return fl.text(self.episode.answer, usage=usage)
+        next_turn = self._queue.pop(0)
+        assert isinstance(next_turn, Turn)
+        self.calls.extend(c.tool for c in next_turn.calls)
+        return fl.Reply(
+            text=next_turn.text,
+            tool_calls=[fl.ToolCallSpec(c.tool, c.args, c.id) for c in next_turn.calls],
+            usage=usage,
+            chunk_size=4096,
+        )
+
+
+def run_episode(episode: Episode, mode: Mode, *, timeout: float = 300) -> RunResult:
+    """Play ``episode`` in ``mode`` through ``caddie -p`` in a fresh home and project; bill every request."""
+    with tempfile.TemporaryDirectory(prefix=f"caddie-economy-{episode.name}-") as tmp:
+        home, project = Path(tmp) / "home", Path(tmp) / "project"
+        project.mkdir()
+        episode.setup(project)
+        model = ScriptedModel(episode, mode)
+        with fl.FakeLLM(default_reply=model) as llm:
+            agent = home / "agent"
+            llm.write_models_json(agent, provider="fake", model_id="fake-model", contextWindow=CONTEXT_WINDOW)
+            settings: dict[str, Any] = {"disabledExtensions": ["mulligan"]} if mode == "off" else {}
+            (agent / "settings.json").write_text(json.dumps(settings))
+            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+            env.update(CADDIE_DIR=str(home), NO_COLOR="1", CADDIE_OLLAMA_URL="http://127.0.0.1:9")
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, "-m", "caddie", "-p", "--model", "fake/fake-model", episode.prompt],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+            seconds = time.perf_counter() - start
+            if proc.returncode != 0:
+                raise RuntimeError(
+                    f"{episode.name} ({mode}): caddie exited {proc.returncode}: {proc.stderr[-2000:]}"
+                )
+            requests = [r.body for r in llm.llm_requests if isinstance(r.body, dict)]
+        session_saved = 0
+        for file in (home / "agent" / "sessions").rglob("*.jsonl"):
+            store = SessionStore.open(file, repair=False)
+            session_saved += compute_savings(store.entries(), store.branch()).net_tokens
+        result = RunResult(
+            episode.name, mode, nudged=model.saw_nudge, seconds=seconds, answer=proc.stdout.strip()
+        )
+        result.session_saved = session_saved
+        previous: dict[str, Any] | None = None
+        for body in requests:
+            result.billed.append(billed_tokens(body))
+            result.cached.append(cached_tokens(body, previous))
+            previous = body
+        if requests:
+            schema = tool_schema_chars(requests[0].get("tools") or [], only_prefix="mulligan_")
+            result.mulligan_schema = math.ceil(schema / 4)
+        result.mulligan_calls = [c for c in model.calls if c.startswith("mulligan_")]
+        return result

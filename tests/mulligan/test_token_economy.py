@@ -1,0 +1,53 @@
+"""The token-economy benchmark's machinery, exercised on one small episode (the full run: bench/token_economy).
+
+The same episode — a whole-file ``cat`` of a big log, then ordinary work — runs through the real ``caddie -p``
+against the fake server with mulligan off and on. With mulligan, the model gets the bloat reminder, rewinds the
+``cat`` behind a note, and every later request is billed less; the waste is billed once, not on every request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bench.token_economy.episodes import episode, work
+from bench.token_economy.runner import billed_tokens, run_episode
+
+
+def test_one_episode_both_ways_mulligan_bills_fewer_input_tokens() -> None:
+    ep = dataclasses.replace(episode("log-cat"), work=work("k", 10, "pricing"))
+    off = run_episode(ep, "off", timeout=120)
+    on = run_episode(ep, "on", timeout=120)
+
+    assert on.nudged and on.mulligan_calls == ["mulligan_rewind"]
+    assert not off.nudged and off.mulligan_calls == [] and off.mulligan_schema == 0
+    assert on.mulligan_schema > 0
+    # off: prompt, cat, grep, 10 work turns, answer; on: one more (the rewind)
+    assert off.requests == 13 and on.requests == 14
+    assert on.answer == off.answer == ep.answer
+
+    waste = off.billed[1] - off.billed[0]  # what the cat's call and result added
+    assert waste > 10_000
+    # until the rewind both carry the waste; afterwards only the run without mulligan does
+    assert 0 < on.billed[1] - on.billed[0] - waste < 100  # the same call and result, plus the reminder
+    for before, after in zip(off.billed[2:], on.billed[3:], strict=True):
+        assert before - after > waste * 0.8
+    assert on.total < off.total * 0.5
+
+
+def test_billing_counts_system_prompt_tools_and_messages() -> None:
+    body = {
+        "messages": [
+            {"role": "system", "content": "x" * 40},
+            {"role": "user", "content": [{"type": "text", "text": "y" * 8}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": "🔄"},
+        ],
+        "tools": [],
+    }
+    assert billed_tokens(body) == 14  # (40 + 8 + len("bash") + len("{}") + 2) / 4: 🔄 is two UTF-16 units
