@@ -46,10 +46,10 @@ from caddie.extensions.api import (
     ToolCall,
     ToolResultMessage,
     entry_to_context_messages,
+    estimate_message_tokens_utf16,
 )
 from caddie.extensions.mulligan.config import MulliganConfig
 from caddie.extensions.mulligan.markers import MarkerIndex
-from caddie.extensions.mulligan.tokens import estimate_message_tokens
 from caddie.extensions.mulligan.transforms import BranchIndexer, FilterTrace, filter_pipeline
 
 __all__ = [
@@ -204,7 +204,7 @@ class SavingsTracker:
     def _extend(self, produced: Sequence[AgentMessage]) -> None:
         for m in produced:
             self._messages.append(m)
-            n = estimate_message_tokens(m)
+            n = estimate_message_tokens_utf16(m)
             self._cum.append(self._cum[-1] + n)
             self._cum_overhead.append(self._cum_overhead[-1] + (n if _is_overhead(m) else 0))
 
@@ -257,7 +257,7 @@ class SavingsTracker:
         for i, (_, replacement) in trace.shrunk.items():
             if i in trace.hidden:
                 continue
-            n_new = estimate_message_tokens(replacement)
+            n_new = estimate_message_tokens_utf16(replacement)
             sent += n_new - (self._cum[i + 1] - self._cum[i])
             overhead += (n_new if _is_overhead(replacement) else 0) - (
                 self._cum_overhead[i + 1] - self._cum_overhead[i]
@@ -347,7 +347,7 @@ def _price(
             if a is not b and a != b:
                 break
             shared += 1
-    fresh = sum(estimate_message_tokens(m) for m in messages[shared:])
+    fresh = sum(estimate_message_tokens_utf16(m) for m in messages[shared:])
     return _rate(total - fresh, fresh, rates)
 
 
