@@ -84,6 +84,9 @@ def test_state_models_thinking_and_modes(host: Host) -> None:
     assert state["autoCompactionEnabled"] is False and state["thinkingLevel"] == "off"
     assert rpc.request({"type": "set_steering_mode", "mode": "sometimes"})["success"] is False
     assert rpc.close() == 0
+    saved = json.loads((host.home / "agent" / "settings.json").read_text())  # saved as Pi saves them
+    assert saved["steeringMode"] == "all" and saved["followUpMode"] == "all"
+    assert saved["compaction"]["enabled"] is False and saved["retry"]["enabled"] is False
 
 
 def test_scoped_models_cycle_with_their_thinking_level(host: Host) -> None:

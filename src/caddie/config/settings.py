@@ -65,6 +65,22 @@ class Settings:
     global_path: Path | None = None
     project_path: Path | None = None
 
+    def save_global(self, updates: dict[str, Any]) -> None:
+        """Apply ``updates`` now and write them to the global settings file, keeping its other keys (as
+        Pi's settings manager does for choices made in a session: steering mode, auto-compaction, …).
+
+        The in-memory change always happens; ``OSError`` / ``ValueError`` (an unreadable file) say that
+        saving did not."""
+        self.data = deep_merge(self.data, updates)
+        path = self.global_path or agent_dir() / "settings.json"
+        current, problem = read_json_object(path)
+        if problem and path.exists():
+            raise ValueError(problem)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(deep_merge(current, updates), indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
         for part in dotted.split("."):

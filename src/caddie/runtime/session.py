@@ -1410,29 +1410,35 @@ class AgentSession:
         if mode not in ("all", "one-at-a-time"):
             raise SessionError(f"Unknown steering mode {mode!r}; use 'all' or 'one-at-a-time'.")
         self.agent.steering.mode = "all" if mode == "all" else "one-at-a-time"
-        self.settings.data["steeringMode"] = mode
+        self._save_setting({"steeringMode": mode})
 
     def set_follow_up_mode(self, mode: str) -> None:
         if mode not in ("all", "one-at-a-time"):
             raise SessionError(f"Unknown follow-up mode {mode!r}; use 'all' or 'one-at-a-time'.")
         self.agent.follow_ups.mode = "all" if mode == "all" else "one-at-a-time"
-        self.settings.data["followUpMode"] = mode
+        self._save_setting({"followUpMode": mode})
 
     @property
     def auto_compaction_enabled(self) -> bool:
         return self.settings.compaction_enabled
 
     def set_auto_compaction_enabled(self, enabled: bool) -> None:
-        block = self.settings.data.get("compaction")
-        self.settings.data["compaction"] = {**(block if isinstance(block, dict) else {}), "enabled": enabled}
+        self._save_setting({"compaction": {"enabled": enabled}})
 
     @property
     def auto_retry_enabled(self) -> bool:
         return self.settings.retry_enabled
 
     def set_auto_retry_enabled(self, enabled: bool) -> None:
-        block = self.settings.data.get("retry")
-        self.settings.data["retry"] = {**(block if isinstance(block, dict) else {}), "enabled": enabled}
+        self._save_setting({"retry": {"enabled": enabled}})
+
+    def _save_setting(self, updates: dict[str, Any]) -> None:
+        """A choice made in the session applies now and is saved as the global default, as Pi saves it."""
+        try:
+            self.settings.save_global(updates)
+        except (OSError, ValueError) as e:
+            log.warning("could not save %s to settings: %s", ", ".join(updates), e)
+            self._publish_soon(NoticeEvent(f"Could not save the setting: {e}", "warning"))
 
     def abort_retry(self) -> None:
         """Cancel the wait before an automatic retry (the run then ends with the error)."""

@@ -12,7 +12,6 @@ into a widget change here; nothing in this module holds agent logic.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shlex
 import shutil
@@ -55,7 +54,6 @@ from caddie.ai.model import THINKING_LEVELS, Model
 from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
 from caddie.config.paths import agent_dir
-from caddie.config.settings import deep_merge, read_json_object
 from caddie.extensions.api import NotifyLevel
 from caddie.modes.interactive.commands import (
     BUILTIN_NAMES,
@@ -1270,28 +1268,15 @@ class CaddieApp(App[int], inherit_bindings=False):
             return
         path = s.global_path or agent_dir() / "settings.json"
         try:
-            await asyncio.to_thread(write_global_settings, path, updates)
+            await asyncio.to_thread(s.save_global, updates)
         except (OSError, ValueError) as e:
             self.show_error(f"Could not save {path}: {e}")
             return
-        s.data = deep_merge(s.data, updates)
         self.notify(f"Saved to {short_path(str(path))}", timeout=2)
 
 
 def _on(flag: bool) -> str:
     return "on" if flag else "off"
-
-
-def write_global_settings(path: Path, updates: dict[str, Any]) -> None:
-    """Merge ``updates`` into the settings file at ``path`` (keeping every other key), atomically."""
-    data, problem = read_json_object(path)
-    if problem and path.exists():
-        raise ValueError(problem)
-    merged = deep_merge(data, updates)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def external_editor_command() -> list[str] | None:
