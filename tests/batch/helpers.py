@@ -89,7 +89,7 @@ def twenty_tasks(root: Path) -> tuple[Path, dict[str, str]]:
     for _ in range(2):
         add("complete-setup", "error", setup="echo preparing; exit 7")
     for _ in range(2):
-        add("slow", "timeout", timeout="6s")
+        add("slow", "timeout", timeout="10s")  # room for the goal process to start on a busy machine
     for _ in range(2):
         add("error", "error")
     assert len(tasks) == 20

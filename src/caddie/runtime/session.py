@@ -285,7 +285,7 @@ class AgentSession:
         return list(self.store.warnings)
 
     async def _announce_store_warnings(self) -> None:
-        """Every mode renders ``NoticeEvent`` (rpc: a ``notice`` event, the TUI: a toast)."""
+        """Every mode renders ``NoticeEvent`` (rpc: a ``notice`` event, the TUI: a line in the conversation)."""
         for warning in self.take_store_warnings():
             await self._publish(NoticeEvent(warning, "warning"))
 
