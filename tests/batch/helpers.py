@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,8 @@ def check_twenty(root: Path, expected: dict[str, str], results: Path, workdir: P
         elif status == "runaway":
             assert r["exit_code"] == 4 and '"status":"paused"' in session.read_text()
         elif status == "timeout":
-            assert (workspace / "started.txt").exists() and r["exit_code"] is None
+            # the goal was running, and ended on the batch's SIGTERM as caddie ends on one: cleanly, 128 + 15
+            assert (workspace / "started.txt").exists() and r["exit_code"] == 128 + signal.SIGTERM
             assert 6 <= r["duration_s"] < 30
         elif status == "error":
             assert r["exit_code"] == 4 and "paused" in r["detail"]
