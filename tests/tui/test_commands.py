@@ -109,6 +109,20 @@ async def test_escape_closes_the_completion_menu(tmp_path: Path) -> None:
     assert app.editor.text == "/mo"
 
 
+async def test_enter_decides_on_the_text_typed_not_on_suggestions_for_an_earlier_text(tmp_path: Path) -> None:
+    """Keys can arrive faster than the menu follows them (tmux, a paste): "/session⏎" must run /session,
+    not /model, the first suggestion for "/"."""
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await type_text(pilot, "/session")
+        app.menu.show(complete("/", app.editor.commands()), "/")  # what the menu showed one key ago
+        assert app.menu.current() is not None and app.menu.current().label != "/session"  # type: ignore[union-attr]
+        await pilot.press("enter")
+        await until(pilot, lambda: "Session id" in widget_text(app.query(InfoBlock).last()))
+    assert app.editor.text == ""
+
+
 async def test_extension_commands_run_with_their_arguments(tmp_path: Path) -> None:
     calls: list[str] = []
     app, faux = make_app(tmp_path, extensions=[deploy_extension(calls)])

@@ -126,13 +126,16 @@ class CompletionMenu(OptionList):
     def __init__(self) -> None:
         super().__init__(id="completion")
         self.completions: list[Completion] = []
+        self.for_text: str | None = None
+        """The editor text the suggestions were made for (keys can arrive faster than they follow)."""
 
     @property
     def is_open(self) -> bool:
         return self.has_class("-visible") and bool(self.completions)
 
-    def show(self, completions: list[Completion]) -> None:
+    def show(self, completions: list[Completion], for_text: str | None = None) -> None:
         self.completions = completions
+        self.for_text = for_text
         options = []
         for c in completions:
             prompt = Text(c.label, style="bold")
@@ -235,7 +238,7 @@ class PromptEditor(TextArea):
     def refresh_completions(self) -> None:
         text = self.text
         if text.startswith("/") and "\n" not in text:
-            self.menu.show(complete(text, self.commands()))
+            self.menu.show(complete(text, self.commands()), text)
         elif self._at_token() is not None:
             self.run_worker(self._offer_files(text), group="files", exclusive=True, exit_on_error=False)
         else:
@@ -299,7 +302,7 @@ class PromptEditor(TextArea):
         for path in fuzzy_filter(query, files):
             value, cursor = self._replacing_token("@" + path + ("" if path.endswith("/") else " "))
             completions.append(Completion(value, path, "", cursor, "path"))
-        self.menu.show(completions)
+        self.menu.show(completions, text)
 
     def complete_path_at_cursor(self) -> None:
         """Tab outside a command: complete the path before the cursor (the shared part; a menu if several)."""
@@ -324,7 +327,7 @@ class PromptEditor(TextArea):
             value, cursor = self._replacing_token(replacement(option))
             name = option.rstrip("/").rsplit("/", 1)[-1] + ("/" if option.endswith("/") else "")
             completions.append(Completion(value, name, "", cursor, "path"))
-        self.menu.show(completions)
+        self.menu.show(completions, self.text)
 
     # -- kill ring ----------------------------------------------------------------------------------
     def _kill_range(self, key: str) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -375,6 +378,13 @@ class PromptEditor(TextArea):
         handled = True
         menu = self.menu.is_open
         previous, self._last_kind = self._last_kind, None
+        if menu and key in ("enter", "tab") and self.menu.for_text != self.text:
+            # Typed (or pasted) faster than the menu followed: decide on the text as it is now, never on
+            # suggestions made for an earlier text ("/session⏎" in one burst must not run /model).
+            self.menu.hide()
+            if self.text.startswith("/") and "\n" not in self.text:
+                self.refresh_completions()
+            menu = self.menu.is_open
         chosen = self.menu.current() if menu else None
         if key == "enter" and chosen is not None and chosen.kind == "path":
             self._accept(chosen, trailing_space=False)
