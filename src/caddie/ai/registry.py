@@ -19,8 +19,6 @@ import json
 import os
 import re
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -489,6 +487,9 @@ def _resolve_headers(
 def probe_ollama(url: str | None = None, timeout_s: float = OLLAMA_PROBE_TIMEOUT_S) -> list[str] | None:
     """Model names of an Ollama server at ``url`` (default ``CADDIE_OLLAMA_URL`` or 127.0.0.1:11434), or None
     when nothing answers within ``timeout_s``. Tries ``/api/tags``, then the OpenAI-style ``/v1/models``."""
+    import urllib.error  # only when probing (~20 ms to import)
+    import urllib.request
+
     base = (url or os.environ.get(OLLAMA_URL_ENV) or DEFAULT_OLLAMA_URL).rstrip("/")
     if base.endswith("/v1"):
         base = base[:-3]

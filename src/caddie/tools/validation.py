@@ -27,8 +27,6 @@ from pydantic import BaseModel, ValidationError
 
 from caddie.jscompat import json_stringify
 from caddie.tools.base import ToolDefinition
-from caddie.tools.conversion import coerce_with_json_schema, normalize_optional_nulls, typebox_convert
-from caddie.tools.schema_check import error_line, is_valid, typebox_errors
 
 VALIDATION_FAILED = 'Validation failed for tool "{name}":'
 UNKNOWN_VALIDATION_ERROR = "Unknown validation error"
@@ -61,6 +59,10 @@ def validate_arguments(tool: ToolDefinition, args: Any, *, prepare: bool = True)
             prepared = tool.prepare_arguments(args)
         except Exception as exc:
             raise ToolArgumentError(str(exc)) from exc
+
+    # jsonschema takes ~50 ms to import: not on the path to the first frame, only to the first tool call
+    from caddie.tools.conversion import coerce_with_json_schema, normalize_optional_nulls, typebox_convert
+    from caddie.tools.schema_check import error_line, is_valid, typebox_errors
 
     model = tool.parameters if isinstance(tool.parameters, type) else None
     schema = tool.json_schema()
