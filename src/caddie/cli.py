@@ -23,7 +23,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from caddie import __version__
 
@@ -659,11 +659,12 @@ def _log_to_stderr() -> None:
     logging.getLogger("caddie").addHandler(handler)
 
 
-def _stdout_json_writer() -> Callable[[dict[str, object]], None]:
+def _stdout_json_writer() -> Callable[[dict[str, Any] | str], None]:
     import json
 
-    def write(obj: dict[str, object]) -> None:
-        sys.stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    def write(obj: dict[str, Any] | str) -> None:
+        line = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
     return write

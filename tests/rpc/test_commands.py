@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from tests.rpc.conftest import Host
@@ -416,3 +417,32 @@ def test_system_prompt_flag_gives_pis_text(host: Host) -> None:
     system = host.llm.llm_requests[0].system
     assert system == f"You are terse.\nCurrent working directory: {host.project.resolve()}\n"
     assert rpc.close() == 0
+
+
+def test_get_tree_of_a_session_thousands_of_entries_deep(host: Host) -> None:
+    """A long session is one chain of entries; its tree is as deep as it is long (json.dumps alone stops at
+    ~1,000 levels)."""
+    from caddie.ai.messages import AssistantMessage, TextContent, UserMessage
+    from caddie.session.store import SessionStore
+
+    store = SessionStore.create(str(host.project), host.home / "deep")
+    store.append_message(AssistantMessage([TextContent("hi")], api="faux", provider="faux", model="echo"))
+    for i in range(3000):  # (a file is written from the first assistant message on, as Pi does)
+        store.append_message(UserMessage([TextContent(f"message {i}")]))
+    path = store.session_file
+    leaf = store.leaf_id
+    store.close()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # for the test's own json.loads of the answer
+    try:
+        rpc = host.rpc("--session", str(path))
+        tree = rpc.ok({"type": "get_tree"})
+        depth, node = 0, tree["tree"][-1]
+        while node["children"]:
+            depth, node = depth + 1, node["children"][0]
+        assert rpc.close() == 0
+    finally:
+        sys.setrecursionlimit(limit)
+    assert node["entry"]["id"] == leaf == tree["leafId"]
+    assert node["entry"]["message"]["content"][0]["text"] == "message 2999"
+    assert depth >= 3000

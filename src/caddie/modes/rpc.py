@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -36,7 +36,8 @@ from caddie.runtime.session import AgentSession, SessionError
 from caddie.session.entries import MessageEntry, entry_to_json
 from caddie.session.store import TreeNode
 
-Write = Callable[[dict[str, Any]], None]
+Write = Callable[[dict[str, Any] | str], None]
+"""Sends one record: a dict to encode, or a line already encoded (a tree too deep for ``json.dumps``)."""
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest command line the reader accepts; a longer one gets a ``parse`` error and is skipped."""
@@ -548,16 +549,16 @@ class RpcServer:
     async def cmd_get_tree(self, request: dict[str, Any]) -> None:
         store = self.session.store
         times: dict[str, str] = getattr(store, "_label_times", {})
-
-        def node(n: TreeNode) -> dict[str, Any]:
-            out: dict[str, Any] = {"entry": entry_to_json(n.entry), "children": [node(c) for c in n.children]}
-            if n.label is not None:
-                out["label"] = n.label
-                if n.entry.id in times:
-                    out["labelTimestamp"] = times[n.entry.id]
-            return out
-
-        await self._reply(request, {"tree": [node(n) for n in store.tree()], "leafId": store.leaf_id})
+        await self.session.flush_events()
+        # A long session is a chain thousands of entries deep: encoded without recursion, then spliced into
+        # the response (json.dumps stops at ~1,000 levels).
+        marker = f"\u0000tree-{uuid.uuid4().hex}\u0000"
+        out: dict[str, Any] = {"type": "response", "command": "get_tree", "success": True}
+        if "id" in request:
+            out = {"id": request["id"], **out}
+        out["data"] = {"tree": marker, "leafId": store.leaf_id}
+        line = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+        self.write(line.replace(json.dumps(marker), tree_json(store.tree(), times), 1))
 
     async def cmd_set_session_name(self, request: dict[str, Any]) -> None:
         name = request.get("name")
@@ -777,3 +778,32 @@ async def _after(first: asyncio.Future[None], then: Awaitable[None]) -> None:
     with contextlib.suppress(Exception):  # a failing session_start handler was reported already
         await asyncio.shield(first)
     await then
+
+
+def tree_json(roots: Sequence[TreeNode], label_times: dict[str, str]) -> str:
+    """Pi's ``get_tree`` nodes (``entry``, ``children``, ``label``, ``labelTimestamp``) as JSON text, built
+    with an explicit stack so depth costs no recursion."""
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    parts = ["["]
+    stack: list[tuple[Iterator[TreeNode], str, list[bool]]] = [(iter(roots), "]", [True])]
+    while stack:
+        children, closing, first = stack[-1]
+        node = next(children, None)
+        if node is None:
+            stack.pop()
+            parts.append(closing)
+            continue
+        if not first[0]:
+            parts.append(",")
+        first[0] = False
+        tail: dict[str, Any] = {}
+        if node.label is not None:
+            tail["label"] = node.label
+            if node.entry.id in label_times:
+                tail["labelTimestamp"] = label_times[node.entry.id]
+        parts.append(dumps({"entry": entry_to_json(node.entry)})[:-1] + ',"children":[')
+        stack.append((iter(node.children), "]" + ("," + dumps(tail)[1:] if tail else "}"), [True]))
+    return "".join(parts)
