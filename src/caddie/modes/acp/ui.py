@@ -16,8 +16,9 @@ from typing import Any
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from acp import helpers
-from caddie.extensions.api import NotifyLevel, WidgetPlacement
+from caddie.extensions.api import NotifyLevel
 from caddie.modes.acp.convert import text_content
+from caddie.runtime.ui import HeadlessUI
 
 Send = Callable[[Any], None]
 """Queue one ``session/update`` (in order with everything else the session sends)."""
@@ -27,46 +28,22 @@ Ask = Callable[[ToolCallUpdate, list[PermissionOption], float | None], Awaitable
 _PREFIX: dict[str, str] = {"info": "", "warning": "Warning: ", "error": "Error: "}
 
 
-class AcpUI:
+class AcpUI(HeadlessUI):
+    """HeadlessUI's bookkeeping (statuses, widgets, title, editor text), with what ACP can show sent."""
+
     def __init__(self, send: Send, ask: Ask) -> None:
+        super().__init__()
         self._send = send
         self._ask = ask
-        self.statuses: dict[str, str] = {}
-        self.widgets: dict[str, tuple[list[str], WidgetPlacement]] = {}
-        self.title: str | None = None
-        self.editor_text = ""
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._send(helpers.update_agent_message_text(f"\n\n{_PREFIX.get(level, '')}{message}\n\n"))
 
-    def set_status(self, key: str, text: str | None) -> None:
-        if text is None:
-            self.statuses.pop(key, None)
-        else:
-            self.statuses[key] = text
-
-    def set_widget(
-        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
-    ) -> None:
-        if lines is None:
-            self.widgets.pop(key, None)
-        else:
-            self.widgets[key] = (list(lines), placement)
-
     def set_title(self, title: str) -> None:
         from acp.schema import SessionInfoUpdate
 
-        self.title = title
+        super().set_title(title)
         self._send(SessionInfoUpdate(session_update="session_info_update", title=title))
-
-    def set_editor_text(self, text: str) -> None:
-        self.editor_text = text
-
-    def get_editor_text(self) -> str:
-        return self.editor_text
-
-    def set_working_message(self, message: str | None) -> None:
-        pass
 
     async def _choose(
         self, title: str, message: str | None, options: list[PermissionOption], timeout: float | None
