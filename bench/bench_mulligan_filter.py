@@ -73,8 +73,8 @@ from tests.mulligan.fakehost import Harness, assistant, assistant_text, call, re
 
 from caddie.ai.messages import copy_messages, message_from_json, message_to_json
 from caddie.extensions.api import AgentMessage, ContextEvent, ContextUsage, CustomEntry, SessionEntry
-from caddie.extensions.mulligan.markers import MarkerBundle, read_markers
-from caddie.extensions.mulligan.transforms import SHRUNK_OPEN, branch_tail, filter_pipeline
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle, read_markers
+from caddie.extensions.bundled.mulligan.transforms import SHRUNK_OPEN, branch_tail, filter_pipeline
 from caddie.session.entries import entry_from_json, entry_to_json
 
 HERE = Path(__file__).resolve().parent

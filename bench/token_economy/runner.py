@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from tests.support import fake_llm as fl
 
-from caddie.extensions.mulligan.savings import compute_savings
+from caddie.extensions.bundled.mulligan.savings import compute_savings
 from caddie.session.store import SessionStore
 
 Mode = Literal["off", "on", "limit"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from caddie.extensions.mulligan.transforms import FilterTrace, filter_pipeline
+from caddie.extensions.bundled.mulligan.transforms import FilterTrace, filter_pipeline
 from tests.mulligan.helpers import PROTECT
 from tests.mulligan.test_properties import build, plans
 

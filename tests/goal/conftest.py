@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from caddie.extensions.goal import timing as goal_timing
+from caddie.extensions.bundled.goal import timing as goal_timing
 from tests.goal.helpers import FakeTiming
 
 

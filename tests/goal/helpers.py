@@ -24,7 +24,7 @@ from caddie.ai.messages import (
 from caddie.ai.model import Context
 from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_model, faux_tool_call
 from caddie.config.paths import agent_dir
-from caddie.extensions.goal.model import CONTINUE_MESSAGE, GOAL_ENTRY, LOOP_ENTRY
+from caddie.extensions.bundled.goal.model import CONTINUE_MESSAGE, GOAL_ENTRY, LOOP_ENTRY
 from caddie.runtime.factory import SessionRequest, build_session
 from caddie.runtime.session import AgentSession
 from caddie.session.entries import CustomEntry, CustomMessageEntry, MessageEntry

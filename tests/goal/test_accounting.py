@@ -15,7 +15,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from caddie.extensions.goal.accounting import (
+from caddie.extensions.bundled.goal.accounting import (
     TurnFacts,
     add_tokens,
     counted_tokens,
@@ -26,9 +26,9 @@ from caddie.extensions.goal.accounting import (
     set_budget,
     status_after_failure,
 )
-from caddie.extensions.goal.branch import restore, turn_was_cut_off
-from caddie.extensions.goal.check import output_tail
-from caddie.extensions.goal.model import (
+from caddie.extensions.bundled.goal.branch import restore, turn_was_cut_off
+from caddie.extensions.bundled.goal.check import output_tail
+from caddie.extensions.bundled.goal.model import (
     CONTINUE_MESSAGE,
     GOAL_ENTRY,
     LOOP_ENTRY,
@@ -38,7 +38,7 @@ from caddie.extensions.goal.model import (
     goal_from_json,
     loop_from_json,
 )
-from caddie.extensions.goal.render import (
+from caddie.extensions.bundled.goal.render import (
     STANDING_ORDERS,
     continuation_text,
     format_duration,

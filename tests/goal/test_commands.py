@@ -10,9 +10,9 @@ import pytest
 
 from caddie.ai.messages import UserMessage
 from caddie.ai.providers.faux import PacedStep, faux_message
-from caddie.extensions.goal import timing as goal_timing
-from caddie.extensions.goal.commands import create_goal_template
-from caddie.extensions.goal.render import UNBOUNDED_ADVISORY
+from caddie.extensions.bundled.goal import timing as goal_timing
+from caddie.extensions.bundled.goal.commands import create_goal_template
+from caddie.extensions.bundled.goal.render import UNBOUNDED_ADVISORY
 from tests.goal.helpers import call, last_user_side_text, open_session, say, usage
 
 GOAL_TOOLS = {"create_goal", "get_goal", "update_goal"}

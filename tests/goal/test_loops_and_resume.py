@@ -8,7 +8,7 @@ from typing import Any, Literal
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.faux import faux_message
-from caddie.extensions.goal.model import GOAL_ENTRY, Goal
+from caddie.extensions.bundled.goal.model import GOAL_ENTRY, Goal
 from caddie.session.store import SessionStore
 from tests.goal.helpers import FakeTiming, call, last_user_side_text, open_session, say, usage
 

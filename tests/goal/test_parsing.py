@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from caddie.extensions.goal.parsing import (
+from caddie.extensions.bundled.goal.parsing import (
     DEFAULT_LOOP_PROMPT,
     ClearGoal,
     EditGoal,

@@ -10,7 +10,7 @@ from typing import Any
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.faux import faux_message, faux_tool_call
 from caddie.extensions.api import SessionCompactEvent
-from caddie.extensions.goal.render import STANDING_ORDERS
+from caddie.extensions.bundled.goal.render import STANDING_ORDERS
 from caddie.session.entries import CompactionEntry
 from tests.goal.helpers import call, git_repo, last_user_side_text, open_session, say, usage
 

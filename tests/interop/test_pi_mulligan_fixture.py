@@ -46,7 +46,7 @@ import pytest
 from caddie.ai.messages import convert_to_llm, message_from_json
 from caddie.ai.model import Context, Model
 from caddie.ai.providers.openai_completions import convert_messages
-from caddie.extensions.mulligan.markers import read_markers
+from caddie.extensions.bundled.mulligan.markers import read_markers
 from caddie.session.entries import CustomEntry
 from caddie.session.store import SessionStore
 from tests.interop import make_pi_mulligan_fixture as mk

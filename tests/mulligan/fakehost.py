@@ -48,7 +48,7 @@ from caddie.extensions.api import (
     UserMessage,
     entry_to_context_messages,
 )
-from caddie.extensions.mulligan import Mulligan, register
+from caddie.extensions.bundled.mulligan import Mulligan, register
 from caddie.extensions.runner import Extension
 from caddie.session.context import context_entries_of_path
 

@@ -18,8 +18,8 @@ from caddie.extensions.api import (
     ToolCall,
     ToolResultMessage,
 )
-from caddie.extensions.mulligan.markers import RewindMarker, ShrinkMarker
-from caddie.extensions.mulligan.transforms import stamp_shrink
+from caddie.extensions.bundled.mulligan.markers import RewindMarker, ShrinkMarker
+from caddie.extensions.bundled.mulligan.transforms import stamp_shrink
 from tests.mulligan.fakehost import text_of, user
 
 PROTECT = ("first:user", "latest:user")

@@ -14,15 +14,15 @@ from caddie.extensions.api import (
     ThinkingContent,
     message_bytes,
 )
-from caddie.extensions.mulligan.audit import (
+from caddie.extensions.bundled.mulligan.audit import (
     AuditRow,
     build_call_lookup,
     describe_message,
     list_checkpoints,
     render_audit_report,
 )
-from caddie.extensions.mulligan.markers import MarkerBundle, RewindMarker, ShrinkMarker
-from caddie.extensions.mulligan.tools.audit import AUDIT_DESCRIPTION
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle, RewindMarker, ShrinkMarker
+from caddie.extensions.bundled.mulligan.tools.audit import AUDIT_DESCRIPTION
 from tests.mulligan.fakehost import NOTE, Harness, assistant, assistant_text, call, result, result_text, user
 
 PROTECT = ("first:user", "latest:user")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from caddie.extensions.mulligan.tools.cancel import CANCEL_DESCRIPTION
+from caddie.extensions.bundled.mulligan.tools.cancel import CANCEL_DESCRIPTION
 from tests.mulligan.fakehost import NOTE, Harness, assistant, call, result, result_text, user
 
 NONE_BY_ID = "Mulligan: no active marker found with that id — nothing to cancel."

@@ -6,10 +6,10 @@ import logging
 
 import pytest
 
-from caddie.extensions.mulligan.audit import build_audit, list_checkpoints
-from caddie.extensions.mulligan.banner import BANNER_WIDGET_KEY, banner_line, reconcile_banner
-from caddie.extensions.mulligan.commands import clear_checkpoint_by_name, valid_checkpoint_name
-from caddie.extensions.mulligan.tools.audit import safe_markers
+from caddie.extensions.bundled.mulligan.audit import build_audit, list_checkpoints
+from caddie.extensions.bundled.mulligan.banner import BANNER_WIDGET_KEY, banner_line, reconcile_banner
+from caddie.extensions.bundled.mulligan.commands import clear_checkpoint_by_name, valid_checkpoint_name
+from caddie.extensions.bundled.mulligan.tools.audit import safe_markers
 from tests.mulligan.fakehost import Harness, assistant, call, result, user
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from caddie.extensions.mulligan.config import (
+from caddie.extensions.bundled.mulligan.config import (
     DEFAULT_CONFIG,
     MulliganConfig,
     config_from_settings,

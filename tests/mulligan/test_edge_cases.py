@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from caddie.extensions.api import ContextUsage, CustomMessage, ToolResultMessage, UserMessage
-from caddie.extensions.mulligan.tools.rewind import MUTATION_WARNING
-from caddie.extensions.mulligan.transforms import (
+from caddie.extensions.bundled.mulligan.tools.rewind import MUTATION_WARNING
+from caddie.extensions.bundled.mulligan.transforms import (
     Unit,
     filter_pipeline,
     partition_into_units,

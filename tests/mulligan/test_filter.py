@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from caddie.extensions.api import ContextUsage, CustomMessage
-from caddie.extensions.mulligan.notes import render_high_water_nudge
+from caddie.extensions.bundled.mulligan.notes import render_high_water_nudge
 from tests.mulligan.fakehost import NOTE, Harness, assistant, call, result, result_text, text_of, user
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from caddie.extensions.api import AgentMessage
-from caddie.extensions.mulligan.ledger import FileLedger, extract_file_ledger, is_read_only_bash
+from caddie.extensions.bundled.mulligan.ledger import FileLedger, extract_file_ledger, is_read_only_bash
 from tests.mulligan.fakehost import assistant, assistant_text, call, result, user
 
 

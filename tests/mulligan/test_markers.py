@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from caddie.extensions.api import CustomEntry, CustomMessageEntry, LabelEntry, SessionEntry
-from caddie.extensions.mulligan.markers import MarkerIndex, leave_note, read_markers
+from caddie.extensions.bundled.mulligan.markers import MarkerIndex, leave_note, read_markers
 from tests.mulligan.fakehost import Harness
 
 

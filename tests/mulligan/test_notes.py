@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from caddie.extensions.mulligan.ledger import FileLedger
-from caddie.extensions.mulligan.notes import (
+from caddie.extensions.bundled.mulligan.ledger import FileLedger
+from caddie.extensions.bundled.mulligan.notes import (
     NOTE_INVALID_REASON,
     DriftNudgeInput,
     k_tokens,

@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 import pytest
 
 from caddie.extensions.api import ContextUsage, CustomMessage, ImageContent, TextContent
-from caddie.extensions.mulligan.config import MulliganConfig, validate_config
-from caddie.extensions.mulligan.markers import MarkerBundle, RewindMarker, ShrinkMarker, TurnMetric
-from caddie.extensions.mulligan.notes import render_bloat_reminder, render_high_water_nudge
-from caddie.extensions.mulligan.nudges import (
+from caddie.extensions.bundled.mulligan.config import MulliganConfig, validate_config
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle, RewindMarker, ShrinkMarker, TurnMetric
+from caddie.extensions.bundled.mulligan.notes import render_bloat_reminder, render_high_water_nudge
+from caddie.extensions.bundled.mulligan.nudges import (
     bloat_threshold_for,
     inject_high_water_nudge,
     inject_nudge,
@@ -18,7 +18,7 @@ from caddie.extensions.mulligan.nudges import (
     should_nudge,
     suppress_check,
 )
-from caddie.extensions.mulligan.runtime import BloatHit, SessionRuntime
+from caddie.extensions.bundled.mulligan.runtime import BloatHit, SessionRuntime
 from tests.mulligan.fakehost import Harness, assistant_text, result, user
 
 CONFIG = MulliganConfig()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from caddie.extensions.mulligan.prepare_args import prepare_object_args
+from caddie.extensions.bundled.mulligan.prepare_args import prepare_object_args
 from tests.mulligan.fakehost import Harness
 
 

@@ -29,8 +29,8 @@ from caddie.extensions.api import (
     estimate_tokens_utf16,
     utf16_message_chars,
 )
-from caddie.extensions.mulligan.markers import MarkerIndex, RewindMarker, ShrinkMarker, read_markers
-from caddie.extensions.mulligan.transforms import (
+from caddie.extensions.bundled.mulligan.markers import MarkerIndex, RewindMarker, ShrinkMarker, read_markers
+from caddie.extensions.bundled.mulligan.transforms import (
     BranchIndexer,
     branch_tail,
     filter_pipeline,

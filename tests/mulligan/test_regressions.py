@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from caddie.extensions.api import AgentMessage, TextContent, ToolResultMessage
-from caddie.extensions.mulligan.transforms import RewindDiag, filter_pipeline
+from caddie.extensions.bundled.mulligan.transforms import RewindDiag, filter_pipeline
 from tests.mulligan.fakehost import NOTE, Harness, assistant, call, custom, result, text_of, user
 from tests.mulligan.helpers import PROTECT, entries, entry, rewind
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from caddie.extensions.api import ContextUsage, ToolResult
-from caddie.extensions.mulligan.audit import list_checkpoints
-from caddie.extensions.mulligan.ledger import FileLedger
-from caddie.extensions.mulligan.notes import render_note
-from caddie.extensions.mulligan.tools.rewind import MUTATION_WARNING, REWIND_DESCRIPTION
+from caddie.extensions.bundled.mulligan.audit import list_checkpoints
+from caddie.extensions.bundled.mulligan.ledger import FileLedger
+from caddie.extensions.bundled.mulligan.notes import render_note
+from caddie.extensions.bundled.mulligan.tools.rewind import MUTATION_WARNING, REWIND_DESCRIPTION
 from tests.mulligan.fakehost import NOTE, Harness, assistant, call, result, result_text, user
 
 LCG = {"note": NOTE, "granularity": "last_tool_call_group"}

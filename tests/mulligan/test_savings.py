@@ -19,8 +19,8 @@ import pytest
 
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from caddie.ai.model import Model, ModelCost
-from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.savings import SavingsTracker, compute_savings
+from caddie.extensions.bundled.mulligan.config import MulliganConfig
+from caddie.extensions.bundled.mulligan.savings import SavingsTracker, compute_savings
 from caddie.session.store import SessionStore
 from tests.e2e.conftest import Caddie
 from tests.support import fake_llm as fl

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from caddie.extensions.mulligan.tools.shrink import SHRINK_DESCRIPTION, shrink_orientation_line
+from caddie.extensions.bundled.mulligan.tools.shrink import SHRINK_DESCRIPTION, shrink_orientation_line
 from tests.mulligan.fakehost import Harness, assistant, call, result, result_text, user
 
 ORIENTATION = "Continue exactly where you left off — no re-verification or re-reading is needed."

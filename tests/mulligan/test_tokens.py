@@ -23,7 +23,7 @@ from caddie.extensions.api import (
     utf16_len,
     utf16_prefix,
 )
-from caddie.extensions.mulligan.nudges import estimate_agent_tokens
+from caddie.extensions.bundled.mulligan.nudges import estimate_agent_tokens
 from tests.mulligan.fakehost import assistant, assistant_text, call, result, user
 
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 import pytest
 
 from caddie.extensions.api import AgentMessage, TextContent, ToolResultMessage
-from caddie.extensions.mulligan.transforms import (
+from caddie.extensions.bundled.mulligan.transforms import (
     BranchIndexer,
     RewindDiag,
     Unit,

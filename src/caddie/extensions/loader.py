@@ -34,6 +34,7 @@ from caddie.extensions.runner import Extension, ExtensionExit, call_handler
 from caddie.resources.packages import InstalledPackage, is_managed_site
 
 BUNDLED = ("mulligan", "goal")
+"""The packages under ``caddie.extensions.bundled``, in load order (a test checks none is missing)."""
 ENTRY_POINT_GROUP = "caddie.extensions"
 
 
@@ -156,7 +157,7 @@ def bundled_sources(disabled: Iterable[str] = ()) -> list[ExtensionSource]:
     for name in BUNDLED:
         if name in skip:
             continue
-        module = f"caddie.extensions.{name}"
+        module = f"caddie.extensions.bundled.{name}"
         if importlib.util.find_spec(module) is None:
             continue
         out.append(ExtensionSource(f"bundled:{name}", name, partial(importlib.import_module, module)))

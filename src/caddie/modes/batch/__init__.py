@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from caddie.extensions.goal.parsing import UsageError, parse_token_count
+from caddie.extensions.bundled.goal.parsing import UsageError, parse_token_count
 from caddie.modes.batch.tasks import BatchError, load_tasks
 
 USAGE = "caddie batch TASKS.jsonl [--out results.jsonl] [--workers N] [--ray [ADDRESS]] [--total-budget TOKENS] [--model …]"

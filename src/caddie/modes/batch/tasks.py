@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from caddie.extensions.goal.parsing import UsageError, check_objective, parse_token_count
+from caddie.extensions.bundled.goal.parsing import UsageError, check_objective, parse_token_count
 
 FIELDS = ("id", "repo", "ref", "objective", "budget", "check", "model", "setup", "timeout")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

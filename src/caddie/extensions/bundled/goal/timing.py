@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from caddie.extensions.goal.check import CHECK_OUTPUT_BYTES, CHECK_TIMEOUT_S
+from caddie.extensions.bundled.goal.check import CHECK_OUTPUT_BYTES, CHECK_TIMEOUT_S
 
 SELF_PACED_DELAY_S = 0.25
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from caddie.extensions.goal.model import OBJECTIVE_LIMIT
+from caddie.extensions.bundled.goal.model import OBJECTIVE_LIMIT
 
 
 class UsageError(ValueError):

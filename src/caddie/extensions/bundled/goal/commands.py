@@ -6,8 +6,8 @@ from dataclasses import replace
 from importlib import resources
 
 from caddie.extensions.api import CommandContext
-from caddie.extensions.goal.accounting import resume_goal, set_budget
-from caddie.extensions.goal.parsing import (
+from caddie.extensions.bundled.goal.accounting import resume_goal, set_budget
+from caddie.extensions.bundled.goal.parsing import (
     ClearGoal,
     EditGoal,
     NewGoal,
@@ -24,7 +24,7 @@ from caddie.extensions.goal.parsing import (
     parse_goal_args,
     parse_loop_args,
 )
-from caddie.extensions.goal.render import (
+from caddie.extensions.bundled.goal.render import (
     NO_GOAL,
     format_interval,
     format_tokens,
@@ -32,7 +32,7 @@ from caddie.extensions.goal.render import (
     goal_status_text,
     loop_status_text,
 )
-from caddie.extensions.goal.runtime import GoalRuntime
+from caddie.extensions.bundled.goal.runtime import GoalRuntime
 
 GOAL_DESCRIPTION = (
     "Pursue an objective until done: /goal <objective> | with token budget <N> <objective> | edit | "
@@ -48,7 +48,7 @@ ARGUMENTS_PLACEHOLDER = "$ARGUMENTS"
 
 
 def create_goal_template() -> str:
-    return resources.files("caddie.extensions.goal").joinpath("prompts", "create-goal.md").read_text("utf-8")
+    return resources.files("caddie.extensions.bundled.goal").joinpath("prompts", "create-goal.md").read_text("utf-8")
 
 
 def expand_create_goal(task: str, template: str | None = None) -> str:

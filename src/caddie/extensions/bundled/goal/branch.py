@@ -18,8 +18,8 @@ from caddie.extensions.api import (
     ToolResultMessage,
     UserMessage,
 )
-from caddie.extensions.goal.accounting import add_tokens, counted_tokens, normalize_output
-from caddie.extensions.goal.model import (
+from caddie.extensions.bundled.goal.accounting import add_tokens, counted_tokens, normalize_output
+from caddie.extensions.bundled.goal.model import (
     CLEARED,
     CONTINUE_MESSAGE,
     GOAL_ENTRY,

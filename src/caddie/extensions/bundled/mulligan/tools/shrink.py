@@ -22,12 +22,12 @@ from caddie.extensions.api import (
     utf16_len,
     utf16_prefix,
 )
-from caddie.extensions.mulligan.prepare_args import prepare_object_args
-from caddie.extensions.mulligan.runtime import Mulligan
-from caddie.extensions.mulligan.snapshot import context_snapshot
-from caddie.extensions.mulligan.tools import refusal
-from caddie.extensions.mulligan.tools.schemas import SHRINK_PARAMETERS
-from caddie.extensions.mulligan.transforms import resolve_shrink_target
+from caddie.extensions.bundled.mulligan.prepare_args import prepare_object_args
+from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.tools import refusal
+from caddie.extensions.bundled.mulligan.tools.schemas import SHRINK_PARAMETERS
+from caddie.extensions.bundled.mulligan.transforms import resolve_shrink_target
 
 SHRINK_DESCRIPTION = (
     "Replace a specific past tool result with a compact summary you provide, in your view, going forward. "

@@ -19,13 +19,13 @@ from caddie.extensions.api import (
     is_js_number,
     text_result,
 )
-from caddie.extensions.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
-from caddie.extensions.mulligan.markers import MarkerBundle, read_markers
-from caddie.extensions.mulligan.runtime import Mulligan
-from caddie.extensions.mulligan.snapshot import context_snapshot
-from caddie.extensions.mulligan.tools import refusal
-from caddie.extensions.mulligan.tools.schemas import AUDIT_PARAMETERS
-from caddie.extensions.mulligan.transforms import filter_pipeline
+from caddie.extensions.bundled.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle, read_markers
+from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.tools import refusal
+from caddie.extensions.bundled.mulligan.tools.schemas import AUDIT_PARAMETERS
+from caddie.extensions.bundled.mulligan.transforms import filter_pipeline
 
 AUDIT_DESCRIPTION = (
     "Show a token breakdown of the context you're currently carrying (what the model actually sees), flag the "

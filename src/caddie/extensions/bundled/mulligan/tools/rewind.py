@@ -27,22 +27,22 @@ from caddie.extensions.api import (
     js_round,
     text_result,
 )
-from caddie.extensions.mulligan.config import GRANULARITIES
-from caddie.extensions.mulligan.ledger import FileLedger, extract_file_ledger
-from caddie.extensions.mulligan.markers import (
+from caddie.extensions.bundled.mulligan.config import GRANULARITIES
+from caddie.extensions.bundled.mulligan.ledger import FileLedger, extract_file_ledger
+from caddie.extensions.bundled.mulligan.markers import (
     CHECKPOINT_LABEL_PREFIX,
     REWIND,
     cancelled_target_ids,
     leave_note,
     read_markers,
 )
-from caddie.extensions.mulligan.notes import NOTE_INVALID_REASON, render_note, validate_note
-from caddie.extensions.mulligan.prepare_args import prepare_object_args
-from caddie.extensions.mulligan.runtime import Mulligan, SessionRuntime
-from caddie.extensions.mulligan.snapshot import context_snapshot
-from caddie.extensions.mulligan.tools import refusal
-from caddie.extensions.mulligan.tools.schemas import REWIND_PARAMETERS
-from caddie.extensions.mulligan.transforms import (
+from caddie.extensions.bundled.mulligan.notes import NOTE_INVALID_REASON, render_note, validate_note
+from caddie.extensions.bundled.mulligan.prepare_args import prepare_object_args
+from caddie.extensions.bundled.mulligan.runtime import Mulligan, SessionRuntime
+from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.tools import refusal
+from caddie.extensions.bundled.mulligan.tools.schemas import REWIND_PARAMETERS
+from caddie.extensions.bundled.mulligan.transforms import (
     partition_into_units,
     resolve_checkpoint,
     resolve_last_tool_call_group,

@@ -36,7 +36,7 @@ from caddie.extensions.api import (
     content_to_json,
     json_stringify,
 )
-from caddie.extensions.mulligan.markers import CHECKPOINT_LABEL_PREFIX, RewindMarker, ShrinkMarker
+from caddie.extensions.bundled.mulligan.markers import CHECKPOINT_LABEL_PREFIX, RewindMarker, ShrinkMarker
 
 UnitKind: TypeAlias = Literal["plain", "toolGroup"]
 SHRUNK_OPEN = "<context-shrunk>"

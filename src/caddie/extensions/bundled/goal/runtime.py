@@ -39,7 +39,7 @@ from caddie.extensions.api import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from caddie.extensions.goal.accounting import (
+from caddie.extensions.bundled.goal.accounting import (
     TurnFacts,
     add_tokens,
     counted_tokens,
@@ -49,8 +49,8 @@ from caddie.extensions.goal.accounting import (
     set_budget,
     status_after_failure,
 )
-from caddie.extensions.goal.branch import restore, turn_was_cut_off
-from caddie.extensions.goal.model import (
+from caddie.extensions.bundled.goal.branch import restore, turn_was_cut_off
+from caddie.extensions.bundled.goal.model import (
     CONTINUE_MESSAGE,
     GOAL_ENTRY,
     LOOP_ENTRY,
@@ -59,13 +59,13 @@ from caddie.extensions.goal.model import (
     LoopState,
     cleared_json,
 )
-from caddie.extensions.goal.parsing import (
+from caddie.extensions.bundled.goal.parsing import (
     UsageError,
     check_objective,
     parse_token_count,
     prompt_requests_goal,
 )
-from caddie.extensions.goal.render import (
+from caddie.extensions.bundled.goal.render import (
     STANDING_ORDERS,
     ContinuationKind,
     continuation_text,
@@ -73,9 +73,9 @@ from caddie.extensions.goal.render import (
     loop_status_text,
     standing_orders_block,
 )
-from caddie.extensions.goal.timing import GoalOptions
+from caddie.extensions.bundled.goal.timing import GoalOptions
 
-log = logging.getLogger("caddie.extensions.goal")
+log = logging.getLogger("caddie.extensions.bundled.goal")
 
 GOAL_TOOLS = ("create_goal", "get_goal", "update_goal")
 CHANGE_TOOLS = ("edit", "write")

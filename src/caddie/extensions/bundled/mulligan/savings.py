@@ -48,9 +48,9 @@ from caddie.extensions.api import (
     entry_to_context_messages,
     estimate_message_tokens_utf16,
 )
-from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.markers import MarkerIndex
-from caddie.extensions.mulligan.transforms import BranchIndexer, FilterTrace, filter_pipeline
+from caddie.extensions.bundled.mulligan.config import MulliganConfig
+from caddie.extensions.bundled.mulligan.markers import MarkerIndex
+from caddie.extensions.bundled.mulligan.transforms import BranchIndexer, FilterTrace, filter_pipeline
 
 __all__ = [
     "ModelLookup",

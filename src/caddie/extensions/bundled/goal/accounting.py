@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from caddie.extensions.goal.model import (
+from caddie.extensions.bundled.goal.model import (
     BLOCKED_TURNS,
     BUDGET_RESUME_RAISE,
     RUNAWAY_REPEATS,

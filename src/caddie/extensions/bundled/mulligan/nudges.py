@@ -24,16 +24,16 @@ from caddie.extensions.api import (
     now_ms,
     result_bytes,
 )
-from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.markers import HIGH_WATER, NUDGE, MarkerBundle, TurnMetric
-from caddie.extensions.mulligan.notes import (
+from caddie.extensions.bundled.mulligan.config import MulliganConfig
+from caddie.extensions.bundled.mulligan.markers import HIGH_WATER, NUDGE, MarkerBundle, TurnMetric
+from caddie.extensions.bundled.mulligan.notes import (
     DriftNudgeInput,
     render_bloat_reminder,
     render_drift_nudge,
     render_high_water_nudge,
     valid_bloat_hits,
 )
-from caddie.extensions.mulligan.runtime import BloatHit, Mulligan, SessionRuntime
+from caddie.extensions.bundled.mulligan.runtime import BloatHit, Mulligan, SessionRuntime
 
 
 def estimate_agent_tokens(messages: Sequence[AgentMessage]) -> int:

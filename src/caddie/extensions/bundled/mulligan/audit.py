@@ -28,9 +28,9 @@ from caddie.extensions.api import (
     utf16_len,
     utf16_prefix,
 )
-from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.markers import CHECKPOINT_LABEL_PREFIX, MarkerBundle
-from caddie.extensions.mulligan.nudges import bloat_threshold_for
+from caddie.extensions.bundled.mulligan.config import MulliganConfig
+from caddie.extensions.bundled.mulligan.markers import CHECKPOINT_LABEL_PREFIX, MarkerBundle
+from caddie.extensions.bundled.mulligan.nudges import bloat_threshold_for
 
 ARG_KEYS = ("path", "file_path", "command", "query", "pattern", "search_query")
 DEFAULT_TOP = 8

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-from caddie.extensions.goal.check import CheckResult
-from caddie.extensions.goal.model import (
+from caddie.extensions.bundled.goal.check import CheckResult
+from caddie.extensions.bundled.goal.model import (
     BLOCKED_TURNS,
     NOTES_LIMIT,
     OBJECTIVE_LIMIT,

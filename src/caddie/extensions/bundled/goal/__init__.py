@@ -14,8 +14,8 @@ runs the check command; ``runtime`` (event handlers), ``tools`` and ``commands``
 from __future__ import annotations
 
 from caddie.extensions.api import CommandContext, ExtensionAPI
-from caddie.extensions.goal import timing
-from caddie.extensions.goal.commands import (
+from caddie.extensions.bundled.goal import timing
+from caddie.extensions.bundled.goal.commands import (
     CREATE_GOAL_DESCRIPTION,
     GOAL_DESCRIPTION,
     LOOP_DESCRIPTION,
@@ -23,8 +23,8 @@ from caddie.extensions.goal.commands import (
     goal_command,
     loop_command,
 )
-from caddie.extensions.goal.runtime import GoalRuntime
-from caddie.extensions.goal.tools import make_tools
+from caddie.extensions.bundled.goal.runtime import GoalRuntime
+from caddie.extensions.bundled.goal.tools import make_tools
 
 __all__ = ["GoalRuntime", "register"]
 

@@ -24,8 +24,8 @@ from caddie.extensions.api import (
     ToolResultPatch,
     TurnEndEvent,
 )
-from caddie.extensions.mulligan.banner import reconcile_banner
-from caddie.extensions.mulligan.commands import (
+from caddie.extensions.bundled.mulligan.banner import reconcile_banner
+from caddie.extensions.bundled.mulligan.commands import (
     AUDIT_DESCRIPTION,
     CHECKPOINT_DESCRIPTION,
     REVOKE_DESCRIPTION,
@@ -33,15 +33,15 @@ from caddie.extensions.mulligan.commands import (
     checkpoint_command,
     revoke_command,
 )
-from caddie.extensions.mulligan.config import MulliganConfig, config_from_settings
-from caddie.extensions.mulligan.filter import context_handler
-from caddie.extensions.mulligan.nudges import bloat_reminder_handler, turn_end_metric_handler
-from caddie.extensions.mulligan.runtime import Mulligan
-from caddie.extensions.mulligan.tools.audit import make_audit_tool
-from caddie.extensions.mulligan.tools.cancel import make_cancel_tool
-from caddie.extensions.mulligan.tools.rewind import make_rewind_tool
-from caddie.extensions.mulligan.tools.shrink import make_shrink_tool
-from caddie.extensions.mulligan.visibility import visibility_handler
+from caddie.extensions.bundled.mulligan.config import MulliganConfig, config_from_settings
+from caddie.extensions.bundled.mulligan.filter import context_handler
+from caddie.extensions.bundled.mulligan.nudges import bloat_reminder_handler, turn_end_metric_handler
+from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.tools.audit import make_audit_tool
+from caddie.extensions.bundled.mulligan.tools.cancel import make_cancel_tool
+from caddie.extensions.bundled.mulligan.tools.rewind import make_rewind_tool
+from caddie.extensions.bundled.mulligan.tools.shrink import make_shrink_tool
+from caddie.extensions.bundled.mulligan.visibility import visibility_handler
 
 __all__ = ["Mulligan", "register"]
 

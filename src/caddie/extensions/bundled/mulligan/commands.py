@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 
 from caddie.extensions.api import CommandContext, ExtensionAPI, ExtensionContext, LabelEntry, MessageEntry
-from caddie.extensions.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
-from caddie.extensions.mulligan.banner import reconcile_banner
-from caddie.extensions.mulligan.markers import CHECKPOINT_LABEL_PREFIX
-from caddie.extensions.mulligan.runtime import Mulligan
-from caddie.extensions.mulligan.tools.audit import audit_view, safe_markers
+from caddie.extensions.bundled.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
+from caddie.extensions.bundled.mulligan.banner import reconcile_banner
+from caddie.extensions.bundled.mulligan.markers import CHECKPOINT_LABEL_PREFIX
+from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.tools.audit import audit_view, safe_markers
 
 CHECKPOINT_NAME = re.compile(r"[a-z0-9_-]{1,40}")
 CHECKPOINT_DESCRIPTION = (

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Sequence
 
 from caddie.extensions.api import ExtensionContext, SessionEntry
-from caddie.extensions.mulligan.audit import list_checkpoints
-from caddie.extensions.mulligan.config import MulliganConfig
+from caddie.extensions.bundled.mulligan.audit import list_checkpoints
+from caddie.extensions.bundled.mulligan.config import MulliganConfig
 
 BANNER_WIDGET_KEY = "mulligan:active-checkpoint"
 logger = logging.getLogger("caddie.ext.mulligan")

@@ -15,11 +15,11 @@ from caddie.extensions.api import (
     ToolResult,
     text_result,
 )
-from caddie.extensions.goal.accounting import report_blocked
-from caddie.extensions.goal.check import run_check, user_shell
-from caddie.extensions.goal.model import NOTES_LIMIT, OBJECTIVE_LIMIT
-from caddie.extensions.goal.parsing import UsageError, parse_token_count
-from caddie.extensions.goal.render import (
+from caddie.extensions.bundled.goal.accounting import report_blocked
+from caddie.extensions.bundled.goal.check import run_check, user_shell
+from caddie.extensions.bundled.goal.model import NOTES_LIMIT, OBJECTIVE_LIMIT
+from caddie.extensions.bundled.goal.parsing import UsageError, parse_token_count
+from caddie.extensions.bundled.goal.render import (
     CREATE_GOAL_DESCRIPTION,
     GET_GOAL_DESCRIPTION,
     NO_GOAL_FOR_MODEL,
@@ -34,7 +34,7 @@ from caddie.extensions.goal.render import (
     objective_too_long,
     unfinished_goal_exists,
 )
-from caddie.extensions.goal.runtime import GoalRuntime
+from caddie.extensions.bundled.goal.runtime import GoalRuntime
 
 CREATE_GOAL_SCHEMA: dict[str, Any] = {
     "type": "object",

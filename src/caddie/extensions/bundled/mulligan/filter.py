@@ -17,17 +17,17 @@ from caddie.extensions.api import (
     LabelEntry,
     now_ms,
 )
-from caddie.extensions.mulligan.banner import reconcile_banner
-from caddie.extensions.mulligan.markers import MarkerBundle
-from caddie.extensions.mulligan.nudges import (
+from caddie.extensions.bundled.mulligan.banner import reconcile_banner
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle
+from caddie.extensions.bundled.mulligan.nudges import (
     inject_high_water_nudge,
     inject_nudge,
     should_high_water,
     should_nudge,
     suppress_check,
 )
-from caddie.extensions.mulligan.runtime import Mulligan, SessionRuntime
-from caddie.extensions.mulligan.transforms import (
+from caddie.extensions.bundled.mulligan.runtime import Mulligan, SessionRuntime
+from caddie.extensions.bundled.mulligan.transforms import (
     BranchTail,
     RewindDiag,
     filter_pipeline,

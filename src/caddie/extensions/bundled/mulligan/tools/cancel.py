@@ -21,13 +21,13 @@ from caddie.extensions.api import (
     js_truthy,
     text_result,
 )
-from caddie.extensions.mulligan.markers import SHRINK, cancelled_target_ids, marker_uuid
-from caddie.extensions.mulligan.prepare_args import prepare_object_args
-from caddie.extensions.mulligan.runtime import Mulligan
-from caddie.extensions.mulligan.snapshot import context_snapshot
-from caddie.extensions.mulligan.tools import refusal
-from caddie.extensions.mulligan.tools.schemas import CANCEL_PARAMETERS
-from caddie.extensions.mulligan.transforms import resolve_shrink_target
+from caddie.extensions.bundled.mulligan.markers import SHRINK, cancelled_target_ids, marker_uuid
+from caddie.extensions.bundled.mulligan.prepare_args import prepare_object_args
+from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.tools import refusal
+from caddie.extensions.bundled.mulligan.tools.schemas import CANCEL_PARAMETERS
+from caddie.extensions.bundled.mulligan.transforms import resolve_shrink_target
 
 CANCEL_DESCRIPTION = (
     "Retract (cancel) a mulligan_rewind or mulligan_shrink marker so it no longer applies going forward. Use when "

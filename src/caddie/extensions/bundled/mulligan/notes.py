@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from caddie.extensions.api import is_finite_number, js_number, js_round
-from caddie.extensions.mulligan.ledger import FileLedger
+from caddie.extensions.bundled.mulligan.ledger import FileLedger
 
 NOTE_FIELDS = ("what_happened", "true_current_state", "next")
 NOTE_INVALID_REASON = "note fields must all be non-empty"

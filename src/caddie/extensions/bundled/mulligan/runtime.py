@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caddie.extensions.api import AgentMessage, ExtensionAPI, ExtensionContext, Utf16TokenCounter
-from caddie.extensions.mulligan.config import MulliganConfig
-from caddie.extensions.mulligan.log import DebugLog
-from caddie.extensions.mulligan.markers import MarkerIndex, MarkerWriter
-from caddie.extensions.mulligan.transforms import BranchIndexer
+from caddie.extensions.bundled.mulligan.config import MulliganConfig
+from caddie.extensions.bundled.mulligan.log import DebugLog
+from caddie.extensions.bundled.mulligan.markers import MarkerIndex, MarkerWriter
+from caddie.extensions.bundled.mulligan.transforms import BranchIndexer
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,9 @@ Nothing is written and no runtime state is touched: markers are read with a fres
 from __future__ import annotations
 
 from caddie.extensions.api import EntryVisibility, EntryVisibilityEvent, ExtensionContext
-from caddie.extensions.mulligan.markers import MarkerIndex, marker_uuid
-from caddie.extensions.mulligan.runtime import Mulligan
-from caddie.extensions.mulligan.transforms import FilterTrace, filter_pipeline
+from caddie.extensions.bundled.mulligan.markers import MarkerIndex, marker_uuid
+from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.transforms import FilterTrace, filter_pipeline
 
 
 def visibility_handler(m: Mulligan, event: EntryVisibilityEvent, ctx: ExtensionContext) -> None:

@@ -1,0 +1,1 @@
+"""The extensions shipped with caddie, one package each, written only against caddie.extensions.api."""
