@@ -48,7 +48,11 @@ ARGUMENTS_PLACEHOLDER = "$ARGUMENTS"
 
 
 def create_goal_template() -> str:
-    return resources.files("caddie.extensions.bundled.goal").joinpath("prompts", "create-goal.md").read_text("utf-8")
+    return (
+        resources.files("caddie.extensions.bundled.goal")
+        .joinpath("prompts", "create-goal.md")
+        .read_text("utf-8")
+    )
 
 
 def expand_create_goal(task: str, template: str | None = None) -> str:
