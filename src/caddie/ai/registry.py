@@ -534,6 +534,9 @@ class ModelRegistry:
         self._models: list[Model] = []
         self._provider_configs: dict[str, _ProviderConfig] = {}
         self._ollama_cache: Model | bool | None = False  # False: not probed yet
+        self._registered: dict[str, tuple[dict[str, Any], str]] = {}
+        """Providers extensions registered (``api.register_provider``): name → (config, extension path)."""
+        self._registered_problems: dict[str, list[str]] = {}
         self.refresh()
 
     @property
@@ -549,6 +552,25 @@ class ModelRegistry:
         ollama_url = _ollama_base_url(self.env)
         models = [replace(m, base_url=ollama_url) if m.provider == "ollama" else m for m in models]
         self._models = self._load_models_json(models)
+        self._registered_problems = {}
+        for name, (config, source) in self._registered.items():  # extensions' providers go on top
+            problems = _Problems(Path(source))
+            if "models" in config:  # as in Pi: a registered provider's models replace the ones it had
+                self._models = [m for m in self._models if m.provider != name]
+            self._models = self._load_provider(name, config, self._models, problems, f"provider {name}")
+            self._registered_problems[name] = problems.lines
+
+    def register_provider(self, name: str, config: Mapping[str, Any], source: str) -> list[str]:
+        """Add or change provider ``name`` for an extension (``api.register_provider``; the config has the
+        shape of a models.json provider). Returns its problems, one line each (empty when all is well)."""
+        self._registered[name] = (dict(config), source)
+        self.refresh()
+        return list(self._registered_problems.get(name, []))
+
+    def unregister_provider(self, name: str) -> None:
+        """Drop what ``register_provider`` added; built-in models it changed come back."""
+        if self._registered.pop(name, None) is not None:
+            self.refresh()
 
     def _load_models_json(self, models: list[Model]) -> list[Model]:
         path = self.models_json_path

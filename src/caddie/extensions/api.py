@@ -12,8 +12,7 @@ third-party extension can do too.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal
 
 from caddie.agent.events import (
     AgentEndEvent,
@@ -63,6 +62,66 @@ from caddie.ai.tokens import (
     utf16_message_chars,
 )
 from caddie.extensions._exec import ExecResult, run_process
+from caddie.extensions.event_types import (
+    EVENT_NAMES,
+    AgentSettledEvent,
+    BeforeAgentStartEvent,
+    BeforeAgentStartResult,
+    CompactionSpec,
+    ContextEvent,
+    ContextResult,
+    EntryVisibility,
+    EntryVisibilityEvent,
+    EventName,
+    InputEvent,
+    InputResult,
+    MessageEndResult,
+    ModelSelectEvent,
+    ResourcesDiscoverEvent,
+    ResourcesDiscoverResult,
+    SessionBeforeCompactEvent,
+    SessionBeforeCompactResult,
+    SessionBeforeForkEvent,
+    SessionBeforeForkResult,
+    SessionBeforeSwitchEvent,
+    SessionBeforeSwitchResult,
+    SessionCompactEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    SessionTreeEvent,
+    SummaryUsageEvent,
+    ToolCallEvent,
+    ToolCallResult,
+    ToolResultEvent,
+    ToolResultPatch,
+)
+from caddie.extensions.extension import (
+    PROVIDER_CONFIG_KEYS,
+    CommandHandler,
+    CommandSpec,
+    DeliverAs,
+    Extension,
+    ExtensionHost,
+    FlagSpec,
+    Handler,
+    MessageRenderer,
+    MessageRendererSpec,
+    MessageRenderOptions,
+    ProviderConfig,
+    ProviderModelConfig,
+    ShortcutHandler,
+    ShortcutSpec,
+)
+from caddie.extensions.handler_context import (
+    CommandContext,
+    ContextUsage,
+    ExtensionContext,
+    ExtensionUI,
+    Mode,
+    NotifyLevel,
+    ReadonlySession,
+    WidgetPlacement,
+)
 from caddie.jscompat import (
     is_finite_number,
     is_js_number,
@@ -91,9 +150,6 @@ from caddie.session.entries import (
 )
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
 
-if TYPE_CHECKING:
-    from caddie.extensions.runner import Extension
-
 __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
@@ -109,7 +165,10 @@ __all__ = [
     "BranchSummaryEntry",
     "BranchSummaryMessage",
     "CommandContext",
+    "CommandHandler",
+    "CommandSpec",
     "CompactionEntry",
+    "CompactionSpec",
     "CompactionSummaryMessage",
     "ContentBlock",
     "ContextEvent",
@@ -118,11 +177,20 @@ __all__ = [
     "CustomEntry",
     "CustomMessage",
     "CustomMessageEntry",
+    "DeliverAs",
     "EntryVisibility",
     "EntryVisibilityEvent",
+    "EventBus",
+    "EventName",
+    "ExecResult",
+    "Extension",
     "ExtensionAPI",
     "ExtensionContext",
+    "ExtensionHost",
+    "ExtensionRuntimeNotReady",
     "ExtensionUI",
+    "FlagSpec",
+    "Handler",
     "ImageContent",
     "InputEvent",
     "InputResult",
@@ -130,12 +198,19 @@ __all__ = [
     "MessageEndEvent",
     "MessageEndResult",
     "MessageEntry",
+    "MessageRenderOptions",
+    "MessageRenderer",
+    "MessageRendererSpec",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "Mode",
     "Model",
     "ModelChangeEntry",
     "ModelSelectEvent",
+    "NotifyLevel",
     "OnUpdate",
+    "ProviderConfig",
+    "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
@@ -152,6 +227,8 @@ __all__ = [
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
+    "ShortcutHandler",
+    "ShortcutSpec",
     "SummaryUsageEvent",
     "TextContent",
     "ThinkingContent",
@@ -174,6 +251,7 @@ __all__ = [
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
+    "WidgetPlacement",
     "approx_tokens",
     "content_from_json",
     "content_to_json",
@@ -199,543 +277,6 @@ __all__ = [
     "utf16_prefix",
     "utf16_sort_key",
 ]
-
-DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]
-Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
-NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
-WidgetPlacement: TypeAlias = Literal["aboveEditor", "belowEditor"]
-
-
-# ==================================================================================================
-# Events (payloads handlers receive) and results (what handlers may return)
-
-
-@dataclass(slots=True)
-class SessionStartEvent:
-    reason: Literal["startup", "reload", "new", "resume", "fork"]
-    previous_session_file: str | None = None
-    type: Literal["session_start"] = "session_start"
-
-
-@dataclass(slots=True)
-class SessionShutdownEvent:
-    reason: Literal["quit", "reload", "new", "resume", "fork"]
-    target_session_file: str | None = None
-    type: Literal["session_shutdown"] = "session_shutdown"
-
-
-@dataclass(slots=True)
-class InputEvent:
-    text: str
-    images: list[ImageContent] | None
-    source: Literal["interactive", "rpc", "extension", "print"]
-    streaming_behavior: Literal["steer", "follow_up"] | None = None
-    type: Literal["input"] = "input"
-
-
-@dataclass(slots=True)
-class InputResult:
-    """``continue`` (default), ``transform`` (replace the text), or ``handled`` (swallow the input)."""
-
-    action: Literal["continue", "transform", "handled"] = "continue"
-    text: str | None = None
-    images: list[ImageContent] | None = None
-
-
-@dataclass(slots=True)
-class BeforeAgentStartEvent:
-    prompt: str
-    images: list[ImageContent] | None
-    system_prompt: str
-    type: Literal["before_agent_start"] = "before_agent_start"
-
-
-@dataclass(slots=True)
-class BeforeAgentStartResult:
-    """Add to this run: a custom message after the user's, and/or a replacement system prompt."""
-
-    message: CustomMessage | None = None
-    system_prompt: str | None = None
-
-
-@dataclass(slots=True)
-class AgentSettledEvent:
-    type: Literal["agent_settled"] = "agent_settled"
-
-
-@dataclass(slots=True)
-class MessageEndResult:
-    """A replacement message (same role) written into the agent state and the session file."""
-
-    message: AgentMessage | None = None
-
-
-@dataclass(slots=True)
-class ContextEvent:
-    """A deep copy of the messages about to be sent; return ``ContextResult`` to change this one request."""
-
-    messages: list[AgentMessage]
-    type: Literal["context"] = "context"
-
-
-@dataclass(slots=True)
-class ContextResult:
-    messages: list[AgentMessage] | None = None
-
-
-@dataclass(slots=True)
-class EntryVisibility:
-    """How the model is sent one session entry, when a ``context`` handler changes it."""
-
-    state: Literal["hidden", "replaced"]
-    """``hidden``: left out of the request; ``replaced``: sent in another form (``replacement``)."""
-    reason: str
-    """One line for a person, e.g. ``"hidden by mulligan_rewind (last_tool_call_group)"``."""
-    replacement: AgentMessage | None = None
-    """For ``replaced``: the message the model is sent instead."""
-    cause_entry_id: str | None = None
-    """The entry that caused it (e.g. the extension's marker entry), if there is one."""
-
-
-@dataclass(slots=True)
-class EntryVisibilityEvent:
-    """Views (``caddie export``, ``/export``) ask, branch by branch: which of these entries does your
-    ``context`` handler hide from the model, or send in another form, on a request made from this branch?
-
-    Answer with ``event.mark(entry_id, EntryVisibility(...))`` from the same logic your ``context`` handler
-    runs, never a second copy of it. The handler must not change anything (no entries, no UI, no state that
-    a later ``context`` event would read); its return value is ignored.
-    """
-
-    branch: list[SessionEntry]
-    """The entries from the root to the branch's leaf."""
-    messages: list[AgentMessage]
-    """The context the host builds for this branch, before any ``context`` handler (do not modify)."""
-    entry_ids: list[str]
-    """Parallel to ``messages``: the id of the entry each message comes from."""
-    answers: dict[str, EntryVisibility] = field(default_factory=dict)
-    """Entry id → the answer so far (filled by ``mark``)."""
-    type: Literal["entry_visibility"] = "entry_visibility"
-
-    def mark(self, entry_id: str, visibility: EntryVisibility) -> None:
-        """Record an answer; an entry hidden by one extension stays hidden whatever a later one says."""
-        previous = self.answers.get(entry_id)
-        if previous is None or (previous.state != "hidden" and visibility.state == "hidden"):
-            self.answers[entry_id] = visibility
-
-
-@dataclass(slots=True)
-class ToolCallEvent:
-    """Before a tool runs. ``input`` is the validated arguments and may be edited in place."""
-
-    tool_call_id: str
-    tool_name: str
-    input: Any
-    type: Literal["tool_call"] = "tool_call"
-
-
-@dataclass(slots=True)
-class ToolCallResult:
-    block: bool = False
-    reason: str | None = None
-
-
-@dataclass(slots=True)
-class ToolResultEvent:
-    tool_call_id: str
-    tool_name: str
-    input: Any
-    content: list[TextContent | ImageContent]
-    details: Any
-    is_error: bool
-    usage: Usage | None = None
-    type: Literal["tool_result"] = "tool_result"
-
-
-@dataclass(slots=True)
-class ToolResultPatch:
-    """Fields left as ``None`` keep their value; later handlers see earlier patches."""
-
-    content: list[TextContent | ImageContent] | None = None
-    details: Any = None
-    is_error: bool | None = None
-    usage: Usage | None = None
-
-
-@dataclass(slots=True)
-class SessionBeforeCompactEvent:
-    preparation: Any
-    """A ``CompactionPreparation`` (first kept entry, messages to summarise, tokens before, ...)."""
-    branch_entries: list[SessionEntry]
-    custom_instructions: str | None
-    reason: Literal["manual", "threshold", "overflow"]
-    will_retry: bool
-    signal: AbortSignal
-    type: Literal["session_before_compact"] = "session_before_compact"
-
-
-@dataclass(slots=True)
-class CompactionSpec:
-    summary: str
-    first_kept_entry_id: str
-    tokens_before: int
-    details: Any = None
-    usage: Usage | None = None
-
-
-@dataclass(slots=True)
-class SessionBeforeCompactResult:
-    cancel: bool = False
-    compaction: CompactionSpec | None = None
-
-
-@dataclass(slots=True)
-class SessionCompactEvent:
-    compaction_entry: CompactionEntry
-    from_extension: bool
-    reason: Literal["manual", "threshold", "overflow"]
-    will_retry: bool
-    type: Literal["session_compact"] = "session_compact"
-
-
-@dataclass(slots=True)
-class SessionBeforeSwitchEvent:
-    """Before ``/new`` or a switch to another session file; return ``SessionBeforeSwitchResult(cancel=True)``
-    to keep the current session."""
-
-    reason: Literal["new", "resume"]
-    target_session_file: str | None = None
-    type: Literal["session_before_switch"] = "session_before_switch"
-
-
-@dataclass(slots=True)
-class SessionBeforeSwitchResult:
-    cancel: bool = False
-
-
-@dataclass(slots=True)
-class SessionBeforeForkEvent:
-    """Before a fork (``position="before"``: from a user message) or a clone (``"at"``: up to the entry);
-    return ``SessionBeforeForkResult(cancel=True)`` to stay."""
-
-    entry_id: str
-    position: Literal["before", "at"] = "before"
-    type: Literal["session_before_fork"] = "session_before_fork"
-
-
-@dataclass(slots=True)
-class SessionBeforeForkResult:
-    cancel: bool = False
-
-
-@dataclass(slots=True)
-class SessionTreeEvent:
-    new_leaf_id: str | None
-    old_leaf_id: str | None
-    summary_entry: BranchSummaryEntry | None = None
-    type: Literal["session_tree"] = "session_tree"
-
-
-@dataclass(slots=True)
-class SummaryUsageEvent:
-    """A model call caddie made outside the agent loop to write a summary — a compaction (``compaction``),
-    the prefix of a split turn (``turn_prefix``), a branch summary (``branch_summary``) — and what it cost.
-    Sent after every such call, retries and failures included, so everything a session spends on the model
-    reaches extensions (the goal budget counts it). A summary an extension supplies itself (through
-    ``session_before_compact``) is not reported: that extension made the call."""
-
-    kind: Literal["compaction", "turn_prefix", "branch_summary"]
-    usage: Usage
-    provider: str
-    model: str
-    stop_reason: str
-    type: Literal["summary_usage"] = "summary_usage"
-
-
-@dataclass(slots=True)
-class ModelSelectEvent:
-    model: Model
-    previous_model: Model | None
-    source: Literal["set", "cycle", "restore"]
-    type: Literal["model_select"] = "model_select"
-
-
-@dataclass(slots=True)
-class ResourcesDiscoverEvent:
-    """After ``session_start``: an extension may return more skill / prompt template folders or files."""
-
-    cwd: str
-    reason: Literal["startup", "reload"]
-    type: Literal["resources_discover"] = "resources_discover"
-
-
-@dataclass(slots=True)
-class ResourcesDiscoverResult:
-    skill_paths: list[str] | None = None
-    prompt_paths: list[str] | None = None
-    theme_paths: list[str] | None = None
-
-
-EventName: TypeAlias = Literal[
-    "resources_discover",
-    "session_start",
-    "session_shutdown",
-    "session_before_switch",
-    "session_before_fork",
-    "session_before_compact",
-    "session_compact",
-    "session_tree",
-    "summary_usage",
-    "input",
-    "before_agent_start",
-    "agent_start",
-    "agent_end",
-    "agent_settled",
-    "turn_start",
-    "turn_end",
-    "message_start",
-    "message_update",
-    "message_end",
-    "context",
-    "entry_visibility",
-    "tool_execution_start",
-    "tool_execution_update",
-    "tool_execution_end",
-    "tool_call",
-    "tool_result",
-    "model_select",
-]
-EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]
-
-Handler: TypeAlias = Callable[[Any, "ExtensionContext"], Any]
-"""``handler(event, ctx)``; may be ``async``; its return value matters only for the events that take one."""
-
-
-# ==================================================================================================
-# What handlers can see and do (implemented by the host)
-
-
-@dataclass(slots=True)
-class ContextUsage:
-    tokens: int | None
-    """Estimated tokens the next request will carry; None right after a compaction, until a response."""
-    context_window: int
-    percent: float | None
-
-
-class ExtensionUI(Protocol):
-    """The user interface as an extension sees it. Headless modes supply a no-op one."""
-
-    def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
-
-    def set_status(self, key: str, text: str | None) -> None: ...
-
-    def set_widget(
-        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
-    ) -> None: ...
-
-    def set_title(self, title: str) -> None: ...
-
-    def set_editor_text(self, text: str) -> None: ...
-
-    def get_editor_text(self) -> str: ...
-
-    def set_working_message(self, message: str | None) -> None: ...
-
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool: ...
-
-    async def select(
-        self, title: str, options: Sequence[str], timeout: float | None = None
-    ) -> str | None: ...
-
-    async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
-    ) -> str | None: ...
-
-    async def editor(self, title: str, prefill: str | None = None) -> str | None: ...
-
-
-class ReadonlySession(Protocol):
-    """A read-only view of the session tree (Pi's ``ReadonlySessionManager``)."""
-
-    @property
-    def session_id(self) -> str: ...
-
-    @property
-    def session_file(self) -> str | None: ...
-
-    @property
-    def cwd(self) -> str: ...
-
-    @property
-    def leaf_id(self) -> str | None: ...
-
-    @property
-    def header(self) -> SessionHeader: ...
-
-    def entries(self) -> list[SessionEntry]:
-        """Every entry of the session, in file order (all branches)."""
-        ...
-
-    def branch(self, from_id: str | None = None) -> list[SessionEntry]:
-        """Entries from the root to ``from_id`` (default: the leaf)."""
-        ...
-
-    def get_entry(self, entry_id: str) -> SessionEntry | None: ...
-
-    def leaf_entry(self) -> SessionEntry | None: ...
-
-    def get_label(self, entry_id: str) -> str | None:
-        """The entry's current label (the latest label entry for it wins)."""
-        ...
-
-    def context_entries(self) -> list[SessionEntry]:
-        """The compaction-aware entries the model context is built from."""
-        ...
-
-    def session_name(self) -> str | None: ...
-
-
-class ExtensionContext(Protocol):
-    """Passed to every handler and to tool ``execute``."""
-
-    @property
-    def cwd(self) -> str: ...
-
-    @property
-    def session(self) -> ReadonlySession: ...
-
-    @property
-    def mode(self) -> Mode: ...
-
-    @property
-    def has_ui(self) -> bool: ...
-
-    @property
-    def ui(self) -> ExtensionUI: ...
-
-    @property
-    def model(self) -> Model | None: ...
-
-    @property
-    def signal(self) -> AbortSignal | None:
-        """The current run's abort signal, or None when idle."""
-        ...
-
-    def is_idle(self) -> bool: ...
-
-    def abort(self) -> None: ...
-
-    def has_pending_messages(self) -> bool:
-        """True when user messages are queued (steering or follow-up). Extension messages do not count."""
-        ...
-
-    def get_context_usage(self) -> ContextUsage | None: ...
-
-    def compact(
-        self,
-        custom_instructions: str | None = None,
-        on_complete: Callable[[CompactionEntry], None] | None = None,
-        on_error: Callable[[Exception], None] | None = None,
-    ) -> None:
-        """Start a compaction (fire-and-forget); aborts a running turn first."""
-        ...
-
-    def get_system_prompt(self) -> str: ...
-
-    def settings(self) -> dict[str, Any]:
-        """A copy of the merged settings (global ← project), e.g. ``ctx.settings().get("mulligan")``."""
-        ...
-
-    def shutdown(self) -> None: ...
-
-    def stop_after_turn(self) -> None:
-        """End the current run once this turn's tools finish: no further model request is made — no next
-        turn, no compaction summary still to write, no retry. Messages extensions queued for the run
-        (``send_message`` follow-ups and steering) are dropped with it; the user's own queued messages stay.
-        Outside a run it does nothing."""
-        ...
-
-
-class CommandContext(ExtensionContext, Protocol):
-    """What command handlers get: the extension context plus session-changing operations."""
-
-    async def wait_for_idle(self) -> None: ...
-
-    async def new_session(self, parent_session: str | None = None) -> bool:
-        """Start a new session; returns False if an extension cancelled it."""
-        ...
-
-    async def fork(self, entry_id: str) -> bool: ...
-
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
-
-    async def switch_session(self, path: str) -> bool: ...
-
-    async def reload(self) -> None: ...
-
-
-CommandHandler: TypeAlias = Callable[[str, CommandContext], Any]
-
-
-@dataclass(slots=True)
-class FlagSpec:
-    """A command-line option an extension adds (``--name value`` or ``--name`` for booleans)."""
-
-    name: str
-    description: str
-    kind: Literal["string", "boolean"] = "string"
-    default: str | bool | None = None
-    source: str = ""
-
-
-@dataclass(slots=True)
-class CommandSpec:
-    name: str
-    description: str | None
-    handler: CommandHandler
-    get_argument_completions: Callable[[str], Sequence[str]] | None = None
-    source: str = ""
-
-
-class ExtensionHost(Protocol):
-    """What the running session does for ``ExtensionAPI`` action methods (implemented by the runtime)."""
-
-    def append_entry(self, custom_type: str, data: Any) -> str: ...
-
-    def send_message(
-        self, message: CustomMessage, deliver_as: DeliverAs | None, trigger_turn: bool
-    ) -> None: ...
-
-    def send_user_message(self, content: str | list[UserContent], deliver_as: DeliverAs | None) -> None: ...
-
-    def set_label(self, entry_id: str, label: str | None) -> None: ...
-
-    def set_session_name(self, name: str) -> None: ...
-
-    def get_session_name(self) -> str | None: ...
-
-    def get_active_tools(self) -> list[str]: ...
-
-    def get_all_tools(self) -> list[ToolDefinition]: ...
-
-    def set_active_tools(self, names: Sequence[str]) -> None: ...
-
-    def get_commands(self) -> list[CommandSpec]: ...
-
-    def refresh_tools(self) -> None: ...
-
-    async def set_model(self, model: Model) -> bool: ...
-
-    def get_thinking_level(self) -> str: ...
-
-    def set_thinking_level(self, level: str) -> None: ...
-
-    def publish(self, name: str, data: Any) -> None: ...
-
-    def get_flag(self, name: str) -> str | bool | None: ...
-
-    def set_exit_code(self, code: int) -> None: ...
 
 
 class ExtensionRuntimeNotReady(RuntimeError):
@@ -792,6 +333,58 @@ class ExtensionAPI:
         """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
         name = name.removeprefix("--")
         self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
+
+    def register_shortcut(
+        self, shortcut: str, handler: ShortcutHandler, description: str | None = None
+    ) -> None:
+        """Run ``handler(ctx)`` when the user presses ``shortcut`` in the interactive UI (``ctrl+x``,
+        ``ctrl+shift+p``, ``f5``...). Keys caddie reserves (ctrl+c, escape, enter...) are skipped with a
+        warning; a key caddie uses for something else is taken over, with a warning (as in Pi)."""
+        key = shortcut.strip().lower()
+        if not key:
+            raise ValueError("register_shortcut needs a key, e.g. 'ctrl+x'")
+        self._extension.shortcuts[key] = ShortcutSpec(key, handler, description, self._extension.path)
+
+    def register_message_renderer(self, custom_type: str, renderer: MessageRenderer) -> None:
+        """Draw this extension's custom messages (``send_message(custom_type, ...)``) in the interactive UI:
+        ``renderer(message, MessageRenderOptions)`` returns a ``str``, a Rich renderable, or None for the
+        default look. Display only: the message the model sees does not change."""
+        self._extension.message_renderers[custom_type] = MessageRendererSpec(
+            custom_type, renderer, self._extension.path
+        )
+
+    def register_provider(self, name: str, config: ProviderConfig) -> None:
+        """Add a model provider, or change one caddie knows (``ProviderConfig``: the shape of a models.json
+        provider). Inside ``register()`` it applies once the session's model registry exists (before the
+        model is chosen, so ``--model name/id`` works); later, at once. Raises ``ValueError`` for a config
+        caddie cannot use."""
+        if not name or "/" in name:
+            raise ValueError(f"register_provider: {name!r} is not a provider name (no '/', not empty)")
+        unknown = sorted(set(config) - PROVIDER_CONFIG_KEYS)
+        if unknown:
+            raise ValueError(
+                f"register_provider({name!r}): unknown key(s) {', '.join(unknown)}; "
+                f"caddie understands {', '.join(sorted(PROVIDER_CONFIG_KEYS))}"
+            )
+        previous = self._extension.providers.get(name)
+        self._extension.providers[name] = config
+        sink = self._extension.provider_sink
+        if sink is None:
+            return
+        problems = sink.register_provider(name, config, self._extension.path)
+        if problems:
+            if previous is None:
+                self._extension.providers.pop(name)
+                sink.unregister_provider(name)
+            else:
+                self._extension.providers[name] = previous
+                sink.register_provider(name, previous, self._extension.path)
+            raise ValueError(" ".join(problems))
+
+    def unregister_provider(self, name: str) -> None:
+        """Remove a provider this extension registered (built-in models it changed come back)."""
+        if self._extension.providers.pop(name, None) is not None and self._extension.provider_sink:
+            self._extension.provider_sink.unregister_provider(name)
 
     # -- actions ------------------------------------------------------------------------------------
     @property

@@ -17,10 +17,11 @@ import functools
 import inspect
 import logging
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
+from caddie.agent.events import MessageEndEvent
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -34,22 +35,23 @@ from caddie.ai.messages import (
     UserMessage,
     copy_messages,
 )
+from caddie.extensions.event_types import (
+    BeforeAgentStartEvent,
+    BeforeAgentStartResult,
+    ContextEvent,
+    ContextResult,
+    InputEvent,
+    InputResult,
+    MessageEndResult,
+    ToolCallEvent,
+    ToolCallResult,
+    ToolResultEvent,
+    ToolResultPatch,
+)
+from caddie.extensions.extension import CommandSpec, Handler, MessageRendererSpec, ShortcutSpec
+from caddie.extensions.extension import Extension as Extension  # runtime/ and modes/ import it from here
+from caddie.extensions.handler_context import ExtensionContext
 from caddie.tools.base import ToolDefinition
-
-if TYPE_CHECKING:
-    from caddie.extensions.api import (
-        BeforeAgentStartEvent,
-        CommandSpec,
-        ExtensionAPI,
-        ExtensionContext,
-        FlagSpec,
-        Handler,
-        InputResult,
-        ToolCallEvent,
-        ToolCallResult,
-        ToolResultEvent,
-        ToolResultPatch,
-    )
 
 log = logging.getLogger("caddie.extensions")
 _MESSAGE_TYPES = (
@@ -63,19 +65,6 @@ _MESSAGE_TYPES = (
 )
 InputSource = Literal["interactive", "rpc", "extension", "print"]
 StreamingBehavior = Literal["steer", "follow_up"]
-
-
-@dataclass
-class Extension:
-    """One loaded extension: where it came from and what it registered."""
-
-    path: str
-    name: str
-    handlers: dict[str, list[Handler]] = field(default_factory=dict)
-    tools: dict[str, ToolDefinition] = field(default_factory=dict)
-    commands: dict[str, CommandSpec] = field(default_factory=dict)
-    flags: dict[str, FlagSpec] = field(default_factory=dict)
-    api: ExtensionAPI | None = None
 
 
 @dataclass(slots=True)
@@ -202,7 +191,6 @@ class ExtensionRunner:
     # -- events whose results matter ------------------------------------------------------------------
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Each handler gets the previous one's output; the first gets a deep copy."""
-        from caddie.extensions.api import ContextEvent, ContextResult
 
         handlers = self._handlers("context")
         if not handlers:
@@ -231,7 +219,6 @@ class ExtensionRunner:
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
         """The first ``block`` wins. A handler exception is not swallowed: it blocks the call."""
-        from caddie.extensions.api import ToolCallResult
 
         result: ToolCallResult | None = None
         ctx = self._context()
@@ -246,7 +233,6 @@ class ExtensionRunner:
         return result
 
     async def emit_tool_result(self, event: ToolResultEvent) -> ToolResultPatch | None:
-        from caddie.extensions.api import ToolResultPatch
 
         modified = False
         ctx = self._context()
@@ -287,7 +273,6 @@ class ExtensionRunner:
 
     async def emit_message_end(self, message: AgentMessage) -> AgentMessage | None:
         """A replacement message (same role) or None; handlers chain."""
-        from caddie.extensions.api import MessageEndEvent, MessageEndResult
 
         current = message
         modified = False
@@ -319,7 +304,6 @@ class ExtensionRunner:
         self, event: BeforeAgentStartEvent, ctx_with_prompt: Callable[[Callable[[], str]], ExtensionContext]
     ) -> tuple[list[CustomMessage], str | None]:
         """Custom messages from every handler, and the chained system prompt if any handler changed it."""
-        from caddie.extensions.api import BeforeAgentStartResult
 
         messages: list[CustomMessage] = []
         system_prompt = event.system_prompt
@@ -354,7 +338,6 @@ class ExtensionRunner:
         source: InputSource,
         streaming_behavior: StreamingBehavior | None,
     ) -> InputResult:
-        from caddie.extensions.api import InputEvent, InputResult
 
         current_text, current_images = text, images
         ctx = self._context()
@@ -400,3 +383,43 @@ class ExtensionRunner:
                     key = f"{name}:{n}"
                 out[key] = spec
         return out
+
+    def shortcuts(self, builtin: Mapping[str, str], reserved: Collection[str]) -> ShortcutSet:
+        """Extension shortcuts by key, as Pi resolves them: a ``reserved`` built-in key is skipped, another
+        ``builtin`` key (key → what it does) is taken over, and of two extensions the later one wins — each
+        with a warning (Pi's texts)."""
+        out: dict[str, ShortcutSpec] = {}
+        warnings: list[str] = []
+        for ext in self.extensions:
+            for key, spec in ext.shortcuts.items():
+                if key in reserved:
+                    warnings.append(
+                        f"Extension shortcut '{key}' from {spec.source} conflicts with built-in shortcut. Skipping."
+                    )
+                    continue
+                if key in builtin:
+                    warnings.append(
+                        f"Extension shortcut conflict: '{key}' is built-in shortcut for {builtin[key]} and "
+                        f"{spec.source}. Using {spec.source}."
+                    )
+                existing = out.get(key)
+                if existing is not None:
+                    warnings.append(
+                        f"Extension shortcut conflict: '{key}' registered by both {existing.source} and "
+                        f"{spec.source}. Using {spec.source}."
+                    )
+                out[key] = spec
+        return ShortcutSet(out, warnings)
+
+    def message_renderer(self, custom_type: str) -> MessageRendererSpec | None:
+        """The renderer registered for ``custom_type`` (the last extension to register one wins)."""
+        found: MessageRendererSpec | None = None
+        for ext in self.extensions:
+            found = ext.message_renderers.get(custom_type, found)
+        return found
+
+
+@dataclass(slots=True)
+class ShortcutSet:
+    by_key: dict[str, ShortcutSpec]
+    warnings: list[str]

@@ -21,6 +21,7 @@ from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
 from caddie.extensions.api import ExtensionUI, FlagSpec, Mode
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
+from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
 from caddie.resources.discovery import (
     DiscoveryRequest,
@@ -154,6 +155,18 @@ async def load_extension_set(
 
     extensions, errors = await load()
     return LoadedExtensions(extensions, [*setup_errors, *errors], load, packages, notices)
+
+
+def _reattaching(
+    reload: Callable[[], Awaitable[tuple[list[Extension], list[str]]]], providers: ExtensionProviders
+) -> Callable[[], Awaitable[tuple[list[Extension], list[str]]]]:
+    """``/reload``: the reloaded extensions' providers replace the old ones in the model registry."""
+
+    async def run() -> tuple[list[Extension], list[str]]:
+        extensions, errors = await reload()
+        return extensions, errors + providers.attach(extensions)
+
+    return run
 
 
 def extension_enabled(
@@ -296,8 +309,17 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     store = open_store(request)
     if request.read_only:
         store.path = None  # views (caddie context) may run extensions, but nothing reaches the file
+    loaded = request.preloaded or await load_extension_set(
+        cwd,
+        extension_paths=request.extension_paths,
+        no_extensions=request.no_extensions,
+        trust=request.trust,
+        inline=request.inline_extensions,
+    )
     registry = ModelRegistry()
     warnings += registry.warnings
+    providers = ExtensionProviders(registry)  # api.register_provider: before the model is chosen
+    warnings += providers.attach(loaded.extensions)
     restored = store.build_context() if len(store) else None
     model: Model | None = None
     if request.model is None and restored is not None and restored.model is not None:
@@ -355,13 +377,6 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         operations=request.tool_operations,
     )
 
-    loaded = request.preloaded or await load_extension_set(
-        cwd,
-        extension_paths=request.extension_paths,
-        no_extensions=request.no_extensions,
-        trust=request.trust,
-        inline=request.inline_extensions,
-    )
     warnings += loaded.errors + loaded.notices
     rediscover = discover_resources(request, cwd, trusted, loaded.packages)
     resources = rediscover([], [])
@@ -394,7 +409,7 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         custom_prompt=request.system_prompt,
         append_prompt=request.append_system_prompt,
         project_trusted=trusted,
-        reload_extensions=loaded.reload,
+        reload_extensions=_reattaching(loaded.reload, providers),
         flags=dict(request.flags),
         restored=restored,
         resources=resources,

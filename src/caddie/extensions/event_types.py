@@ -1,0 +1,312 @@
+"""The events extension handlers receive and the results they may return (Pi 0.84's extension events,
+under Python names). The agent-loop events (``agent_start``, ``turn_end``, ``message_update``...) are the
+loop's own, from ``caddie.agent.events``. Extensions import all of them from ``caddie.extensions.api``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import AgentMessage, CustomMessage, ImageContent, TextContent, Usage
+from caddie.ai.model import Model
+from caddie.session.entries import BranchSummaryEntry, CompactionEntry, SessionEntry
+
+
+@dataclass(slots=True)
+class SessionStartEvent:
+    reason: Literal["startup", "reload", "new", "resume", "fork"]
+    previous_session_file: str | None = None
+    type: Literal["session_start"] = "session_start"
+
+
+@dataclass(slots=True)
+class SessionShutdownEvent:
+    reason: Literal["quit", "reload", "new", "resume", "fork"]
+    target_session_file: str | None = None
+    type: Literal["session_shutdown"] = "session_shutdown"
+
+
+@dataclass(slots=True)
+class InputEvent:
+    text: str
+    images: list[ImageContent] | None
+    source: Literal["interactive", "rpc", "extension", "print"]
+    streaming_behavior: Literal["steer", "follow_up"] | None = None
+    type: Literal["input"] = "input"
+
+
+@dataclass(slots=True)
+class InputResult:
+    """``continue`` (default), ``transform`` (replace the text), or ``handled`` (swallow the input)."""
+
+    action: Literal["continue", "transform", "handled"] = "continue"
+    text: str | None = None
+    images: list[ImageContent] | None = None
+
+
+@dataclass(slots=True)
+class BeforeAgentStartEvent:
+    prompt: str
+    images: list[ImageContent] | None
+    system_prompt: str
+    type: Literal["before_agent_start"] = "before_agent_start"
+
+
+@dataclass(slots=True)
+class BeforeAgentStartResult:
+    """Add to this run: a custom message after the user's, and/or a replacement system prompt."""
+
+    message: CustomMessage | None = None
+    system_prompt: str | None = None
+
+
+@dataclass(slots=True)
+class AgentSettledEvent:
+    type: Literal["agent_settled"] = "agent_settled"
+
+
+@dataclass(slots=True)
+class MessageEndResult:
+    """A replacement message (same role) written into the agent state and the session file."""
+
+    message: AgentMessage | None = None
+
+
+@dataclass(slots=True)
+class ContextEvent:
+    """A deep copy of the messages about to be sent; return ``ContextResult`` to change this one request."""
+
+    messages: list[AgentMessage]
+    type: Literal["context"] = "context"
+
+
+@dataclass(slots=True)
+class ContextResult:
+    messages: list[AgentMessage] | None = None
+
+
+@dataclass(slots=True)
+class EntryVisibility:
+    """How the model is sent one session entry, when a ``context`` handler changes it."""
+
+    state: Literal["hidden", "replaced"]
+    """``hidden``: left out of the request; ``replaced``: sent in another form (``replacement``)."""
+    reason: str
+    """One line for a person, e.g. ``"hidden by mulligan_rewind (last_tool_call_group)"``."""
+    replacement: AgentMessage | None = None
+    """For ``replaced``: the message the model is sent instead."""
+    cause_entry_id: str | None = None
+    """The entry that caused it (e.g. the extension's marker entry), if there is one."""
+
+
+@dataclass(slots=True)
+class EntryVisibilityEvent:
+    """Views (``caddie export``, ``/export``) ask, branch by branch: which of these entries does your
+    ``context`` handler hide from the model, or send in another form, on a request made from this branch?
+
+    Answer with ``event.mark(entry_id, EntryVisibility(...))`` from the same logic your ``context`` handler
+    runs, never a second copy of it. The handler must not change anything (no entries, no UI, no state that
+    a later ``context`` event would read); its return value is ignored.
+    """
+
+    branch: list[SessionEntry]
+    """The entries from the root to the branch's leaf."""
+    messages: list[AgentMessage]
+    """The context the host builds for this branch, before any ``context`` handler (do not modify)."""
+    entry_ids: list[str]
+    """Parallel to ``messages``: the id of the entry each message comes from."""
+    answers: dict[str, EntryVisibility] = field(default_factory=dict)
+    """Entry id → the answer so far (filled by ``mark``)."""
+    type: Literal["entry_visibility"] = "entry_visibility"
+
+    def mark(self, entry_id: str, visibility: EntryVisibility) -> None:
+        """Record an answer; an entry hidden by one extension stays hidden whatever a later one says."""
+        previous = self.answers.get(entry_id)
+        if previous is None or (previous.state != "hidden" and visibility.state == "hidden"):
+            self.answers[entry_id] = visibility
+
+
+@dataclass(slots=True)
+class ToolCallEvent:
+    """Before a tool runs. ``input`` is the validated arguments and may be edited in place."""
+
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    type: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(slots=True)
+class ToolCallResult:
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class ToolResultEvent:
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    content: list[TextContent | ImageContent]
+    details: Any
+    is_error: bool
+    usage: Usage | None = None
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(slots=True)
+class ToolResultPatch:
+    """Fields left as ``None`` keep their value; later handlers see earlier patches."""
+
+    content: list[TextContent | ImageContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeCompactEvent:
+    preparation: Any
+    """A ``CompactionPreparation`` (first kept entry, messages to summarise, tokens before, ...)."""
+    branch_entries: list[SessionEntry]
+    custom_instructions: str | None
+    reason: Literal["manual", "threshold", "overflow"]
+    will_retry: bool
+    signal: AbortSignal
+    type: Literal["session_before_compact"] = "session_before_compact"
+
+
+@dataclass(slots=True)
+class CompactionSpec:
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: Any = None
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeCompactResult:
+    cancel: bool = False
+    compaction: CompactionSpec | None = None
+
+
+@dataclass(slots=True)
+class SessionCompactEvent:
+    compaction_entry: CompactionEntry
+    from_extension: bool
+    reason: Literal["manual", "threshold", "overflow"]
+    will_retry: bool
+    type: Literal["session_compact"] = "session_compact"
+
+
+@dataclass(slots=True)
+class SessionBeforeSwitchEvent:
+    """Before ``/new`` or a switch to another session file; return ``SessionBeforeSwitchResult(cancel=True)``
+    to keep the current session."""
+
+    reason: Literal["new", "resume"]
+    target_session_file: str | None = None
+    type: Literal["session_before_switch"] = "session_before_switch"
+
+
+@dataclass(slots=True)
+class SessionBeforeSwitchResult:
+    cancel: bool = False
+
+
+@dataclass(slots=True)
+class SessionBeforeForkEvent:
+    """Before a fork (``position="before"``: from a user message) or a clone (``"at"``: up to the entry);
+    return ``SessionBeforeForkResult(cancel=True)`` to stay."""
+
+    entry_id: str
+    position: Literal["before", "at"] = "before"
+    type: Literal["session_before_fork"] = "session_before_fork"
+
+
+@dataclass(slots=True)
+class SessionBeforeForkResult:
+    cancel: bool = False
+
+
+@dataclass(slots=True)
+class SessionTreeEvent:
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    summary_entry: BranchSummaryEntry | None = None
+    type: Literal["session_tree"] = "session_tree"
+
+
+@dataclass(slots=True)
+class SummaryUsageEvent:
+    """A model call caddie made outside the agent loop to write a summary — a compaction (``compaction``),
+    the prefix of a split turn (``turn_prefix``), a branch summary (``branch_summary``) — and what it cost.
+    Sent after every such call, retries and failures included, so everything a session spends on the model
+    reaches extensions (the goal budget counts it). A summary an extension supplies itself (through
+    ``session_before_compact``) is not reported: that extension made the call."""
+
+    kind: Literal["compaction", "turn_prefix", "branch_summary"]
+    usage: Usage
+    provider: str
+    model: str
+    stop_reason: str
+    type: Literal["summary_usage"] = "summary_usage"
+
+
+@dataclass(slots=True)
+class ModelSelectEvent:
+    model: Model
+    previous_model: Model | None
+    source: Literal["set", "cycle", "restore"]
+    type: Literal["model_select"] = "model_select"
+
+
+@dataclass(slots=True)
+class ResourcesDiscoverEvent:
+    """After ``session_start``: an extension may return more skill / prompt template folders or files."""
+
+    cwd: str
+    reason: Literal["startup", "reload"]
+    type: Literal["resources_discover"] = "resources_discover"
+
+
+@dataclass(slots=True)
+class ResourcesDiscoverResult:
+    skill_paths: list[str] | None = None
+    prompt_paths: list[str] | None = None
+    theme_paths: list[str] | None = None
+
+
+EventName: TypeAlias = Literal[
+    "resources_discover",
+    "session_start",
+    "session_shutdown",
+    "session_before_switch",
+    "session_before_fork",
+    "session_before_compact",
+    "session_compact",
+    "session_tree",
+    "summary_usage",
+    "input",
+    "before_agent_start",
+    "agent_start",
+    "agent_end",
+    "agent_settled",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "context",
+    "entry_visibility",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "tool_call",
+    "tool_result",
+    "model_select",
+]
+EVENT_NAMES: frozenset[str] = frozenset(EventName.__args__)  # type: ignore[attr-defined]

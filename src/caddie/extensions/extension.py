@@ -1,0 +1,184 @@
+"""What one loaded extension registered, and the host protocols its ``ExtensionAPI`` calls into.
+
+Both ``caddie.extensions.api`` (which fills an ``Extension`` in from ``register()``) and
+``caddie.extensions.runner`` (which runs what it registered) import this module; neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict
+
+from caddie.ai.messages import CustomMessage, UserContent
+from caddie.ai.model import Model
+from caddie.extensions.handler_context import CommandContext, ExtensionContext
+from caddie.tools.base import ToolDefinition
+
+DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]
+
+Handler: TypeAlias = Callable[[Any, ExtensionContext], Any]
+"""``handler(event, ctx)``; may be ``async``; its return value matters only for the events that take one."""
+
+CommandHandler: TypeAlias = Callable[[str, CommandContext], Any]
+
+ShortcutHandler: TypeAlias = Callable[[ExtensionContext], Any]
+"""``handler(ctx)``, sync or async, run when the user presses the shortcut in the interactive UI."""
+
+
+@dataclass(slots=True)
+class FlagSpec:
+    """A command-line option an extension adds (``--name value`` or ``--name`` for booleans)."""
+
+    name: str
+    description: str
+    kind: Literal["string", "boolean"] = "string"
+    default: str | bool | None = None
+    source: str = ""
+
+
+@dataclass(slots=True)
+class CommandSpec:
+    name: str
+    description: str | None
+    handler: CommandHandler
+    get_argument_completions: Callable[[str], Sequence[str]] | None = None
+    source: str = ""
+
+
+@dataclass(slots=True)
+class ShortcutSpec:
+    """A key in the interactive UI (Textual's key names: ``ctrl+x``, ``ctrl+shift+p``, ``f5``...)."""
+
+    key: str
+    handler: ShortcutHandler
+    description: str | None = None
+    source: str = ""
+
+
+@dataclass(slots=True)
+class MessageRenderOptions:
+    expanded: bool
+    """True while the user has tool output expanded (ctrl+o): show details, not just a summary."""
+
+
+MessageRenderer: TypeAlias = Callable[[CustomMessage, MessageRenderOptions], object]
+"""``renderer(message, options)`` → a ``str`` (plain text), any Rich renderable, or None for the default
+look. Called in the interactive UI for messages of the registered ``custom_type``; keep it quick."""
+
+
+@dataclass(slots=True)
+class MessageRendererSpec:
+    custom_type: str
+    renderer: MessageRenderer
+    source: str = ""
+
+
+class ProviderModelConfig(TypedDict, total=False):
+    """One model of a provider an extension registers: the shape of a ``models.json`` model."""
+
+    id: str
+    name: str
+    api: str
+    reasoning: bool
+    input: list[Literal["text", "image"]]
+    cost: dict[str, float]
+    """``input`` / ``output`` / ``cacheRead`` / ``cacheWrite``: dollars per million tokens."""
+    contextWindow: int
+    maxTokens: int
+    headers: dict[str, str]
+    compat: dict[str, Any]
+    thinkingLevelMap: dict[str, str | None]
+
+
+class ProviderConfig(TypedDict, total=False):
+    """A provider an extension registers (Pi's ``registerProvider`` config): the shape of a ``models.json``
+    provider. Without ``models`` it adjusts an existing provider (e.g. only ``baseUrl``); with them, they
+    replace the provider's models."""
+
+    baseUrl: str
+    apiKey: str
+    """A literal, ``$ENV_VAR`` / ``${ENV_VAR}``, or ``!shell command`` (as in models.json)."""
+    api: str
+    """``openai-completions`` or ``anthropic-messages``."""
+    headers: dict[str, str]
+    compat: dict[str, Any]
+    models: list[ProviderModelConfig]
+    modelOverrides: dict[str, ProviderModelConfig]
+
+
+PROVIDER_CONFIG_KEYS = frozenset(ProviderConfig.__annotations__)
+
+
+class ProviderSink(Protocol):
+    """Where registered providers go: the session's model registry (``caddie.ai.registry.ModelRegistry``)."""
+
+    def register_provider(self, name: str, config: Mapping[str, Any], source: str) -> list[str]:
+        """Add or replace ``name``; returns one line per problem (an empty list when all is well)."""
+        ...
+
+    def unregister_provider(self, name: str) -> None: ...
+
+
+class ExtensionHost(Protocol):
+    """What the running session does for ``ExtensionAPI`` action methods (implemented by the runtime)."""
+
+    def append_entry(self, custom_type: str, data: Any) -> str: ...
+
+    def send_message(
+        self, message: CustomMessage, deliver_as: DeliverAs | None, trigger_turn: bool
+    ) -> None: ...
+
+    def send_user_message(self, content: str | list[UserContent], deliver_as: DeliverAs | None) -> None: ...
+
+    def set_label(self, entry_id: str, label: str | None) -> None: ...
+
+    def set_session_name(self, name: str) -> None: ...
+
+    def get_session_name(self) -> str | None: ...
+
+    def get_active_tools(self) -> list[str]: ...
+
+    def get_all_tools(self) -> list[ToolDefinition]: ...
+
+    def set_active_tools(self, names: Sequence[str]) -> None: ...
+
+    def get_commands(self) -> list[CommandSpec]: ...
+
+    def refresh_tools(self) -> None: ...
+
+    async def set_model(self, model: Model) -> bool: ...
+
+    def get_thinking_level(self) -> str: ...
+
+    def set_thinking_level(self, level: str) -> None: ...
+
+    def publish(self, name: str, data: Any) -> None: ...
+
+    def get_flag(self, name: str) -> str | bool | None: ...
+
+    def set_exit_code(self, code: int) -> None: ...
+
+
+class HostBinding(Protocol):
+    """The part of ``ExtensionAPI`` the host uses: connect it to (or, with None, detach it from) a session."""
+
+    def bind(self, host: ExtensionHost | None) -> None: ...
+
+
+@dataclass
+class Extension:
+    """One loaded extension: where it came from and what it registered."""
+
+    path: str
+    name: str
+    handlers: dict[str, list[Handler]] = field(default_factory=dict)
+    tools: dict[str, ToolDefinition] = field(default_factory=dict)
+    commands: dict[str, CommandSpec] = field(default_factory=dict)
+    flags: dict[str, FlagSpec] = field(default_factory=dict)
+    shortcuts: dict[str, ShortcutSpec] = field(default_factory=dict)
+    message_renderers: dict[str, MessageRendererSpec] = field(default_factory=dict)
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    provider_sink: ProviderSink | None = None
+    """Set once the model registry exists; from then on ``register_provider`` applies at once."""
+    api: HostBinding | None = None

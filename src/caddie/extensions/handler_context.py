@@ -1,0 +1,178 @@
+"""What extension handlers see and may do while the session runs: ``ExtensionContext`` (every handler and
+tool ``execute``), ``CommandContext`` (command handlers), the UI and a read-only view of the session.
+The host implements these protocols; extensions import them from ``caddie.extensions.api``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
+
+from caddie.ai.abort import AbortSignal
+from caddie.ai.model import Model
+from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
+
+Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
+NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
+WidgetPlacement: TypeAlias = Literal["aboveEditor", "belowEditor"]
+
+
+@dataclass(slots=True)
+class ContextUsage:
+    tokens: int | None
+    """Estimated tokens the next request will carry; None right after a compaction, until a response."""
+    context_window: int
+    percent: float | None
+
+
+class ExtensionUI(Protocol):
+    """The user interface as an extension sees it. Headless modes supply a no-op one."""
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
+
+    def set_status(self, key: str, text: str | None) -> None: ...
+
+    def set_widget(
+        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
+    ) -> None: ...
+
+    def set_title(self, title: str) -> None: ...
+
+    def set_editor_text(self, text: str) -> None: ...
+
+    def get_editor_text(self) -> str: ...
+
+    def set_working_message(self, message: str | None) -> None: ...
+
+    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool: ...
+
+    async def select(
+        self, title: str, options: Sequence[str], timeout: float | None = None
+    ) -> str | None: ...
+
+    async def input(
+        self, title: str, placeholder: str | None = None, timeout: float | None = None
+    ) -> str | None: ...
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None: ...
+
+
+class ReadonlySession(Protocol):
+    """A read-only view of the session tree (Pi's ``ReadonlySessionManager``)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def session_file(self) -> str | None: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def leaf_id(self) -> str | None: ...
+
+    @property
+    def header(self) -> SessionHeader: ...
+
+    def entries(self) -> list[SessionEntry]:
+        """Every entry of the session, in file order (all branches)."""
+        ...
+
+    def branch(self, from_id: str | None = None) -> list[SessionEntry]:
+        """Entries from the root to ``from_id`` (default: the leaf)."""
+        ...
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None: ...
+
+    def leaf_entry(self) -> SessionEntry | None: ...
+
+    def get_label(self, entry_id: str) -> str | None:
+        """The entry's current label (the latest label entry for it wins)."""
+        ...
+
+    def context_entries(self) -> list[SessionEntry]:
+        """The compaction-aware entries the model context is built from."""
+        ...
+
+    def session_name(self) -> str | None: ...
+
+
+class ExtensionContext(Protocol):
+    """Passed to every handler and to tool ``execute``."""
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def session(self) -> ReadonlySession: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def has_ui(self) -> bool: ...
+
+    @property
+    def ui(self) -> ExtensionUI: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The current run's abort signal, or None when idle."""
+        ...
+
+    def is_idle(self) -> bool: ...
+
+    def abort(self) -> None: ...
+
+    def has_pending_messages(self) -> bool:
+        """True when user messages are queued (steering or follow-up). Extension messages do not count."""
+        ...
+
+    def get_context_usage(self) -> ContextUsage | None: ...
+
+    def compact(
+        self,
+        custom_instructions: str | None = None,
+        on_complete: Callable[[CompactionEntry], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        """Start a compaction (fire-and-forget); aborts a running turn first."""
+        ...
+
+    def get_system_prompt(self) -> str: ...
+
+    def settings(self) -> dict[str, Any]:
+        """A copy of the merged settings (global ← project), e.g. ``ctx.settings().get("mulligan")``."""
+        ...
+
+    def shutdown(self) -> None: ...
+
+    def stop_after_turn(self) -> None:
+        """End the current run once this turn's tools finish: no further model request is made — no next
+        turn, no compaction summary still to write, no retry. Messages extensions queued for the run
+        (``send_message`` follow-ups and steering) are dropped with it; the user's own queued messages stay.
+        Outside a run it does nothing."""
+        ...
+
+
+class CommandContext(ExtensionContext, Protocol):
+    """What command handlers get: the extension context plus session-changing operations."""
+
+    async def wait_for_idle(self) -> None: ...
+
+    async def new_session(self, parent_session: str | None = None) -> bool:
+        """Start a new session; returns False if an extension cancelled it."""
+        ...
+
+    async def fork(self, entry_id: str) -> bool: ...
+
+    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
+
+    async def switch_session(self, path: str) -> bool: ...
+
+    async def reload(self) -> None: ...
