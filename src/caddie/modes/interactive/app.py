@@ -54,7 +54,7 @@ from caddie.ai.model import THINKING_LEVELS, Model
 from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
 from caddie.config.paths import agent_dir
-from caddie.extensions.api import NotifyLevel
+from caddie.extensions.api import NotifyLevel, ShortcutSpec
 from caddie.modes.interactive.commands import (
     BUILTIN_NAMES,
     HOTKEYS,
@@ -67,7 +67,6 @@ from caddie.modes.interactive.conversation import (
     AssistantView,
     BashBlock,
     Conversation,
-    CustomBlock,
     ExpandableBlock,
     InfoBlock,
     RunningLine,
@@ -80,6 +79,12 @@ from caddie.modes.interactive.conversation import (
 )
 from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.editor import CompletionMenu, History, PromptEditor
+from caddie.modes.interactive.extension_hooks import (
+    custom_message_widget,
+    hotkey_rows,
+    install_shortcuts,
+    run_shortcut,
+)
 from caddie.modes.interactive.footer import (
     FooterState,
     PendingMessages,
@@ -195,6 +200,8 @@ class CaddieApp(App[int], inherit_bindings=False):
         """caddie's themes (built-in and from theme files), as offered in /settings."""
         self._user_bash_started: float | None = None
         self._early_notices: list[InfoBlock] = []
+        self.extension_shortcuts: dict[str, ShortcutSpec] = {}
+        """Key → the extension shortcut it runs (``extension_hooks.install_shortcuts``)."""
         self.menu = CompletionMenu()
         self.editor = PromptEditor(self.menu, self.command_infos, lambda: self.busy, cwd=self._cwd)
         self.conversation = Conversation(id="conversation")
@@ -291,7 +298,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         )
         await session.start(reason)
         await self.render_session()
-        for warning in build.warnings:
+        for warning in [*build.warnings, *install_shortcuts(self, session.runner)]:
             self.show_info(Text(warning), "warning")
         if session.model is None:
             self.show_info(Text(build.registry.no_model_text()), "warning")
@@ -532,7 +539,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             orphan.finish(text, message.details, message.is_error)
             return orphan
         if isinstance(message, CustomMessage):
-            return CustomBlock(message) if message.display else None
+            return custom_message_widget(self, message, self.tools_expanded) if message.display else None
         if isinstance(message, BashExecutionMessage):
             started = self._user_bash_started
             duration = time.monotonic() - started if started is not None else None
@@ -800,6 +807,9 @@ class CaddieApp(App[int], inherit_bindings=False):
         current = self.editor.text
         restored = "\n\n".join(texts)
         self.editor.set_text(restored + ("\n\n" + current if current.strip() else ""))
+
+    async def action_extension_shortcut(self, key: str) -> None:
+        await run_shortcut(self, key)
 
     def action_toggle_tools(self) -> None:
         self.tools_expanded = not self.tools_expanded
@@ -1106,7 +1116,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         if not self._require_idle("reloading"):
             return
         await session.reload()
-        for error in session.load_errors:
+        for error in [*session.load_errors, *install_shortcuts(self, session.runner)]:
             self.show_info(error, "warning")
         self.notify(f"Reloaded {len(session.runner.extensions)} extension(s).", timeout=2)
         self._refresh_footer()
@@ -1115,7 +1125,7 @@ class CaddieApp(App[int], inherit_bindings=False):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
-        for key, what in HOTKEYS:
+        for key, what in [*HOTKEYS, *hotkey_rows(self)]:
             table.add_row(key, what)
         self.show_info(table)
 
