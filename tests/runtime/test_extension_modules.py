@@ -26,9 +26,7 @@ def _imports(module: Path) -> set[str]:
 
 
 def test_the_host_modules_import_each_other_in_one_direction_only() -> None:
-    graph = {
-        f"caddie.extensions.{p.stem}": _imports(p) for p in HOST.glob("*.py") if p.stem != "__init__"
-    }
+    graph = {f"caddie.extensions.{p.stem}": _imports(p) for p in HOST.glob("*.py") if p.stem != "__init__"}
 
     def reaches(start: str, goal: str, seen: frozenset[str] = frozenset()) -> bool:
         return any(
@@ -51,5 +49,10 @@ def test_every_bundled_package_is_loaded_and_the_contract_covers_it() -> None:
 def test_the_public_surface_names_only_what_it_has() -> None:
     missing = [name for name in api.__all__ if not hasattr(api, name)]
     assert missing == []
-    for name in ("register_provider", "unregister_provider", "register_shortcut", "register_message_renderer"):
+    for name in (
+        "register_provider",
+        "unregister_provider",
+        "register_shortcut",
+        "register_message_renderer",
+    ):
         assert callable(getattr(api.ExtensionAPI, name))

@@ -84,7 +84,9 @@ async def test_registration_after_start_applies_at_once_and_unregister_restores(
     api.register_provider("corp", LOCAL)
     api.register_provider("openai", {"baseUrl": "http://127.0.0.1:9/openai"})
     assert build.registry.find("corp", "corp-1") is not None
-    assert {m.base_url for m in build.registry.all() if m.provider == "openai"} == {"http://127.0.0.1:9/openai"}
+    assert {m.base_url for m in build.registry.all() if m.provider == "openai"} == {
+        "http://127.0.0.1:9/openai"
+    }
 
     api.unregister_provider("corp")
     api.unregister_provider("openai")
@@ -98,7 +100,9 @@ async def test_a_config_caddie_cannot_use_is_refused_with_one_clear_sentence(tmp
     api = apis[0]
     api.register_provider("corp", LOCAL)
 
-    with pytest.raises(ValueError, match=r"unknown key\(s\) oauth; caddie understands api, apiKey, baseUrl, compat"):
+    with pytest.raises(
+        ValueError, match=r"unknown key\(s\) oauth; caddie understands api, apiKey, baseUrl, compat"
+    ):
         api.register_provider("corp", {"baseUrl": "http://x", "oauth": {}})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(ValueError, match=r"'responses' is not an API caddie supports"):
         api.register_provider("corp", {**LOCAL, "api": "responses"})

@@ -71,7 +71,10 @@ async def test_reserved_keys_stay_caddies_and_conflicts_are_reported_with_pis_te
     assert cleared == ""
     assert calls == ["second f8", "first ctrl+w"]
     text = " ".join(warnings)
-    assert "Extension shortcut 'ctrl+c' from /inline/first.py conflicts with built-in shortcut. Skipping." in text
+    assert (
+        "Extension shortcut 'ctrl+c' from /inline/first.py conflicts with built-in shortcut. Skipping."
+        in text
+    )
     assert (
         "Extension shortcut conflict: 'ctrl+w' is built-in shortcut for tui.editor.deleteWordBackward and "
         "/inline/first.py. Using /inline/first.py." in text
@@ -105,8 +108,7 @@ async def test_a_failing_shortcut_handler_is_reported_and_the_ui_goes_on(tmp_pat
 async def test_shortcuts_follow_reload_and_leave_unbound_keys_to_the_editor(tmp_path: Path) -> None:
     ext = tmp_path / "keys.py"
     ext.write_text(
-        "def register(api):\n"
-        "    api.register_shortcut('f6', lambda ctx: ctx.ui.set_editor_text('from f6'))\n"
+        "def register(api):\n    api.register_shortcut('f6', lambda ctx: ctx.ui.set_editor_text('from f6'))\n"
     )
     app, _ = make_app(tmp_path, trust=True)
     app.startup.request.extension_paths = [str(ext)]
