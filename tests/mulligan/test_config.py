@@ -12,7 +12,6 @@ from caddie.extensions.bundled.mulligan.config import (
     DEFAULT_CONFIG,
     MulliganConfig,
     config_from_settings,
-    deep_merge_settings,
     validate_config,
 )
 
@@ -338,29 +337,3 @@ def test_config_from_settings_reads_the_mulligan_block() -> None:
     assert config_from_settings({"mulligan": {"enabled": False}}).enabled is False
     assert config_from_settings({"theme": "x"}) == MulliganConfig()
     assert config_from_settings(None) == MulliganConfig()
-
-
-class TestDeepMergeSettings:
-    def test_empty_inputs(self) -> None:
-        assert deep_merge_settings({}, {}) == {}
-
-    def test_objects_recurse_and_the_project_wins(self) -> None:
-        base = {"a": 1, "m": {"x": 1, "deep": {"k": 1, "j": 2}}, "keep": True}
-        over = {"a": 2, "m": {"y": 2, "deep": {"k": 9}}}
-        assert deep_merge_settings(base, over) == {
-            "a": 2,
-            "m": {"x": 1, "y": 2, "deep": {"k": 9, "j": 2}},
-            "keep": True,
-        }
-
-    def test_arrays_and_null_replace(self) -> None:
-        assert deep_merge_settings({"l": [1, 2], "o": {"x": 1}}, {"l": [3], "o": None}) == {
-            "l": [3],
-            "o": None,
-        }
-
-    def test_inputs_are_not_mutated(self) -> None:
-        base: dict[str, Any] = {"m": {"x": 1}}
-        over: dict[str, Any] = {"m": {"y": 2}}
-        deep_merge_settings(base, over)
-        assert base == {"m": {"x": 1}} and over == {"m": {"y": 2}}

@@ -11,8 +11,6 @@ from caddie.extensions.bundled.mulligan.transforms import (
     BranchIndexer,
     RewindDiag,
     Unit,
-    apply_rewind,
-    apply_shrink,
     branch_tail,
     filter_pipeline,
     partition_into_units,
@@ -20,7 +18,6 @@ from caddie.extensions.bundled.mulligan.transforms import (
     resolve_checkpoint,
     resolve_last_tool_call_group,
     resolve_last_turn,
-    resolve_pinned_hide,
     resolve_pinned_shrink,
     resolve_shrink_target,
     shrunk_message,
@@ -312,80 +309,6 @@ class TestResolveCheckpoint:
 # pinned resolution through the branch tail
 
 
-class TestResolvePinnedHide:
-    def test_hides_exactly_the_pinned_entries(self) -> None:
-        msgs = [user("u"), assistant("c1"), result("c1")]
-        assert resolve_pinned_hide(msgs, entries("e1", "e2", "e3"), ["e1", "e3"]) == [0, 2]
-
-    def test_new_entries_stay_visible_as_the_session_grows(self) -> None:
-        msgs = [user("u"), assistant("c1"), result("c1"), assistant("c2")]
-        assert resolve_pinned_hide(msgs, entries("e1", "e2", "e3", "e4"), ["e1", "e2"]) == [0, 1]
-
-    def test_a_pinned_entry_in_the_retained_tail_is_hidden_after_a_compaction(self) -> None:
-        branch = [entry("e1"), entry("eC", "compaction"), entry("e2")]
-        assert resolve_pinned_hide([user("u"), assistant("c1")], branch, ["e2"]) == [1]
-
-    def test_a_retained_group_after_a_compacted_head_is_hidden(self) -> None:
-        msgs: list[AgentMessage] = [user("u"), assistant_text("summary"), assistant("c1"), result("c1")]
-        branch = [entry("e1"), entry("c1", "compaction", first_kept="e3"), entry("e3"), entry("e4")]
-        assert resolve_pinned_hide(msgs, branch, ["e3", "e4"]) == [2, 3]
-
-    def test_a_pinned_entry_kept_before_the_compaction_stays_hidden(self) -> None:
-        # The host's context after a compaction: [summary, kept entries before it, entries after it].
-        # pi-mulligan only indexed entries after the compaction and let kept hidden content back in (E24).
-        branch = [
-            entry("e1"),
-            entry("e2"),
-            entry("e3"),
-            entry("c1", "compaction", first_kept="e2"),
-            entry("e4"),
-        ]
-        msgs: list[AgentMessage] = [user("summary"), assistant("c1"), result("c1"), user("after")]
-        assert resolve_pinned_hide(msgs, branch, ["e2", "e3"]) == [1, 2]
-        assert resolve_pinned_hide(msgs, branch, ["e1"]) == []
-        assert resolve_pinned_hide(msgs, branch, ["e4"]) == [3]
-
-    def test_a_pinned_entry_in_the_compacted_head_resolves_to_nothing(self) -> None:
-        branch = [entry("e1"), entry("c1", "compaction"), entry("e3")]
-        assert resolve_pinned_hide([user("u"), assistant_text("s"), assistant("c1")], branch, ["e1"]) == []
-
-    def test_only_the_last_compaction_counts(self) -> None:
-        branch = [entry("e1"), entry("c1", "compaction"), entry("e2"), entry("c2", "compaction"), entry("e3")]
-        msgs: list[AgentMessage] = [assistant_text("s2"), assistant("c1")]
-        assert resolve_pinned_hide(msgs, branch, ["e3"]) == [1]
-        assert resolve_pinned_hide(msgs, branch, ["e2"]) == []
-
-    def test_more_tail_entries_than_messages_resolves_to_nothing(self) -> None:
-        assert resolve_pinned_hide([user("u")], entries("e1", "e2"), ["e1"]) == []
-        assert resolve_pinned_hide([user("u")], entries("e1", "e2"), ["e2"]) == []
-
-    def test_empty_pins_resolve_to_nothing(self) -> None:
-        assert resolve_pinned_hide([user("u")], entries("e1"), []) == []
-
-    def test_a_whole_group_is_hidden_together(self) -> None:
-        msgs = [user("u"), assistant("c1"), result("c1"), assistant_text("tail")]
-        assert resolve_pinned_hide(msgs, entries("eu", "ea", "er", "et"), ["ea", "er"]) == [1, 2]
-
-    def test_labels_and_custom_entries_produce_no_message(self) -> None:
-        branch = [
-            entry("e1"),
-            entry("eL", "label", target="e1", label="x"),
-            entry("eM", "custom"),
-            entry("e2"),
-        ]
-        assert resolve_pinned_hide([user("u"), assistant("c1")], branch, ["eL", "eM"]) == []
-        assert resolve_pinned_hide([user("u"), assistant("c1")], branch, ["e2"]) == [1]
-
-    def test_duplicate_and_unknown_ids_are_harmless(self) -> None:
-        assert resolve_pinned_hide(
-            [user("u"), assistant("c1")], entries("e1", "e2"), ["", "e1", "e1", "zz"]
-        ) == [0]
-
-    def test_a_branch_summary_without_text_produces_no_message(self) -> None:
-        branch = [entry("e1"), entry("bs", "branch_summary", summary=""), entry("e2")]
-        assert resolve_pinned_hide([user("u"), assistant("c")], branch, ["e2"]) == [1]
-
-
 class TestResolvePinnedShrink:
     def test_resolves_the_pinned_entry(self) -> None:
         assert (
@@ -449,48 +372,7 @@ class TestBranchIndexer:
 
 
 # --------------------------------------------------------------------------------------------------
-# apply_rewind / apply_shrink / shrink targets
-
-
-class TestApplyRewind:
-    def test_empty_removal_returns_the_same_list(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
-        assert apply_rewind(msgs, []) is msgs
-
-    def test_closes_the_gap(self) -> None:
-        msgs = [user("u0"), assistant("c1"), result("c1"), user("u1"), assistant_text("x")]
-        out = apply_rewind(msgs, [1, 2])
-        assert [m.role for m in out] == ["user", "user", "assistant"]
-        assert out[0] is msgs[0] and out[1] is msgs[3] and out[2] is msgs[4]
-
-    def test_removing_a_group_keeps_pairing(self) -> None:
-        msgs = [user("u"), assistant("c1"), result("c1"), assistant("c2"), result("c2"), assistant_text("t")]
-        out = apply_rewind(msgs, partition_into_units(msgs)[1].indices)
-        calls, results = call_ids(out)
-        assert calls == results == {"c2"}
-
-    def test_last_turn_composition_keeps_user_note_and_own_unit(self) -> None:
-        msgs = [
-            user("u1"),
-            assistant("grep"),
-            result("grep"),
-            custom("mulligan:note"),
-            assistant("rw"),
-            result("rw"),
-        ]
-        out = apply_rewind(msgs, resolve_last_turn(msgs, "rw"))
-        assert [m.role for m in out] == ["user", "custom", "assistant", "toolResult"]
-
-    def test_out_of_range_and_duplicate_indices_are_harmless(self) -> None:
-        msgs = [user("a"), user("b"), user("c")]
-        assert apply_rewind(msgs, [1, 1, 99, -3]) == [msgs[0], msgs[2]]
-        assert apply_rewind(msgs, [99, -3]) is msgs
-
-    def test_never_mutates_its_input(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
-        snapshot = list(msgs)
-        apply_rewind(msgs, [1])
-        assert msgs == snapshot
+# shrink targets and substitution
 
 
 class TestShrinkSubstitution:
@@ -499,7 +381,7 @@ class TestShrinkSubstitution:
             "call-A", "grep", [TextContent("BLOATED OUTPUT")], is_error=False, timestamp=5
         )
         msgs = [user("u"), assistant("call-A"), bloated]
-        out = apply_shrink(msgs, shrink(1, {"by_tool_call_id": "call-A"}, "[shrunk]"))
+        out = [*msgs[:2], shrunk_message(bloated, "[shrunk]")]
         shrunk = out[2]
         assert isinstance(shrunk, ToolResultMessage)
         assert text_of(shrunk) == stamp_shrink("[shrunk]")
@@ -511,42 +393,6 @@ class TestShrinkSubstitution:
         )
         assert out[0] is msgs[0] and out[1] is msgs[1]
         assert text_of(bloated) == "BLOATED OUTPUT"
-
-    @pytest.mark.parametrize(
-        "target",
-        [
-            {"by_tool_call_id": "nope"},
-            {"by_tool_name": "absent", "occurrence": "last"},
-            {"by_content_includes": "zzz"},
-        ],
-    )
-    def test_no_match_returns_the_same_list(self, target: dict[str, str]) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
-        assert apply_shrink(msgs, shrink(1, target, "x")) is msgs
-
-    def test_the_later_shrink_wins_and_the_stamp_is_never_nested(self) -> None:
-        msgs = [user("u"), assistant("c"), result_with("c", "BIG")]
-        once = apply_shrink(msgs, shrink(1, {"by_tool_call_id": "c"}, "first"))
-        twice = apply_shrink(once, shrink(2, {"by_tool_call_id": "c"}, "second"))
-        assert text_of(twice[2]) == stamp_shrink("second")
-        assert text_of(twice[2]).count("<context-shrunk>") == 1
-
-    def test_by_tool_name_takes_the_last_or_the_first(self) -> None:
-        msgs = [user("u"), assistant("c1"), result_with("c1", "r1", "grep"), assistant("c2")]
-        msgs += [result_with("c2", "r2", "grep"), assistant("c3"), result_with("c3", "ro", "read")]
-        last = apply_shrink(msgs, shrink(1, {"by_tool_name": "grep", "occurrence": "last"}, "L"))
-        assert is_stamped(last[4], "L") and text_of(last[2]) == "r1" and text_of(last[6]) == "ro"
-        first = apply_shrink(msgs, shrink(1, {"by_tool_name": "grep", "occurrence": "first"}, "F"))
-        assert is_stamped(first[2], "F") and text_of(first[4]) == "r2"
-
-    def test_by_content_includes_matches_the_first_message_of_any_role(self) -> None:
-        msgs = [user("hello"), assistant("c"), result_with("c", "error: ENOSPC at /disk")]
-        assert is_stamped(
-            apply_shrink(msgs, shrink(1, {"by_content_includes": "ENOSPC"}, "[err]"))[2], "[err]"
-        )
-        msgs = [user("find this token please"), assistant("c"), result("c")]
-        out = apply_shrink(msgs, shrink(1, {"by_content_includes": "token"}, "[redacted]"))
-        assert out[0].role == "user" and is_stamped(out[0], "[redacted]")
 
     def test_resolve_shrink_target_per_matcher(self) -> None:
         msgs = [
@@ -587,22 +433,6 @@ class TestShrinkSubstitution:
         msgs = [assistant(call("c1", "read", path="src/secret.ts"))]
         assert resolve_shrink_target(msgs, {"by_content_includes": '"name":"read"'}) == 0
 
-    def test_a_pinned_shrink_substitutes_by_identity_not_by_selector(self) -> None:
-        msgs = [user("u"), assistant("c1"), result_with("c1", "OLD READ", "read"), assistant("c2")]
-        msgs.append(result_with("c2", "NEW READ", "read"))
-        branch = entries("e_u", "e_a1", "e_old", "e_a2", "e_new")
-        marker = shrink(
-            1, {"by_tool_name": "read", "occurrence": "last"}, "[shrunk]", pinned_entry_id="e_old"
-        )
-        out = apply_shrink(msgs, marker, branch)
-        assert is_stamped(out[2], "[shrunk]") and out[4] is msgs[4]
-
-    def test_a_pinned_shrink_whose_entry_is_gone_does_nothing(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c", tool_name="read")]
-        marker = shrink(1, {"by_tool_name": "read"}, "Z", pinned_entry_id="e_missing")
-        assert apply_shrink(msgs, marker, entries("e_u", "e_a", "e_gone")) is msgs
-        assert apply_shrink(msgs, marker) is msgs
-
     def test_an_empty_replacement_still_stamps(self) -> None:
         assert stamp_shrink("") == "<context-shrunk>\n\n</context-shrunk>"
 
@@ -614,7 +444,7 @@ class TestShrinkSubstitution:
 
     def test_an_assistant_message_keeps_its_role(self) -> None:
         msgs = [user("u"), assistant_text("long explanation")]
-        out = apply_shrink(msgs, shrink(1, {"by_content_includes": "long"}, "short"))
+        out = [msgs[0], shrunk_message(msgs[1], "short")]
         assert out[1].role == "assistant" and is_stamped(out[1], "short")
 
 

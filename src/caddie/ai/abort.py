@@ -76,12 +76,3 @@ class AbortController:
 
     def abort(self, reason: str | None = None) -> None:
         self.signal._fire(reason)
-
-
-def any_signal(*signals: AbortSignal | None) -> AbortSignal:
-    """A signal that aborts as soon as any of ``signals`` does."""
-    ctrl = AbortController()
-    for s in signals:
-        if s is not None:
-            s.add_listener(ctrl.abort)
-    return ctrl.signal

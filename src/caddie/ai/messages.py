@@ -470,10 +470,6 @@ def copy_messages(messages: list[AgentMessage]) -> list[AgentMessage]:
     return _copy_decoder.decode(_copy_encoder.encode(messages))
 
 
-def copy_message(m: AgentMessage) -> AgentMessage:
-    return copy_messages([m])[0]
-
-
 # --------------------------------------------------------------------------------------------------
 # Projection of host roles to LLM messages (Pi's convertToLlm)
 

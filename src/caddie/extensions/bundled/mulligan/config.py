@@ -236,18 +236,6 @@ def config_from_settings(settings: object) -> MulliganConfig:
     return validate_config(raw)
 
 
-def deep_merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """Pi's settings merge: objects recurse, everything else (arrays, primitives, null) replaces."""
-    out: dict[str, Any] = dict(base)
-    for key, value in override.items():
-        current = base.get(key)
-        if isinstance(current, Mapping) and isinstance(value, Mapping):
-            out[key] = deep_merge_settings(current, value)
-        else:
-            out[key] = value
-    return out
-
-
 def config_warning(field_name: str, value: object) -> str:
     """The exact warning text for an invalid configured value."""
     try:

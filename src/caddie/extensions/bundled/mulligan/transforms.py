@@ -310,13 +310,6 @@ class BranchIndexer:
         return BranchTail(length, positions)
 
 
-def resolve_pinned_hide(
-    messages: Sequence[AgentMessage], branch: Sequence[SessionEntry], hide_entry_ids: Collection[str]
-) -> list[int]:
-    """The message indices of the pinned entries (ascending). Entries compacted away resolve to nothing."""
-    return branch_tail(branch).message_indices(set(hide_entry_ids), len(messages))
-
-
 def resolve_pinned_shrink(
     messages: Sequence[AgentMessage], branch: Sequence[SessionEntry], pinned_entry_id: str
 ) -> int | None:
@@ -387,31 +380,6 @@ def shrunk_message(msg: AgentMessage, replacement: str) -> AgentMessage:
     out = copy.copy(msg)
     content: list[Any] = [TextContent(stamp_shrink(replacement))]
     out.content = content
-    return out
-
-
-def apply_rewind(messages: list[AgentMessage], remove: Collection[int]) -> list[AgentMessage]:
-    """Drop the indices in ``remove``; the same list when nothing is dropped."""
-    if not remove:
-        return messages
-    drop = set(remove)
-    if not any(0 <= i < len(messages) for i in drop):
-        return messages
-    return [m for i, m in enumerate(messages) if i not in drop]
-
-
-def apply_shrink(
-    messages: list[AgentMessage], marker: ShrinkMarker, branch: Sequence[SessionEntry] | None = None
-) -> list[AgentMessage]:
-    """Substitute the marker's target (pinned: by identity through ``branch``; else the live selector)."""
-    if marker.pinned_entry_id:
-        index = resolve_pinned_shrink(messages, branch or (), marker.pinned_entry_id)
-    else:
-        index = resolve_shrink_target(messages, marker.target)
-    if index is None or not 0 <= index < len(messages):
-        return messages
-    out = list(messages)
-    out[index] = shrunk_message(messages[index], marker.replacement)
     return out
 
 
