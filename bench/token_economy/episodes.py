@@ -15,6 +15,7 @@ import random
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.token_economy.runner import Call, Episode, Turn, bash, turn
 
@@ -239,7 +240,7 @@ def _orders_json(root: Path) -> None:
     rng = random.Random(3)
     orders = []
     for i in range(1, 301):
-        items = [
+        items: list[dict[str, Any]] = [
             {
                 "sku": f"SKU-{rng.randint(1000, 9999)}",
                 "qty": rng.randint(1, 5),

@@ -21,7 +21,9 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     CreateTerminalResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationMode,
     EnvVariable,
     FileSystemCapabilities,
     KillTerminalResponse,
@@ -101,7 +103,7 @@ class EditorClient:
 
     # -- permissions ------------------------------------------------------------------------------------
     async def request_permission(
-        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
     ) -> RequestPermissionResponse:
         self.permission_requests.append((tool_call, options))
         self.update_event.set()
@@ -114,7 +116,7 @@ class EditorClient:
 
     # -- editor buffers --------------------------------------------------------------------------------
     async def read_text_file(
-        self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
     ) -> ReadTextFileResponse:
         self.fs_reads.append(path)
         if path in self.buffers:
@@ -122,7 +124,7 @@ class EditorClient:
         return ReadTextFileResponse(content=Path(path).read_text())
 
     async def write_text_file(
-        self, content: str, path: str, session_id: str, **kwargs: Any
+        self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
         self.fs_writes[path] = content
         self.buffers[path] = content
@@ -132,11 +134,11 @@ class EditorClient:
     # -- terminals --------------------------------------------------------------------------------------
     async def create_terminal(
         self,
-        command: str,
         session_id: str,
+        command: str,
         args: list[str] | None = None,
-        cwd: str | None = None,
         env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
         output_byte_limit: int | None = None,
         **kwargs: Any,
     ) -> CreateTerminalResponse:
@@ -200,6 +202,15 @@ class EditorClient:
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> ReleaseTerminalResponse:
         return ReleaseTerminalResponse()
+
+    # -- elicitation (caddie never asks; an editor that is asked declines) ------------------------------
+    async def create_elicitation(
+        self, message: str, mode: ElicitationMode, **kwargs: Any
+    ) -> DeclineElicitationResponse:
+        return DeclineElicitationResponse(action="decline")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        return None
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {}

@@ -56,6 +56,7 @@ async def test_initialize_and_new_session(setup: Setup) -> None:
         assert init.agent_info.name == "caddie"
 
         new = await agent.conn.new_session(cwd=str(setup.project))
+        assert new.modes is not None and new.config_options is not None
         assert new.modes.current_mode_id == "ask"
         assert [m.id for m in new.modes.available_modes] == ["ask", "auto"]
         options = {o.id: o for o in new.config_options}
@@ -118,6 +119,7 @@ async def test_prompt_reads_edits_and_runs_through_the_editor(setup: Setup) -> N
             ("c_bash", ["allow_once", "allow_always", "reject_once"]),
         ]
         # the request shows the edit as a diff of the buffer
+        assert client.permission_requests[0][0].content is not None
         diff = client.permission_requests[0][0].content[0]
         assert diff.type == "diff" and diff.path == str(target)
         assert (
@@ -477,6 +479,7 @@ async def test_thinking_streams_as_thought_chunks(setup: Setup) -> None:
     async with open_agent(setup.home, setup.project, setup.llm, "--thinking", "high") as agent:
         await agent.initialize()
         new = await agent.conn.new_session(cwd=str(setup.project))
+        assert new.config_options is not None
         options = {o.id: o for o in new.config_options}
         assert options["thinking"].current_value == "high"
         await agent.conn.prompt(session_id=new.session_id, prompt=[text_block("think")])

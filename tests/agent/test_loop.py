@@ -57,7 +57,7 @@ class Harness:
         self.agent.subscribe(record)
 
     def types(self) -> list[str]:
-        out = []
+        out: list[str] = []
         for e in self.events:
             if e.type == "message_update":
                 if out[-1] != "message_update*":

@@ -9,6 +9,7 @@ from caddie.ai.messages import (
     AssistantMessage,
     BashExecutionMessage,
     ImageContent,
+    LlmMessage,
     TextContent,
     ToolCall,
     ToolResultMessage,
@@ -50,7 +51,10 @@ def test_context_estimate_anchors_on_the_last_reported_usage() -> None:
 
 
 def test_request_estimate_adds_the_system_prompt_and_tools() -> None:
-    messages = [UserMessage("x" * 40), ToolResultMessage("c", "read", [TextContent("y" * 40)])]
+    messages: list[LlmMessage] = [
+        UserMessage("x" * 40),
+        ToolResultMessage("c", "read", [TextContent("y" * 40)]),
+    ]
     bare = estimate_request_tokens(Context(None, list(messages)))
     assert bare == 20
     tool = Tool("read", "d" * 100, {"type": "object"})

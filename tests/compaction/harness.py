@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie.ai.events import AssistantMessageEvent
-from caddie.ai.messages import AssistantMessage, Usage, text_of
+from caddie.ai.messages import AssistantContent, AssistantMessage, Usage, text_of
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_model
 from caddie.config.paths import agent_dir
@@ -32,7 +32,9 @@ def usage(tokens: int) -> Usage:
     return Usage(input=tokens, output=0, total_tokens=tokens)
 
 
-def reply(text: str = "", *, tokens: int | None = None, **kw: Any) -> AssistantMessage:
+def reply(
+    text: str | Sequence[AssistantContent] = "", *, tokens: int | None = None, **kw: Any
+) -> AssistantMessage:
     return faux_message(text, usage=usage(tokens) if tokens is not None else None, **kw)
 
 

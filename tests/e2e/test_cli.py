@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -153,19 +155,19 @@ def test_rpc_mode_answers_commands_and_streams_events(caddie: Caddie) -> None:
         proc.stdin.write(json.dumps(obj) + "\n")
         proc.stdin.flush()
 
-    def read_until(pred: object) -> dict[str, object]:
+    def read_until(pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         assert proc.stdout is not None
         while True:
             line = proc.stdout.readline()
             assert line, proc.stderr.read() if proc.stderr else ""
-            obj = json.loads(line)
+            obj: dict[str, Any] = json.loads(line)
             lines.append(obj)
-            if pred(obj):  # type: ignore[operator]
+            if pred(obj):
                 return obj
 
     send({"id": "1", "type": "get_state"})
     state = read_until(lambda o: o.get("type") == "response")
-    assert state["id"] == "1" and state["success"] is True and state["data"]["isStreaming"] is False  # type: ignore[index]
+    assert state["id"] == "1" and state["success"] is True and state["data"]["isStreaming"] is False
     send({"id": "2", "type": "prompt", "message": "ping"})
     read_until(lambda o: o.get("type") == "agent_settled")
     send({"id": "3", "type": "get_last_assistant_text"})

@@ -22,7 +22,7 @@ def test_print_mode_expands_templates_and_skills(caddie: Caddie) -> None:
     result = caddie.run("-p", "--no-session", "--model", "fake/fake-model", "/review src/ naming errors")
     assert result.returncode == 0, result.stderr
     assert caddie.llm.llm_requests[0].last_user_text == "Review src/ carefully. Focus: naming errors"
-    system = caddie.llm.llm_requests[0].system
+    system = caddie.llm.llm_requests[0].system or ""
     assert f"<location>{skill}</location>" in system
     result = caddie.run("-p", "--no-session", "--model", "fake/fake-model", "/skill:tidy now")
     assert result.returncode == 0, result.stderr
@@ -54,7 +54,7 @@ def test_skill_flag_is_additive_even_with_no_skills(caddie: Caddie) -> None:
         "-p", "--no-session", "--no-skills", "--skill", str(mine.parent), "--model", "fake/fake-model", "hi"
     )
     assert result.returncode == 0, result.stderr
-    system = caddie.llm.llm_requests[0].system
+    system = caddie.llm.llm_requests[0].system or ""
     assert "<name>mine</name>" in system and "<name>found</name>" not in system
 
 
@@ -78,7 +78,7 @@ def test_extensions_add_skill_and_prompt_paths_with_resources_discover(caddie: C
     assert result.returncode == 0, result.stderr
     request = caddie.llm.llm_requests[0]
     assert request.last_user_text == "Hello world from an extension"
-    assert "<name>from-ext</name>" in request.system
+    assert "<name>from-ext</name>" in (request.system or "")
 
 
 def rpc(caddie: Caddie, *args: str) -> tuple[subprocess.Popen[str], Any, Any]:

@@ -74,7 +74,7 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _last_goal(cwd: Path) -> dict[str, Any]:
     [session] = sorted((agent_dir() / "sessions").rglob("*.jsonl"))
-    states = [
+    states: list[dict[str, Any]] = [
         json.loads(line)["data"]
         for line in session.read_text().splitlines()
         if '"customType":"goal:state"' in line

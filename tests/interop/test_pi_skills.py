@@ -133,11 +133,11 @@ def test_skills_block_and_expansions_match_pi(tmp_path: Path) -> None:
     )
 
     assert len(ours) == len(theirs) == 2
-    assert skills_block(ours[0].system) == skills_block(theirs[0].system)
-    assert "manual-only" not in skills_block(ours[0].system)
+    assert skills_block(ours[0].system or "") == skills_block(theirs[0].system or "")
+    assert "manual-only" not in skills_block(ours[0].system or "")
     for i in range(2):
         assert ours[i].last_user_text == theirs[i].last_user_text, f"message {i}"
-    assert ours[0].last_user_text.startswith('<skill name="demo-skill" location="')
+    assert (ours[0].last_user_text or "").startswith('<skill name="demo-skill" location="')
     assert ours[1].last_user_text == "Review src/ (error paths) then a b | src/ error paths a b | error paths"
 
 
@@ -179,4 +179,4 @@ def test_no_skills_block_without_read(tmp_path: Path) -> None:
             timeout=60,
         )
         assert proc.returncode == 0, proc.stderr
-        assert "<available_skills>" not in llm.llm_requests[0].system
+        assert "<available_skills>" not in (llm.llm_requests[0].system or "")

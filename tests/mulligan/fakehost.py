@@ -34,6 +34,7 @@ from caddie.extensions.api import (
     ImageContent,
     LabelEntry,
     MessageEntry,
+    Mode,
     SessionEntry,
     SessionHeader,
     SessionShutdownEvent,
@@ -276,7 +277,7 @@ class FakeContext:
         return self._host.session
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         return "tui" if self._host.has_ui else "print"
 
     @property
@@ -539,7 +540,10 @@ class Harness:
         tool = self.tool(name)
         if tool.prepare_arguments is not None:
             params = tool.prepare_arguments(params)
-        return asyncio.run(tool.execute(tool_call_id, params, AbortSignal(), lambda _r: None, self.ctx))
+        out: ToolResult = asyncio.run(
+            tool.execute(tool_call_id, params, AbortSignal(), lambda _r: None, self.ctx)
+        )
+        return out
 
     def call_tool(
         self, name: str, params: Any, call_id: str = "call-x", result_text: str | None = None
@@ -557,7 +561,7 @@ class Harness:
         return out
 
     def command(self, name: str, args: str = "") -> None:
-        self.extension.commands[name].handler(args, self.ctx)  # type: ignore[arg-type]
+        self.extension.commands[name].handler(args, self.ctx)
 
 
 def result_text(out: ToolResult) -> str:

@@ -38,7 +38,7 @@ class LiveMessages(list[str]):
     def __bool__(self) -> bool:
         return bool(self._now())
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 @pytest.fixture

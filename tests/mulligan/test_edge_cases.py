@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import json
 
-from caddie.extensions.api import ContextUsage, CustomMessage, ToolResultMessage, UserMessage
+from caddie.extensions.api import (
+    AgentMessage,
+    ContextUsage,
+    CustomMessage,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
 from caddie.extensions.bundled.mulligan.tools.rewind import MUTATION_WARNING
 from caddie.extensions.bundled.mulligan.transforms import (
     Unit,
@@ -35,14 +42,14 @@ class TestE1OrphanResult:
         assert partition_into_units([user("u"), result("orphan")])[1] == Unit((1,), "plain")
 
     def test_a_rewind_of_a_group_leaves_a_following_orphan(self) -> None:
-        msgs = [user("u"), assistant("a"), result("a"), result("orphan")]
+        msgs: list[AgentMessage] = [user("u"), assistant("a"), result("a"), result("orphan")]
         remove = resolve_last_tool_call_group(partition_into_units(msgs), msgs)
         assert remove == (1, 2)
 
 
 class TestE2ExecutingTurn:
     def test_the_rewinds_own_group_is_never_the_target(self) -> None:
-        msgs = [user("u"), assistant("prev"), result("prev"), assistant("rw")]
+        msgs: list[AgentMessage] = [user("u"), assistant("prev"), result("prev"), assistant("rw")]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs, "rw") == (1, 2)
         assert (
             resolve_last_tool_call_group(partition_into_units(msgs[:1] + msgs[3:]), msgs[:1] + msgs[3:], "rw")
@@ -57,11 +64,18 @@ class TestE2ExecutingTurn:
 
 class TestE3Protected:
     def test_the_first_user_message_cannot_be_removed(self) -> None:
-        msgs = [user("task"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("task"), assistant("c"), result("c")]
         assert not protected_ok(msgs, [0, 1], PROTECT) and protected_ok(msgs, [1, 2], PROTECT)
 
     def test_only_a_checkpoint_rewind_removes_later_user_messages(self) -> None:
-        msgs = [user("task"), assistant("a"), result("a"), user("second"), assistant("b"), result("b")]
+        msgs: list[AgentMessage] = [
+            user("task"),
+            assistant("a"),
+            result("a"),
+            user("second"),
+            assistant("b"),
+            result("b"),
+        ]
         assert 3 not in resolve_last_turn(msgs)
         branch = [entry("e0"), checkpoint_label("L", "e0", "cp"), *entries("e1", "e2", "e3", "e4", "e5")]
         out = filter_pipeline(msgs, [rewind(1, "checkpoint", checkpoint="cp")], [], PROTECT, branch)
@@ -89,8 +103,9 @@ class TestE5SideEffects:
         text = result_text(h.call_tool("mulligan_rewind", LCG, "rw"))
         assert text.endswith(MUTATION_WARNING)
         note = h.notes()[0].content
-        assert "<files-modified>\nout.txt\n</files-modified>" in note  # type: ignore[operator]  # "build" is not path-like
-        assert "<bash-side-effects>\nrm -rf build && echo x > out.txt\n</bash-side-effects>" in note  # type: ignore[operator]
+        assert isinstance(note, str)
+        assert "<files-modified>\nout.txt\n</files-modified>" in note  # "build" is not path-like
+        assert "<bash-side-effects>\nrm -rf build && echo x > out.txt\n</bash-side-effects>" in note
 
     def test_the_warning_is_configurable(self) -> None:
         h = Harness({"rewind": {"requireMutationWarning": False}})
@@ -100,16 +115,20 @@ class TestE5SideEffects:
 
 class TestE6ParallelTools:
     def test_a_shared_message_is_kept_whole(self) -> None:
-        msgs = [user("u"), assistant("sib", "rw"), result("sib"), result("rw")]
+        msgs: list[AgentMessage] = [user("u"), assistant("sib", "rw"), result("sib"), result("rw")]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs, "rw") is None
-        msgs2 = [user("u"), assistant("prev"), result("prev"), *msgs[1:]]
+        msgs2: list[AgentMessage] = [user("u"), assistant("prev"), result("prev"), *msgs[1:]]
         assert resolve_last_tool_call_group(partition_into_units(msgs2), msgs2, "rw") == (1, 2)
         assert resolve_last_turn(msgs2, "rw") == [1, 2]
 
 
 class TestE7CompactionLeak:
     def test_content_compacted_into_the_summary_stays_visible(self) -> None:
-        msgs = [UserMessage("summary mentions the hidden read"), assistant("x"), result("x")]
+        msgs: list[AgentMessage] = [
+            UserMessage("summary mentions the hidden read"),
+            assistant("x"),
+            result("x"),
+        ]
         branch = [*entries("e_hidden_a", "e_hidden_r"), entry("c", "compaction"), *entries("ea", "er")]
         out = filter_pipeline(msgs, [rewind(1, hide=["e_hidden_a", "e_hidden_r"])], [], PROTECT, branch)
         assert out is msgs
@@ -117,7 +136,7 @@ class TestE7CompactionLeak:
 
 class TestE8TargetsNothing:
     def test_an_absent_checkpoint_and_an_unmatched_shrink_return_the_same_list(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c")]
         assert (
             filter_pipeline(
                 msgs, [rewind(1, "checkpoint", checkpoint="gone")], [], PROTECT, entries("a", "b", "c")
@@ -250,7 +269,7 @@ class TestE16AuditFirst:
 
 class TestE17TwoShrinks:
     def test_the_higher_seq_wins_whatever_the_order(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c", "BIG")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c", "BIG")]
         out = filter_pipeline(
             msgs,
             [],
@@ -264,9 +283,9 @@ class TestE18AdvisoryNudges:
     def test_nudges_are_only_text(self) -> None:
         h = session()
         patch = h.tool_result_event("bash", result("c", "x" * 20000).content)
-        assert patch is not None and "`mulligan_shrink` to summarize" in text_of(
-            result("c", patch.content[-1].text)
-        )  # type: ignore[union-attr]
+        assert patch is not None and patch.content is not None
+        last = patch.content[-1]
+        assert isinstance(last, TextContent) and "`mulligan_shrink` to summarize" in last.text
 
 
 class TestE19ShrinkAUserMessage:
@@ -323,7 +342,13 @@ class TestE23CheckpointIsHumanOnly:
 
 class TestE24PinnedHideUnderCompaction:
     def test_retained_tail_pins_stay_hidden_compacted_head_pins_leak(self) -> None:
-        msgs = [UserMessage("summary"), assistant("b"), result("b"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [
+            UserMessage("summary"),
+            assistant("b"),
+            result("b"),
+            assistant("c"),
+            result("c"),
+        ]
         branch = [*entries("ea", "er"), entry("k", "compaction"), *entries("eb", "ebr", "ec", "ecr")]
         out = filter_pipeline(msgs, [rewind(1, hide=["ea", "er", "eb", "ebr"])], [], PROTECT, branch)
         assert results_of(out) == {"c"} and len(out) == 3

@@ -196,7 +196,10 @@ class TestDebugLog:
         path = tmp_path / "m.jsonl"
         path.write_text('{"pre": "existing"}\n')
         log = DebugLog(str(path))
-        log.debug("a", "s"), log.info("a", "s"), log.warn("a", "s"), log.error("a", "s")
+        log.debug("a", "s")
+        log.info("a", "s")
+        log.warn("a", "s")
+        log.error("a", "s")
         lines = self.read(path)
         assert lines[0] == {"pre": "existing"} and [x["level"] for x in lines[1:]] == [
             "debug",

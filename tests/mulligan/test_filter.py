@@ -166,7 +166,8 @@ def pinned_shrink(h: Harness, pinned: str | None, seq_hint: str = "") -> str:
     if pinned is not None:
         data["pinnedEntryId"] = pinned
     h.mulligan.writer(h.ctx).shrink(data)
-    return h.custom_entries("mulligan:shrink")[-1].data["id"]
+    marker_id: str = h.custom_entries("mulligan:shrink")[-1].data["id"]
+    return marker_id
 
 
 def cancels(h: Harness) -> list[str]:

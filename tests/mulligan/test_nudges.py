@@ -19,7 +19,7 @@ from caddie.extensions.bundled.mulligan.nudges import (
     suppress_check,
 )
 from caddie.extensions.bundled.mulligan.runtime import BloatHit, SessionRuntime
-from tests.mulligan.fakehost import Harness, assistant_text, result, user
+from tests.mulligan.fakehost import Harness, assistant_text, result, text_of, user
 
 CONFIG = MulliganConfig()
 
@@ -285,8 +285,8 @@ class TestInjectNudge:
 
     def test_sustained_growth_is_explained(self) -> None:
         recent = metrics(800, 6000, 6000)
-        text = inject_nudge([], recent[0], recent, CONFIG)[0].content
-        assert "(sustained over the last 3 turns)" in text  # type: ignore[operator]
+        text = text_of(inject_nudge([], recent[0], recent, CONFIG)[0])
+        assert "(sustained over the last 3 turns)" in text
 
     @pytest.mark.parametrize(
         ("recent", "with_config"), [(metrics(5000, 5000, 5000), True), (metrics(800, 6000, 6000), False)]
@@ -295,7 +295,7 @@ class TestInjectNudge:
         self, recent: list[TurnMetric], with_config: bool
     ) -> None:
         out = inject_nudge([], recent[0], recent if with_config else None, CONFIG if with_config else None)
-        assert "sustained" not in out[0].content  # type: ignore[operator]
+        assert "sustained" not in text_of(out[0])
 
     def test_no_clause_on_the_bloat_lead(self) -> None:
         recent = [TurnMetric(None, True, [{"toolName": "bash", "approxTokens": 5}], 0, 2)]

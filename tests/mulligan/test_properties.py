@@ -223,7 +223,7 @@ def test_pinned_markers_resolve_the_same_with_an_incremental_index(plan: list[tu
 # --------------------------------------------------------------------------------------------------
 # Supporting invariants: estimates and the incremental marker index
 
-text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
 block = st.one_of(
     st.builds(TextContent, text),
     st.builds(ThinkingContent, text),

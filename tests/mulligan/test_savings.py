@@ -17,10 +17,18 @@ from typing import Any
 
 import pytest
 
-from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from caddie.ai.messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from caddie.ai.model import Model, ModelCost
 from caddie.extensions.bundled.mulligan.config import MulliganConfig
 from caddie.extensions.bundled.mulligan.savings import SavingsTracker, compute_savings
+from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionStore
 from tests.e2e.conftest import Caddie
 from tests.support import fake_llm as fl
@@ -131,7 +139,7 @@ def test_savings_equal_the_difference_the_server_recorded(caddie: Caddie) -> Non
     answered_by = [
         e.id
         for e in store.branch()
-        if getattr(e, "message", None) is not None and isinstance(e.message, AssistantMessage)  # type: ignore[attr-defined]
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)
     ]
     index = [answered_by.index(r.entry_id) for r in savings.requests]
     assert index == [2, 3, 4, 5, 6, 7]
@@ -226,7 +234,7 @@ def test_no_markers_no_savings_and_no_cache_price_means_input_rate() -> None:
 
 
 def _assistant(text: str = "", call: ToolCall | None = None) -> AssistantMessage:
-    content: list[TextContent | ToolCall] = [call] if call else [TextContent(text)]
+    content: list[TextContent | ThinkingContent | ToolCall] = [call] if call else [TextContent(text)]
     return AssistantMessage(content, api="openai-completions", provider="fake", model="m")
 
 

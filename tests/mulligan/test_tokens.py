@@ -8,6 +8,7 @@ import pytest
 
 from caddie.extensions.api import (
     CHARS_PER_TOKEN,
+    AgentMessage,
     BashExecutionMessage,
     CustomMessage,
     ImageContent,
@@ -122,5 +123,10 @@ class TestAgentTokens:
         assert estimate_agent_tokens([user("a"), user("b")]) == 0 and estimate_agent_tokens([]) == 0
 
     def test_sums_the_other_roles_per_message(self) -> None:
-        msgs = [user("zzzz"), assistant_text("x"), result("c", "y"), CustomMessage("n", "z")]
+        msgs: list[AgentMessage] = [
+            user("zzzz"),
+            assistant_text("x"),
+            result("c", "y"),
+            CustomMessage("n", "z"),
+        ]
         assert estimate_agent_tokens(msgs) == 3  # 1 + 1 + 1: each message rounded up on its own

@@ -64,7 +64,7 @@ def assert_groups_paired(messages: list[AgentMessage], units: list[Unit]) -> Non
 
 class TestPartitionIntoUnits:
     def test_a_tool_call_and_its_result_form_one_group_between_plain_messages(self) -> None:
-        msgs = [user("do it"), assistant("c1"), result("c1"), assistant_text("done")]
+        msgs: list[AgentMessage] = [user("do it"), assistant("c1"), result("c1"), assistant_text("done")]
         units = partition_into_units(msgs)
         assert units == [Unit((0,), "plain"), Unit((1, 2), "toolGroup"), Unit((3,), "plain")]
         assert_groups_paired(msgs, units)
@@ -73,7 +73,7 @@ class TestPartitionIntoUnits:
         assert summary(partition_into_units([user("hi"), result("orphan-1")])) == "plain:0:1 | plain:1:1"
 
     def test_three_calls_and_three_results_are_one_group(self) -> None:
-        msgs = [assistant("c1", "c2", "c3"), result("c1"), result("c2"), result("c3")]
+        msgs: list[AgentMessage] = [assistant("c1", "c2", "c3"), result("c1"), result("c2"), result("c3")]
         assert partition_into_units(msgs) == [Unit((0, 1, 2, 3), "toolGroup")]
 
     def test_an_assistant_whose_results_have_not_arrived_is_a_group_of_itself(self) -> None:
@@ -82,7 +82,7 @@ class TestPartitionIntoUnits:
         )
 
     def test_two_separate_pairs_are_two_groups(self) -> None:
-        msgs = [assistant("a"), result("a"), assistant("b"), result("b")]
+        msgs: list[AgentMessage] = [assistant("a"), result("a"), assistant("b"), result("b")]
         assert summary(partition_into_units(msgs)) == "toolGroup:0:2 | toolGroup:2:2"
 
     def test_interleaved_calls_and_results_group_by_call_id(self) -> None:
@@ -94,14 +94,20 @@ class TestPartitionIntoUnits:
         assert [u.kind for u in units] == ["plain", "plain"]
 
     def test_a_list_without_tools_is_all_plain_in_order(self) -> None:
-        msgs = [user("a"), assistant_text("b"), custom("mulligan:note"), user("c")]
+        msgs: list[AgentMessage] = [user("a"), assistant_text("b"), custom("mulligan:note"), user("c")]
         assert summary(partition_into_units(msgs)) == "plain:0:1 | plain:1:1 | plain:2:1 | plain:3:1"
 
     def test_empty_list_has_no_units(self) -> None:
         assert partition_into_units([]) == []
 
     def test_a_text_assistant_between_groups_stays_plain(self) -> None:
-        msgs = [assistant("a"), result("a"), assistant_text("commentary"), assistant("b"), result("b")]
+        msgs: list[AgentMessage] = [
+            assistant("a"),
+            result("a"),
+            assistant_text("commentary"),
+            assistant("b"),
+            result("b"),
+        ]
         assert summary(partition_into_units(msgs)) == "toolGroup:0:2 | plain:2:1 | toolGroup:3:2"
 
     def test_two_results_for_one_call_id_both_join_the_group(self) -> None:
@@ -120,14 +126,20 @@ class TestPartitionIntoUnits:
         assert summary(units) == "plain:0:1 | toolGroup:1:2"
 
     def test_representative_mixed_list(self) -> None:
-        msgs = [user("please"), assistant("c1"), result("c1"), assistant_text("ok"), assistant("c2", "c3")]
+        msgs: list[AgentMessage] = [
+            user("please"),
+            assistant("c1"),
+            result("c1"),
+            assistant_text("ok"),
+            assistant("c2", "c3"),
+        ]
         msgs += [result("c2"), result("c3"), result("orphan")]
         units = partition_into_units(msgs)
         assert summary(units) == "plain:0:1 | toolGroup:1:2 | plain:3:1 | toolGroup:4:3 | plain:7:1"
         assert_groups_paired(msgs, units)
 
     def test_is_deterministic_and_leaves_its_input_alone(self) -> None:
-        msgs = [user("u"), assistant("a"), result("a")]
+        msgs: list[AgentMessage] = [user("u"), assistant("a"), result("a")]
         before = list(msgs)
         assert partition_into_units(msgs) == partition_into_units(msgs)
         assert msgs == before
@@ -147,7 +159,7 @@ class TestResolveLastToolCallGroup:
         assert resolve_last_tool_call_group(partition_into_units(self.msgs), self.msgs, "B") == (1, 2)
 
     def test_no_group_gives_none(self) -> None:
-        msgs = [user("u"), assistant_text("thinking"), custom("mulligan:note")]
+        msgs: list[AgentMessage] = [user("u"), assistant_text("thinking"), custom("mulligan:note")]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs) is None
 
     @pytest.mark.parametrize("exclude", ["DOES-NOT-EXIST", "", None])
@@ -155,25 +167,44 @@ class TestResolveLastToolCallGroup:
         assert resolve_last_tool_call_group(partition_into_units(self.msgs), self.msgs, exclude) == (3, 4)
 
     def test_the_only_group_being_the_rewinds_own_gives_none(self) -> None:
-        msgs = [user("u"), assistant("only"), result("only")]
+        msgs: list[AgentMessage] = [user("u"), assistant("only"), result("only")]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs, "only") is None
 
     def test_lands_on_the_previous_group(self) -> None:
-        msgs = [assistant("X"), result("X"), assistant("Y"), result("Y"), assistant("Z"), result("Z")]
+        msgs: list[AgentMessage] = [
+            assistant("X"),
+            result("X"),
+            assistant("Y"),
+            result("Y"),
+            assistant("Z"),
+            result("Z"),
+        ]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs, "Z") == (2, 3)
 
     def test_parallel_calls_skip_the_whole_shared_message(self) -> None:
-        msgs = [assistant("prev"), result("prev"), assistant("X", "REW"), result("X"), result("REW")]
+        msgs: list[AgentMessage] = [
+            assistant("prev"),
+            result("prev"),
+            assistant("X", "REW"),
+            result("X"),
+            result("REW"),
+        ]
         units = partition_into_units(msgs)
         assert summary(units) == "toolGroup:0:2 | toolGroup:2:3"
         assert resolve_last_tool_call_group(units, msgs, "REW") == (0, 1)
 
     def test_parallel_calls_with_no_earlier_group_give_none(self) -> None:
-        msgs = [assistant("A", "REW"), result("A"), result("REW")]
+        msgs: list[AgentMessage] = [assistant("A", "REW"), result("A"), result("REW")]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs, "REW") is None
 
     def test_plain_units_between_groups_are_skipped(self) -> None:
-        msgs = [assistant("A"), result("A"), assistant_text("chat"), assistant("B"), result("B")]
+        msgs: list[AgentMessage] = [
+            assistant("A"),
+            result("A"),
+            assistant_text("chat"),
+            assistant("B"),
+            result("B"),
+        ]
         assert resolve_last_tool_call_group(partition_into_units(msgs), msgs) == (3, 4)
 
 
@@ -196,11 +227,22 @@ class TestResolveLastTurn:
         assert 3 not in resolve_last_turn(self.two_turns)
 
     def test_keeps_the_rewinds_own_unit(self) -> None:
-        msgs = [*self.two_turns[:4], assistant("prev"), result("prev"), assistant("REW"), result("REW")]
+        msgs: list[AgentMessage] = [
+            *self.two_turns[:4],
+            assistant("prev"),
+            result("prev"),
+            assistant("REW"),
+            result("REW"),
+        ]
         assert resolve_last_turn(msgs, "REW") == [4, 5]
 
     def test_keeps_the_whole_shared_message_of_parallel_calls(self) -> None:
-        msgs = [*self.two_turns[:4], assistant("prev"), result("prev"), assistant("sib", "REW")]
+        msgs: list[AgentMessage] = [
+            *self.two_turns[:4],
+            assistant("prev"),
+            result("prev"),
+            assistant("sib", "REW"),
+        ]
         msgs += [result("sib"), result("REW")]
         assert resolve_last_turn(msgs, "REW") == [4, 5]
 
@@ -216,7 +258,13 @@ class TestResolveLastTurn:
 
     @pytest.mark.parametrize("exclude", [None, "", "DOES-NOT-EXIST"])
     def test_without_a_usable_exclusion_the_own_unit_goes_too(self, exclude: str | None) -> None:
-        msgs = [*self.two_turns[:4], assistant("REW"), result("REW"), assistant("c2"), result("c2")]
+        msgs: list[AgentMessage] = [
+            *self.two_turns[:4],
+            assistant("REW"),
+            result("REW"),
+            assistant("c2"),
+            result("c2"),
+        ]
         assert resolve_last_turn([*msgs, custom("mulligan:note")], exclude) == [4, 5, 6, 7]
 
 
@@ -226,43 +274,49 @@ class TestResolveLastTurn:
 
 class TestResolveCheckpoint:
     def test_removes_work_after_the_checkpoint_keeping_the_checkpointed_group_whole(self) -> None:
-        msgs = [user("u1"), assistant("c1"), result("c1"), assistant_text("junk")]
+        msgs: list[AgentMessage] = [user("u1"), assistant("c1"), result("c1"), assistant_text("junk")]
         branch = [entry("e1"), entry("e2"), checkpoint_label("eL", "e2", "ckpt"), entry("e3"), entry("e4")]
         assert resolve_checkpoint(msgs, branch, "ckpt") == [3]
 
     def test_keeps_the_checkpoint_and_everything_before(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c")]
         branch = [entry("eu"), entry("ea"), checkpoint_label("eL", "ea", "p"), entry("er")]
         assert resolve_checkpoint(msgs, branch, "p") == []
 
     def test_keeps_all_parallel_results_of_a_checkpointed_assistant(self) -> None:
-        msgs = [user("u"), assistant("p1", "p2"), result("p1"), result("p2"), assistant_text("tail")]
+        msgs: list[AgentMessage] = [
+            user("u"),
+            assistant("p1", "p2"),
+            result("p1"),
+            result("p2"),
+            assistant_text("tail"),
+        ]
         branch = [entry("eu"), entry("ea"), checkpoint_label("eL", "ea", "m"), *entries("er1", "er2", "et")]
         assert resolve_checkpoint(msgs, branch, "m") == [4]
 
     def test_keeps_the_rewinds_own_unit(self) -> None:
-        msgs = [user("u"), assistant("rw-call"), result("rw-call"), assistant_text("bad")]
+        msgs: list[AgentMessage] = [user("u"), assistant("rw-call"), result("rw-call"), assistant_text("bad")]
         branch = [entry("eu"), checkpoint_label("eL", "eu", "k"), *entries("ea", "er", "et")]
         assert resolve_checkpoint(msgs, branch, "k", "rw-call") == [3]
 
     def test_keeps_notes_and_nudges(self) -> None:
-        msgs = [user("u"), result("c"), custom("mulligan:note"), custom("mulligan:nudge")]
+        msgs: list[AgentMessage] = [user("u"), result("c"), custom("mulligan:note"), custom("mulligan:nudge")]
         branch = [entry("eu"), checkpoint_label("eL", "eu", "k"), entry("er")]
         branch += [entry("en", "custom_message"), entry("eg", "custom_message")]
         assert resolve_checkpoint(msgs, branch, "k") == [1]
 
     def test_removes_user_messages_after_the_checkpoint(self) -> None:
-        msgs = [user("u"), assistant_text("a"), user("later"), assistant_text("b")]
+        msgs: list[AgentMessage] = [user("u"), assistant_text("a"), user("later"), assistant_text("b")]
         branch = [entry("eu"), checkpoint_label("eL", "eu", "k"), *entries("ea", "el", "eb")]
         assert resolve_checkpoint(msgs, branch, "k") == [1, 2, 3]
 
     def test_a_compaction_before_the_checkpoint_refuses(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c")]
         branch = [entry("ec", "compaction"), entry("eu"), entry("ea"), checkpoint_label("eL", "ea", "k")]
         assert resolve_checkpoint(msgs, [*branch, entry("er")], "k") is None
 
     def test_a_compaction_after_the_checkpoint_is_not_walked(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c"), assistant_text("post")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c"), assistant_text("post")]
         branch = [entry("eu"), entry("ea"), checkpoint_label("eL", "ea", "k"), entry("er"), entry("ep")]
         assert resolve_checkpoint(msgs, [*branch, entry("ec", "compaction")], "k") == [3]
 
@@ -282,7 +336,7 @@ class TestResolveCheckpoint:
         assert resolve_checkpoint([], [], name) is None
 
     def test_the_leaf_most_label_wins(self) -> None:
-        msgs = [user("u"), assistant_text("a"), assistant_text("b")]
+        msgs: list[AgentMessage] = [user("u"), assistant_text("a"), assistant_text("b")]
         branch = [
             entry("eu"),
             checkpoint_label("L1", "eu", "k"),
@@ -299,7 +353,12 @@ class TestResolveCheckpoint:
     def test_without_an_exclusion_the_own_unit_is_removed_but_the_note_survives(
         self, exclude: str | None
     ) -> None:
-        msgs = [user("u"), assistant("rw-call"), result("rw-call"), custom("mulligan:note")]
+        msgs: list[AgentMessage] = [
+            user("u"),
+            assistant("rw-call"),
+            result("rw-call"),
+            custom("mulligan:note"),
+        ]
         branch = [entry("eu"), checkpoint_label("eL", "eu", "k"), *entries("ea", "er")]
         branch.append(entry("en", "custom_message"))
         assert resolve_checkpoint(msgs, branch, "k", exclude) == [1, 2]
@@ -317,7 +376,7 @@ class TestResolvePinnedShrink:
         )
 
     def test_stays_locked_as_the_session_grows(self) -> None:
-        msgs = [user("u"), assistant("c1"), result("c1"), assistant("c2")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c1"), result("c1"), assistant("c2")]
         assert resolve_pinned_shrink(msgs, entries("e1", "e2", "e3", "e4"), "e1") == 0
 
     def test_resolves_in_the_retained_tail_after_a_compaction(self) -> None:
@@ -380,7 +439,7 @@ class TestShrinkSubstitution:
         bloated = ToolResultMessage(
             "call-A", "grep", [TextContent("BLOATED OUTPUT")], is_error=False, timestamp=5
         )
-        msgs = [user("u"), assistant("call-A"), bloated]
+        msgs: list[AgentMessage] = [user("u"), assistant("call-A"), bloated]
         out = [*msgs[:2], shrunk_message(bloated, "[shrunk]")]
         shrunk = out[2]
         assert isinstance(shrunk, ToolResultMessage)
@@ -395,7 +454,7 @@ class TestShrinkSubstitution:
         assert text_of(bloated) == "BLOATED OUTPUT"
 
     def test_resolve_shrink_target_per_matcher(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u"),
             assistant("c1"),
             result("c1", tool_name="grep"),
@@ -425,12 +484,12 @@ class TestShrinkSubstitution:
         assert resolve_shrink_target([user("u")], target) is None
 
     def test_the_first_non_empty_discriminator_decides(self) -> None:
-        msgs = [user("u"), assistant("c1"), result("c1", tool_name="read")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c1"), result("c1", tool_name="read")]
         assert resolve_shrink_target(msgs, {"by_tool_call_id": "", "by_tool_name": "read"}) == 2
         assert resolve_shrink_target(msgs, {"by_tool_call_id": "zz", "by_tool_name": "read"}) is None
 
     def test_content_search_covers_the_json_of_blocks(self) -> None:
-        msgs = [assistant(call("c1", "read", path="src/secret.ts"))]
+        msgs: list[AgentMessage] = [assistant(call("c1", "read", path="src/secret.ts"))]
         assert resolve_shrink_target(msgs, {"by_content_includes": '"name":"read"'}) == 0
 
     def test_an_empty_replacement_still_stamps(self) -> None:
@@ -443,7 +502,7 @@ class TestShrinkSubstitution:
         assert shrunk_message(bash, "x") is bash
 
     def test_an_assistant_message_keeps_its_role(self) -> None:
-        msgs = [user("u"), assistant_text("long explanation")]
+        msgs: list[AgentMessage] = [user("u"), assistant_text("long explanation")]
         out = [msgs[0], shrunk_message(msgs[1], "short")]
         assert out[1].role == "assistant" and is_stamped(out[1], "short")
 
@@ -487,7 +546,7 @@ class TestProtectedOk:
 
 class TestFilterPipeline:
     def test_two_legacy_rewinds_compose_the_second_finding_nothing(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u0"),
             assistant("cM"),
             result("cM"),
@@ -500,7 +559,13 @@ class TestFilterPipeline:
         assert [m.role for m in out] == ["user", "assistant", "toolResult", "custom"] and out[3] is msgs[5]
 
     def test_a_shrink_of_a_rewound_message_does_nothing(self) -> None:
-        msgs = [user("u0"), assistant("cM"), result_with("cM", "BIG"), assistant("cR1"), result("cR1")]
+        msgs: list[AgentMessage] = [
+            user("u0"),
+            assistant("cM"),
+            result_with("cM", "BIG"),
+            assistant("cR1"),
+            result("cR1"),
+        ]
         msgs.append(custom("mulligan:note"))
         out = filter_pipeline(
             msgs,
@@ -517,7 +582,7 @@ class TestFilterPipeline:
         assert [m.role for m in out] == ["user"]
 
     def test_shrinks_compose_oldest_first(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u0"),
             assistant("c1"),
             result_with("c1", "BIG1"),
@@ -529,7 +594,14 @@ class TestFilterPipeline:
         assert is_stamped(out[2], "[s1]") and is_stamped(out[4], "[s2]")
 
     def test_a_last_turn_rewind_keeps_its_own_unit_and_the_note(self) -> None:
-        msgs = [user("u0"), assistant("c1"), result("c1"), user("u1"), assistant("c2"), result("c2")]
+        msgs: list[AgentMessage] = [
+            user("u0"),
+            assistant("c1"),
+            result("c1"),
+            user("u1"),
+            assistant("c2"),
+            result("c2"),
+        ]
         msgs += [assistant("cR1"), result("cR1"), custom("mulligan:note")]
         out = filter_pipeline(msgs, [rewind(1, "last_turn", exclude_tool_call_id="cR1")], [], PROTECT)
         assert [m.role for m in out] == [
@@ -543,13 +615,18 @@ class TestFilterPipeline:
         ]
 
     def test_a_legacy_checkpoint_rewind_removes_what_follows_the_checkpoint(self) -> None:
-        msgs = [user("u0"), assistant_text("keep"), assistant_text("drop1"), assistant_text("drop2")]
+        msgs: list[AgentMessage] = [
+            user("u0"),
+            assistant_text("keep"),
+            assistant_text("drop1"),
+            assistant_text("drop2"),
+        ]
         branch = [entry("e0"), checkpoint_label("L1", "e1", "x"), *entries("e1", "e2", "e3")]
         out = filter_pipeline(msgs, [rewind(1, "checkpoint", checkpoint="x")], [], PROTECT, branch)
         assert [text_of(m) for m in out] == ["u0", "keep"]
 
     def test_a_pinned_shrink_does_not_drift_to_a_newer_match(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u"),
             assistant("c1"),
             result_with("c1", "OLD", "read"),
@@ -562,26 +639,26 @@ class TestFilterPipeline:
         assert is_stamped(out[2], "[s]") and text_of(out[4]) == "NEW"
 
     def test_an_unpinned_shrink_resolves_live(self) -> None:
-        msgs = [user("u"), assistant("c1"), result_with("c1", "OLD", "read")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c1"), result_with("c1", "OLD", "read")]
         out = filter_pipeline(msgs, [], [shrink(1, {"by_tool_name": "read"}, "[s]")], PROTECT, [])
         assert is_stamped(out[2], "[s]")
 
     def test_without_markers_the_same_list_comes_back(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c")]
         assert filter_pipeline(msgs, [], [], PROTECT) is msgs
 
     def test_unknown_granularities_and_empty_shrinks_are_no_ops(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c")]
         out = filter_pipeline(msgs, [rewind(1, "bogus"), rewind(2, None)], [shrink(1, None, "")], PROTECT)  # type: ignore[arg-type]
         assert out is msgs
 
     def test_a_rewind_crossing_the_first_user_message_is_skipped(self) -> None:
-        msgs = [user("u"), assistant("c"), result("c")]
+        msgs: list[AgentMessage] = [user("u"), assistant("c"), result("c")]
         out = filter_pipeline(msgs, [rewind(1, hide=["e1", "e2"])], [], PROTECT, entries("e1", "e2", "e3"))
         assert out is msgs
 
     def test_never_mutates_its_inputs(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u"),
             assistant("cM"),
             result("cM"),
@@ -595,7 +672,7 @@ class TestFilterPipeline:
         assert msgs == snapshot and marker.seq == 1
 
     def test_diagnostics_record_each_rewind(self) -> None:
-        msgs = [user("u"), assistant("A"), result("A"), assistant("R"), result("R")]
+        msgs: list[AgentMessage] = [user("u"), assistant("A"), result("A"), assistant("R"), result("R")]
         diag: list[RewindDiag] = []
         filter_pipeline(
             msgs,
@@ -617,7 +694,7 @@ class TestPermanentHiding:
 
     @pytest.mark.parametrize("granularity", ["last_tool_call_group", "last_turn"])
     def test_the_mistake_stays_hidden_and_new_work_shows(self, granularity: str) -> None:
-        msgs1 = [
+        msgs1: list[AgentMessage] = [
             user("u"),
             assistant("BAD"),
             result("BAD"),
@@ -631,13 +708,13 @@ class TestPermanentHiding:
         assert not contains(view1, msgs1[1]) and not contains(view1, msgs1[2])
         assert all(contains(view1, msgs1[i]) for i in (0, 3, 5))
 
-        msgs2 = [*msgs1, assistant("GOOD"), result("GOOD")]
+        msgs2: list[AgentMessage] = [*msgs1, assistant("GOOD"), result("GOOD")]
         view2 = filter_pipeline(msgs2, [marker], [], PROTECT, [*branch1, *entries("e_good_a", "e_good_r")])
         assert not contains(view2, msgs2[1]) and not contains(view2, msgs2[2])
         assert all(contains(view2, msgs2[i]) for i in (0, 5, 6, 7))
 
     def test_a_legacy_marker_uses_the_relative_resolver(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u0"),
             assistant("cM"),
             result("cM"),
@@ -649,7 +726,7 @@ class TestPermanentHiding:
         assert len(out) == 4 and not contains(out, msgs[1]) and not contains(out, msgs[2])
 
     def test_a_compaction_between_the_pins_hides_only_the_retained_one(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u"),
             assistant("BAD"),
             result("BAD"),
@@ -663,22 +740,42 @@ class TestPermanentHiding:
         assert not contains(out, msgs[2]) and contains(out, msgs[1]) and contains(out, msgs[3])
 
     def test_a_pinned_checkpoint_rewind_hides_the_work_after_it_permanently(self) -> None:
-        msgs1 = [user("u"), assistant("cp"), result("cp"), assistant("read"), result("read")]
+        msgs1: list[AgentMessage] = [
+            user("u"),
+            assistant("cp"),
+            result("cp"),
+            assistant("read"),
+            result("read"),
+        ]
         branch1 = entries("e_u", "e_cp_a", "e_cp_r", "e_read_a", "e_read_r")
         marker = rewind(1, "checkpoint", checkpoint="cp", hide=["e_read_a", "e_read_r"])
         assert filter_pipeline(msgs1, [marker], [], PROTECT, branch1) == msgs1[:3]
-        msgs2 = [*msgs1, assistant("new"), result("new")]
+        msgs2: list[AgentMessage] = [*msgs1, assistant("new"), result("new")]
         view2 = filter_pipeline(msgs2, [marker], [], PROTECT, [*branch1, *entries("e_na", "e_nr")])
         assert view2 == [*msgs1[:3], msgs2[5], msgs2[6]]
 
     def test_one_marker_can_pin_several_groups(self) -> None:
-        msgs = [user("u"), assistant("A"), result("A"), assistant("B"), result("B"), custom("mulligan:note")]
+        msgs: list[AgentMessage] = [
+            user("u"),
+            assistant("A"),
+            result("A"),
+            assistant("B"),
+            result("B"),
+            custom("mulligan:note"),
+        ]
         branch = entries("e_u", "e_a_a", "e_a_r", "e_b_a", "e_b_r", "e_note")
         marker = rewind(1, hide=["e_a_a", "e_a_r", "e_b_a", "e_b_r"])
         assert filter_pipeline(msgs, [marker], [], PROTECT, branch) == [msgs[0], msgs[5]]
 
     def test_two_pinned_markers_both_hide(self) -> None:
-        msgs = [user("u"), assistant("A"), result("A"), assistant("B"), result("B"), custom("mulligan:note")]
+        msgs: list[AgentMessage] = [
+            user("u"),
+            assistant("A"),
+            result("A"),
+            assistant("B"),
+            result("B"),
+            custom("mulligan:note"),
+        ]
         branch = entries("e_u", "e_a_a", "e_a_r", "e_b_a", "e_b_r", "e_note")
         out = filter_pipeline(
             msgs,
@@ -690,7 +787,7 @@ class TestPermanentHiding:
         assert out == [msgs[0], msgs[5]]
 
     def test_a_shrink_of_a_pinned_hidden_result_does_nothing(self) -> None:
-        msgs = [user("u"), assistant("A"), result("A"), assistant("B"), result("B")]
+        msgs: list[AgentMessage] = [user("u"), assistant("A"), result("A"), assistant("B"), result("B")]
         branch = entries("e_u", "e_a_a", "e_a_r", "e_b_a", "e_b_r")
         out = filter_pipeline(
             msgs,
@@ -702,7 +799,13 @@ class TestPermanentHiding:
         assert out == [msgs[0], msgs[3], msgs[4]]
 
     def test_a_pinned_shrink_after_a_pinned_rewind_lands_on_the_shifted_message(self) -> None:
-        msgs = [user("u"), assistant("grep"), result("grep"), assistant("read"), result("read")]
+        msgs: list[AgentMessage] = [
+            user("u"),
+            assistant("grep"),
+            result("grep"),
+            assistant("read"),
+            result("read"),
+        ]
         branch = entries("e_u", "e1", "e2", "e3", "e4")
         sh = shrink(2, {"by_tool_call_id": "read"}, "[S]", pinned_entry_id="e4")
         out = filter_pipeline(msgs, [rewind(1, hide=["e1", "e2"])], [sh], PROTECT, branch)
@@ -710,7 +813,7 @@ class TestPermanentHiding:
         assert isinstance(out[2], ToolResultMessage) and out[2].tool_call_id == "read"
 
     def test_a_pinned_shrink_after_a_legacy_rewind_lands_on_the_shifted_message(self) -> None:
-        msgs = [
+        msgs: list[AgentMessage] = [
             user("u"),
             assistant("A"),
             result("A"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from caddie.config.paths import agent_dir
@@ -25,7 +26,7 @@ def project(tmp_path: Path) -> Path:
     return cwd
 
 
-def names(resources_items: list[object]) -> list[str]:
+def names(resources_items: Sequence[object]) -> list[str]:
     return [getattr(i, "name") for i in resources_items]  # noqa: B009
 
 

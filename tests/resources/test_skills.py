@@ -101,7 +101,10 @@ def test_walk_modes(tmp_path: Path) -> None:
     (root / "top.md").write_text("---\ndescription: T.\n---\nbody\n")
     write_skill(root / ".hidden" / "h", "h", "Hidden.")
     write_skill(root / "node_modules" / "n", "n", "Dependency.")
-    rel = lambda paths: [os.path.relpath(p, root) for p in paths]  # noqa: E731
+
+    def rel(paths: list[str]) -> list[str]:
+        return [os.path.relpath(p, root) for p in paths]
+
     assert rel(skill_files(root, "caddie")) == ["alpha/SKILL.md", "group/beta/SKILL.md", "top.md"]
     assert rel(skill_files(root, "agents")) == ["alpha/SKILL.md", "group/beta/SKILL.md", "group/gamma.md"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.rpc.conftest import Host
 from tests.support import fake_llm as fl
@@ -364,7 +365,7 @@ def test_extensions_can_cancel_switches_and_forks_and_are_recreated(host: Host) 
     ext = host.extension("guard.py", GUARD)
     rpc = host.rpc("-e", ext)
 
-    def answer(confirmed: bool) -> dict[str, object]:
+    def answer(confirmed: bool) -> dict[str, Any]:
         request = rpc.wait_for(lambda o: o.get("method") == "confirm")
         rpc.send({"type": "extension_ui_response", "id": request["id"], "confirmed": confirmed})
         return request

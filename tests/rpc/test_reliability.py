@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.rpc.conftest import Host
 from tests.support import fake_llm as fl
@@ -60,7 +61,7 @@ def test_a_line_over_the_limit_is_answered_and_skipped(host: Host) -> None:
     assert rpc.close() == 0
 
 
-def run_file(host: Host, lines: list[dict[str, object]], *args: str) -> list[dict[str, object]]:
+def run_file(host: Host, lines: list[dict[str, object]], *args: str) -> list[dict[str, Any]]:
     """``caddie --mode rpc < commands.jsonl``: everything it wrote."""
     commands = host.project / "commands.jsonl"
     commands.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -110,9 +110,9 @@ async def test_the_note_tool_validates_prepares_updates_and_persists(tmp_path: P
     await run.session.prompt("take notes")
     results = {m.tool_call_id: m for m in run.session.messages if isinstance(m, ToolResultMessage)}
     assert results["n1"].content == [TextContent("Noted (1 so far).")] and not results["n1"].is_error
-    assert results["n2"].is_error and results["n2"].content[0].text.startswith(
-        'Validation failed for tool "note":'
-    )  # type: ignore[union-attr]
+    first = results["n2"].content[0]
+    assert results["n2"].is_error and isinstance(first, TextContent)
+    assert first.text.startswith('Validation failed for tool "note":')
     notes = [
         e for e in run.session.store.entries() if isinstance(e, CustomEntry) and e.custom_type == "tour:note"
     ]
@@ -196,7 +196,7 @@ async def test_every_event_reaches_the_extension_and_the_bus(tmp_path: Path) -> 
     run = await tour(tmp_path)
     seen: list[Any] = []
     tour_ext = run.session.runner.extensions[0]
-    assert tour_ext.api is not None
+    assert isinstance(tour_ext.api, ExtensionAPI)
     tour_ext.api.events.on("tour:counts", seen.append)
     run.faux.set_responses([faux_message(faux_tool_call("note", {"text": "a"})), faux_message("done")])
     await run.session.prompt("go")

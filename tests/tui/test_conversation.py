@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.console import Group
+from rich.text import Text
+
 from caddie.ai.providers.faux import (
     FauxProvider,
     PacedStep,
@@ -128,7 +131,9 @@ async def test_edit_tool_result_shows_its_diff(tmp_path: Path) -> None:
         await settle(app, pilot)
         block = app.query_one(ToolBlock)
         rendered = plain(block.build())
-        styles = {span.style for span in block.build().renderables[1].spans}  # type: ignore[attr-defined]
+        built = block.build()
+        assert isinstance(built, Group) and isinstance(built.renderables[1], Text)
+        styles = {span.style for span in built.renderables[1].spans}
     assert rendered.startswith("● edit app.py")
     assert "-2 b = 2" in rendered and "+2 b = 20" in rendered
     assert {"red", "green"} <= styles

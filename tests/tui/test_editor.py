@@ -8,6 +8,7 @@ from caddie.ai.messages import AssistantMessage, BashExecutionMessage, UserMessa
 from caddie.ai.providers.faux import PacedStep, faux_message
 from caddie.modes.interactive.conversation import BashBlock, UserBlock
 from caddie.modes.interactive.editor import History
+from caddie.modes.interactive.render import content_text
 from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, until, widget_text
 
 SLOW_REPLY = PacedStep(faux_message("thinking out loud " * 60), 10)
@@ -16,7 +17,7 @@ SLOW_REPLY = PacedStep(faux_message("thinking out loud " * 60), 10)
 
 def user_texts(app: object) -> list[str]:
     session = app.session  # type: ignore[attr-defined]
-    return [m.content[0].text for m in session.messages if isinstance(m, UserMessage)]
+    return [content_text(m.content) for m in session.messages if isinstance(m, UserMessage)]
 
 
 async def test_enter_sends_and_shift_enter_or_ctrl_j_insert_newlines(tmp_path: Path) -> None:

@@ -38,7 +38,8 @@ async def test_ctrl_p_cycles_forward_and_shift_ctrl_p_backward(tmp_path: Path) -
         assert app.session.thinking_level == "high"  # the pattern's :high
         await pilot.press("ctrl+p")
         await pilot.pause()
-        assert app.session.model.id == "gamma" and app.session.thinking_level == "off"
+        level: str = app.session.thinking_level  # a new read: the key press changed it
+        assert app.session.model.id == "gamma" and level == "off"
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert app.session.model.id == "alpha"  # wraps around

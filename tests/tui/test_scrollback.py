@@ -6,13 +6,13 @@ import io
 
 from rich.console import Console
 
-from caddie.ai.messages import ToolResultMessage, UserMessage
+from caddie.ai.messages import AgentMessage, ToolResultMessage, UserMessage
 from caddie.ai.providers.faux import faux_message, faux_tool_call
 from caddie.modes.interactive.scrollback import last_exchange, print_farewell, resume_command
 
 
 def test_the_last_exchange_and_the_resume_command_are_printed() -> None:
-    messages = [
+    messages: list[AgentMessage] = [
         UserMessage("an older question"),
         faux_message("an older answer"),
         UserMessage("read the notes"),
