@@ -215,7 +215,7 @@ def test_rpc_extension_dialogs_use_the_ui_sub_protocol(caddie: Caddie) -> None:
                 "setStatus",
                 "setWidget",
             ):
-                return obj  # type: ignore[no-any-return]
+                return obj
 
     send({"id": "1", "type": "prompt", "message": "/ask"})
     confirm = next_ui_request()
