@@ -10,7 +10,11 @@ What it does:
   (``tool_result``), keeps ``tour:scratch`` messages out of the model's view (``context``), rewrites
   ``tour: …`` input to upper case (``input``), and adds one line to the system prompt
   (``before_agent_start``);
-- counts every event it sees and shows the counts in the status bar.
+- counts every event it sees and shows the counts in the status bar;
+- in the terminal UI: F2 shows the counts (a shortcut), and ``tour:info`` messages get their own look (a
+  message renderer);
+- ``/tour provider`` adds a provider for a local OpenAI-compatible server (``tour-local/<model>``), and
+  ``/tour provider off`` removes it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from caddie.extensions.api import (
     ExtensionContext,
     InputEvent,
     InputResult,
+    MessageRenderOptions,
     TextContent,
     ToolCallEvent,
     ToolCallResult,
@@ -215,10 +220,24 @@ def register(api: ExtensionAPI) -> None:
             ctx.ui.notify(ctx.get_system_prompt()[-40:])
         elif what == "exit":
             api.set_exit_code(int(rest or 0))
+        elif what == "provider" and rest == "off":
+            api.unregister_provider("tour-local")
+            ctx.ui.notify("tour-local removed")
+        elif what == "provider":
+            api.register_provider(
+                "tour-local",
+                {
+                    "baseUrl": rest or "http://127.0.0.1:8080/v1",
+                    "api": "openai-completions",
+                    "apiKey": "none",
+                    "models": [{"id": "local-model", "contextWindow": 32_768, "maxTokens": 4096}],
+                },
+            )
+            ctx.ui.notify("choose it with /model tour-local/local-model")
         else:
             ctx.ui.notify(
                 "usage: /tour label|name|tools|commands|exec|message|scratch|next|trigger|user|ask|"
-                "thinking|usage|compact|stop|settings|prompt|exit",
+                "thinking|usage|compact|stop|settings|prompt|exit|provider",
                 "warning",
             )
 
@@ -231,6 +250,19 @@ def register(api: ExtensionAPI) -> None:
         ],
     )
     api.register_flag("tour-greeting", "A line the tour extension shows at start-up")
+
+    # -- the terminal UI: a key, and a look for this extension's messages --------------------------------
+    def show_counts(ctx: ExtensionContext) -> None:
+        ctx.ui.notify(", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "no events yet")
+
+    api.register_shortcut("f2", show_counts, "show the tour's event counts")
+
+    def render_info(message: CustomMessage, options: MessageRenderOptions) -> str:
+        text = message.content if isinstance(message.content, str) else "(tour message)"
+        details = f"  {json.dumps(message.details)}" if options.expanded and message.details else ""
+        return f"ℹ tour: {text}{details}"
+
+    api.register_message_renderer("tour:info", render_info)
 
     def on_ping(data: Any) -> None:
         counts["ping"] += 1

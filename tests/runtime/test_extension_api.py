@@ -361,3 +361,17 @@ async def test_handlers_returning_the_wrong_thing_fail_open(tmp_path: Path) -> N
     assert run.session.messages[-1].text() == "fine"  # type: ignore[union-attr]
     failed = {e.event for e in run.events if isinstance(e, ExtensionErrorEvent)}
     assert failed == {"tool_result", "input", "before_agent_start", "message_end", "context"}
+
+
+async def test_the_tour_adds_a_provider_from_a_command_and_removes_it(tmp_path: Path) -> None:
+    run = await tour(tmp_path)
+
+    def refs() -> list[str]:
+        return [f"{m.provider}/{m.id}" for m in run.session.available_models()]
+
+    assert "tour-local/local-model" not in refs()
+    await command(run, "/tour provider http://127.0.0.1:9/v1")
+    assert "tour-local/local-model" in refs()
+    assert ("choose it with /model tour-local/local-model", "info") in run.ui.notices
+    await command(run, "/tour provider off")
+    assert "tour-local/local-model" not in refs()
