@@ -9,6 +9,7 @@ from rich.panel import Panel
 
 from caddie.extensions.api import CustomMessage, ExtensionAPI, ExtensionContext, MessageRenderOptions
 from caddie.modes.interactive.conversation import CustomBlock, InfoBlock
+from caddie.modes.interactive.dialogs import ConfirmScreen
 from caddie.modes.interactive.extension_hooks import RenderedMessage
 from tests.tui.harness import SMALL, inline_extension, make_app, ready, submit, until, widget_text
 
@@ -83,6 +84,33 @@ async def test_reserved_keys_stay_caddies_and_conflicts_are_reported_with_pis_te
         "Extension shortcut conflict: 'f8' registered by both /inline/first.py and /inline/second.py. "
         "Using /inline/second.py." in text
     )
+
+
+async def test_shortcuts_stay_out_of_the_way_while_a_dialog_is_open(tmp_path: Path) -> None:
+    pressed: list[str] = []
+    answers: list[bool] = []
+
+    def register(api: ExtensionAPI) -> None:
+        api.register_shortcut("f4", lambda ctx: pressed.append("f4"))
+
+        async def ask(args: str, ctx: Any) -> None:
+            answers.append(await ctx.ui.confirm("Deploy?", "Ship it."))
+
+        api.register_command("ask", ask)
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register, "dialog")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/ask")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("f4")
+        await pilot.pause(0.1)
+        during = list(pressed)
+        await pilot.press("y")
+        await until(pilot, lambda: bool(answers))
+        await pilot.press("f4")
+        await until(pilot, lambda: bool(pressed))
+    assert during == [] and answers == [True] and pressed == ["f4"]
 
 
 async def test_a_failing_shortcut_handler_is_reported_and_the_ui_goes_on(tmp_path: Path) -> None:
