@@ -29,6 +29,7 @@ from caddie import __version__
 
 if TYPE_CHECKING:
     from caddie.ai.messages import ImageContent
+    from caddie.extensions.runner import Extension
 
 SUBCOMMANDS = ("session", "context", "export", "acp", "batch")
 MANAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
@@ -275,7 +276,7 @@ async def _run_main(argv: list[str]) -> int:
                 flags[match] = flags.pop(name)
 
     if args.list_models is not None:
-        return _list_models(args.list_models)
+        return _list_models(args.list_models, loaded.extensions if loaded else [])
     if args.export is not None:
         return await _export(args.export, args.messages, cwd)
     _check_goal_flags(flags, specs)
@@ -579,12 +580,14 @@ def _attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
     return text, images
 
 
-def _list_models(search: str) -> int:
-    """``--list-models [SEARCH]``: the usable models as Pi prints them (provider, model, context, …)."""
+def _list_models(search: str, extensions: list[Extension]) -> int:
+    """``--list-models [SEARCH]``: the usable models as Pi prints them (provider, model, context, …),
+    with the providers extensions register."""
     from caddie.ai.registry import ModelRegistry
+    from caddie.extensions.providers import ExtensionProviders
 
     registry = ModelRegistry()
-    for warning in registry.warnings:
+    for warning in [*registry.warnings, *ExtensionProviders(registry).attach(extensions)]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     models = registry.available()
     if not models:
