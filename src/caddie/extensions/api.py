@@ -4,9 +4,13 @@ An extension is a Python module (or package) with a function ``register(api: Ext
 async). In it the extension subscribes to events with ``api.on(...)``, registers tools and commands, and
 keeps whatever it needs; at run time its handlers receive ``(event, ctx)``.
 
-This mirrors Pi 0.84's ``ExtensionAPI`` under Python names. The bundled ``mulligan`` and ``goal``
-extensions import only this module (an import-linter contract enforces it), so anything they can do, a
-third-party extension can do too.
+This mirrors Pi 0.84's ``ExtensionAPI`` under Python names. The bundled extensions
+(``caddie.extensions.bundled.*``) import only this module (an import-linter contract enforces it), so anything
+they can do, a third-party extension can do too.
+
+This module is the surface; the definitions it re-exports live in ``event_types`` (events and results),
+``handler_context`` (``ExtensionContext``, ``CommandContext``, the UI and session views) and ``extension``
+(what one extension registers, the host protocols). Import them from here. docs/extensions.md is the guide.
 """
 
 from __future__ import annotations
@@ -183,7 +187,6 @@ __all__ = [
     "EventBus",
     "EventName",
     "ExecResult",
-    "Extension",
     "ExtensionAPI",
     "ExtensionContext",
     "ExtensionHost",
