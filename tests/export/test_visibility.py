@@ -31,7 +31,7 @@ from tests.export.helpers import (
     write_settings,
 )
 from tests.export.helpers import (
-    open_session as build_fixture,
+    build_session as build_fixture,
 )
 from tests.tui.harness import make_app, ready, submit, until
 
