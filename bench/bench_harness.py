@@ -31,7 +31,7 @@ from tests.support import fake_llm as fl
 
 from caddie.ai.events import DoneEvent, StartEvent
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, Usage
-from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime.factory import SessionRequest, open_session
 
 
 class ScriptedStream:
@@ -59,7 +59,7 @@ async def per_turn_ms(turns: int, history: int) -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["CADDIE_DIR"] = tmp
         provider = ScriptedStream()
-        build = await build_session(
+        build = await open_session(
             SessionRequest(
                 cwd=tmp, mode="print", model="faux/faux-1", session="new", stream_fn=provider.stream
             )

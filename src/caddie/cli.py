@@ -23,7 +23,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from caddie import __version__
 
@@ -218,8 +218,8 @@ async def _run_main(argv: list[str]) -> int:
         LoadedExtensions,
         SessionRequest,
         SetupError,
-        build_session,
         load_extension_set,
+        open_session,
     )
 
     pre, unknown = _base_parser(add_help=False).parse_known_args(argv)
@@ -389,7 +389,7 @@ async def _run_main(argv: list[str]) -> int:
         return await run_interactive(request, resume_picker=args.resume, initial_prompts=prompts)
 
     try:
-        build = await build_session(request)
+        build = await open_session(request)
     except SetupError as e:
         raise CliError(str(e)) from None
     _log_to_stderr()
@@ -398,13 +398,7 @@ async def _run_main(argv: list[str]) -> int:
     found = session.take_store_warnings() if mode != "rpc" else []
     for warning in [*build.warnings, *found]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
-    from caddie.runtime.compaction import attach_compaction
-
-    attach_compaction(session)
-    session.available_models = build.registry.available
-    reason: Literal["startup", "resume"] = (
-        "resume" if session_choice in ("continue", "file") and len(session.store) else "startup"
-    )
+    reason = build.reason
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
 
@@ -436,7 +430,7 @@ async def _run_main(argv: list[str]) -> int:
         await session.start(reason)
         from caddie.modes.headless import run_headless
 
-        if not prompts and session.is_idle and not session._background:
+        if not prompts and session.is_idle and not session.has_background_work:
             raise CliError('no prompt given: caddie -p "your task", or pipe it: echo "your task" | caddie -p')
         return await run_headless(session, prompts, json_mode=mode == "json", images=images)
     finally:

@@ -20,9 +20,9 @@ from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension
-from caddie.runtime.compaction import CompactionEngine, attach_compaction
-from caddie.runtime.events import CompactionEndEvent, CompactionStartEvent, SessionEvent
-from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime.auto_compaction import CompactionEngine
+from caddie.runtime.session_events import CompactionEndEvent, CompactionStartEvent, SessionEvent
+from caddie.runtime.factory import SessionRequest, open_session
 from caddie.runtime.session import AgentSession
 from caddie.session.compaction import SUMMARIZATION_SYSTEM_PROMPT
 
@@ -134,12 +134,13 @@ async def make_harness(
         no_context_files=True,
         no_extensions=True,
     )
-    build = await build_session(request)
+    build = await open_session(request)
     session = build.session
     session.agent.state.model = faux_model(context_window=window)
     session.settings.data["compaction"] = {"reserveTokens": reserve, "keepRecentTokens": keep}
     session.settings.data["retry"] = {"enabled": False}
-    engine = attach_compaction(session)
+    engine = session.compactor
+    assert isinstance(engine, CompactionEngine)
     harness = Harness(session, engine, turns, summarizer, cwd)
     session.subscribe(harness.events.append)
     await session.start()

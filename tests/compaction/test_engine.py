@@ -29,8 +29,8 @@ from caddie.extensions.api import (
     SessionCompactEvent,
     SessionTreeEvent,
 )
-from caddie.runtime.compaction import OVERFLOW_RECOVERY_FAILED, CompactionError
-from caddie.runtime.events import CompactionEndEvent, CompactionStartEvent
+from caddie.runtime.auto_compaction import OVERFLOW_RECOVERY_FAILED, CompactionError
+from caddie.runtime.session_events import CompactionEndEvent, CompactionStartEvent
 from caddie.session.compaction import CompactionPreparation, CompactionResult
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
 from caddie.session.store import SessionStore
@@ -195,7 +195,7 @@ async def test_manual_compaction_aborts_the_running_turn_and_uses_the_instructio
     while not h.session.agent.state.is_streaming or h.session.agent.state.streaming_message is None:
         await asyncio.sleep(0.005)
 
-    entry = await h.engine.compact(h.session, "manual", "Focus on the database schema")
+    entry = await h.engine.compact("manual", "Focus on the database schema")
     await running
 
     assert isinstance(entry, CompactionEntry) and entry.summary.startswith("## Goal\nManual")
@@ -216,8 +216,10 @@ async def test_manual_compaction_of_a_tiny_session_says_there_is_nothing_to_comp
     h.script(reply("hi"))
     await h.prompt("hello")
     with pytest.raises(CompactionError, match="Nothing to compact"):
-        await h.engine.compact(h.session, "manual", None)
-    assert (h.ends()[-1].error_message or "").startswith("Compaction failed")
+        await h.engine.compact("manual", None)
+    assert h.ends()[-1].error_message is not None and h.ends()[-1].error_message.startswith(
+        "Compaction failed"
+    )
 
 
 async def test_an_extension_can_cancel_or_replace_a_compaction_and_observes_it(tmp_path: Path) -> None:
@@ -243,13 +245,13 @@ async def test_an_extension_can_cancel_or_replace_a_compaction_and_observes_it(t
     await h.prompt("first")
     await h.prompt("second")
 
-    assert await h.engine.compact(h.session, "manual", "why not") is None
+    assert await h.engine.compact("manual", "why not") is None
     assert compactions(h.session.store) == [] and seen == []
     assert h.ends()[-1].aborted
     assert preparations[0].messages_to_summarize[0].role == "user"
 
     mode["cancel"] = False
-    entry = await h.engine.compact(h.session, "manual", None)
+    entry = await h.engine.compact("manual", None)
     assert entry is not None and entry.summary == "EXTENSION SUMMARY" and entry.from_hook is True
     assert entry.tokens_before == 42 and entry.details == {"mine": True}
     assert h.summary_requests == []  # the model was never asked

@@ -10,7 +10,7 @@ import pytest
 from caddie.ai.messages import Usage, UserMessage, text_of
 from caddie.ai.providers.faux import faux_message
 from caddie.extensions.api import SummaryUsageEvent
-from caddie.runtime.compaction import CompactionError
+from caddie.runtime.auto_compaction import CompactionError
 from caddie.session.entries import MessageEntry
 from tests.compaction.harness import inline_extension, make_harness, reply
 
@@ -40,8 +40,8 @@ async def test_compaction_and_branch_summaries_report_their_usage(tmp_path: Path
 
     assert await h.session.navigate_tree(beta, summarize=True)
     with pytest.raises(CompactionError):
-        await h.engine.compact(h.session)  # the summariser fails: still reported
-    await h.engine.compact(h.session)
+        await h.engine.compact()  # the summariser fails: still reported
+    await h.engine.compact()
 
     assert [(e.kind, e.usage.input, e.usage.output, e.stop_reason) for e in seen] == [
         ("branch_summary", 700, 70, "stop"),

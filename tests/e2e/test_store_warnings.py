@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie.modes.interactive.conversation import InfoBlock
-from caddie.runtime.events import NoticeEvent
+from caddie.runtime.session_events import NoticeEvent
 from tests.tui.harness import SMALL, make_app, ready, until, widget_text
 
 

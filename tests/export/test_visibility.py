@@ -18,7 +18,7 @@ from caddie.ai.messages import (
 )
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import EntryVisibility, EntryVisibilityEvent
-from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime.factory import SessionRequest, open_session
 from caddie.session.context import context_entries_of_path
 from caddie.session.entries import entry_to_context_messages
 from caddie.session.store import SessionStore
@@ -40,7 +40,7 @@ NUDGES = ("mulligan:nudge", "mulligan:high-water")
 
 async def _model_context(session_file: Path, cwd: Path) -> list[Any]:
     """What the next request from the session's leaf carries (every extension's ``context`` handler run)."""
-    build = await build_session(
+    build = await open_session(
         SessionRequest(
             cwd=str(cwd),
             mode="print",

@@ -25,7 +25,8 @@ from caddie.ai.model import Context
 from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_model, faux_tool_call
 from caddie.config.paths import agent_dir
 from caddie.extensions.bundled.goal.model import CONTINUE_MESSAGE, GOAL_ENTRY, LOOP_ENTRY
-from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime import factory
+from caddie.runtime.factory import SessionRequest
 from caddie.runtime.session import AgentSession
 from caddie.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
 
@@ -209,7 +210,7 @@ async def open_session(
     if steps:
         faux.append_responses(list(steps))
     ui = ui or RecordingUI()
-    build = await build_session(
+    build = await factory.open_session(
         SessionRequest(
             cwd=str(cwd),
             mode=mode,  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from caddie.config.paths import agent_dir
-from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime.factory import SessionRequest, open_session
 from tests.goal.helpers import RecordingUI, write_settings
 from tests.support import fake_llm as fl
 
@@ -25,7 +25,7 @@ async def request_bytes(cwd: Path, llm: fl.FakeLLM, prompt: str, *, goal_loaded:
     write_settings({"disabledExtensions": ["mulligan"] if goal_loaded else ["mulligan", "goal"]})
     llm.push(fl.text("ok"))
     before = len(llm.llm_requests)
-    build = await build_session(
+    build = await open_session(
         SessionRequest(cwd=str(cwd), mode="tui", model="fake/fake-model", session="memory", ui=RecordingUI())
     )
     names = {c.name for c in build.session.get_commands()}

@@ -14,8 +14,8 @@ from caddie.ai.providers.faux import FauxProvider, faux_model
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension
-from caddie.runtime.events import SessionEvent
-from caddie.runtime.factory import SessionRequest, build_session
+from caddie.runtime.session_events import SessionEvent
+from caddie.runtime.factory import SessionRequest, open_session
 from caddie.runtime.session import AgentSession
 
 
@@ -140,7 +140,7 @@ async def start_session(
     path.write_text(json.dumps(data))
     faux = FauxProvider(models=[faux_model(reasoning=reasoning)])
     ui = RecordingUI()
-    build = await build_session(
+    build = await open_session(
         SessionRequest(
             cwd=str(cwd),
             mode=mode,  # type: ignore[arg-type]

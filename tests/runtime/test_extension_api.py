@@ -18,7 +18,7 @@ from caddie.extensions.api import (
     MessageEndResult,
     ToolCallEvent,
 )
-from caddie.runtime.events import ExtensionErrorEvent, ExtensionEvent
+from caddie.runtime.session_events import ExtensionErrorEvent, ExtensionEvent
 from caddie.session.entries import CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry
 from tests.runtime.harness import Run, inline_extension, start_session
 

@@ -15,7 +15,8 @@ from typing import Any, TextIO
 from caddie.agent.events import ToolExecutionStartEvent
 from caddie.ai.messages import AssistantMessage, ImageContent
 from caddie.modes.serialize import event_to_json
-from caddie.runtime.events import (
+from caddie.runtime.session import AgentSession, SessionError
+from caddie.runtime.session_events import (
     AutoRetryStartEvent,
     CompactionEndEvent,
     CompactionStartEvent,
@@ -23,7 +24,6 @@ from caddie.runtime.events import (
     NoticeEvent,
     SessionEvent,
 )
-from caddie.runtime.session import AgentSession, SessionError
 
 
 def _write_json(out: TextIO, obj: dict[str, Any]) -> None:

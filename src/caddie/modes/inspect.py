@@ -270,11 +270,11 @@ def cmd_tree(path: str, cwd: str, out: TextIO) -> int:
 
 
 async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> int:
-    from caddie.runtime.factory import SessionRequest, SetupError, build_session
+    from caddie.runtime.factory import SessionRequest, SetupError, open_session
 
     store_path = str(_open(path, cwd).path)
     try:
-        build = await build_session(
+        build = await open_session(
             SessionRequest(
                 cwd=cwd,
                 mode="print",
@@ -316,12 +316,12 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
 async def export_session_file(path: str | None, cwd: str, output: str | None) -> Path:
     """Load the session's extensions (read-only) so they can say what the model is sent, then write the page."""
     from caddie.modes.export_html import default_export_path, export_session
-    from caddie.runtime.factory import SessionRequest, SetupError, build_session
+    from caddie.runtime.factory import SessionRequest, SetupError, open_session
 
     source = _open(path, cwd).path
     assert source is not None
     try:
-        build = await build_session(
+        build = await open_session(
             SessionRequest(
                 cwd=cwd,
                 mode="print",

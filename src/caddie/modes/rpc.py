@@ -437,9 +437,7 @@ class RpcServer:
             raise SessionError("Compaction is not available in this session.")
         instructions = request.get("customInstructions")
         self._compaction_results.clear()
-        entry = await compactor.compact(
-            self.session, "manual", instructions if isinstance(instructions, str) else None
-        )
+        entry = await compactor.compact("manual", instructions if isinstance(instructions, str) else None)
         result = self._compaction_results[-1] if self._compaction_results else None
         if entry is None or result is None:
             raise SessionError("Compaction cancelled")

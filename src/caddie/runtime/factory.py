@@ -1,7 +1,10 @@
-"""Building an AgentSession from what the user asked for (the CLI's and the tests' single entry point).
+"""Building an AgentSession from what the user asked for: ``open_session`` is the one entry point of every
+mode (print, json, rpc, the TUI, ACP, the inspection views) and of the tests.
 
 Order of work: settings (project trust decides which project keys apply) → model registry and model →
-session store (new, continue, file, in-memory) → built-in tools → extensions → AgentSession.
+session store (new, continue, file, in-memory) → built-in tools → extensions → AgentSession, with its
+compaction engine built in (``SessionRequest.compaction``). The caller subscribes to the session, then
+calls ``session.start(build.reason)``.
 Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing here prints.
 """
 
@@ -94,6 +97,8 @@ class SessionRequest:
     """``--exclude-tools``: tools (built-in or from extensions) to leave inactive."""
     fork_from: str | None = None
     """``--fork``: a session file to copy (its current branch) into a new session of this project."""
+    compaction: bool = True
+    """Automatic and manual compaction and branch summaries (off for read-only views)."""
 
 
 @dataclass
@@ -210,6 +215,8 @@ class SessionBuild:
     registry: ModelRegistry
     warnings: list[str]
     has_auth: Callable[[Model], bool] | None = None
+    reason: Literal["startup", "resume"] = "startup"
+    """What ``session.start`` announces: ``resume`` when an existing session with entries was opened."""
 
 
 def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
@@ -296,7 +303,7 @@ def _thinking(value: str | None, settings: Settings, warnings: list[str]) -> Thi
     return "off"
 
 
-async def build_session(request: SessionRequest) -> SessionBuild:
+async def open_session(request: SessionRequest) -> SessionBuild:
     cwd = str(Path(request.cwd).expanduser().resolve())
     if not Path(cwd).is_dir():
         raise SetupError(f"The working directory {cwd} does not exist.")
@@ -417,13 +424,17 @@ async def build_session(request: SessionRequest) -> SessionBuild:
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
+    if request.compaction and not request.read_only:
+        from caddie.runtime.auto_compaction import CompactionEngine
+
+        options.compactor = CompactionEngine
     session = AgentSession(options)
     session.load_errors = loaded.errors
     session_ref.append(session)
     session.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
-        session.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
+        session.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
     if request.exclude_tools:
         known = {t.name for t in session.all_tools()}
         unknown = [t for t in request.exclude_tools if t not in known]
@@ -438,7 +449,8 @@ async def build_session(request: SessionRequest) -> SessionBuild:
         if model is not None:
             store.append_model_change(model.provider, model.id)
         store.append_thinking_level_change(thinking)
-    return SessionBuild(session, registry, warnings, has_auth)
+    resumed = request.session in ("continue", "file") and len(store) > 0
+    return SessionBuild(session, registry, warnings, has_auth, "resume" if resumed else "startup")
 
 
 def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:

@@ -10,7 +10,7 @@ The entries between the old leaf and the common ancestor are summarised newest f
 budget (tool results are left out: the calls say what was done). A ``view`` (entry id → messages as the
 model sees them, see ``caddie.session.compaction``) makes the summary read only what the model saw: hidden
 entries contribute nothing, entries already compacted away are represented by their compaction summary.
-``caddie.runtime.compaction`` makes the model call and appends the ``branch_summary`` entry.
+``caddie.runtime.auto_compaction`` makes the model call and appends the ``branch_summary`` entry.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A compaction replaces the older part of a branch's context with a summary written by the current model. This
 module decides everything that needs no I/O, as Pi 0.84 does (``prepareCompaction``, ``findCutPoint``,
-``serializeConversation``, the prompt texts); ``caddie.runtime.compaction`` makes the model call and
+``serializeConversation``, the prompt texts); ``caddie.runtime.auto_compaction`` makes the model call and
 appends the ``compaction`` entry.
 
 Shape of a compaction over a branch (root → leaf)::

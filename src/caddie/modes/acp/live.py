@@ -1,6 +1,6 @@
 """One ACP session: a caddie ``AgentSession`` seen through ``session/update``s.
 
-The session is built like any other (``build_session``), so its file is an ordinary caddie session
+The session is built like any other (``open_session``), so its file is an ordinary caddie session
 (``caddie -c`` continues it). Three things are supplied when it is built, none patched in later:
 - ``AcpUI`` as the extension UI (notify → message, confirm/select → a permission-style request);
 - ``tool_operations`` that route ``read``/``edit``/``write`` through the editor's buffers and ``bash`` into
@@ -80,8 +80,9 @@ from caddie.modes.acp.convert import (
     tool_title,
 )
 from caddie.modes.acp.ui import AcpUI, picked_option
-from caddie.runtime.compaction import attach_compaction
-from caddie.runtime.events import (
+from caddie.runtime.factory import SessionRequest, SetupError, open_session
+from caddie.runtime.session import AgentSession, SessionError
+from caddie.runtime.session_events import (
     AgentSettledEvent,
     AutoRetryStartEvent,
     CompactionEndEvent,
@@ -90,8 +91,6 @@ from caddie.runtime.events import (
     ExtensionEvent,
     SessionEvent,
 )
-from caddie.runtime.factory import SessionRequest, SetupError, build_session
-from caddie.runtime.session import AgentSession, SessionError
 from caddie.session.entries import CompactionEntry, CustomEntry, MessageEntry
 from caddie.tools import ToolError, ToolOperations
 from caddie.tools.edit import apply_edits_to_normalized_content, normalize_to_lf
@@ -188,7 +187,7 @@ class AcpSession:
             tool_operations=self._operations(),
         )
         try:
-            build = await build_session(request)
+            build = await open_session(request)
         except SetupError as e:
             raise RequestError(-32603, str(e)) from None
         for warning in build.warnings:
@@ -196,7 +195,6 @@ class AcpSession:
         self.session = build.session
         self.registry = build.registry
         self.id = self.session.store.session_id
-        attach_compaction(self.session)
         self.session.subscribe(self._on_event)
         self._sender = asyncio.ensure_future(self._send_loop())
 

@@ -104,7 +104,10 @@ from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
 from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 from caddie.resources.discovery import ResourceItem
-from caddie.runtime.events import (
+from caddie.runtime.factory import SessionRequest, SetupError, load_extension_set, open_session
+from caddie.runtime.resource_config import ConfigError, list_resources, set_enabled
+from caddie.runtime.session import AgentSession, SessionError
+from caddie.runtime.session_events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
@@ -115,9 +118,6 @@ from caddie.runtime.events import (
     QueueUpdateEvent,
     SessionEvent,
 )
-from caddie.runtime.factory import SessionRequest, SetupError, build_session, load_extension_set
-from caddie.runtime.resource_config import ConfigError, list_resources, set_enabled
-from caddie.runtime.session import AgentSession, SessionError
 from caddie.runtime.trust import project_has_code, remember_trust, remembered_trust
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionSummary, list_sessions
@@ -284,19 +284,16 @@ class CaddieApp(App[int], inherit_bindings=False):
                 request.session_file = str(path)
         # Reading settings, models.json and the session file, importing extensions: all in a worker
         # thread, so the screen keeps answering keys while a large session loads.
-        build = await off_loop(build_session(request))
+        build = await off_loop(open_session(request))
         session = build.session
         self.session = session
         self.registry = build.registry
         if session.model is not None:
             preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
         await self._load_themes()
-        _attach_compaction(session)
         session.subscribe(self._on_event)
-        reason: Literal["startup", "resume"] = (
-            "resume" if request.session in ("continue", "file") and len(session.store) else "startup"
-        )
-        await session.start(reason)
+        session.on_shutdown = self.request_quit  # ctx.shutdown(): quit once the agent is idle
+        await session.start(build.reason)
         await self.render_session()
         for warning in [*build.warnings, *install_shortcuts(self, session.runner)]:
             self.show_info(Text(warning), "warning")
@@ -1043,7 +1040,7 @@ class CaddieApp(App[int], inherit_bindings=False):
             return
         self._compaction_error_shown = False
         try:
-            entry = await session.compactor.compact(session, "manual", args or None)
+            entry = await session.compactor.compact("manual", args or None)
         except Exception as e:  # CompactionError: the message says why (too small, already compacted...)
             if not self._compaction_error_shown:
                 self.show_error(str(e) or type(e).__name__)
@@ -1351,8 +1348,3 @@ def _stack(*parts: Text | Table) -> Table:
         grid.add_row(part)
     return grid
 
-
-def _attach_compaction(session: AgentSession) -> None:
-    from caddie.runtime.compaction import attach_compaction
-
-    attach_compaction(session)

@@ -1,7 +1,8 @@
 """The compaction engine: automatic and manual compaction, overflow recovery and branch summaries, live.
 
-``attach_compaction(session)`` plugs a ``CompactionEngine`` into an ``AgentSession`` (its ``Compactor``
-hooks). The decisions are Pi 0.84.4's (``caddie.session.compaction`` holds the pure part):
+A ``CompactionEngine`` is built by the session it serves (``SessionOptions.compactor``, set by
+``caddie.runtime.factory.open_session``) and sees it only through ``CompactionHost``
+(``caddie.runtime.compaction_port``). The decisions are Pi 0.84.4's (``caddie.session.compaction`` holds the pure part):
 
 - **threshold** — context tokens > window − ``compaction.reserveTokens``: checked before a prompt is sent,
   after each low-level run and between the turns of a run (after the tools ran, before the next request;
@@ -78,8 +79,9 @@ from caddie.extensions.api import (
     SessionCompactEvent,
     SummaryUsageEvent,
 )
-from caddie.runtime.events import CompactionEndEvent, CompactionStartEvent
-from caddie.runtime.session import AgentSession, SessionError
+from caddie.runtime.compaction_port import CompactionHost, CompactionReason
+from caddie.runtime.session import SessionError
+from caddie.runtime.session_events import CompactionEndEvent, CompactionStartEvent
 from caddie.session.branch_summary import (
     BRANCH_SUMMARY_MAX_TOKENS,
     BRANCH_SUMMARY_PREAMBLE,
@@ -119,7 +121,7 @@ from caddie.session.entries import (
     new_session_id,
 )
 
-Reason = Literal["manual", "threshold", "overflow"]
+Reason = CompactionReason
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
@@ -152,7 +154,7 @@ def _tag_index(timestamp: float, count: int) -> int | None:
     return None
 
 
-async def visible_context(session: AgentSession, path: Sequence[SessionEntry]) -> ContextView | None:
+async def visible_context(session: CompactionHost, path: Sequence[SessionEntry]) -> ContextView | None:
     """Entry id → the messages the model sees for it after the ``context`` handlers; None without handlers."""
     if not session.runner.has_handlers("context"):
         return None
@@ -180,7 +182,7 @@ async def visible_context(session: AgentSession, path: Sequence[SessionEntry]) -
 # The engine
 
 
-def compaction_settings(session: AgentSession) -> CompactionSettings:
+def compaction_settings(session: CompactionHost) -> CompactionSettings:
     s = session.settings
     return CompactionSettings(
         s.compaction_enabled, s.compaction_reserve_tokens, s.compaction_keep_recent_tokens
@@ -230,10 +232,15 @@ async def _final(stream: AsyncIterator[Any], model: Model) -> AssistantMessage:
 class CompactionEngine:
     """Implements the session's ``Compactor`` hooks (see the module docstring)."""
 
-    def __init__(self, session: AgentSession) -> None:
-        self.session = session
+    def __init__(self, host: CompactionHost) -> None:
+        self.host = host
         self._controller: AbortController | None = None
         self._manual = False
+        self.overflow_recovery_attempted = False
+        """A compact-and-retry after an overflow was tried for the current user message."""
+
+    def reset(self) -> None:
+        self.overflow_recovery_attempted = False
 
     @property
     def is_compacting(self) -> bool:
@@ -246,21 +253,24 @@ class CompactionEngine:
             self._controller.abort()
 
     # -- hooks ----------------------------------------------------------------------------------------
-    async def before_prompt(self, session: AgentSession) -> None:
+    async def before_prompt(self) -> None:
+        session = self.host
         if self._manual:
             raise SessionError(COMPACTING_NOW)
         # A new user message re-arms overflow recovery; a reply that overflowed is compacted before it is sent.
-        session._overflow_recovery_attempted = False
-        last = _last_assistant(session.agent.state.messages)
+        self.overflow_recovery_attempted = False
+        last = _last_assistant(session.messages)
         if last is not None:
             await self._check(session, last, include_aborted=True)
+        self.overflow_recovery_attempted = False  # the prompt about to be sent gets its own attempt
 
-    async def after_run(self, session: AgentSession, last: AssistantMessage) -> Literal["retry", "none"]:
-        return "retry" if await self._check(session, last, include_aborted=False) else "none"
+    async def after_run(self, last: AssistantMessage) -> Literal["retry", "none"]:
+        return "retry" if await self._check(self.host, last, include_aborted=False) else "none"
 
-    async def between_turns(self, session: AgentSession, turn: CompletedTurn) -> None:
+    async def between_turns(self, turn: CompletedTurn) -> None:
+        session = self.host
         if turn.message.stop_reason not in ("error", "length"):
-            session._overflow_recovery_attempted = False
+            self.overflow_recovery_attempted = False
         model = session.model
         settings = compaction_settings(session)
         if model is None or not settings.enabled or self.is_compacting:
@@ -271,16 +281,14 @@ class CompactionEngine:
         entry = await self._auto(session, "threshold", will_retry=False)
         if entry is not None:
             # The loop goes on with its own list: continue from the summary and the kept messages.
-            turn.context.messages[:] = list(session.agent.state.messages)
+            turn.context.messages[:] = list(session.messages)
 
     async def compact(
-        self,
-        session: AgentSession,
-        reason: Reason = "manual",
-        custom_instructions: str | None = None,
+        self, reason: Reason = "manual", custom_instructions: str | None = None
     ) -> CompactionEntry | None:
         """Compact now. ``manual``: abort a running turn first; raises ``CompactionError`` when it cannot be
         done, returns None when cancelled. Other reasons run the automatic path (None when nothing happened)."""
+        session = self.host
         if reason != "manual":
             return await self._auto(session, reason, will_retry=False)
         if self.is_compacting:
@@ -290,7 +298,7 @@ class CompactionEngine:
             await asyncio.sleep(0.005)
         controller = AbortController()
         self._controller, self._manual = controller, True
-        await session._publish(CompactionStartEvent("manual"))
+        await session.publish_event(CompactionStartEvent("manual"))
         try:
             if session.model is None:
                 raise CompactionError("No model is configured, so there is no one to write the summary.")
@@ -301,26 +309,25 @@ class CompactionEngine:
             outcome = None
         except Exception as e:
             self._controller, self._manual = None, False
-            await session._publish(
+            await session.publish_event(
                 CompactionEndEvent("manual", None, False, False, f"Compaction failed: {e}")
             )
             raise
         self._controller, self._manual = None, False
         if outcome is None:
-            await session._publish(CompactionEndEvent("manual", None, True, False))
+            await session.publish_event(CompactionEndEvent("manual", None, True, False))
             return None
         entry, result = outcome
-        await session._publish(CompactionEndEvent("manual", result, False, False))
+        await session.publish_event(CompactionEndEvent("manual", result, False, False))
         return entry
 
-    async def summarize_branch(
-        self, session: AgentSession, old_leaf: str | None, target_id: str
-    ) -> BranchSummaryEntry | None:
+    async def summarize_branch(self, old_leaf: str | None, target_id: str) -> BranchSummaryEntry | None:
         """Summarise the branch being left and attach the summary where the navigation lands.
 
         Called before the leaf moves. Returns None when there is nothing to summarise; raises
         ``CompactionCancelled`` when aborted and ``CompactionError`` when the summary fails (the navigation
         should then not happen)."""
+        session = self.host
         store = session.store
         target = store.get_entry(target_id)
         if target is None:
@@ -369,7 +376,7 @@ class CompactionEngine:
         return entry
 
     # -- automatic compaction -------------------------------------------------------------------------
-    async def _check(self, session: AgentSession, last: AssistantMessage, *, include_aborted: bool) -> bool:
+    async def _check(self, session: CompactionHost, last: AssistantMessage, *, include_aborted: bool) -> bool:
         """Pi's ``_checkCompaction``: compact if needed. True when the interrupted turn should be retried."""
         settings = compaction_settings(session)
         model = session.model
@@ -385,23 +392,23 @@ class CompactionEngine:
             if last.stop_reason == "stop":  # it went through (silently truncated): compact, keep the reply
                 await self._auto(session, "overflow", will_retry=False)
                 return False
-            if session._overflow_recovery_attempted:
-                await session._publish(
+            if self.overflow_recovery_attempted:
+                await session.publish_event(
                     CompactionEndEvent("overflow", None, False, False, OVERFLOW_RECOVERY_FAILED)
                 )
                 return False
-            session._overflow_recovery_attempted = True
+            self.overflow_recovery_attempted = True
             self._drop_failed_reply(session)
             if await self._auto(session, "overflow", will_retry=True) is None:
                 return False
             self._drop_failed_reply(session)  # the rebuilt transcript may end with it again
             return True
         if last.stop_reason not in ("error", "length"):
-            session._overflow_recovery_attempted = False
+            self.overflow_recovery_attempted = False
 
         tokens = context_tokens_of_usage(last.usage)
         if last.stop_reason == "error" or tokens == 0:
-            messages = session.agent.state.messages
+            messages = session.messages
             index = _last_usable_index(messages)
             if (
                 index is not None
@@ -415,13 +422,13 @@ class CompactionEngine:
         return False
 
     @staticmethod
-    def _drop_failed_reply(session: AgentSession) -> None:
-        messages = session.agent.state.messages
+    def _drop_failed_reply(session: CompactionHost) -> None:
+        messages = session.messages
         if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason != "stop":
             messages.pop()
 
     async def _auto(
-        self, session: AgentSession, reason: Reason, *, will_retry: bool
+        self, session: CompactionHost, reason: Reason, *, will_retry: bool
     ) -> CompactionEntry | None:
         """Threshold or overflow compaction: publishes its start and end; never raises. Not in a run an
         extension stopped (``stop_after_turn``, e.g. a goal budget): that run makes no further model call,
@@ -433,7 +440,7 @@ class CompactionEngine:
             return None
         controller = AbortController()
         self._controller = controller
-        await session._publish(CompactionStartEvent(reason))
+        await session.publish_event(CompactionStartEvent(reason))
         try:
             outcome = await self._compact_path(session, path, reason, None, will_retry, controller.signal)
         except CompactionCancelled:
@@ -441,20 +448,20 @@ class CompactionEngine:
         except Exception as e:
             self._controller = None
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
-            await session._publish(CompactionEndEvent(reason, None, False, False, f"{prefix}: {e}"))
+            await session.publish_event(CompactionEndEvent(reason, None, False, False, f"{prefix}: {e}"))
             return None
         self._controller = None
         if outcome is None:
-            await session._publish(CompactionEndEvent(reason, None, True, False))
+            await session.publish_event(CompactionEndEvent(reason, None, True, False))
             return None
         entry, result = outcome
-        await session._publish(CompactionEndEvent(reason, result, False, will_retry))
+        await session.publish_event(CompactionEndEvent(reason, result, False, will_retry))
         return entry
 
     # -- one compaction -------------------------------------------------------------------------------
     async def _compact_path(
         self,
-        session: AgentSession,
+        session: CompactionHost,
         path: list[SessionEntry],
         reason: Reason,
         custom_instructions: str | None,
@@ -499,7 +506,7 @@ class CompactionEngine:
         entry = store.get_entry(entry_id)
         assert isinstance(entry, CompactionEntry)
         messages = store.build_context().messages
-        session.agent.state.messages = messages
+        session.replace_messages(messages)
         result.estimated_tokens_after = estimate_messages_tokens(messages)
         await session.runner.emit(
             "session_compact", SessionCompactEvent(entry, spec is not None, reason, will_retry)
@@ -508,13 +515,14 @@ class CompactionEngine:
 
     async def _generate(
         self,
-        session: AgentSession,
+        session: CompactionHost,
         prep: CompactionPreparation,
         custom_instructions: str | None,
         signal: AbortSignal,
     ) -> CompactionResult:
         """The summary (history, plus the turn prefix when the cut splits a turn) and the file lists."""
-        model = session.agent.state.model
+        model = session.model
+        assert model is not None
         reserve = prep.settings.reserve_tokens
         usage: Usage | None = None
         if prep.messages_to_summarize:
@@ -555,7 +563,7 @@ class CompactionEngine:
 
     async def _summarize(
         self,
-        session: AgentSession,
+        session: CompactionHost,
         model: Model,
         prompt: str,
         max_tokens: int,
@@ -574,14 +582,14 @@ class CompactionEngine:
         while True:
             options = StreamOptions(
                 signal=signal,
-                api_key=session.options.api_key_for(model),
+                api_key=session.api_key_for(model),
                 max_tokens=max_tokens,
                 reasoning=level if reasoning and model.reasoning and level != "off" else None,
                 session_id=new_session_id(),  # a fresh routing id; nothing worth caching
                 cache_retention="none",
                 timeout_s=settings.http_idle_timeout_ms / 1000,
             )
-            reply = await _final(session.options.stream_fn(model, context, options), model)
+            reply = await _final(session.stream_fn(model, context, options), model)
             await session.runner.emit(
                 "summary_usage",
                 SummaryUsageEvent(kind, reply.usage, model.provider, model.id, reply.stop_reason),
@@ -608,10 +616,3 @@ class CompactionEngine:
             if failure is not None:
                 raise CompactionError(failure)
             return text_of(reply.content), reply.usage
-
-
-def attach_compaction(session: AgentSession) -> CompactionEngine:
-    """Give ``session`` automatic and manual compaction and branch summaries; returns the engine."""
-    engine = CompactionEngine(session)
-    session.compactor = engine
-    return engine

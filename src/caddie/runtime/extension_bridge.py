@@ -1,0 +1,308 @@
+"""What extensions see of a running session: the ``ExtensionHost`` behind ``ExtensionAPI``'s action methods,
+and the ``ctx`` objects handed to handlers, tools and commands.
+
+``ExtensionBridge`` is what ``ExtensionAPI.bind`` gets; ``ExtensionContextImpl`` is ``ctx`` (implements the
+API's ``ExtensionContext``), ``CommandContextImpl`` adds the session-changing operations commands may use.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from caddie.agent.events import MessageEndEvent, MessageStartEvent
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import CustomMessage, TextContent, UserContent, UserMessage, text_of
+from caddie.ai.model import Model
+from caddie.extensions.api import (
+    CommandSpec,
+    ContextUsage,
+    DeliverAs,
+    ExtensionUI,
+    Mode,
+    ResourcesDiscoverEvent,
+    ResourcesDiscoverResult,
+)
+from caddie.extensions.runner import ExtensionError, call_handler
+from caddie.resources.discovery import ExtraPath
+from caddie.runtime.session_events import (
+    EntryAppendedEvent,
+    ExtensionEvent,
+    NoticeEvent,
+)
+from caddie.session.entries import CompactionEntry
+from caddie.session.store import SessionStore
+from caddie.tools.base import ToolDefinition
+
+if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
+
+log = logging.getLogger("caddie.session")
+
+
+class ExtensionBridge:
+    """``ExtensionHost``: the session as extension action methods reach it."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self.bound = False
+        """Extensions are bound (``start`` ran): tools registered from now on become active at once."""
+
+    def bind_all(self) -> None:
+        for ext in self._session.extensions:
+            if ext.api is not None:
+                ext.api.bind(self)
+        self.bound = True
+
+    def unbind_all(self) -> None:
+        for ext in self._session.extensions:
+            if ext.api is not None:
+                ext.api.bind(None)
+
+    # -- ExtensionHost --------------------------------------------------------------------------------
+    def append_entry(self, custom_type: str, data: Any) -> str:
+        session = self._session
+        entry_id = session.store.append_custom(custom_type, data)
+        entry = session.store.get_entry(entry_id)
+        if entry is not None and session.has_subscribers:
+            session.publish_soon(EntryAppendedEvent(entry))
+        return entry_id
+
+    def send_message(self, message: CustomMessage, deliver_as: DeliverAs | None, trigger_turn: bool) -> None:
+        session = self._session
+        agent = session.agent
+        if deliver_as == "next_turn":
+            session.prompter.next_turn.append(message)
+        elif session.run.running:
+            (agent.follow_up if deliver_as == "follow_up" else agent.steer)(message)
+        elif trigger_turn:
+            session.spawn(session.run.run([message]))
+        else:
+            agent.state.messages.append(message)
+            session.store.append_custom_message(
+                message.custom_type, message.content, message.display, message.details
+            )
+            session.publish_soon(MessageStartEvent(message))
+            session.publish_soon(MessageEndEvent(message))
+
+    def send_user_message(self, content: str | list[UserContent], deliver_as: DeliverAs | None) -> None:
+        from caddie.runtime.session import SessionError
+
+        session = self._session
+        if session.run.running:
+            if deliver_as not in ("steer", "follow_up"):
+                raise SessionError(
+                    "send_user_message while the agent is working needs deliver_as='steer' or 'follow_up'"
+                )
+            blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
+            session.prompter.queue_user(UserMessage(blocks), text_of(blocks), deliver_as)
+            return
+        session.spawn(session.prompter.prompt_from_extension(content))
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        self._session.store.append_label(entry_id, label)
+
+    def set_session_name(self, name: str) -> None:
+        self._session.set_session_name(name)
+
+    def get_session_name(self) -> str | None:
+        return self._session.store.session_name()
+
+    def get_active_tools(self) -> list[str]:
+        return self._session.get_active_tools()
+
+    def get_all_tools(self) -> list[ToolDefinition]:
+        return self._session.all_tools()
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        self._session.set_active_tools(names)
+
+    def get_commands(self) -> list[CommandSpec]:
+        return list(self._session.runner.commands().values())
+
+    def refresh_tools(self) -> None:
+        """A tool was registered after start-up: make it active and rebuild the prompt."""
+        self._session.activate_new_tools(self.bound)
+
+    async def set_model(self, model: Model) -> bool:
+        return await self._session.set_model(model)
+
+    def get_thinking_level(self) -> str:
+        return self._session.thinking_level
+
+    def set_thinking_level(self, level: str) -> None:
+        self._session.set_thinking_level(level)
+
+    def publish(self, name: str, data: Any) -> None:
+        self._session.publish_soon(ExtensionEvent(name, data))
+
+    def get_flag(self, name: str) -> str | bool | None:
+        return self._session.options.flags.get(name)
+
+    def set_exit_code(self, code: int) -> None:
+        self._session.exit_code = code
+
+    # -- resources_discover ---------------------------------------------------------------------------
+    async def discover_resources(self, reason: Any) -> None:
+        """``resources_discover``: skill and prompt paths from extensions join the discovered ones.
+
+        On ``/reload`` the folders are searched again too (skills added or edited since start-up)."""
+        session = self._session
+        rediscover = session.options.rediscover
+        if rediscover is None:
+            return
+        if reason == "reload":
+            session.resources = rediscover([], [])
+        if not session.runner.has_handlers("resources_discover"):
+            return
+        skills: list[ExtraPath] = []
+        prompts: list[ExtraPath] = []
+        ctx = session.context()
+        for ext in session.extensions:
+            for handler in ext.handlers.get("resources_discover", ()):
+                try:
+                    value = await call_handler(handler, ResourcesDiscoverEvent(session.cwd, reason), ctx)
+                except Exception as e:
+                    session.on_extension_error(
+                        ExtensionError(ext.path, "resources_discover", str(e) or type(e).__name__)
+                    )
+                    continue
+                if value is None:
+                    continue
+                if not isinstance(value, ResourcesDiscoverResult):
+                    session.on_extension_error(
+                        ExtensionError(
+                            ext.path,
+                            "resources_discover",
+                            f"resources_discover handler returned {type(value).__name__}; "
+                            "expected ResourcesDiscoverResult or None",
+                        )
+                    )
+                    continue
+                skills += [ExtraPath(p, ext.name) for p in value.skill_paths or () if isinstance(p, str)]
+                prompts += [ExtraPath(p, ext.name) for p in value.prompt_paths or () if isinstance(p, str)]
+        if not skills and not prompts:
+            return
+        known = set(session.resources.warnings)
+        session.resources = rediscover(skills, prompts)
+        for warning in session.resources.warnings:
+            if warning not in known:
+                log.warning("%s", warning)
+                session.publish_soon(NoticeEvent(warning, "warning"))
+
+
+class ExtensionContextImpl:
+    """``ctx`` for handlers and tools (Pi's ``ExtensionContext``): a live view of the session plus the
+    actions Pi's context offers."""
+
+    def __init__(self, session: AgentSession, system_prompt: Callable[[], str] | None = None) -> None:
+        self._session = session
+        self._system_prompt = system_prompt
+
+    @property
+    def cwd(self) -> str:
+        return self._session.cwd
+
+    @property
+    def session(self) -> SessionStore:
+        return self._session.store
+
+    @property
+    def mode(self) -> Mode:
+        return self._session.mode
+
+    @property
+    def has_ui(self) -> bool:
+        return self._session.mode in ("tui", "rpc")
+
+    @property
+    def ui(self) -> ExtensionUI:
+        return self._session.ui
+
+    @property
+    def model(self) -> Model | None:
+        return self._session.model
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        return self._session.agent.signal
+
+    def is_idle(self) -> bool:
+        return self._session.is_idle
+
+    def abort(self) -> None:
+        self._session.abort()
+
+    def has_pending_messages(self) -> bool:
+        return self._session.pending_message_count() > 0
+
+    def get_context_usage(self) -> ContextUsage | None:
+        return self._session.get_context_usage()
+
+    def compact(
+        self,
+        custom_instructions: str | None = None,
+        on_complete: Callable[[CompactionEntry], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        session = self._session
+        if session.compactor is None:
+            if on_error is not None:
+                on_error(RuntimeError("compaction is not available in this session"))
+            return
+        session.spawn(_run_manual_compaction(session, custom_instructions, on_complete, on_error))
+
+    def get_system_prompt(self) -> str:
+        return self._system_prompt() if self._system_prompt is not None else self._session.system_prompt
+
+    def settings(self) -> dict[str, Any]:
+        return copy.deepcopy(self._session.settings.data)
+
+    def shutdown(self) -> None:
+        """Ask the mode to end the process gracefully once the current work is done (Pi's
+        ``ctx.shutdown()``; ``AgentSession.request_shutdown``)."""
+        self._session.request_shutdown()
+
+    def stop_after_turn(self) -> None:
+        """End the current run after this turn: no further model request is made."""
+        self._session.run.stop_after_turn()
+
+
+class CommandContextImpl(ExtensionContextImpl):
+    async def wait_for_idle(self) -> None:
+        await self._session.wait_for_idle()
+
+    async def new_session(self, parent_session: str | None = None) -> bool:
+        return await self._session.navigator.new_session(parent_session)
+
+    async def fork(self, entry_id: str) -> bool:
+        return await self._session.navigator.fork(entry_id)
+
+    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
+        return await self._session.navigator.navigate_tree(target_id, summarize)
+
+    async def switch_session(self, path: str) -> bool:
+        return await self._session.navigator.switch_session(path)
+
+    async def reload(self) -> None:
+        await self._session.navigator.reload()
+
+
+async def _run_manual_compaction(
+    session: AgentSession,
+    custom_instructions: str | None,
+    on_complete: Callable[[CompactionEntry], None] | None,
+    on_error: Callable[[Exception], None] | None,
+) -> None:
+    compactor = session.compactor
+    assert compactor is not None
+    try:
+        entry = await compactor.compact("manual", custom_instructions)
+    except Exception as e:
+        if on_error is not None:
+            on_error(e)
+        return
+    if on_complete is not None and entry is not None:
+        on_complete(entry)

@@ -1,0 +1,179 @@
+"""The agent loop's hooks, as the session answers them.
+
+The loop (``caddie.agent``) knows nothing of extensions, the session file or compaction; it calls these
+hooks: the ``context`` handlers before a request, ``tool_call``/``tool_result`` around a tool, compaction
+between turns, and every agent event (extensions first, then the modes, then the session file).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
+from caddie.agent.loop import (
+    AgentContext,
+    CompletedTurn,
+    LoopConfig,
+    NextTurn,
+    ToolCallCheck,
+    ToolResultOverride,
+)
+from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage
+from caddie.ai.model import Model, StreamOptions
+from caddie.extensions.api import ToolCallEvent, ToolResultEvent
+from caddie.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
+
+_EXTENSION_AGENT_EVENTS = frozenset(
+    {
+        "agent_start",
+        "agent_end",
+        "turn_start",
+        "turn_end",
+        "message_start",
+        "message_update",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+    }
+)
+
+
+class LoopHooks:
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self._compacted_after: CompletedTurn | None = None
+
+    def config(self) -> LoopConfig:
+        session = self._session
+        state = session.agent.state
+        level = state.thinking_level
+        return LoopConfig(
+            model=state.model,
+            stream_fn=session.stream_fn,
+            reasoning=None if level == "off" else level,
+            stream_options=self._stream_options,
+            transform_context=self._transform_context,
+            before_tool_call=self._before_tool_call,
+            after_tool_call=self._after_tool_call,
+            prepare_next_turn=self._prepare_next_turn,
+            should_stop_after_turn=self._should_stop_after_turn,
+            tool_context=session.context,
+        )
+
+    def _stream_options(self, model: Model) -> StreamOptions:
+        session = self._session
+        return StreamOptions(
+            api_key=session.api_key_for(model),
+            session_id=session.store.session_id,
+            timeout_s=session.settings.http_idle_timeout_ms / 1000,
+            max_retry_delay_ms=session.settings.retry_max_delay_ms,
+        )
+
+    async def _transform_context(
+        self, messages: list[AgentMessage], signal: AbortSignal
+    ) -> list[AgentMessage]:
+        """The ``context`` handlers' output; an abort never waits on them (``RunController.unless_aborted``):
+        the run then ends as aborted without a request."""
+        session = self._session
+        if not session.runner.has_handlers("context"):
+            return messages
+        result = await session.run.unless_aborted(session.runner.emit_context(messages), signal, "context")
+        return messages if result is None else result
+
+    async def _before_tool_call(
+        self, message: AssistantMessage, call: ToolCall, args: Any, ctx: AgentContext
+    ) -> ToolCallCheck | None:
+        runner = self._session.runner
+        if not runner.has_handlers("tool_call"):
+            return None
+        try:
+            result = await runner.emit_tool_call(ToolCallEvent(call.id, call.name, args))
+        except Exception as e:
+            return ToolCallCheck(block=True, reason=str(e) or type(e).__name__)
+        if result is not None and result.block:
+            return ToolCallCheck(block=True, reason=result.reason)
+        return None
+
+    async def _after_tool_call(
+        self,
+        message: AssistantMessage,
+        call: ToolCall,
+        args: Any,
+        result: ToolResult,
+        is_error: bool,
+        ctx: AgentContext,
+    ) -> ToolResultOverride | None:
+        runner = self._session.runner
+        if not runner.has_handlers("tool_result"):
+            return None
+        event = ToolResultEvent(
+            call.id, call.name, args, list(result.content), result.details, is_error, result.usage
+        )
+        patch = await runner.emit_tool_result(event)
+        if patch is None:
+            return None
+        return ToolResultOverride(patch.content, patch.details, patch.is_error, patch.usage)
+
+    async def _prepare_next_turn(self, turn: CompletedTurn) -> NextTurn | None:
+        session = self._session
+        tools = session.active_tools()
+        prompt = session.system_prompt
+        if session.compactor is not None and self._compacted_after is not turn:
+            await session.compactor.between_turns(turn)
+        state = session.agent.state
+        # A model or thinking level changed during the run (an extension, /model) applies from the next turn.
+        nxt = NextTurn(model=state.model, thinking_level=state.thinking_level)
+        if prompt != turn.context.system_prompt or [t.name for t in tools] != [
+            t.name for t in turn.context.tools
+        ]:
+            nxt.context = AgentContext(prompt, turn.context.messages, tools)
+        return nxt
+
+    async def _should_stop_after_turn(self, turn: CompletedTurn) -> bool:
+        # A turn the loop will follow with another (tool results, queued messages) is compacted here, before
+        # the loop decides to go on: a summary that ends the run (a goal budget) then stops it in time.
+        session = self._session
+        if (
+            session.compactor is not None
+            and not session.run.stopping
+            and (turn.tool_results or session.agent.has_queued_messages())
+        ):
+            self._compacted_after = turn
+            await session.compactor.between_turns(turn)
+        return session.run.stopping
+
+    async def on_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
+        """Extensions first, then the modes, then the session file (``message_end`` → an entry)."""
+        session = self._session
+        runner = session.runner
+        if isinstance(event, MessageEndEvent):
+            replacement = await runner.emit_message_end(event.message)
+            if replacement is not None and replacement is not event.message:
+                # Same role means same struct type: overwrite the fields in place so the loop's context,
+                # the agent state and what gets persisted all hold the replacement (as Pi does).
+                for name in event.message.__struct_fields__:
+                    setattr(event.message, name, getattr(replacement, name))
+        elif event.type in _EXTENSION_AGENT_EVENTS:
+            await runner.emit(event.type, event)
+        if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):
+            session.prompter.dequeue_display(event.message)
+        elif isinstance(event, AgentEndEvent):
+            event.will_retry = session.run.will_retry()
+        await session.publish_event(event)
+        if isinstance(event, MessageEndEvent):
+            self._persist(event.message)
+            if isinstance(event.message, AssistantMessage):
+                await session.run.reply_succeeded(event.message)
+
+    def _persist(self, message: AgentMessage) -> None:
+        store = self._session.store
+        if isinstance(message, CustomMessage):
+            store.append_custom_message(
+                message.custom_type, message.content, message.display, message.details
+            )
+        elif message.role in ("user", "assistant", "toolResult", "bashExecution"):
+            store.append_message(message)

@@ -1,0 +1,250 @@
+"""Moving between sessions and within one: ``/new``, ``/resume`` (switch), ``/fork`` and ``/clone``, ``/tree``
+navigation and ``/reload``.
+
+A switch is Pi's sequence: ``session_before_switch`` / ``session_before_fork`` (an extension may cancel) →
+the running turn settles (RPC: it is aborted) → ``session_shutdown`` for the old extension instances → the
+store is swapped and the extensions are loaded afresh → ``session_start`` with the reason and the previous
+session file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from caddie.ai.messages import UserMessage, text_of
+from caddie.ai.model import THINKING_LEVELS
+from caddie.extensions.api import (
+    SessionBeforeForkEvent,
+    SessionBeforeSwitchEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    SessionTreeEvent,
+)
+from caddie.runtime.session_events import NoticeEvent
+from caddie.session.entries import MessageEntry
+from caddie.session.store import SessionFileError, SessionStore
+
+if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
+
+
+class SessionNavigator:
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    def _require_idle(self, doing: str) -> None:
+        from caddie.runtime.session import SessionError
+
+        if self._session.run.busy:
+            raise SessionError(f"Wait for the agent to finish (or press Esc) before {doing}.")
+
+    async def replace_store(
+        self, store: SessionStore, reason: Literal["new", "resume", "fork"], previous_file: str | None
+    ) -> None:
+        """Switch to another session (``/new``, ``/resume``, ``/fork``): shutdown → swap → start.
+
+        Nothing of the old session carries over: queued messages, retry state and exit code are reset, and
+        the model and thinking level are those the new session recorded (a new one records the current ones).
+        """
+        session = self._session
+        self._require_idle("switching sessions")
+        await session.runner.emit("session_shutdown", SessionShutdownEvent(reason, store.session_file))
+        if store is not session.store:
+            session.store.close()  # the old file's write lock (shared, so reopening the same file keeps it)
+        session.store = store
+        session.prompter.reset()
+        session.run.retry_attempt = 0
+        if session.compactor is not None:
+            session.compactor.reset()
+        session.exit_code = None
+        await self._recreate_extensions()
+        restored = store.build_context()
+        state = session.agent.state
+        state.messages = restored.messages
+        if restored.model is not None and (found := session.options.find_model(*restored.model)) is not None:
+            session.use_model(found)
+        if len(store) == 0:
+            if session.model is not None:
+                store.append_model_change(state.model.provider, state.model.id)
+            store.append_thinking_level_change(state.thinking_level)
+        else:
+            state.thinking_level = next(
+                (t for t in THINKING_LEVELS if t == restored.thinking_level), state.thinking_level
+            )
+        await session.announce_store_warnings()
+        await session.runner.emit("session_start", SessionStartEvent(reason, previous_file))
+        session.rebuild_system_prompt()
+
+    async def _recreate_extensions(self) -> None:
+        """A session switch starts the extensions afresh (as Pi re-creates its runtime): the old instances
+        are detached and the extensions are loaded again (when they were loaded from files)."""
+        session = self._session
+        if session.options.reload_extensions is None:
+            return
+        session.bridge.unbind_all()
+        await self.load_extensions()
+        for error in session.load_errors:  # e.g. an extension file that is gone or broken now
+            session.publish_soon(NoticeEvent(error, "warning"))
+        session.bridge.bind_all()
+
+    async def load_extensions(self) -> None:
+        session = self._session
+        assert session.options.reload_extensions is not None
+        extensions, errors = await session.options.reload_extensions()
+        session.extensions[:] = extensions
+        session.load_errors = errors
+        session.runner.extensions = session.extensions
+        session.activate_new_tools(True)
+
+    async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
+        """``session_before_switch``: True when an extension cancelled."""
+        runner = self._session.runner
+        if not runner.has_handlers("session_before_switch"):
+            return False
+        return _cancelled(
+            await runner.emit("session_before_switch", SessionBeforeSwitchEvent(reason, target))
+        )
+
+    async def _before_fork(self, entry_id: str, position: Literal["before", "at"]) -> bool:
+        """``session_before_fork``: True when an extension cancelled."""
+        runner = self._session.runner
+        if not runner.has_handlers("session_before_fork"):
+            return False
+        return _cancelled(
+            await runner.emit("session_before_fork", SessionBeforeForkEvent(entry_id, position))
+        )
+
+    async def _settle_before_switch(self, abort_running: bool, doing: str) -> None:
+        session = self._session
+        if abort_running and session.run.busy:
+            session.abort()
+            await session.run.wait_until_run_ends()
+        self._require_idle(doing)
+
+    def _new_store(self, parent_session: str | None) -> SessionStore:
+        session = self._session
+        directory = session.store.path.parent if session.store.path else None
+        if directory is None:
+            return SessionStore.in_memory(session.cwd)
+        return SessionStore.create(session.cwd, directory, parent_session=parent_session)
+
+    async def new_session(self, parent_session: str | None = None, *, abort_running: bool = False) -> bool:
+        """A fresh session (``/new``); False when a ``session_before_switch`` handler cancelled it.
+        ``abort_running`` (RPC, as Pi): a running turn is aborted first instead of refusing."""
+        if not abort_running:
+            self._require_idle("starting a new session")
+        if await self._before_switch("new", None):
+            return False
+        await self._settle_before_switch(abort_running, "starting a new session")
+        previous = self._session.store.session_file
+        await self.replace_store(self._new_store(parent_session), "new", previous)
+        return True
+
+    async def switch_session(self, path: str, *, abort_running: bool = False) -> bool:
+        """Open another session file; a path with no file yet starts a new session there (as Pi does).
+        False when a ``session_before_switch`` handler cancelled."""
+        from caddie.runtime.session import SessionError
+
+        session = self._session
+        if not abort_running:
+            self._require_idle("switching sessions")
+        target = Path(path).expanduser().resolve()
+        if await self._before_switch("resume", str(target)):
+            return False
+        await self._settle_before_switch(abort_running, "switching sessions")
+        previous = session.store.session_file
+        if target.exists():
+            try:
+                store = SessionStore.open(target)
+            except SessionFileError as e:  # e.g. another process writes it: one line for the user
+                raise SessionError(str(e)) from None
+        else:
+            store = SessionStore.create(session.cwd, target.parent)
+            store.path = target
+        await self.replace_store(store, "resume", previous)
+        return True
+
+    async def fork(
+        self,
+        entry_id: str,
+        *,
+        position: Literal["before", "at"] | None = None,
+        abort_running: bool = False,
+    ) -> bool:
+        """A new session from the path up to ``entry_id``; from a user message: up to just before it
+        (``position="at"``, a clone: up to and including the entry). False when a ``session_before_fork``
+        handler cancelled."""
+        from caddie.runtime.session import SessionError
+
+        session = self._session
+        if not abort_running:
+            self._require_idle("forking")
+        store = session.store
+        entry = store.get_entry(entry_id)
+        if entry is None:
+            raise SessionError(f"No entry {entry_id} in this session.")
+        before_user = (
+            isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage) and position != "at"
+        )
+        if await self._before_fork(entry_id, "before" if before_user else "at"):
+            return False
+        if (
+            (not before_user or entry.parent_id is not None)
+            and store.path is not None
+            and not store.file_exists
+        ):
+            raise SessionError(
+                "This session has not been saved yet. Wait for the first assistant response before cloning "
+                "or forking it."
+            )
+        await self._settle_before_switch(abort_running, "forking")
+        previous = store.session_file
+        if before_user and entry.parent_id is None:  # forking before the very first message: an empty session
+            forked = self._new_store(previous)
+        else:
+            forked = store.fork(entry.parent_id if before_user else entry_id)
+        await self.replace_store(forked, "fork", previous)
+        return True
+
+    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
+        """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry."""
+        from caddie.runtime.session import SessionError
+
+        session = self._session
+        self._require_idle("moving in the tree")
+        store = session.store
+        entry = store.get_entry(target_id)
+        if entry is None:
+            raise SessionError(f"No entry {target_id} in this session.")
+        old_leaf = store.leaf_id
+        summary_entry = None
+        if session.compactor is not None and summarize:
+            # Attached at the new position (a child of it); raises when cancelled, before the leaf moves.
+            summary_entry = await session.compactor.summarize_branch(old_leaf, target_id)
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+            store.move_leaf(entry.parent_id)
+            session.ui.set_editor_text(text_of(entry.message.content))
+        else:
+            store.move_leaf(target_id)
+        if summary_entry is not None:
+            store.move_leaf(summary_entry.id)
+        session.agent.state.messages = store.build_context().messages
+        await session.runner.emit("session_tree", SessionTreeEvent(store.leaf_id, old_leaf, summary_entry))
+        return True
+
+    async def reload(self) -> None:
+        """Re-import extensions (``/reload``): shutdown → load → start."""
+        session = self._session
+        if session.options.reload_extensions is None:
+            return
+        self._require_idle("reloading extensions")
+        await session.shutdown("reload")
+        await self.load_extensions()
+        await session.start("reload")
+
+
+def _cancelled(result: Any) -> bool:
+    if isinstance(result, dict):
+        return result.get("cancel") is True
+    return getattr(result, "cancel", False) is True

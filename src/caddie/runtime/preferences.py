@@ -1,0 +1,166 @@
+"""The session's choices the user (or an RPC client) changes as it runs: model, thinking level, queue modes,
+automatic compaction and retry; and ``session_stats``, the counters Pi reports over the session file."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+from caddie.ai.messages import AssistantMessage, ToolCall, UserMessage
+from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
+from caddie.ai.registry import supported_thinking_levels
+from caddie.extensions.api import ModelSelectEvent
+from caddie.runtime.session_events import NoticeEvent
+from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
+
+if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
+
+log = logging.getLogger("caddie.session")
+
+
+class Preferences:
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self.scoped_models: list[tuple[Model, ThinkingLevel | None]] = []
+        """The models ``cycle_model`` walks (``--models`` / settings ``enabledModels``); empty: all available."""
+
+    # -- queue modes and toggles (saved as the global default, as Pi saves them) -----------------------
+    def set_queue_mode(self, which: Literal["steering", "follow_up"], mode: str) -> None:
+        from caddie.runtime.session import SessionError
+
+        agent = self._session.agent
+        if mode not in ("all", "one-at-a-time"):
+            label = "steering" if which == "steering" else "follow-up"
+            raise SessionError(f"Unknown {label} mode {mode!r}; use 'all' or 'one-at-a-time'.")
+        queue = agent.steering if which == "steering" else agent.follow_ups
+        queue.mode = "all" if mode == "all" else "one-at-a-time"
+        self.save_setting({"steeringMode" if which == "steering" else "followUpMode": mode})
+
+    def save_setting(self, updates: dict[str, Any]) -> None:
+        """A choice made in the session applies now and is saved as the global default, as Pi saves it."""
+        try:
+            self._session.settings.save_global(updates)
+        except (OSError, ValueError) as e:
+            log.warning("could not save %s to settings: %s", ", ".join(updates), e)
+            self._session.publish_soon(NoticeEvent(f"Could not save the setting: {e}", "warning"))
+
+    # -- model and thinking level -----------------------------------------------------------------------
+    async def set_model(self, model: Model) -> bool:
+        session = self._session
+        previous = session.model
+        session.use_model(model)
+        session.store.append_model_change(model.provider, model.id)
+        session.set_thinking_level(session.agent.state.thinking_level)
+        await session.runner.emit("model_select", ModelSelectEvent(model, previous, "set"))
+        return True
+
+    def available_thinking_levels(self) -> list[ThinkingLevel]:
+        """The levels the current model supports (``["off"]`` without reasoning); all without a model."""
+        model = self._session.model
+        return list(THINKING_LEVELS) if model is None else supported_thinking_levels(model)
+
+    def cycle_thinking_level(self) -> ThinkingLevel | None:
+        """The next supported level (wrapping); None when the model does not reason."""
+        session = self._session
+        model = session.model
+        if model is None or not model.reasoning:
+            return None
+        levels = self.available_thinking_levels()
+        current = session.thinking_level
+        index = levels.index(current) if current in levels else -1
+        session.set_thinking_level(levels[(index + 1) % len(levels)])
+        return session.thinking_level
+
+    async def cycle_model(
+        self, direction: Literal["forward", "backward"] = "forward"
+    ) -> tuple[Model, ThinkingLevel, bool] | None:
+        """Switch to the next (or previous) model: among the scoped models (``--models``, settings
+        ``enabledModels``) if there are any, else among every available one. Returns (model, thinking level,
+        scoped), or None when there is nothing to cycle to."""
+        session = self._session
+        available = session.available_models()
+        keys = {(m.provider, m.id) for m in available}
+        scoped = [(m, t) for m, t in self.scoped_models if (m.provider, m.id) in keys]
+        candidates: list[tuple[Model, ThinkingLevel | None]] = scoped or (
+            [] if self.scoped_models else [(m, None) for m in available]
+        )
+        if len(candidates) <= 1:
+            return None
+        current = session.model
+        index = next(
+            (
+                i
+                for i, (m, _) in enumerate(candidates)
+                if current is not None and (m.provider, m.id) == (current.provider, current.id)
+            ),
+            0,
+        )
+        step = 1 if direction == "forward" else -1
+        model, level = candidates[(index + step) % len(candidates)]
+        previous = session.model
+        session.use_model(model)
+        session.store.append_model_change(model.provider, model.id)
+        session.set_thinking_level(level if level is not None else self._thinking_for_switch())
+        if previous is None or (previous.provider, previous.id) != (model.provider, model.id):
+            await session.runner.emit("model_select", ModelSelectEvent(model, previous, "cycle"))
+        return model, session.thinking_level, bool(scoped)
+
+    def _thinking_for_switch(self) -> str:
+        default = self._session.settings.default_thinking_level
+        return default if default in THINKING_LEVELS else self._session.thinking_level
+
+    # -- statistics ---------------------------------------------------------------------------------
+    def session_stats(self) -> dict[str, Any]:
+        """Pi's ``getSessionStats``: counts and token/cost totals over every entry of the session (history
+        that was compacted away and abandoned branches included), plus the current context usage."""
+        session = self._session
+        user = assistant = tool_results = total = tool_calls = 0
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        cost = 0.0
+
+        def add(usage: Any) -> None:
+            nonlocal cost
+            if usage is None:
+                return
+            tokens["input"] += usage.input
+            tokens["output"] += usage.output
+            tokens["cacheRead"] += usage.cache_read
+            tokens["cacheWrite"] += usage.cache_write
+            cost += usage.cost.total
+
+        for entry in session.store.entries():
+            if isinstance(entry, BranchSummaryEntry | CompactionEntry):
+                add(getattr(entry, "usage", None))
+            if not isinstance(entry, MessageEntry):
+                continue
+            total += 1
+            message = entry.message
+            if isinstance(message, UserMessage):
+                user += 1
+            elif isinstance(message, AssistantMessage):
+                assistant += 1
+                tool_calls += sum(1 for block in message.content if isinstance(block, ToolCall))
+                add(message.usage)
+            elif message.role == "toolResult":
+                tool_results += 1
+                add(getattr(message, "usage", None))
+        out: dict[str, Any] = {
+            "sessionFile": session.store.session_file,
+            "sessionId": session.store.session_id,
+            "userMessages": user,
+            "assistantMessages": assistant,
+            "toolCalls": tool_calls,
+            "toolResults": tool_results,
+            "totalMessages": total,
+            "tokens": {**tokens, "total": sum(tokens.values())},
+            "cost": cost,
+        }
+        usage = session.get_context_usage()
+        if usage is not None:
+            out["contextUsage"] = {
+                "tokens": usage.tokens,
+                "contextWindow": usage.context_window,
+                "percent": usage.percent,
+            }
+        return out

@@ -1,0 +1,145 @@
+"""The user's own shell commands: ``!cmd`` / ``!!cmd`` in the editor, RPC ``bash``.
+
+The output streams as ``bash_execution_update`` events and is kept like the bash tool keeps it
+(``caddie.tools.output.OutputAccumulator``: a tail-truncated text, everything in a temp file once it is too
+long), but sanitised as Pi shows it (no ANSI escapes, carriage returns or control bytes). The record (a
+``bashExecution`` message) waits while a run is active, so it never lands between a tool call and its result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import re
+import signal as signals
+from typing import TYPE_CHECKING
+
+from caddie.agent.events import MessageEndEvent, MessageStartEvent
+from caddie.ai.abort import AbortController
+from caddie.ai.messages import BashExecutionMessage
+from caddie.runtime.session_events import BashExecutionUpdateEvent
+from caddie.tools.bash import EnvPolicy, command_env, get_shell_config
+from caddie.tools.output import OutputAccumulator
+
+if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
+
+USER_BASH_TEMP_FILE_PREFIX = "caddie-bash"
+
+
+class UserBash:
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self._aborts: set[AbortController] = set()
+        self._pending: list[BashExecutionMessage] = []
+        self._silent: set[int] = set()
+
+    async def run(
+        self,
+        command: str,
+        exclude_from_context: bool,
+        *,
+        request_id: str | None = None,
+        announce: bool = True,
+    ) -> BashExecutionMessage:
+        """Run ``command`` and record it (``exclude_from_context``: ``!!``, kept out of the context).
+
+        ``abort`` (or cancelling the caller) kills the command's process group; the record then says
+        ``cancelled``. ``announce=False`` (RPC, as Pi): the record is added without
+        ``message_start``/``message_end`` events."""
+        session = self._session
+        settings = session.settings
+        controller = AbortController()
+        self._aborts.add(controller)
+        prefix = settings.shell_command_prefix
+        shell = get_shell_config(settings.shell_path)
+        output = OutputAccumulator(temp_file_prefix=USER_BASH_TEMP_FILE_PREFIX)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+        def take(data: bytes, final: bool = False) -> None:
+            text = sanitize_output(decoder.decode(data, final))
+            if text:
+                output.append(text.encode("utf-8", "surrogatepass"))
+                session.publish_soon(BashExecutionUpdateEvent(request_id, text))
+
+        proc = await asyncio.create_subprocess_exec(
+            shell.shell,
+            *shell.args,
+            f"{prefix}\n{command}" if prefix else command,
+            cwd=session.cwd,
+            env=command_env({}, EnvPolicy.of(*settings.shell_env)),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+        def kill() -> None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signals.SIGKILL)
+
+        remove = controller.signal.add_listener(kill)
+        try:
+            assert proc.stdout is not None
+            while data := await proc.stdout.read(65536):
+                take(data)
+            take(b"", final=True)
+            code = await proc.wait()
+            output.finish()
+            snapshot = output.snapshot(persist_if_truncated=True)
+        except BaseException:
+            kill()
+            raise
+        finally:
+            remove()
+            self._aborts.discard(controller)
+            output.close_temp_file()
+        cancelled = controller.signal.aborted
+        message = BashExecutionMessage(
+            command,
+            snapshot.content,
+            None if cancelled or code < 0 else code,
+            cancelled=cancelled,
+            truncated=snapshot.truncation.truncated,
+            full_output_path=snapshot.full_output_path,
+            exclude_from_context=exclude_from_context or None,
+        )
+        if not announce:
+            self._silent.add(id(message))
+        if session.run.busy:
+            self._pending.append(message)
+        else:
+            await self._record(message)
+        return message
+
+    def abort(self) -> None:
+        """Kill every running user shell command."""
+        for controller in list(self._aborts):
+            controller.abort()
+
+    async def flush_pending(self) -> None:
+        """The run settled: record the commands that finished during it."""
+        pending, self._pending = self._pending, []
+        for message in pending:
+            await self._record(message)
+
+    async def _record(self, message: BashExecutionMessage) -> None:
+        session = self._session
+        session.agent.state.messages.append(message)
+        session.store.append_message(message)
+        if id(message) in self._silent:
+            self._silent.discard(id(message))
+            return
+        await session.publish_event(MessageStartEvent(message))
+        await session.publish_event(MessageEndEvent(message))
+
+
+def sanitize_output(text: str) -> str:
+    """What Pi shows of command output: no ANSI escapes, no carriage returns, no control bytes."""
+    text = _ANSI.sub("", text).replace("\r", "")
+    return "".join(c for c in text if c in "\n\t" or c >= " " or c == "\x1b")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
