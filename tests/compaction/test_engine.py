@@ -217,9 +217,7 @@ async def test_manual_compaction_of_a_tiny_session_says_there_is_nothing_to_comp
     await h.prompt("hello")
     with pytest.raises(CompactionError, match="Nothing to compact"):
         await h.engine.compact("manual", None)
-    assert h.ends()[-1].error_message is not None and h.ends()[-1].error_message.startswith(
-        "Compaction failed"
-    )
+    assert (h.ends()[-1].error_message or "").startswith("Compaction failed")
 
 
 async def test_an_extension_can_cancel_or_replace_a_compaction_and_observes_it(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import ExtensionAPI, ProviderConfig
-from caddie.runtime.factory import SessionBuild, SessionRequest, build_session
+from caddie.runtime.factory import SessionBuild, SessionRequest, open_session
 from tests.runtime.harness import RecordingUI, inline_extension
 
 LOCAL: ProviderConfig = {
@@ -28,7 +28,7 @@ async def _build(cwd: Path, register: Any, model: str | None = None, **request: 
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
-    return await build_session(
+    return await open_session(
         SessionRequest(
             cwd=str(cwd),
             mode="print",
@@ -127,7 +127,7 @@ async def test_unknown_keys_inside_register_are_a_load_error(tmp_path: Path) -> 
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
-    build = await build_session(
+    build = await open_session(
         SessionRequest(
             cwd=str(tmp_path),
             mode="print",
@@ -154,7 +154,7 @@ async def test_reload_swaps_the_providers_of_the_old_extensions_for_the_new_ones
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
-    build = await build_session(
+    build = await open_session(
         SessionRequest(
             cwd=str(tmp_path),
             mode="print",
