@@ -17,10 +17,11 @@ built-in slash commands, ``cmd_<name>``) → ``CaddieApp`` (here: start-up, inpu
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -42,14 +43,30 @@ from caddie.modes.interactive.conversation import (
 from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.editor import PromptEditor
 from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes
-from caddie.runtime.factory import SetupError, build_session, load_extension_set
-from caddie.runtime.session import AgentSession, SessionError
-from caddie.runtime.trust import project_has_code, remember_trust, remembered_trust
+
+if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
 
 __all__ = ["CaddieApp", "Startup"]
 
 T = TypeVar("T")
 
+AFTER_FIRST_FRAME = (
+    "caddie.runtime.factory",
+    "caddie.runtime.session",
+    "caddie.runtime.compaction",
+    "caddie.runtime.trust",
+    "caddie.runtime.events",
+    "caddie.agent.events",
+    "caddie.ai.registry",
+    "caddie.session.entries",
+    "caddie.session.store",
+    "caddie.modes.interactive.pickers",
+    "rich.markdown",
+)
+"""Imported in a worker thread once the first frame is on screen, before the session is built: the
+runtime, the agent, the tools and what the UI needs from them. Importing this module does not import
+them (so the first frame comes quickly), and the event loop never waits for an import later."""
 DOUBLE_PRESS_S = 1.0
 """Two Ctrl+C within this many seconds quit; two Esc on an empty editor open /tree."""
 
@@ -93,10 +110,17 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         self.ui.attach(self)
         self.editor.focus()
         self._refresh_footer()
+        self.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        """Once the first frame is painted: build the session in the background."""
         self.run_worker(self._bootstrap(), name="startup", exit_on_error=False)
 
     async def _bootstrap(self) -> None:
+        from caddie.runtime.request import SetupError
+
         try:
+            await asyncio.to_thread(import_modules, AFTER_FIRST_FRAME)
             session = await self._open_session()
         except SetupError as e:
             self.exit_message = str(e)
@@ -114,6 +138,9 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
             await session.wait_for_idle()
 
     async def _open_session(self) -> AgentSession | None:
+        from caddie.runtime.factory import build_session, load_extension_set
+        from caddie.runtime.trust import remember_trust
+
         request = self.startup.request
         cwd = str(Path(request.cwd).expanduser().resolve())
         if request.trust is None and await asyncio.to_thread(_must_ask_trust, cwd):
@@ -242,6 +269,8 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         store, messages = session.store, session.messages
         if session.model is not None and behavior is None:
             await wait_preloaded(session.model.api)  # never import an SDK on the event loop
+        from caddie.runtime.session import SessionError
+
         try:
             await session.prompt(text, streaming_behavior=behavior)
         except SessionError as e:
@@ -370,7 +399,15 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         self.request_quit()
 
 
+def import_modules(names: Sequence[str]) -> None:
+    """Import modules (blocking: call it in a worker thread)."""
+    for name in names:
+        importlib.import_module(name)
+
+
 def _must_ask_trust(cwd: str) -> bool:
+    from caddie.runtime.trust import project_has_code, remembered_trust
+
     return remembered_trust(cwd) is None and project_has_code(cwd)
 
 

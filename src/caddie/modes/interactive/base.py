@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -18,9 +18,7 @@ from textual.app import App
 from textual.screen import ModalScreen
 from textual.widget import Widget
 
-from caddie.ai.model import THINKING_LEVELS, Model
-from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
-from caddie.extensions.api import NotifyLevel
+from caddie.ai.model import THINKING_LEVELS
 from caddie.modes.interactive.commands import (
     CommandInfo,
     merge_commands,
@@ -42,11 +40,18 @@ from caddie.modes.interactive.footer import (
 )
 from caddie.modes.interactive.render import short_path
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
-from caddie.resources.discovery import ResourceItem
-from caddie.runtime.factory import SessionRequest
-from caddie.runtime.session import AgentSession, SessionError
+
+if TYPE_CHECKING:  # the runtime, the agent and the tools are imported after the first frame
+    from caddie.ai.model import Model
+    from caddie.ai.registry import ModelRegistry
+    from caddie.extensions.api import NotifyLevel
+    from caddie.resources.discovery import ResourceItem
+    from caddie.runtime.request import SessionRequest
+    from caddie.runtime.session import AgentSession
 
 SHUTDOWN_TIMEOUT_S = 5.0
+USER_ERRORS = frozenset({"SessionError", "ModelNotFound"})
+"""Errors whose message is shown alone (others are prefixed with their type)."""
 
 _THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
@@ -210,6 +215,8 @@ class AppBase(App[int]):
 
     def _thinking_levels(self) -> Sequence[str]:
         model = self.session.model if self.session is not None else None
+        from caddie.ai.registry import supported_thinking_levels
+
         return supported_thinking_levels(model) if model is not None else ["off"]
 
     def _pickable_models(self) -> list[Model]:
@@ -266,10 +273,8 @@ class AppBase(App[int]):
         async def guarded() -> None:
             try:
                 await work
-            except (SessionError, ModelNotFound) as e:
-                self.show_error(str(e))
             except Exception as e:
-                self.show_error(f"{type(e).__name__}: {e}")
+                self.show_error(str(e) if _is_user_error(e) else f"{type(e).__name__}: {e}")
 
         self.run_worker(guarded(), group="work", exit_on_error=False)
 
@@ -305,3 +310,11 @@ class AppBase(App[int]):
             self.show_error(f"Wait for the agent to finish (or press Esc) before {what}.")
             return False
         return True
+
+
+def _is_user_error(error: Exception) -> bool:
+    """A caddie ``SessionError`` or ``ModelNotFound`` (or a subclass): its message is the whole story.
+    Known by name, so that this module does not import the runtime before the first frame."""
+    return any(
+        cls.__name__ in USER_ERRORS and cls.__module__.startswith("caddie.") for cls in type(error).__mro__
+    )

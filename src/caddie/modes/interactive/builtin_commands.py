@@ -18,22 +18,14 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from caddie.ai.messages import (
-    AssistantMessage,
-)
+from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import THINKING_LEVELS
 from caddie.ai.providers.preload import preload
 from caddie.config.paths import agent_dir
-from caddie.modes.interactive.commands import (
-    HOTKEYS,
-)
-from caddie.modes.interactive.pickers import (
-    ModelPicker,
-)
+from caddie.modes.interactive.commands import HOTKEYS
 from caddie.modes.interactive.render import short_path
 from caddie.modes.interactive.session_commands import SessionCommands
 from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
-from caddie.runtime.resource_config import ConfigError, list_resources, set_enabled
 
 
 class BuiltinCommands(SessionCommands):
@@ -56,6 +48,8 @@ class BuiltinCommands(SessionCommands):
             if not models:
                 self.show_info(Text(registry.no_model_text()), "warning")
                 return
+            from caddie.modes.interactive.pickers import ModelPicker
+
             ref = await self.ask(ModelPicker(models, session.model), None, None)
             if ref is None:
                 return
@@ -199,6 +193,8 @@ class BuiltinCommands(SessionCommands):
         """The extensions, skills, prompt templates and packages that can be switched in settings."""
         session = self.session
         assert session is not None
+        from caddie.runtime.resource_config import ConfigError, list_resources
+
         try:
             items, _ = await asyncio.to_thread(
                 list_resources, session.cwd, trust=session.options.project_trusted
@@ -230,6 +226,8 @@ class BuiltinCommands(SessionCommands):
             self.theme = value
             updates = {"theme": value}
         else:
+            from caddie.runtime.resource_config import ConfigError, set_enabled
+
             item = next(i for i in self._resources if f"resource:{i.id}" == key)
             try:
                 said = await asyncio.to_thread(set_enabled, session.cwd, item, value == "on")

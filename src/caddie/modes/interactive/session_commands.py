@@ -5,28 +5,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.table import Table
 from rich.text import Text
 
-from caddie.ai.messages import (
-    UserMessage,
-)
-from caddie.modes.interactive.conversation import (
-    user_text,
-)
-from caddie.modes.interactive.pickers import (
-    ForkPicker,
-    SessionPicker,
-    TreePicker,
-    all_sessions,
-)
+from caddie.ai.messages import UserMessage
+from caddie.modes.interactive.conversation import user_text
 from caddie.modes.interactive.render import format_cost, format_count, usage_totals
 from caddie.modes.interactive.transcript import TranscriptApp
-from caddie.runtime.session import SessionError
-from caddie.session.entries import MessageEntry
-from caddie.session.store import SessionSummary, list_sessions
+
+if TYPE_CHECKING:
+    from caddie.session.store import SessionSummary
+
+# The pickers, the session store and the runtime are imported in the start-up worker thread (see
+# app.AFTER_FIRST_FRAME); the imports inside the methods below only look them up.
 
 
 class SessionCommands(TranscriptApp):
@@ -59,6 +52,8 @@ class SessionCommands(TranscriptApp):
 
     async def _switching(self, switch: Awaitable[bool]) -> bool:
         """Run a session switch (new, resume, fork); say why when it did not happen."""
+        from caddie.runtime.session import SessionError
+
         try:
             done = await switch
         except SessionError as e:  # e.g. the chosen file is being written by another caddie
@@ -70,6 +65,9 @@ class SessionCommands(TranscriptApp):
 
     async def _pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
         """The session file chosen in the picker; None when cancelled, False when there are none at all."""
+        from caddie.modes.interactive.pickers import SessionPicker, all_sessions
+        from caddie.session.store import list_sessions
+
         session_dir = self.startup.request.session_dir
         here = await asyncio.to_thread(list_sessions, cwd, session_dir)
         everywhere: list[SessionSummary] | None = None
@@ -97,6 +95,8 @@ class SessionCommands(TranscriptApp):
         if not len(session.store):
             self.show_info("The session is empty; there is nowhere to go yet.")
             return
+        from caddie.modes.interactive.pickers import TreePicker
+
         picker = TreePicker(session.store, session.set_label)
         target = await self.ask(picker, None, None)
         if target is None or target in picker.here_ids:
@@ -115,6 +115,9 @@ class SessionCommands(TranscriptApp):
         assert session is not None
         if not self._require_idle("forking"):
             return
+        from caddie.modes.interactive.pickers import ForkPicker
+        from caddie.session.entries import MessageEntry
+
         candidates = [
             (e.id, user_text(e.message))
             for e in session.store.branch()
@@ -154,6 +157,8 @@ class SessionCommands(TranscriptApp):
         session = self.session
         assert session is not None
         store = session.store
+        from caddie.session.entries import MessageEntry
+
         entries = store.entries()
         messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         inp, out, cr, cw, cost = usage_totals(messages)

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widget import Widget
 
 from caddie import __version__
-from caddie.agent.events import (
-    AgentStartEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
-)
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -41,18 +33,9 @@ from caddie.modes.interactive.conversation import (
 )
 from caddie.modes.interactive.editor import History
 from caddie.modes.interactive.render import content_text, usage_totals
-from caddie.runtime.events import (
-    AgentSettledEvent,
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    CompactionEndEvent,
-    CompactionStartEvent,
-    ExtensionErrorEvent,
-    NoticeEvent,
-    QueueUpdateEvent,
-    SessionEvent,
-)
-from caddie.session.entries import MessageEntry
+
+if TYPE_CHECKING:
+    from caddie.runtime.events import CompactionEndEvent, SessionEvent
 
 HISTORY_LIMIT = 200
 """Messages rendered when a session opens; older ones stay reachable through /tree."""
@@ -97,6 +80,8 @@ class TranscriptApp(AppBase):
         await self.conversation.mount_all(widgets)
         self._rendered = True
         self.conversation.follow()
+        from caddie.session.entries import MessageEntry
+
         entries = session.store.entries()
         all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         self._usage = usage_totals(all_messages)
@@ -140,6 +125,27 @@ class TranscriptApp(AppBase):
 
     def _on_event(self, event: SessionEvent) -> None:
         """Every session event, as it happens (called inside the agent loop: keep it cheap)."""
+        # Imported with the session, in the start-up worker thread: here only looked up.
+        from caddie.agent.events import (
+            AgentStartEvent,
+            MessageEndEvent,
+            MessageStartEvent,
+            MessageUpdateEvent,
+            ToolExecutionEndEvent,
+            ToolExecutionStartEvent,
+            ToolExecutionUpdateEvent,
+        )
+        from caddie.runtime.events import (
+            AgentSettledEvent,
+            AutoRetryEndEvent,
+            AutoRetryStartEvent,
+            CompactionEndEvent,
+            CompactionStartEvent,
+            ExtensionErrorEvent,
+            NoticeEvent,
+            QueueUpdateEvent,
+        )
+
         if isinstance(event, MessageUpdateEvent):
             if self._streaming is not None:
                 created = self._streaming.apply(event.assistant_message_event)
