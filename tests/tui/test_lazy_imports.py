@@ -39,7 +39,9 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def imported_modules(code: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     modules: list[str] = json.loads(done.stdout)
     return modules
 
