@@ -255,7 +255,8 @@ async def test_tree_search_and_labels(tmp_path: Path) -> None:
         await until(pilot, lambda: app.screen is picker)
         for _ in range(len("first question")):
             await pilot.press("backspace")
-        await pilot.press("ctrl+l")  # only labelled entries
+        await pilot.press("ctrl+l")  # only labelled entries (the rows are computed in a worker thread)
+        await until(pilot, lambda: not picker.rows_loading)
         await pilot.pause()
         labelled = [c.search for c in picker.shown]
         await pilot.press("escape")

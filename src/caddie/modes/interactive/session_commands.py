@@ -95,9 +95,9 @@ class SessionCommands(TranscriptApp):
         if not len(session.store):
             self.show_info("The session is empty; there is nowhere to go yet.")
             return
-        from caddie.modes.interactive.pickers import TreePicker
+        from caddie.modes.interactive.pickers import open_tree_picker
 
-        picker = TreePicker(session.store, session.set_label)
+        picker = await open_tree_picker(session.store, session.set_label)  # rows built off the event loop
         target = await self.ask(picker, None, None)
         if target is None or target in picker.here_ids:
             return
