@@ -42,9 +42,11 @@ from caddie.modes.interactive.conversation import (
 )
 from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.editor import PromptEditor
-from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes
+from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes, package_theme_places
 
 if TYPE_CHECKING:
+    from textual.theme import Theme
+
     from caddie.runtime.session import AgentSession
 
 __all__ = ["CaddieApp", "Startup"]
@@ -199,7 +201,13 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         for place in session.settings.get("themes", []) or []:
             if isinstance(place, str):
                 places.append(Path(session.cwd) / Path(place).expanduser())
-        themes, warnings = await asyncio.to_thread(discover_themes, places)
+        trusted = session.options.project_trusted
+
+        def find_themes() -> tuple[dict[str, Theme], list[str]]:
+            packages = package_theme_places(session.cwd, project_trusted=trusted)
+            return discover_themes(places, packages)
+
+        themes, warnings = await asyncio.to_thread(find_themes)
         for theme in themes.values():
             self.register_theme(theme)
             self.theme_names.add(theme.name)
