@@ -12,6 +12,11 @@ The app is built in layers, each a subclass of the one before: ``AppBase`` (base
 host, footer, quitting) → ``TranscriptApp`` (transcript.py: session events to widgets) →
 ``SessionCommands`` (session_commands.py) → ``BuiltinCommands`` (builtin_commands.py: dispatch of the
 built-in slash commands, ``cmd_<name>``) → ``CaddieApp`` (here: start-up, input, key bindings).
+
+Imports: the modules of this package import Textual, Rich and caddie's light modules (``ai.messages``,
+``config``) only. The runtime, the agent, the tools, the session store and ``rich.markdown`` are imported
+in a worker thread once the first frame is painted (``AFTER_FIRST_FRAME``); elsewhere they appear under
+``TYPE_CHECKING`` or as imports inside the functions that run after that (tests/tui/test_lazy_imports.py).
 """
 
 from __future__ import annotations
