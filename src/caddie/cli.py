@@ -213,14 +213,13 @@ def _read_stdin() -> str | None:
 
 
 async def _run_main(argv: list[str]) -> int:
-    from caddie.extensions.api import Mode
-    from caddie.runtime.factory import (
-        LoadedExtensions,
-        SessionRequest,
-        SetupError,
-        load_extension_set,
-        open_session,
-    )
+    # Only what describes the session: a plain interactive start paints its first frame before the
+    # agent, the tools and the extensions are imported (they load in the UI's worker thread).
+    from caddie.runtime.request import SessionRequest, SetupError
+
+    if TYPE_CHECKING:
+        from caddie.extensions.api import Mode
+        from caddie.runtime.factory import LoadedExtensions
 
     pre, unknown = _base_parser(add_help=False).parse_known_args(argv)
     cwd = _cwd()
@@ -229,6 +228,8 @@ async def _run_main(argv: list[str]) -> int:
     if unknown or not interactive:
         # Extensions' own options (--goal …) and --help need the extensions now. A plain interactive start
         # leaves them to the UI, which loads them in a worker thread after its first frame.
+        from caddie.runtime.factory import load_extension_set
+
         try:
             loaded = await load_extension_set(
                 cwd,
@@ -387,6 +388,8 @@ async def _run_main(argv: list[str]) -> int:
         from caddie.modes.interactive import run_interactive
 
         return await run_interactive(request, resume_picker=args.resume, initial_prompts=prompts)
+
+    from caddie.runtime.factory import open_session
 
     try:
         build = await open_session(request)

@@ -235,6 +235,42 @@ async def test_a_pi_theme_file_is_used_and_a_broken_one_is_explained(tmp_path: P
     assert any("broken.json" in n and "'nope'" in n for n in notices)
 
 
+def installed_theme_package(tmp_path: Path, themes: dict[str, str]) -> str:
+    """A local package with a ``caddie.themes`` folder, laid out on disk as ``caddie install`` leaves it
+    (its environment with caddie's marker, the distribution's metadata, the package's files). Its source."""
+    from caddie.resources.packages import MARKER, install_dir, parse_source
+
+    source = tmp_path / "theme-pack"
+    source.mkdir()
+    spec = parse_source(str(source), "user", str(tmp_path))
+    env = install_dir(spec, str(tmp_path))
+    site = env / "lib" / "python3.11" / "site-packages"
+    folder = site / "theme_pack" / "themes"
+    folder.mkdir(parents=True)
+    (site / "theme_pack" / "__init__.py").write_text("")
+    for name, accent in themes.items():
+        (folder / f"{name}.json").write_text(json.dumps({"name": name, "colors": {"accent": accent}}))
+    info = site / "theme_pack-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: theme-pack\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[caddie.themes]\npack = theme_pack:themes\n")
+    (env / MARKER).write_text(json.dumps({"source": str(source)}))
+    return str(source)
+
+
+async def test_themes_from_packages_are_offered_and_used_with_the_packages_filter(tmp_path: Path) -> None:
+    source = installed_theme_package(tmp_path, {"harbour": "#336699", "dusk": "#aa5500"})
+    write_settings(theme="harbour", packages=[{"source": source, "themes": ["-dusk"]}])
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: app.theme == "harbour")
+        primary = app.current_theme.primary
+        offered = set(app.theme_names)
+    assert primary.lower() == "#336699"
+    assert "harbour" in offered and "dusk" not in offered  # "-dusk": the package's filter leaves it out
+
+
 async def test_tree_search_and_labels(tmp_path: Path) -> None:
     app, _ = make_app(tmp_path, [faux_message("first answer"), faux_message("second answer")])
     async with app.run_test(size=LARGE) as pilot:
@@ -256,7 +292,8 @@ async def test_tree_search_and_labels(tmp_path: Path) -> None:
         await until(pilot, lambda: app.screen is picker)
         for _ in range(len("first question")):
             await pilot.press("backspace")
-        await pilot.press("ctrl+l")  # only labelled entries
+        await pilot.press("ctrl+l")  # only labelled entries (the rows are computed in a worker thread)
+        await until(pilot, lambda: not picker.rows_loading)
         await pilot.pause()
         labelled = [c.search for c in picker.shown]
         await pilot.press("escape")

@@ -222,3 +222,46 @@ async def test_resume_shows_ids_switches_to_all_projects_with_tab_and_searches(t
     other_row = next(r for r in all_rows if "another project" in r)
     assert other_id in other_row and "elsewhere" in other_row
     assert shown == ["work in another project"]
+
+
+async def test_resume_and_tree_read_the_session_in_worker_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Opening a session file and walking a session's tree take seconds for a large session: neither may
+    # run on the event loop (the UI would freeze). Both run for real here; the thread is recorded.
+    import threading
+
+    from caddie.modes.interactive import pickers
+
+    threads: dict[str, list[str]] = {"open": [], "tree": []}
+    real_open, real_tree_view = SessionStore.open.__func__, pickers.tree_view  # type: ignore[attr-defined]
+
+    def recording_open(cls: type[SessionStore], /, *args: object, **kwargs: object) -> SessionStore:
+        threads["open"].append(threading.current_thread().name)
+        return real_open(cls, *args, **kwargs)
+
+    def recording_tree_view(*args: object) -> pickers.TreeView:
+        threads["tree"].append(threading.current_thread().name)
+        return real_tree_view(*args)  # type: ignore[arg-type]
+
+    wanted = saved_session(tmp_path, "write the docs")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        monkeypatch.setattr(SessionStore, "open", classmethod(recording_open))
+        monkeypatch.setattr(pickers, "tree_view", recording_tree_view)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.store.session_file == wanted)
+        await pilot.pause()
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        await pilot.press("ctrl+u")  # another filter: computed again, off the loop
+        await until(pilot, lambda: len(threads["tree"]) == 2 and not app.screen.rows_loading)  # type: ignore[attr-defined]
+        shown = [c.search for c in app.screen.shown]  # type: ignore[attr-defined]
+        await pilot.press("escape")
+    main = threading.main_thread().name
+    assert threads["open"] and main not in threads["open"]
+    assert len(threads["tree"]) == 2 and main not in threads["tree"]
+    assert len(shown) == 1 and "write the docs" in shown[0]

@@ -22,7 +22,7 @@ from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.registry import ModelNotFound, ModelRegistry, NoModelConfigured
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
-from caddie.extensions.api import ExtensionUI, FlagSpec, Mode
+from caddie.extensions.api import FlagSpec
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
@@ -36,69 +36,15 @@ from caddie.resources.discovery import (
     scope_lists,
 )
 from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
-from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
+from caddie.runtime.request import SessionChoice as SessionChoice
+from caddie.runtime.request import SessionRequest as SessionRequest
+from caddie.runtime.request import SetupError as SetupError
+from caddie.runtime.session import AgentSession, SessionOptions
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
-from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, ToolOperations, create_builtin_tools
+from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
-
-SessionChoice = Literal["new", "continue", "file", "memory"]
-
-
-class SetupError(Exception):
-    """Something the user asked for cannot be done; the message says what to do instead."""
-
-
-@dataclass
-class SessionRequest:
-    cwd: str
-    mode: Mode = "print"
-    model: str | None = None
-    thinking: str | None = None
-    session: SessionChoice = "new"
-    session_file: str | None = None
-    session_dir: str | None = None
-    extension_paths: list[str] = field(default_factory=list)
-    no_extensions: bool = False
-    trust: bool | None = None
-    """True/False from the command line; None: use the remembered decision (or ask, interactively)."""
-    tools: list[str] | None = None
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    no_context_files: bool = False
-    require_model: bool = True
-    ui: ExtensionUI | None = None
-    stream_fn: StreamFn | None = None
-    inline_extensions: list[Extension] = field(default_factory=list)
-    """Extensions already built in code (tests, SDK use): loaded after the discovered ones."""
-    flags: dict[str, str | bool] = field(default_factory=dict)
-    """Values of extension flags (``--goal ...``) already parsed against the extensions' ``FlagSpec``s."""
-    preloaded: LoadedExtensions | None = None
-    read_only: bool = False
-    """Open the session without ever writing to its file (offline views such as ``caddie context``)."""
-    skill_paths: list[str] = field(default_factory=list)
-    """``--skill PATH`` (loaded even with ``no_skills``)."""
-    no_skills: bool = False
-    prompt_paths: list[str] = field(default_factory=list)
-    """``--prompt-template PATH`` (loaded even with ``no_prompt_templates``)."""
-    no_prompt_templates: bool = False
-    tool_operations: ToolOperations | None = None
-    """Where the built-in tools read and write files and run commands (None: this machine)."""
-    session_id: str | None = None
-    """``--session-id``: the id a new session gets."""
-    models: list[str] | None = None
-    """``--models``: the patterns of the models to cycle through (else settings ``enabledModels``)."""
-    api_key: str | None = None
-    """``--api-key``: the key for the chosen model's provider, over env and models.json."""
-    name: str | None = None
-    """``--name``: the session's display name."""
-    exclude_tools: list[str] = field(default_factory=list)
-    """``--exclude-tools``: tools (built-in or from extensions) to leave inactive."""
-    fork_from: str | None = None
-    """``--fork``: a session file to copy (its current branch) into a new session of this project."""
-    compaction: bool = True
-    """Automatic and manual compaction and branch summaries (off for read-only views)."""
 
 
 @dataclass

@@ -9,6 +9,7 @@ session file.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -155,8 +156,8 @@ class SessionNavigator:
         await self._settle_before_switch(abort_running, "switching sessions")
         previous = session.store.session_file
         if target.exists():
-            try:
-                store = SessionStore.open(target)
+            try:  # read in a worker thread: a large file must not freeze the UI's event loop
+                store = await asyncio.to_thread(SessionStore.open, target)
             except SessionFileError as e:  # e.g. another process writes it: one line for the user
                 raise SessionError(str(e)) from None
         else:

@@ -9,10 +9,9 @@ with the length of the answer.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
@@ -49,7 +48,9 @@ from caddie.modes.interactive.render import (
     preview_lines,
     summarize_tool_call,
 )
-from caddie.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from caddie.tools.base import ToolResult
 
 CODE_THEME = "monokai"
 FLUSH_INTERVAL = 1 / 15
@@ -59,6 +60,8 @@ FREEZE_AT = 3000
 
 
 def markdown(text: str) -> RenderableType:
+    from rich.markdown import Markdown  # imported (off the event loop) during start-up, after the first frame
+
     return Markdown(text, code_theme=CODE_THEME, hyperlinks=False)
 
 

@@ -137,6 +137,10 @@ class ListScreen(CancellableScreen):
         options = self.option_list
         width = max(20, min(110, int((self.app.size.width or 80) * 0.9)) - 7)  # the dialog's inside
         options.set_options([Option(_one_row(c.prompt, width), id=str(i)) for i, c in enumerate(self.shown)])
+        # Rows are one line each. A long list fills the dialog's maximum anyway: saying so spares the
+        # layout from measuring every row (seconds for the tree of a 20,000-entry session).
+        rows_max = max(1, int((self.app.size.height or 24) * 0.7))
+        options.styles.height = rows_max if len(self.shown) > rows_max else "auto"
         if self.shown:
             index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
             options.highlighted = index

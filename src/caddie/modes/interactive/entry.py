@@ -12,14 +12,16 @@ import asyncio
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.modes.interactive.keys import enable_legacy_alt_enter
-from caddie.modes.interactive.scrollback import print_farewell
 from caddie.modes.interactive.ui import TextualUI
-from caddie.runtime.factory import SessionRequest
+
+if TYPE_CHECKING:
+    from caddie.runtime.request import SessionRequest
 
 
 async def run_interactive(
@@ -56,6 +58,8 @@ async def run_interactive(
         print(f"caddie: {app.exit_message}", file=sys.stderr)
     session = app.session
     if session is not None:
+        from caddie.modes.interactive.scrollback import print_farewell
+
         saved = session.store.file_exists
         print_farewell(
             Console(file=sys.stdout, soft_wrap=False),

@@ -23,7 +23,7 @@ from caddie.extensions.runner import ExtensionRunner, call_handler
 from caddie.modes.interactive.conversation import CustomBlock, ExpandableBlock
 
 if TYPE_CHECKING:
-    from caddie.modes.interactive.app import CaddieApp
+    from caddie.modes.interactive.base import AppBase
 
 BUILTIN_KEYS: dict[str, tuple[str, bool]] = {
     # key: (what caddie does with it, reserved — an extension cannot take it over; as Pi's reserved list)
@@ -60,10 +60,10 @@ BUILTIN_KEYS: dict[str, tuple[str, bool]] = {
     "ctrl+end": ("app.scroll.bottom", False),
 }
 ACTION = "extension_shortcut"
-"""The ``CaddieApp.action_extension_shortcut(key)`` method every extension shortcut binds to."""
+"""The ``AppBase.action_extension_shortcut(key)`` method every extension shortcut binds to."""
 
 
-def install_shortcuts(app: CaddieApp, runner: ExtensionRunner) -> list[str]:
+def install_shortcuts(app: AppBase, runner: ExtensionRunner) -> list[str]:
     """Bind the extensions' shortcuts on the main screen (again after ``/reload``); returns the warnings."""
     builtin = {key: what for key, (what, _reserved) in BUILTIN_KEYS.items()}
     reserved = {key for key, (_what, is_reserved) in BUILTIN_KEYS.items() if is_reserved}
@@ -82,7 +82,7 @@ def install_shortcuts(app: CaddieApp, runner: ExtensionRunner) -> list[str]:
     return resolved.warnings
 
 
-async def run_shortcut(app: CaddieApp, key: str) -> None:
+async def run_shortcut(app: AppBase, key: str) -> None:
     spec = app.extension_shortcuts.get(key)
     session = app.session
     if spec is None or session is None:
@@ -93,7 +93,7 @@ async def run_shortcut(app: CaddieApp, key: str) -> None:
         app.show_error(f"Extension {spec.source} failed in shortcut {key}: {str(e) or type(e).__name__}")
 
 
-def hotkey_rows(app: CaddieApp) -> list[tuple[str, str]]:
+def hotkey_rows(app: AppBase) -> list[tuple[str, str]]:
     """``/hotkeys``: what extensions added."""
     return [
         (key, f"{spec.description or 'extension shortcut'}  ({spec.source})")
@@ -106,7 +106,7 @@ class RenderedMessage(ExpandableBlock):
 
     DEFAULT_CSS = "RenderedMessage { border-left: thick $secondary; padding: 0 1; }"
 
-    def __init__(self, app: CaddieApp, message: CustomMessage, drawn: RenderableType, expanded: bool) -> None:
+    def __init__(self, app: AppBase, message: CustomMessage, drawn: RenderableType, expanded: bool) -> None:
         super().__init__(expanded)
         self.caddie = app
         self.message = message
@@ -123,7 +123,7 @@ class RenderedMessage(ExpandableBlock):
         return self._drawn
 
 
-def render_custom(app: CaddieApp, message: CustomMessage, expanded: bool) -> RenderableType | None:
+def render_custom(app: AppBase, message: CustomMessage, expanded: bool) -> RenderableType | None:
     """What the extension's renderer draws for ``message``, or None (no renderer, None, or it failed)."""
     session = app.session
     spec = session.runner.message_renderer(message.custom_type) if session is not None else None
@@ -150,7 +150,7 @@ def render_custom(app: CaddieApp, message: CustomMessage, expanded: bool) -> Ren
     return None
 
 
-def custom_message_widget(app: CaddieApp, message: CustomMessage, expanded: bool) -> Widget:
+def custom_message_widget(app: AppBase, message: CustomMessage, expanded: bool) -> Widget:
     drawn = render_custom(app, message, expanded)
     if drawn is None:
         return CustomBlock(message)

@@ -13,18 +13,27 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from caddie.tools.find import fd_supports_no_require_git, find_fd
-from caddie.tools.walk import WalkOptions, find_git_root, walk
-
 USE_FD = True
 """Use fd when it is on PATH (tests turn it off to exercise the Python walk)."""
 MAX_FILES = 50_000
 MAX_SUGGESTIONS = 20
 
 
+def find_fd() -> str | None:
+    """The ``fd`` (or ``fdfind``) executable on PATH, or None. Blocking.
+
+    The tools package is imported here, in the worker thread, not with the UI (before its first frame)."""
+    from caddie.tools.find import find_fd as find_fd_on_path
+
+    return find_fd_on_path()
+
+
 def usable_fd(root: str) -> list[str] | None:
     """The fd command line prefix for ``root``, or None when fd is absent or cannot honour .gitignore here
     (fd before 8.7 lacks ``--no-require-git``, which a directory outside a git repository needs). Blocking."""
+    from caddie.tools.find import fd_supports_no_require_git
+    from caddie.tools.walk import find_git_root
+
     fd = find_fd()
     if fd is None:
         return None
@@ -35,6 +44,8 @@ def usable_fd(root: str) -> list[str] | None:
 
 def walk_files(root: str, limit: int = MAX_FILES) -> list[str]:
     """Files and directories (ending in ``/``) under ``root``, relative, ignores applied; blocking."""
+    from caddie.tools.walk import WalkOptions, walk
+
     found: list[str] = []
     for entry in walk(root, WalkOptions(tool_ignore_file=".fdignore", require_git=False)):
         rel = os.path.relpath(entry.path, root)

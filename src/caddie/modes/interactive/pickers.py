@@ -5,8 +5,10 @@ Each returns an id (a session path, ``provider/model-id`` or an entry id) or Non
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -197,58 +199,32 @@ class TreePicker(ListScreen):
     filter_input_class = TreeSearch
 
     def __init__(
-        self, store: SessionStore, set_label: Callable[[str, str | None], None] | None = None
+        self,
+        store: SessionStore,
+        set_label: Callable[[str, str | None], None] | None = None,
+        view: TreeView | None = None,
     ) -> None:
+        """``view``: the rows, computed in a worker thread (``open_tree_picker``); None computes them here."""
         self.store = store
         self.set_label = set_label
         self.mode: PickerFilter = "default"
-        self.current_id: str | None = store.leaf_id
-        self.here_ids: set[str] = set()
-        """Entries that stand for "where the session is now": choosing one of them changes nothing."""
+        view = view or tree_view(store, self.mode)
+        self.current_id: str | None = view.current_id
         """The shown entry that stands for where the session is now: the leaf, or its nearest shown
         ancestor when the leaf itself is hidden (extension state, labels...)."""
+        self.here_ids: set[str] = view.here_ids
+        """Entries that stand for "where the session is now": choosing one of them changes nothing."""
+        self.rows_loading = False
+        """True while the rows of another filter (or after a label edit) are computed off the event loop."""
+        self._pick_when_loaded = False
         super().__init__(
             "Session tree: pick where to continue from",
-            self._choices(),
+            view.choices,
             filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
             hint="↑↓ move · enter go there · shift+l label · ctrl+o filter: default, no tools, user, "
             "labeled, all · esc cancel",
         )
-
-    def _rows(self) -> list[TreeRow]:
-        path = [e.id for e in self.store.branch()]
-        mode: TreeFilter = "all" if self.mode == "labeled" else self.mode
-        rows = tree_rows(self.store.tree(), self.store.leaf_id, set(path), mode)
-        if self.mode == "labeled":
-            rows = [row for row in rows if row.label]
-        shown = {row.entry_id for row in rows}
-        self.current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
-        self.here_ids = {self.store.leaf_id} if self.store.leaf_id else set()
-        for entry in reversed(self.store.branch()):  # the leaf and the bookkeeping entries just above it
-            self.here_ids.add(entry.id)
-            described = describe_entry(entry)
-            if described is not None and described[0] != "meta":
-                break
-        return rows
-
-    def _choices(self) -> list[Choice]:
-        choices = []
-        for row in self._rows():
-            current = row.entry_id == self.current_id
-            prompt = Text("  " * min(row.depth, MAX_TREE_INDENT))
-            marker = "● " if current else ("│ " if row.on_path else "  ")
-            prompt.append(marker, style="green" if current else "dim")
-            style = {"user": "bold", "tool": "dim", "meta": "dim italic", "summary": "italic"}.get(
-                row.kind, ""
-            )
-            if not row.on_path:
-                style = (style + " dim").strip()
-            prompt.append(row.text, style=style)
-            if row.label:
-                prompt.append(f"  [{row.label}]", style="yellow")
-            choices.append(Choice(row.entry_id, prompt, f"{row.text} {row.label or ''}"))
-        return choices
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -283,9 +259,7 @@ class TreePicker(ListScreen):
             if answer is None or self.set_label is None:
                 return
             self.set_label(entry_id, answer.strip() or None)
-            self.choices = self._choices()
-            self.refill(entry_id)
-            self._scroll_to_highlight()
+            self._reload(entry_id)
 
         self.app.push_screen(
             InputScreen("Label for this entry (empty removes it)", "a short name", current or ""), done
@@ -294,7 +268,85 @@ class TreePicker(ListScreen):
     def _apply(self, mode: PickerFilter) -> None:
         current = self.highlighted_choice()
         self.mode = mode
-        self.choices = self._choices()
-        self.refill(current.id if current else self.current_id)
         self.query_one("#title", Static).update(Text(f"Session tree ({mode}): pick where to continue from"))
-        self._scroll_to_highlight()
+        self._reload(current.id if current else self.current_id)
+
+    def _reload(self, keep: str | None) -> None:
+        """Recompute the rows for the current filter in a worker thread, then show them keeping ``keep``
+        highlighted. Enter pressed meanwhile picks from the new rows."""
+        self.rows_loading = True
+        mode = self.mode
+
+        async def work() -> None:
+            view = await asyncio.to_thread(tree_view, self.store, mode)
+            if mode != self.mode:  # another filter was chosen meanwhile: its own reload shows it
+                return
+            self.choices, self.current_id, self.here_ids = view.choices, view.current_id, view.here_ids
+            self.refill(keep)
+            self._scroll_to_highlight()
+            self.rows_loading = False
+            if self._pick_when_loaded:
+                self._pick_when_loaded = False
+                self.pick()
+
+        self.run_worker(work(), group="tree-rows", exclusive=True, exit_on_error=False)
+
+    def pick(self, index: int | None = None) -> None:
+        if self.rows_loading:
+            self._pick_when_loaded = True
+            return
+        super().pick(index)
+
+
+@dataclass
+class TreeView:
+    """What the tree picker shows for one filter."""
+
+    choices: list[Choice]
+    current_id: str | None
+    here_ids: set[str]
+
+
+def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
+    """The picker's rows for ``mode``, where the session is now, and which entries stand for it. Walks the
+    whole tree (about a second for 20,000 entries): call it in a worker thread."""
+    branch = store.branch()
+    path = [e.id for e in branch]
+    tree_mode: TreeFilter = "all" if mode == "labeled" else mode
+    rows = tree_rows(store.tree(), store.leaf_id, set(path), tree_mode)
+    if mode == "labeled":
+        rows = [row for row in rows if row.label]
+    shown = {row.entry_id for row in rows}
+    current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
+    here_ids = {store.leaf_id} if store.leaf_id else set()
+    for entry in reversed(branch):  # the leaf and the bookkeeping entries just above it
+        here_ids.add(entry.id)
+        described = describe_entry(entry)
+        if described is not None and described[0] != "meta":
+            break
+    return TreeView(_tree_choices(rows, current_id), current_id, here_ids)
+
+
+async def open_tree_picker(
+    store: SessionStore, set_label: Callable[[str, str | None], None] | None = None
+) -> TreePicker:
+    """A ``TreePicker`` whose rows were computed in a worker thread."""
+    view = await asyncio.to_thread(tree_view, store, "default")
+    return TreePicker(store, set_label, view)
+
+
+def _tree_choices(rows: Sequence[TreeRow], current_id: str | None) -> list[Choice]:
+    choices = []
+    for row in rows:
+        current = row.entry_id == current_id
+        prompt = Text("  " * min(row.depth, MAX_TREE_INDENT))
+        marker = "● " if current else ("│ " if row.on_path else "  ")
+        prompt.append(marker, style="green" if current else "dim")
+        style = {"user": "bold", "tool": "dim", "meta": "dim italic", "summary": "italic"}.get(row.kind, "")
+        if not row.on_path:
+            style = (style + " dim").strip()
+        prompt.append(row.text, style=style)
+        if row.label:
+            prompt.append(f"  [{row.label}]", style="yellow")
+        choices.append(Choice(row.entry_id, prompt, f"{row.text} {row.label or ''}"))
+    return choices

@@ -3,9 +3,11 @@
 A theme file is Pi's: ``{"name": ..., "vars": {...}, "colors": {...}}`` where a colour is ``"#rrggbb"``, an
 xterm 256-colour index, ``""`` (the terminal's default) or the name of a var. The Pi tokens that have a
 place in caddie's screen are used (table below); the others are accepted and ignored, so a Pi theme file
-works unchanged. Themes are found in ``~/.caddie/agent/themes/*.json``, in trusted projects'
-``.caddie/themes/*.json`` and in the files or directories listed in settings ``"themes"``; settings
-``"theme"`` names the one to use. ``NO_COLOR`` still wins: everything is then drawn in grey.
+works unchanged. Themes are found in the ``caddie.themes`` folders of installed packages (settings
+``"packages"``, each package's ``"themes"`` filter applied to the themes' names), in
+``~/.caddie/agent/themes/*.json``, in trusted projects' ``.caddie/themes/*.json`` and in the files or
+directories listed in settings ``"themes"`` — a later one wins over an earlier one of the same name;
+settings ``"theme"`` names the one to use. ``NO_COLOR`` still wins: everything is then drawn in grey.
 """
 
 from __future__ import annotations
@@ -161,11 +163,40 @@ def theme_files(places: Iterable[Path]) -> list[Path]:
     return files
 
 
-def discover_themes(places: Iterable[Path]) -> tuple[dict[str, Theme], list[str]]:
-    """Built-in and custom themes by name, and one warning per unusable file (blocking: file reads)."""
+PackageThemes = tuple[Path, list[str] | None]
+"""A package's themes folder and the package's ``"themes"`` filter (None: every theme)."""
+
+
+def package_theme_places(cwd: str, *, project_trusted: bool) -> list[PackageThemes]:
+    """The ``caddie.themes`` folders of the configured, installed and enabled packages (blocking: reads the
+    packages' metadata; nothing is imported). Packages that are not installed are warned about elsewhere."""
+    from caddie.resources.packages import configured_packages, inspect_package
+
+    specs, _ = configured_packages(cwd, project_trusted=project_trusted)
+    places: list[PackageThemes] = []
+    for spec in specs:
+        if not spec.enabled:
+            continue
+        for resource in inspect_package(spec, cwd).resources:
+            if resource.kind == "themes" and resource.path is not None:
+                places.append((resource.path, spec.filters.get("themes")))
+    return places
+
+
+def discover_themes(
+    places: Iterable[Path], packages: Iterable[PackageThemes] = ()
+) -> tuple[dict[str, Theme], list[str]]:
+    """Built-in and custom themes by name, and one warning per unusable file (blocking: file reads).
+    Package themes come first, so the user's own files win over a package's theme of the same name."""
+    from caddie.resources.packages import filter_enabled
+
     themes = dict(_BUILTIN)
     warnings: list[str] = []
-    for path in theme_files(places):
+    sources: list[tuple[Path, list[str] | None]] = [
+        (path, patterns) for folder, patterns in packages for path in theme_files([folder])
+    ]
+    sources += [(path, None) for path in theme_files(places)]
+    for path, patterns in sources:
         try:
             theme = theme_from_json(json.loads(path.read_text(encoding="utf-8")), path)
         except ThemeError as e:
@@ -173,6 +204,8 @@ def discover_themes(places: Iterable[Path]) -> tuple[dict[str, Theme], list[str]
             continue
         except (OSError, json.JSONDecodeError) as e:
             warnings.append(f"{path}: cannot use this theme file ({e})")
+            continue
+        if patterns is not None and not filter_enabled(theme.name, patterns):
             continue
         themes[theme.name] = theme
     return themes, warnings

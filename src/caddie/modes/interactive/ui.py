@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from textual.screen import ModalScreen
 
-from caddie.extensions.api import NotifyLevel, WidgetPlacement
 from caddie.modes.interactive.dialogs import ConfirmScreen, EditorScreen, InputScreen, SelectScreen
+
+if TYPE_CHECKING:
+    from caddie.extensions.api import NotifyLevel, WidgetPlacement
 
 T = TypeVar("T")
 

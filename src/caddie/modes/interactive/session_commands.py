@@ -1,0 +1,228 @@
+"""Built-in commands that switch, fork, navigate, compact, describe, name, export or reload the session."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from rich.table import Table
+from rich.text import Text
+
+from caddie.ai.messages import UserMessage
+from caddie.modes.interactive.conversation import user_text
+from caddie.modes.interactive.render import format_cost, format_count, usage_totals
+from caddie.modes.interactive.transcript import TranscriptApp
+
+if TYPE_CHECKING:
+    from caddie.session.store import SessionSummary
+
+# The pickers, the session store and the runtime are imported in the start-up worker thread (see
+# app.AFTER_FIRST_FRAME); the imports inside the methods below only look them up.
+
+
+class SessionCommands(TranscriptApp):
+    """``/new /resume /tree /fork /compact /session /name /export /reload``."""
+
+    async def cmd_new(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        if self._require_idle("starting a new session"):
+            if not await self._switching(session.new_session()):
+                return
+            await self.render_session()
+            self.notify("New session.", timeout=2)
+
+    async def cmd_resume(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        if not self._require_idle("switching sessions"):
+            return
+        path = await self._pick_session(session.cwd, session.store.session_file)
+        if path is False:
+            self.show_info("No saved sessions yet.")
+            return
+        if path is None or path == session.store.session_file:
+            return
+        if not await self._switching(session.switch_session(str(path))):
+            return
+        await self.render_session()
+        self.notify(f"Resumed {session.store.session_name() or Path(str(path)).name}", timeout=2)
+
+    async def _switching(self, switch: Awaitable[bool]) -> bool:
+        """Run a session switch (new, resume, fork); say why when it did not happen."""
+        from caddie.runtime.session import SessionError
+
+        try:
+            done = await switch
+        except SessionError as e:  # e.g. the chosen file is being written by another caddie
+            self.show_error(str(e))
+            return False
+        if not done:
+            self.show_info("An extension kept the current session (session_before_switch / _fork).")
+        return done
+
+    async def _pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
+        """The session file chosen in the picker; None when cancelled, False when there are none at all."""
+        from caddie.modes.interactive.pickers import SessionPicker, all_sessions
+        from caddie.session.store import list_sessions
+
+        session_dir = self.startup.request.session_dir
+        here = await asyncio.to_thread(list_sessions, cwd, session_dir)
+        everywhere: list[SessionSummary] | None = None
+        if not here:
+            everywhere = await asyncio.to_thread(all_sessions, session_dir)
+            if not everywhere:
+                return False
+
+        async def load_all() -> list[SessionSummary]:
+            return (
+                everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
+            )
+
+        picker = SessionPicker(here, current, load_all)
+        if not here:
+            picker.call_after_refresh(picker.action_toggle_scope)  # nothing here: show every project's
+        chosen = await self.ask(picker, None, None)
+        return None if chosen is None else str(chosen)
+
+    async def cmd_tree(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        if not self._require_idle("moving in the tree"):
+            return
+        if not len(session.store):
+            self.show_info("The session is empty; there is nowhere to go yet.")
+            return
+        from caddie.modes.interactive.pickers import open_tree_picker
+
+        picker = await open_tree_picker(session.store, session.set_label)  # rows built off the event loop
+        target = await self.ask(picker, None, None)
+        if target is None or target in picker.here_ids:
+            return
+        summarize = False
+        if session.compactor is not None and not session.settings.get("branchSummary.skipPrompt", False):
+            summarize = await self.ui.confirm(
+                "Summarize the branch you are leaving?",
+                "A summary keeps what was learnt there in the context of the new position.",
+            )
+        await session.navigate_tree(str(target), summarize)
+        await self.render_session()
+
+    async def cmd_fork(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        if not self._require_idle("forking"):
+            return
+        from caddie.modes.interactive.pickers import ForkPicker
+        from caddie.session.entries import MessageEntry
+
+        candidates = [
+            (e.id, user_text(e.message))
+            for e in session.store.branch()
+            if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
+        ]
+        if not candidates:
+            self.show_info("There is no user message to fork from yet.")
+            return
+        entry_id = await self.ask(ForkPicker(candidates), None, None)
+        if entry_id is None:
+            return
+        text = dict(candidates)[str(entry_id)]
+        if not await self._switching(session.fork(str(entry_id))):
+            return
+        await self.render_session()
+        self.editor.set_text(text)
+        self.notify("Forked into a new session.", timeout=2)
+
+    async def cmd_compact(self, args: str) -> None:
+        """Like Pi's ``/compact``: stops a running turn first, then summarizes the older messages."""
+        session = self.session
+        assert session is not None
+        if session.compactor is None:
+            self.show_error("Compaction is not available in this build.")
+            return
+        self._compaction_error_shown = False
+        try:
+            entry = await session.compactor.compact("manual", args or None)
+        except Exception as e:  # CompactionError: the message says why (too small, already compacted...)
+            if not self._compaction_error_shown:
+                self.show_error(str(e) or type(e).__name__)
+            return
+        if entry is not None:
+            await self.render_session()
+
+    async def cmd_session(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        store = session.store
+        from caddie.session.entries import MessageEntry
+
+        entries = store.entries()
+        messages = [e.message for e in entries if isinstance(e, MessageEntry)]
+        inp, out, cr, cw, cost = usage_totals(messages)
+        usage = session.get_context_usage()
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")  # long paths wrap onto the next lines instead of being cut
+        rows = [
+            ("Session file", store.session_file or "(in memory, not saved)"),
+            ("Session id", store.session_id),
+            ("Name", store.session_name() or "-"),
+            (
+                "Model",
+                f"{session.model.ref} • thinking {session.thinking_level}" if session.model else "none",
+            ),
+            ("Messages", f"{len(messages)} ({sum(isinstance(m, UserMessage) for m in messages)} from you)"),
+            ("Entries", str(len(entries))),
+            (
+                "Tokens",
+                f"↑{format_count(inp)} ↓{format_count(out)} cache read {format_count(cr)}"
+                f" write {format_count(cw)}",
+            ),
+            ("Cost", format_cost(cost)),
+        ]
+        if usage is not None:
+            pct = "unknown until the next reply" if usage.percent is None else f"{usage.percent:.1f}%"
+            rows.append(("Context", f"{pct} of {format_count(usage.context_window)}"))
+        for key, value in rows:
+            table.add_row(key, Text(value, overflow="fold"))
+        self.show_info(table)
+
+    async def cmd_name(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        name = args.strip()
+        if not name:
+            answer = await self.ui.input("Session name", session.store.session_name() or "")
+            if not answer or not answer.strip():
+                return
+            name = answer.strip()
+        session.set_session_name(name)
+        self._refresh_footer()
+        self.notify(f"Session name: {name}", timeout=2)
+
+    async def cmd_export(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        from caddie.modes.export_html import export_session
+
+        store = session.store
+        default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
+        target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
+        path = await export_session(store, session.runner, target)
+        self.show_info(f"Exported the session to {path}")
+
+    async def cmd_reload(self, args: str) -> None:
+        session = self.session
+        assert session is not None
+        if not self._require_idle("reloading"):
+            return
+        await session.reload()
+        from caddie.modes.interactive.extension_hooks import install_shortcuts
+
+        for error in [*session.load_errors, *install_shortcuts(self, session.runner)]:
+            self.show_info(error, "warning")
+        self.notify(f"Reloaded {len(session.runner.extensions)} extension(s).", timeout=2)
+        self._refresh_footer()

@@ -1,0 +1,75 @@
+"""What the user asked a session to be (``SessionRequest``), and the error that says it cannot be.
+
+Kept apart from ``factory`` (which re-exports both) so that the command line can describe a session
+without importing what builds one: the interactive UI paints its first frame before the agent, the tools
+and the extensions are imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from caddie.extensions.api import ExtensionUI, Mode
+    from caddie.extensions.runner import Extension
+    from caddie.runtime.factory import LoadedExtensions
+    from caddie.runtime.session import StreamFn
+    from caddie.tools import ToolOperations
+
+SessionChoice = Literal["new", "continue", "file", "memory"]
+
+
+class SetupError(Exception):
+    """Something the user asked for cannot be done; the message says what to do instead."""
+
+
+@dataclass
+class SessionRequest:
+    cwd: str
+    mode: Mode = "print"
+    model: str | None = None
+    thinking: str | None = None
+    session: SessionChoice = "new"
+    session_file: str | None = None
+    session_dir: str | None = None
+    extension_paths: list[str] = field(default_factory=list)
+    no_extensions: bool = False
+    trust: bool | None = None
+    """True/False from the command line; None: use the remembered decision (or ask, interactively)."""
+    tools: list[str] | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    no_context_files: bool = False
+    require_model: bool = True
+    ui: ExtensionUI | None = None
+    stream_fn: StreamFn | None = None
+    inline_extensions: list[Extension] = field(default_factory=list)
+    """Extensions already built in code (tests, SDK use): loaded after the discovered ones."""
+    flags: dict[str, str | bool] = field(default_factory=dict)
+    """Values of extension flags (``--goal ...``) already parsed against the extensions' ``FlagSpec``s."""
+    preloaded: LoadedExtensions | None = None
+    read_only: bool = False
+    """Open the session without ever writing to its file (offline views such as ``caddie context``)."""
+    skill_paths: list[str] = field(default_factory=list)
+    """``--skill PATH`` (loaded even with ``no_skills``)."""
+    no_skills: bool = False
+    prompt_paths: list[str] = field(default_factory=list)
+    """``--prompt-template PATH`` (loaded even with ``no_prompt_templates``)."""
+    no_prompt_templates: bool = False
+    tool_operations: ToolOperations | None = None
+    """Where the built-in tools read and write files and run commands (None: this machine)."""
+    session_id: str | None = None
+    """``--session-id``: the id a new session gets."""
+    models: list[str] | None = None
+    """``--models``: the patterns of the models to cycle through (else settings ``enabledModels``)."""
+    api_key: str | None = None
+    """``--api-key``: the key for the chosen model's provider, over env and models.json."""
+    name: str | None = None
+    """``--name``: the session's display name."""
+    exclude_tools: list[str] = field(default_factory=list)
+    """``--exclude-tools``: tools (built-in or from extensions) to leave inactive."""
+    fork_from: str | None = None
+    """``--fork``: a session file to copy (its current branch) into a new session of this project."""
+    compaction: bool = True
+    """Automatic and manual compaction and branch summaries (off for read-only views)."""
