@@ -581,7 +581,7 @@ def _attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
 
 def _list_models(search: str) -> int:
     """``--list-models [SEARCH]``: the usable models as Pi prints them (provider, model, context, …)."""
-    from caddie.ai.registry import ModelRegistry
+    from caddie.models import ModelRegistry
 
     registry = ModelRegistry()
     for warning in registry.warnings:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.registry import ModelNotFound, ModelRegistry, NoModelConfigured
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
 from caddie.extensions.api import ExtensionUI, FlagSpec, Mode
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.runner import Extension
+from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured
 from caddie.resources.discovery import (
     DiscoveryRequest,
     ExtraPath,

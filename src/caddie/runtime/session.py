@@ -1645,7 +1645,7 @@ _EXTENSION_AGENT_EVENTS = frozenset(
     }
 )
 
-_NO_MODEL = Model(id="none", name="no model", api="none", provider="none", context_window=0, max_tokens=0)
+_NO_MODEL = Model(id="none", name="no model", api="faux", provider="none", context_window=0, max_tokens=0)
 
 
 class Compactor(Protocol):

@@ -51,10 +51,11 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import THINKING_LEVELS, Model
+from caddie.ai.providers._shared import supported_thinking_levels
 from caddie.ai.providers.preload import preload, wait_preloaded
-from caddie.ai.registry import ModelNotFound, ModelRegistry, supported_thinking_levels
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import NotifyLevel
+from caddie.models import ModelNotFound, ModelRegistry
 from caddie.modes.interactive.commands import (
     BUILTIN_NAMES,
     HOTKEYS,
