@@ -241,7 +241,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
                     "api": "openai-completions",
                     "models": [{"id": "fine"}],
                 },
-                "resp": {"baseUrl": "http://x/v1", "api": "openai-responses", "models": [{"id": "m"}]},
+                "resp": {"baseUrl": "http://x/v1", "api": "bedrock-converse-stream", "models": [{"id": "m"}]},
                 "nourl": {"api": "openai-completions", "models": [{"id": "m"}]},
                 "badmodels": {
                     "baseUrl": "http://127.0.0.1:2/v1",

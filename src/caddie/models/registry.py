@@ -222,7 +222,9 @@ class ModelRegistry:
         suggestions = self.closest(ref)
         if provider is not None and not suggestions:
             suggestions = [m.ref for m in self._models if m.provider == provider][:3]
-        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+        hint = f" Did you mean {suggestions[0]}?" if suggestions else ""
+        if len(suggestions) > 1:
+            hint += f" (Also close: {', '.join(suggestions[1:])}.)"
         if provider is not None:
             text = (
                 f"Unknown model '{ref}'.{hint} caddie --list-models {provider} lists the known ones; add others "

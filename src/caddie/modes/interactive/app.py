@@ -88,6 +88,7 @@ from caddie.modes.interactive.footer import (
     WidgetArea,
     WorkingLine,
 )
+from caddie.modes.interactive.login import run_login, run_logout
 from caddie.modes.interactive.pickers import (
     ForkPicker,
     ModelPicker,
@@ -906,6 +907,14 @@ class CaddieApp(App[int], inherit_bindings=False):
         await session.set_model(model)
         self._refresh_footer()
         self.notify(f"Model: {model.ref}", timeout=2)
+
+    async def cmd_login(self, args: str) -> None:  # /login and /logout live in login.py
+        await run_login(self, args)
+        self._refresh_footer()
+
+    async def cmd_logout(self, args: str) -> None:
+        await run_logout(self, args)
+        self._refresh_footer()
 
     async def cmd_thinking(self, args: str) -> None:
         session = self.session
