@@ -198,7 +198,13 @@ def _cost(c: _Cost) -> ModelCost:
 
 
 def builtin_models() -> list[Model]:
-    """Every catalogue model (and faux's ``faux-1`` and ``echo``), as fresh ``Model`` objects."""
+    """Every catalogue model (and faux's ``faux-1`` and ``echo``). The ``Model`` objects are built once and
+    shared: change one with ``dataclasses.replace``, never in place."""
+    return list(_builtin_models())
+
+
+@functools.cache
+def _builtin_models() -> tuple[Model, ...]:
     out: list[Model] = []
     for provider, p in _catalogue().providers.items():
         for m in p.models:
@@ -222,7 +228,7 @@ def builtin_models() -> list[Model]:
                     else None,
                 )
             )
-    return out + _faux_models()
+    return tuple(out + _faux_models())
 
 
 def _faux_models() -> list[Model]:
