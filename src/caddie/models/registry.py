@@ -342,7 +342,7 @@ class ModelRegistry:
         for info in cloud:
             if not self.has_key(info.name):
                 continue
-            model = self._provider_default(info.name)
+            model = self.provider_default(info.name)
             if model is not None and self.has_auth(model):
                 return model
         for m in self._models:
@@ -355,7 +355,8 @@ class ModelRegistry:
                 return local
         raise NoModelConfigured(self.no_model_text())
 
-    def _provider_default(self, provider: str) -> Model | None:
+    def provider_default(self, provider: str) -> Model | None:
+        """The model ``provider`` means when only the provider is named (``DEFAULT_MODELS``, else its first)."""
         model_id = DEFAULT_MODELS.get(provider)
         found = self.find(provider, model_id) if model_id else None
         if found is not None:
@@ -372,7 +373,7 @@ class ModelRegistry:
             ref = model_id
         else:
             assert provider is not None
-            found = self._provider_default(provider)
+            found = self.provider_default(provider)
             if found is None:
                 raise NoModelConfigured(
                     f'settings.json sets "defaultProvider": "{provider}" but no "defaultModel", and caddie has no '

@@ -105,12 +105,10 @@ async def run_login(host: LoginHost, args: str) -> None:
     host.show_info(Text(f"Stored the {title} key in {registry.auth.path}; it is used from now on."))
     session = host.session
     if session is not None and session.model is None:
-        try:
-            model = registry.default_model(probe_local=False)
-        except Exception:
-            return
-        await session.set_model(model)
-        host.show_info(Text(f"Model: {model.ref}"))
+        model = registry.provider_default(provider)
+        if model is not None and registry.has_auth(model):
+            await session.set_model(model)
+            host.show_info(Text(f"Model: {model.ref}"))
 
 
 async def run_logout(host: LoginHost, args: str) -> None:
