@@ -174,3 +174,17 @@ def test_pi_reads_the_auth_json_caddie_writes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
     assert ["groq", "openai/gpt-oss-120b"] in [row[:2] for row in rows]
+
+
+def test_the_auth_json_example_in_the_docs_loads_cleanly(tmp_path: Path) -> None:
+    import re
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+    blocks = re.findall(r"```json\n(.*?)```", docs.read_text(encoding="utf-8"), flags=re.S)
+    example = next(b for b in blocks if '"type": "api_key"' in b)
+    (tmp_path / "auth.json").write_text(example)
+    store = AuthStore(tmp_path / "auth.json")
+    assert store.warnings == []
+    assert store.providers() == ["openai", "groq", "cloudflare-ai-gateway"]
+    credential = store.get("cloudflare-ai-gateway")
+    assert credential is not None and credential.env["CLOUDFLARE_GATEWAY_ID"] == "gateway-id"
