@@ -580,8 +580,8 @@ def _attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
 def _list_models(search: str, extensions: list[Extension]) -> int:
     """``--list-models [SEARCH]``: the usable models as Pi prints them (provider, model, context, …),
     with the providers extensions register."""
-    from caddie.ai.registry import ModelRegistry
     from caddie.extensions.providers import ExtensionProviders
+    from caddie.models import ModelRegistry
 
     registry = ModelRegistry()
     for warning in [*registry.warnings, *ExtensionProviders(registry).attach(extensions)]:

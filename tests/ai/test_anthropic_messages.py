@@ -19,7 +19,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from caddie.ai.model import ModelCost, StreamOptions
+from caddie.ai.model import ModelCompat, ModelCost, StreamOptions
 from caddie.ai.providers.anthropic_messages import PROVIDER, build_params, convert_messages, map_stop_reason
 from tests.ai.helpers import READ_TOOL, TEST_KEY, anthropic_model, context, run
 from tests.support import fake_llm as fl
@@ -272,7 +272,7 @@ def test_conversion_groups_tool_results_and_repairs_foreign_history() -> None:
 
 
 def test_adaptive_thinking_models_send_an_effort() -> None:
-    model = anthropic_model(None, reasoning=True, compat={"forceAdaptiveThinking": True})
+    model = anthropic_model(None, reasoning=True, compat=ModelCompat(force_adaptive_thinking=True))
     params = build_params(model, context(), StreamOptions(reasoning="medium", temperature=0.5))
     assert params["thinking"]["type"] == "adaptive"
     assert params["output_config"] == {"effort": "medium"}

@@ -9,8 +9,8 @@ from openai import AsyncOpenAI
 
 from caddie.ai.messages import TextContent, ToolResultMessage, UserMessage
 from caddie.ai.model import Context, StreamOptions
-from caddie.ai.registry import ModelRegistry
 from caddie.ai.stream import complete
+from caddie.models import ModelRegistry
 from tests.ai.helpers import READ_TOOL
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM, RecordedRequest, ToolCallSpec, UsageSpec

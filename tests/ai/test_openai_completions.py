@@ -20,7 +20,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from caddie.ai.model import ModelCost, ProviderResponse, StreamOptions
+from caddie.ai.model import ModelCompat, ModelCost, ProviderResponse, StreamOptions
 from caddie.ai.providers.openai_completions import PROVIDER, build_params, convert_messages, resolve_compat
 from tests.ai.helpers import READ_TOOL, TEST_KEY, context, openai_model, run
 from tests.support import fake_llm as fl
@@ -274,7 +274,9 @@ async def test_payload_hook_can_replace_the_body_and_response_hook_sees_the_stat
 
 async def test_without_usage_in_streaming_no_stream_options_are_sent(llm: FakeLLM) -> None:
     llm.push(fl.text("ok"))
-    model = openai_model(llm, compat={"supportsUsageInStreaming": False, "maxTokensField": "max_tokens"})
+    model = openai_model(
+        llm, compat=ModelCompat(supports_usage_in_streaming=False, max_tokens_field="max_tokens")
+    )
     msg = (await run(PROVIDER, model, context(), max_tokens=123)).message
     assert "stream_options" not in llm.last_request.body
     assert llm.last_request.body["max_tokens"] == 123
@@ -283,7 +285,7 @@ async def test_without_usage_in_streaming_no_stream_options_are_sent(llm: FakeLL
 
 async def test_stream_without_finish_reason_is_inferred_when_the_server_never_sends_one(llm: FakeLLM) -> None:
     llm.push(fl.tool_call("read", {"path": "a"}, finish=""))
-    model = openai_model(llm, compat={"supportsFinishReason": False})
+    model = openai_model(llm, compat=ModelCompat(supports_finish_reason=False))
     msg = (await run(PROVIDER, model, context())).message
     assert msg.stop_reason == "toolUse"
 
@@ -364,7 +366,10 @@ def test_thinking_level_maps_to_reasoning_effort_for_reasoning_models() -> None:
 
 def test_system_role_follows_the_developer_role_flag() -> None:
     model = openai_model(
-        None, base_url="https://api.openai.com/v1", reasoning=True, compat={"supportsDeveloperRole": False}
+        None,
+        base_url="https://api.openai.com/v1",
+        reasoning=True,
+        compat=ModelCompat(supports_developer_role=False),
     )
     assert convert_messages(model, context(system="sys"))[0] == {"role": "system", "content": "sys"}
 
@@ -378,7 +383,7 @@ def test_openrouter_anthropic_models_get_cache_markers_and_reasoning_object() ->
         reasoning=True,
     )
     compat = resolve_compat(model)
-    assert compat["cacheControlFormat"] == "anthropic" and compat["thinkingFormat"] == "openrouter"
+    assert compat.cache_control_format == "anthropic" and compat.thinking_format == "openrouter"
     params = build_params(model, context(tools=[READ_TOOL]), StreamOptions(reasoning="medium"))
     assert params["reasoning"] == {"effort": "medium"}
     assert params["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}

@@ -13,16 +13,9 @@ from typing import Any
 import pytest
 
 from caddie.ai.model import Model
-from caddie.ai.registry import (
-    NO_KEY_PLACEHOLDER,
-    ModelNotFound,
-    ModelRegistry,
-    NoModelConfigured,
-    clamp_thinking_level,
-    probe_ollama,
-    resolve_config_value,
-)
+from caddie.ai.providers._shared import NO_KEY_PLACEHOLDER, clamp_thinking_level
 from caddie.config.settings import Settings
+from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured, probe_ollama, resolve_config_value
 from tests.support.fake_llm import FakeLLM
 
 
@@ -62,7 +55,7 @@ def test_builtin_catalogue_has_current_models_with_prices(tmp_path: Path) -> Non
     providers = {m.provider for m in reg.all()}
     assert {"anthropic", "openai", "openrouter", "groq", "deepseek", "xai"} <= providers
     for ref in ("openai/gpt-5.5", "openai/gpt-4.1", "openai/o3", "openai/o4-mini", "openai/gpt-4o"):
-        assert reg.resolve(ref).api == "openai-completions"
+        assert reg.resolve(ref).api == "openai-responses"  # as in Pi 0.84.4
 
 
 def test_resolve_accepts_provider_slash_id_including_ids_with_slashes(tmp_path: Path) -> None:
@@ -91,8 +84,10 @@ def test_unknown_models_say_how_to_name_or_add_one(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFound, match="provider/model-id") as bare:
         reg.resolve("no-such-model")
     assert "models.json" in str(bare.value)
-    with pytest.raises(ModelNotFound, match=r"Known anthropic models: .*claude-sonnet-5"):
-        reg.resolve("anthropic/claude-9")
+    with pytest.raises(ModelNotFound, match=r"caddie --list-models anthropic") as named:
+        reg.resolve("anthropic/claude-sonet-5")
+    assert named.value.suggestions[0] == "anthropic/claude-sonnet-5"
+    assert "Did you mean anthropic/claude-sonnet-5" in str(named.value)
 
 
 # -- keys -----------------------------------------------------------------------------------------------
@@ -164,7 +159,7 @@ def test_models_json_adds_a_local_provider_in_pis_format(tmp_path: Path) -> None
         True,
     )
     assert rich.cost.output == 0.2
-    assert rich.compat == {
+    assert rich.compat is not None and rich.compat.to_json() == {
         "supportsDeveloperRole": False,
         "maxTokensField": "max_tokens",
         "supportsReasoningEffort": False,
@@ -246,7 +241,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
                     "api": "openai-completions",
                     "models": [{"id": "fine"}],
                 },
-                "resp": {"baseUrl": "http://x/v1", "api": "openai-responses", "models": [{"id": "m"}]},
+                "resp": {"baseUrl": "http://x/v1", "api": "bedrock-converse-stream", "models": [{"id": "m"}]},
                 "nourl": {"api": "openai-completions", "models": [{"id": "m"}]},
                 "badmodels": {
                     "baseUrl": "http://127.0.0.1:2/v1",
@@ -258,7 +253,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
         },
     )
     text = "\n".join(reg.warnings)
-    assert "providers.resp.api: 'openai-responses' is not an API caddie supports" in text
+    assert "providers.resp.api: 'bedrock-converse-stream' is not an API caddie supports" in text
     assert "providers.nourl: has models but no baseUrl" in text
     assert 'providers.badmodels.models[0]: needs a string "id"' in text
     assert "providers.badmodels.models[1].contextWindow: must be a positive integer" in text

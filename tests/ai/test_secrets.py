@@ -10,9 +10,9 @@ import pytest
 
 from caddie.ai import secrets
 from caddie.ai.events import AssistantMessageEvent, ErrorEvent, StartEvent
-from caddie.ai.model import Context, Model, StreamOptions
-from caddie.ai.registry import ModelRegistry
+from caddie.ai.model import Context, Model, ModelCompat, StreamOptions
 from caddie.ai.stream import complete, register_api
+from caddie.models import ModelRegistry
 from tests.ai.helpers import context
 
 
@@ -89,7 +89,7 @@ class _LeakyProvider:
 
 async def test_the_choke_point_redacts_errors_of_any_provider() -> None:
     register_api("leaky-test-api", _LeakyProvider())
-    model = Model("m", "M", "leaky-test-api", "leaky", headers={"X-Secret": "header-secret-42"})
+    model = Model("m", "M", "leaky-test-api", "leaky", headers={"X-Secret": "header-secret-42"})  # type: ignore[arg-type]  # an API a plugin registers
     final = await complete(model, context(), StreamOptions(api_key="plain-key-12345"))
     assert final.error_message == "rejected key [redacted] and {'X-Secret': '[redacted]'}"
 
@@ -106,7 +106,7 @@ def test_a_model_serialises_without_header_values_or_url_password() -> None:
         "p",
         base_url="http://me:pw-abcdef@127.0.0.1:1/v1",
         headers={"Authorization": "Bearer tok-123456"},
-        compat={"supportsStore": False},
+        compat=ModelCompat(supports_store=False),
     )
     data = model.to_json()
     assert data["headers"] == {"Authorization": "[redacted]"}
@@ -121,7 +121,11 @@ def test_a_model_serialises_without_header_values_or_url_password() -> None:
         "id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow",
         "maxTokens", "headers", "compat", "thinkingLevelMap",
     }  # fmt: skip
-    assert data["compat"] == generic["compat"] and data["contextWindow"] == generic["context_window"]
+    assert (
+        data["compat"] == {"supportsStore": False}
+        and generic["compat"] == ModelCompat(supports_store=False)
+        and data["contextWindow"] == generic["context_window"]
+    )
 
     @dataclasses.dataclass
     class Selected:  # any event that carries a model goes through the same path

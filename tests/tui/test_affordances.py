@@ -343,8 +343,10 @@ async def test_bash_shows_elapsed_time_while_running_and_the_duration_after(tmp_
         )
         user_bash = widget_text(app.query_one(BashBlock))
     assert re.search(r"running… [1-9]\.\ds", running), running
-    assert re.search(r"exit 0  1\.\ds", finished), finished
-    assert re.search(r"\$ sleep 0\.3  exit 0  0\.[3-9]s", user_bash), user_bash
+    took = re.search(r"exit 0  (\d+\.\d)s", finished)
+    assert took is not None and float(took.group(1)) >= 1.5, finished  # a loaded machine may take longer
+    took = re.search(r"\$ sleep 0\.3  exit 0  (\d+\.\d)s", user_bash)
+    assert took is not None and float(took.group(1)) >= 0.3, user_bash
 
 
 async def test_settings_switches_a_skill_off_as_caddie_config_does(tmp_path: Path) -> None:

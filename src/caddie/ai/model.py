@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
+
+import msgspec
 
 from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
@@ -15,6 +17,121 @@ THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium",
 DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
 
 
+Api: TypeAlias = Literal[
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "anthropic-messages",
+    "google-generative-ai",
+    "faux",
+]
+"""The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""
+APIS: tuple[Api, ...] = get_args(Api)
+
+
+def as_api(value: object) -> Api | None:
+    """``value`` when it names an API caddie speaks, else None."""
+    for api in APIS:
+        if value == api:
+            return api
+    return None
+
+
+class ModelCompat(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, kw_only=True):
+    """Pi's per-model compatibility flags, typed. camelCase on the wire (models.json, the catalogue, RPC),
+    snake_case here; None means "not set" (the provider detects or defaults it). One struct covers every
+    API's flags (Pi's ``OpenAICompletionsCompat``, ``OpenAIResponsesCompat``, ``AnthropicMessagesCompat``):
+    an API reads the ones it knows and ignores the rest."""
+
+    # openai-completions
+    supports_store: bool | None = None
+    supports_developer_role: bool | None = None
+    supports_reasoning_effort: bool | None = None
+    supports_usage_in_streaming: bool | None = None
+    supports_finish_reason: bool | None = None
+    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None
+    requires_tool_result_name: bool | None = None
+    requires_assistant_after_tool_result: bool | None = None
+    requires_thinking_as_text: bool | None = None
+    requires_reasoning_content_on_assistant_messages: bool | None = None
+    thinking_format: (
+        Literal[
+            "openai",
+            "openrouter",
+            "deepseek",
+            "together",
+            "baseten",
+            "zai",
+            "qwen",
+            "chat-template",
+            "qwen-chat-template",
+            "string-thinking",
+            "ant-ling",
+        ]
+        | None
+    ) = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    chat_template_args: dict[str, Any] | None = None
+    open_router_routing: dict[str, Any] | None = None
+    vercel_gateway_routing: dict[str, Any] | None = None
+    zai_tool_stream: bool | None = None
+    thinking_token_budget_field: (
+        Literal["thinking_token_budget", "thinking_budget", "thinking_budget_tokens"] | None
+    ) = None
+    supports_thinking_token_budget: bool | None = None
+    supports_open_ai_grammar_tools: bool | None = msgspec.field(
+        default=None, name="supportsOpenAIGrammarTools"
+    )
+    supports_strict_mode: bool | None = None
+    cache_control_format: Literal["anthropic"] | None = None
+    send_session_affinity_headers: bool | None = None
+    deferred_tools_mode: Literal["kimi"] | None = None
+    session_affinity_format: Literal["openai", "openai-nosession", "openrouter"] | None = None
+    supports_long_cache_retention: bool | None = None
+    # openai-responses / azure-openai-responses
+    supports_additional_tools: bool | None = None
+    supports_tool_search: bool | None = None
+    supports_explicit_prompt_cache_mode: bool | None = None
+    # anthropic-messages
+    supports_eager_tool_input_streaming: bool | None = None
+    supports_cache_control_on_tools: bool | None = None
+    supports_temperature: bool | None = None
+    force_adaptive_thinking: bool | None = None
+    allow_empty_signature: bool | None = None
+    supports_strict_tools: bool | None = None
+    allowed_fallback_models: list[dict[str, Any]] | None = None
+    supports_tool_references: bool | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelCompat:
+        """From Pi's camelCase object; unknown flags are ignored (as Pi does), a wrongly typed one raises
+        ``msgspec.ValidationError`` naming it (``Expected `bool`, got `str` - at `$.supportsStore```)."""
+        return msgspec.convert(data, cls)
+
+    def to_json(self) -> dict[str, Any]:
+        """The flags that are set, camelCase."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
+
+    def merged(self, over: ModelCompat | None) -> ModelCompat:
+        """These flags with every flag ``over`` sets replacing ours."""
+        if over is None:
+            return self
+        changes = {f: v for f in over.__struct_fields__ if (v := getattr(over, f)) is not None}
+        return msgspec.structs.replace(self, **changes) if changes else self
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCostTier:
+    """Rates for requests whose input exceeds ``input_tokens_above`` tokens (Pi's ``ModelCostTier``)."""
+
+    input_tokens_above: int
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
 @dataclass(slots=True)
 class ModelCost:
     """Dollars per million tokens."""
@@ -23,14 +140,35 @@ class ModelCost:
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
+    tiers: tuple[ModelCostTier, ...] = ()
+    """Request-wide tiers: the highest ``input_tokens_above`` the request exceeds sets every rate."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+        }
+        if self.tiers:
+            out["tiers"] = [
+                {
+                    "inputTokensAbove": t.input_tokens_above,
+                    "input": t.input,
+                    "output": t.output,
+                    "cacheRead": t.cache_read,
+                    "cacheWrite": t.cache_write,
+                }
+                for t in self.tiers
+            ]
+        return out
 
 
 @dataclass(slots=True)
 class Model:
     id: str
     name: str
-    api: str
-    """``openai-completions``, ``anthropic-messages`` or ``faux``."""
+    api: Api
     provider: str
     base_url: str = ""
     reasoning: bool = False
@@ -39,8 +177,8 @@ class Model:
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
-    compat: dict[str, Any] | None = None
-    """Pi's per-API compatibility flags, camelCase keys as in models.json (e.g. ``supportsDeveloperRole``)."""
+    compat: ModelCompat | None = None
+    """Pi's per-API compatibility flags (``compat`` in models.json)."""
     thinking_level_map: dict[str, str | None] | None = None
     """Pi's ``thinkingLevelMap``: thinking level → provider value; ``None`` marks a level unsupported."""
 
@@ -64,18 +202,13 @@ class Model:
             "baseUrl": secrets.safe_url(self.base_url),
             "reasoning": self.reasoning,
             "input": list(self.input),
-            "cost": {
-                "input": self.cost.input,
-                "output": self.cost.output,
-                "cacheRead": self.cost.cache_read,
-                "cacheWrite": self.cost.cache_write,
-            },
+            "cost": self.cost.to_json(),
             "contextWindow": self.context_window,
             "maxTokens": self.max_tokens,
             "headers": {name: secrets.REDACTED for name in self.headers}
             if self.headers is not None
             else None,
-            "compat": dict(self.compat) if self.compat is not None else None,
+            "compat": self.compat.to_json() if self.compat is not None else None,
             "thinkingLevelMap": dict(self.thinking_level_map)
             if self.thinking_level_map is not None
             else None,

@@ -111,7 +111,7 @@ PROVIDER_CONFIG_KEYS = frozenset(ProviderConfig.__annotations__)
 
 
 class ProviderSink(Protocol):
-    """Where registered providers go: the session's model registry (``caddie.ai.registry.ModelRegistry``)."""
+    """Where registered providers go: the session's model registry (``caddie.models.ModelRegistry``)."""
 
     def register_provider(self, name: str, config: Mapping[str, Any], source: str) -> list[str]:
         """Add or replace ``name``; returns one line per problem (an empty list when all is well)."""

@@ -11,7 +11,6 @@ Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing
 from __future__ import annotations
 
 import asyncio
-import difflib
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,13 +18,13 @@ from pathlib import Path
 from typing import Literal
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.registry import ModelNotFound, ModelRegistry, NoModelConfigured
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
 from caddie.extensions.api import FlagSpec
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
+from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured
 from caddie.resources.discovery import (
     DiscoveryRequest,
     ExtraPath,
@@ -178,13 +177,8 @@ def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
 
 def closest_model(registry: ModelRegistry, ref: str) -> str | None:
     """The known model whose name is closest to a misspelled ``ref`` (difflib), as ``provider/id``."""
-    refs = [f"{m.provider}/{m.id}" for m in registry.all()]
-    by_id = {m.id: f"{m.provider}/{m.id}" for m in registry.all()}
-    match = difflib.get_close_matches(ref, refs, n=1, cutoff=0.6)
-    if match:
-        return match[0]
-    match = difflib.get_close_matches(ref.rpartition("/")[2], list(by_id), n=1, cutoff=0.6)
-    return by_id[match[0]] if match else None
+    found = registry.closest(ref, 1)
+    return found[0] if found else None
 
 
 def resolve_model(
@@ -194,12 +188,8 @@ def resolve_model(
         if ref:
             return registry.resolve(split_thinking(ref)[0])
         return registry.default_model(settings)
-    except ModelNotFound as e:
-        suggestion = closest_model(registry, split_thinking(ref)[0]) if ref else None
-        hint = f" Did you mean {suggestion}?" if suggestion else ""
-        text = str(e)
-        first, dot, rest = text.partition(". ")
-        raise SetupError(f"{first}.{hint} {rest}" if dot else f"{text}{hint}") from None
+    except ModelNotFound as e:  # its text names the closest known models
+        raise SetupError(str(e)) from None
     except NoModelConfigured as e:
         if required:
             raise SetupError(str(e)) from None

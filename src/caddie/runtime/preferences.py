@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from caddie.ai.messages import AssistantMessage, ToolCall, UserMessage
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.registry import supported_thinking_levels
+from caddie.ai.providers._shared import supported_thinking_levels
 from caddie.extensions.api import ModelSelectEvent
 from caddie.runtime.session_events import NoticeEvent
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from caddie.agent.agent import Agent, AgentState
 from caddie.ai.messages import AgentMessage, AssistantMessage, BashExecutionMessage, ImageContent
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.registry import clamp_thinking_level
+from caddie.ai.providers._shared import clamp_thinking_level
 from caddie.ai.stream import stream as default_stream
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.config.settings import Settings
@@ -674,4 +674,4 @@ class AgentSession:
         return out
 
 
-_NO_MODEL = Model(id="none", name="no model", api="none", provider="none", context_window=0, max_tokens=0)
+_NO_MODEL = Model(id="none", name="no model", api="faux", provider="none", context_window=0, max_tokens=0)

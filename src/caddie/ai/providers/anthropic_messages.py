@@ -14,6 +14,7 @@ import inspect
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from caddie.ai.catalogue import missing_key_text
 from caddie.ai.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -38,7 +39,7 @@ from caddie.ai.messages import (
     UserContent,
     UserMessage,
 )
-from caddie.ai.model import Context, Model, StreamOptions, Tool
+from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
 from caddie.ai.providers._shared import (
     NO_KEY_PLACEHOLDER,
     ClientCache,
@@ -64,26 +65,24 @@ FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 
 
-def resolve_compat(model: Model) -> dict[str, Any]:
-    compat: dict[str, Any] = {
-        "supportsEagerToolInputStreaming": True,
-        "supportsLongCacheRetention": True,
-        "supportsCacheControlOnTools": True,
-        "supportsTemperature": True,
-        "allowEmptySignature": False,
-        "forceAdaptiveThinking": False,
-    }
-    if model.compat:
-        compat.update({k: v for k, v in model.compat.items() if v is not None})
-    return compat
+def resolve_compat(model: Model) -> ModelCompat:
+    compat = ModelCompat(
+        supports_eager_tool_input_streaming=True,
+        supports_long_cache_retention=True,
+        supports_cache_control_on_tools=True,
+        supports_temperature=True,
+        allow_empty_signature=False,
+        force_adaptive_thinking=False,
+    )
+    return compat.merged(model.compat)
 
 
-def cache_marker(model: Model, options: StreamOptions, compat: Mapping[str, Any]) -> dict[str, Any] | None:
+def cache_marker(model: Model, options: StreamOptions, compat: ModelCompat) -> dict[str, Any] | None:
     """The ``cache_control`` value for this request, or None when caching is off."""
     if options.cache_retention == "none":
         return None
     marker: dict[str, Any] = {"type": "ephemeral"}
-    if options.cache_retention == "long" and compat.get("supportsLongCacheRetention"):
+    if options.cache_retention == "long" and compat.supports_long_cache_retention:
         marker["ttl"] = "1h"
     return marker
 
@@ -158,7 +157,7 @@ def convert_messages(
     model: Model,
     context: Context,
     cache_control: dict[str, Any] | None = None,
-    compat: Mapping[str, Any] | None = None,
+    compat: ModelCompat | None = None,
 ) -> list[dict[str, Any]]:
     """The ``messages`` array after the standard repairs; consecutive tool results share one user turn."""
     compat = compat if compat is not None else resolve_compat(model)
@@ -176,7 +175,7 @@ def convert_messages(
                 if blocks:
                     out.append({"role": "user", "content": blocks})
         elif isinstance(msg, AssistantMessage):
-            blocks = _assistant_blocks(msg.content, bool(compat.get("allowEmptySignature")))
+            blocks = _assistant_blocks(msg.content, bool(compat.allow_empty_signature))
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         else:
@@ -206,7 +205,7 @@ def convert_messages(
 
 
 def convert_tools(
-    tools: list[Tool], compat: Mapping[str, Any], cache_control: dict[str, Any] | None
+    tools: list[Tool], compat: ModelCompat, cache_control: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for n, tool in enumerate(tools):
@@ -220,9 +219,9 @@ def convert_tools(
                 "required": schema.get("required", []),
             },
         }
-        if compat.get("supportsEagerToolInputStreaming"):
+        if compat.supports_eager_tool_input_streaming:
             entry["eager_input_streaming"] = True
-        if cache_control and compat.get("supportsCacheControlOnTools") and n == len(tools) - 1:
+        if cache_control and compat.supports_cache_control_on_tools and n == len(tools) - 1:
             entry["cache_control"] = cache_control
         out.append(entry)
     return out
@@ -243,7 +242,7 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
     level = clamp_thinking_level(model, options.reasoning) if model.reasoning else "off"
     thinking_on = level != "off"
     max_tokens = options.max_tokens or model.max_tokens
-    if thinking_on and not compat.get("forceAdaptiveThinking"):
+    if thinking_on and not compat.force_adaptive_thinking:
         budget = thinking_budget(level)
         max_tokens = (
             model.max_tokens
@@ -272,7 +271,7 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
         if marker:
             system["cache_control"] = marker
         params["system"] = [system]
-    if options.temperature is not None and not thinking_on and compat.get("supportsTemperature"):
+    if options.temperature is not None and not thinking_on and compat.supports_temperature:
         params["temperature"] = options.temperature
     if context.tools:
         params["tools"] = convert_tools(context.tools, compat, marker)
@@ -282,9 +281,9 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
 def beta_headers(model: Model, context: Context) -> list[str]:
     compat = resolve_compat(model)
     betas: list[str] = []
-    if context.tools and not compat.get("supportsEagerToolInputStreaming"):
+    if context.tools and not compat.supports_eager_tool_input_streaming:
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
-    if model.reasoning and not compat.get("forceAdaptiveThinking"):
+    if model.reasoning and not compat.force_adaptive_thinking:
         betas.append(INTERLEAVED_THINKING_BETA)
     return betas
 
@@ -536,10 +535,7 @@ class AnthropicMessagesProvider:
             _EventAssembler(output, model),
             headers=headers,
             api_key=api_key,
-            missing_key_text=(
-                f"No API key for provider '{model.provider}'. Set ANTHROPIC_API_KEY (or the provider's key "
-                'variable), or add "apiKey" for it in models.json (see docs/providers.md).'
-            ),
+            missing_key_text=missing_key_text(model.provider),
             build_params=lambda: build_params(model, context, options),
             known_fields=_known_create_fields(),
             clients=_CLIENTS,

@@ -69,10 +69,10 @@ from caddie.ai.messages import (
     UserMessage,
     message_to_json,
 )
-from caddie.ai.model import Context, Model, ModelCost, ProviderResponse, StreamOptions
+from caddie.ai.model import Api, Context, Model, ModelCost, ProviderResponse, StreamOptions
 from caddie.ai.providers._shared import StreamBuffer
 
-API = "faux"
+API: Api = "faux"
 PROVIDER_NAME = "faux"
 DEFAULT_MODEL_ID = "faux-1"
 ECHO_MODEL_ID = "echo"
@@ -372,7 +372,7 @@ def faux_model(
     input: list[str] | None = None,
     context_window: int = 128_000,
     max_tokens: int = 16_384,
-    api: str = API,
+    api: Api = API,
     provider: str = PROVIDER_NAME,
 ) -> Model:
     """A ``Model`` served by a faux provider (no key, no cost)."""
@@ -396,7 +396,7 @@ class FauxProvider:
     def __init__(
         self,
         *,
-        api: str = API,
+        api: Api = API,
         provider: str = PROVIDER_NAME,
         models: list[Model] | None = None,
         chunk_chars: int = 12,

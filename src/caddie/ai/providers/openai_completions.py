@@ -16,6 +16,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from caddie.ai.catalogue import missing_key_text
 from caddie.ai.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -40,7 +41,7 @@ from caddie.ai.messages import (
     Usage,
     UserMessage,
 )
-from caddie.ai.model import Context, Model, StreamOptions, Tool
+from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
 from caddie.ai.providers._shared import (
     NO_KEY_PLACEHOLDER,
     ClientCache,
@@ -69,7 +70,7 @@ LOCAL_PROVIDERS = frozenset({"ollama", "lmstudio", "lm-studio", "llamacpp", "lla
 # Compatibility flags
 
 
-def resolve_compat(model: Model) -> dict[str, Any]:
+def resolve_compat(model: Model) -> ModelCompat:
     """Pi's compat flags for ``model``: detected from provider and base URL, then ``model.compat`` wins."""
     provider = model.provider
     url = model.base_url.lower()
@@ -83,38 +84,36 @@ def resolve_compat(model: Model) -> dict[str, Any]:
     is_local = provider in LOCAL_PROVIDERS or is_local_base_url(model.base_url)
     non_standard = is_deepseek or is_zai or is_grok or is_moonshot or is_together or is_cerebras
     openrouter_dev = is_openrouter and (model.id.startswith("anthropic/") or model.id.startswith("openai/"))
-    detected: dict[str, Any] = {
-        "supportsStore": not (non_standard or is_local or is_openrouter),
-        "supportsDeveloperRole": openrouter_dev or not (non_standard or is_openrouter or is_local),
-        "supportsReasoningEffort": not (is_grok or is_zai or is_moonshot or is_together),
-        "supportsUsageInStreaming": True,
-        "supportsFinishReason": True,
-        "maxTokensField": (
+    detected = ModelCompat(
+        supports_store=not (non_standard or is_local or is_openrouter),
+        supports_developer_role=openrouter_dev or not (non_standard or is_openrouter or is_local),
+        supports_reasoning_effort=not (is_grok or is_zai or is_moonshot or is_together),
+        supports_usage_in_streaming=True,
+        supports_finish_reason=True,
+        max_tokens_field=(
             "max_tokens"
             if (is_deepseek or is_moonshot or is_together or is_zai or is_local)
             else "max_completion_tokens"
         ),
-        "requiresToolResultName": False,
-        "requiresAssistantAfterToolResult": False,
-        "requiresThinkingAsText": False,
-        "requiresReasoningContentOnAssistantMessages": is_deepseek,
-        "thinkingFormat": "deepseek"
+        requires_tool_result_name=False,
+        requires_assistant_after_tool_result=False,
+        requires_thinking_as_text=False,
+        requires_reasoning_content_on_assistant_messages=is_deepseek,
+        thinking_format="deepseek"
         if is_deepseek
         else "zai"
         if is_zai
         else "openrouter"
         if is_openrouter
         else "openai",
-        "cacheControlFormat": "anthropic" if is_openrouter and model.id.startswith("anthropic/") else None,
-        "supportsLongCacheRetention": not is_together,
-        "chatTemplateKwargs": {},
-        "thinkingTokenBudgetField": None,
-        "supportsThinkingTokenBudget": False,
-        "openRouterRouting": None,
-    }
-    if model.compat:
-        detected.update({k: v for k, v in model.compat.items() if v is not None})
-    return detected
+        cache_control_format="anthropic" if is_openrouter and model.id.startswith("anthropic/") else None,
+        supports_long_cache_retention=not is_together,
+        chat_template_kwargs={},
+        thinking_token_budget_field=None,
+        supports_thinking_token_budget=False,
+        open_router_routing=None,
+    )
+    return detected.merged(model.compat)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -130,21 +129,21 @@ def _image_part(block: ImageContent) -> dict[str, Any]:
 
 
 def convert_messages(
-    model: Model, context: Context, compat: Mapping[str, Any] | None = None
+    model: Model, context: Context, compat: ModelCompat | None = None
 ) -> list[dict[str, Any]]:
     """The ``messages`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
     compat = compat if compat is not None else resolve_compat(model)
     messages = transform_messages(context.messages, model, _normalize_id)
     out: list[dict[str, Any]] = []
     if context.system_prompt:
-        role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") else "system"
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
     last_role: str | None = None
     i = 0
     while i < len(messages):
         msg = messages[i]
         if (
-            compat.get("requiresAssistantAfterToolResult")
+            compat.requires_assistant_after_tool_result
             and last_role == "toolResult"
             and isinstance(msg, UserMessage)
         ):
@@ -180,7 +179,7 @@ def convert_messages(
                     "content": sanitize_text(content),
                     "tool_call_id": result.tool_call_id,
                 }
-                if compat.get("requiresToolResultName") and result.tool_name:
+                if compat.requires_tool_result_name and result.tool_name:
                     tool_msg["name"] = result.tool_name
                 out.append(tool_msg)
                 if has_images and model.supports_images:
@@ -188,7 +187,7 @@ def convert_messages(
                 i += 1
             i -= 1
             if images:
-                if compat.get("requiresAssistantAfterToolResult"):
+                if compat.requires_assistant_after_tool_result:
                     out.append({"role": "assistant", "content": "I have processed the tool results."})
                 out.append(
                     {
@@ -203,18 +202,16 @@ def convert_messages(
     return out
 
 
-def _convert_assistant(
-    msg: AssistantMessage, model: Model, compat: Mapping[str, Any]
-) -> dict[str, Any] | None:
+def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat) -> dict[str, Any] | None:
     texts = [sanitize_text(b.text) for b in msg.content if isinstance(b, TextContent) and b.text.strip()]
     thinking = [b for b in msg.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
     calls = msg.tool_calls()
     out: dict[str, Any] = {
         "role": "assistant",
-        "content": "" if compat.get("requiresAssistantAfterToolResult") else None,
+        "content": "" if compat.requires_assistant_after_tool_result else None,
     }
     text = "".join(texts)
-    if thinking and compat.get("requiresThinkingAsText"):
+    if thinking and compat.requires_thinking_as_text:
         joined = "\n\n".join(sanitize_text(b.thinking) for b in thinking)
         out["content"] = "\n\n".join(p for p in (joined, text) if p)
     else:
@@ -235,7 +232,7 @@ def _convert_assistant(
             for c in calls
         ]
     if (
-        compat.get("requiresReasoningContentOnAssistantMessages")
+        compat.requires_reasoning_content_on_assistant_messages
         and model.reasoning
         and "reasoning_content" not in out
     ):
@@ -250,9 +247,9 @@ def _json_compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def convert_tools(tools: list[Tool], compat: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def convert_tools(tools: list[Tool], compat: ModelCompat | None = None) -> list[dict[str, Any]]:
     """Function tools as Pi sends them: ``strict: false`` unless the server rejects the field."""
-    with_strict = (compat or {}).get("supportsStrictMode") is not False
+    with_strict = (compat.supports_strict_mode if compat else None) is not False
     out = []
     for t in tools:
         function: dict[str, Any] = {"name": t.name, "description": t.description, "parameters": t.parameters}
@@ -290,10 +287,10 @@ def _apply_anthropic_cache_control(params: dict[str, Any], marker: dict[str, Any
 
 
 def _chat_template_kwargs(
-    model: Model, compat: Mapping[str, Any], enabled: bool, effort: str | None, budget: int | None
+    model: Model, compat: ModelCompat, enabled: bool, effort: str | None, budget: int | None
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value in (compat.get("chatTemplateKwargs") or {}).items():
+    for key, value in (compat.chat_template_kwargs or {}).items():
         if isinstance(value, dict):
             if not enabled and value.get("omitWhenOff"):
                 continue
@@ -309,7 +306,7 @@ def _chat_template_kwargs(
 
 
 def _apply_thinking(
-    params: dict[str, Any], model: Model, options: StreamOptions, compat: Mapping[str, Any]
+    params: dict[str, Any], model: Model, options: StreamOptions, compat: ModelCompat
 ) -> None:
     if not model.reasoning:
         return
@@ -320,8 +317,8 @@ def _apply_thinking(
     if enabled:
         mapped = mapping.get(level, level)
         effort = mapped if isinstance(mapped, str) else None
-    fmt = compat.get("thinkingFormat") or "openai"
-    supports_effort = bool(compat.get("supportsReasoningEffort"))
+    fmt = compat.thinking_format or "openai"
+    supports_effort = bool(compat.supports_reasoning_effort)
     max_out = params.get("max_tokens") or params.get("max_completion_tokens") or model.max_tokens
     budget = min(thinking_budget(level), max(0, int(max_out) - 1024)) if enabled else None
     if fmt == "openrouter":
@@ -348,15 +345,15 @@ def _apply_thinking(
             params["reasoning_effort"] = effort
         elif not enabled and isinstance(mapping.get("off"), str):
             params["reasoning_effort"] = mapping["off"]
-    budget_field = compat.get("thinkingTokenBudgetField") or (
-        "thinking_token_budget" if compat.get("supportsThinkingTokenBudget") else None
+    budget_field = compat.thinking_token_budget_field or (
+        "thinking_token_budget" if compat.supports_thinking_token_budget else None
     )
     if budget_field and budget:
         params[budget_field] = budget
 
 
 def build_params(
-    model: Model, context: Context, options: StreamOptions, compat: Mapping[str, Any] | None = None
+    model: Model, context: Context, options: StreamOptions, compat: ModelCompat | None = None
 ) -> dict[str, Any]:
     """The request body for one streamed Chat Completions call."""
     compat = compat if compat is not None else resolve_compat(model)
@@ -365,29 +362,27 @@ def build_params(
         "messages": convert_messages(model, context, compat),
         "stream": True,
     }
-    if compat.get("supportsUsageInStreaming", True) is not False:
+    if compat.supports_usage_in_streaming is not False:
         params["stream_options"] = {"include_usage": True}
-    if compat.get("supportsStore"):
+    if compat.supports_store:
         params["store"] = False
     max_tokens = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
-    params["max_tokens" if compat.get("maxTokensField") == "max_tokens" else "max_completion_tokens"] = (
-        max_tokens
-    )
+    params["max_tokens" if compat.max_tokens_field == "max_tokens" else "max_completion_tokens"] = max_tokens
     if options.temperature is not None:
         params["temperature"] = options.temperature
     if context.tools:
         params["tools"] = convert_tools(context.tools, compat)
     if "api.openai.com" in model.base_url and options.cache_retention != "none" and options.session_id:
         params["prompt_cache_key"] = options.session_id[:64]
-        if options.cache_retention == "long" and compat.get("supportsLongCacheRetention"):
+        if options.cache_retention == "long" and compat.supports_long_cache_retention:
             params["prompt_cache_retention"] = "24h"
-    if compat.get("cacheControlFormat") == "anthropic" and options.cache_retention != "none":
+    if compat.cache_control_format == "anthropic" and options.cache_retention != "none":
         marker: dict[str, Any] = {"type": "ephemeral"}
-        if options.cache_retention == "long" and compat.get("supportsLongCacheRetention"):
+        if options.cache_retention == "long" and compat.supports_long_cache_retention:
             marker["ttl"] = "1h"
         _apply_anthropic_cache_control(params, marker)
     _apply_thinking(params, model, options, compat)
-    routing = compat.get("openRouterRouting")
+    routing = compat.open_router_routing
     if routing:
         params["provider"] = routing
     return params
@@ -610,10 +605,7 @@ def _known_create_fields() -> frozenset[str]:
 
 
 def _missing_key_text(model: Model) -> str:
-    return (
-        f"No API key for provider '{model.provider}'. Set its API key environment variable, or add "
-        f'"apiKey" for it in models.json (see docs/providers.md).'
-    )
+    return missing_key_text(model.provider)
 
 
 class OpenAICompletionsProvider:
@@ -634,9 +626,7 @@ class OpenAICompletionsProvider:
             model,
             options,
             output,
-            _ChunkAssembler(
-                output, model, require_finish=compat.get("supportsFinishReason", True) is not False
-            ),
+            _ChunkAssembler(output, model, require_finish=compat.supports_finish_reason is not False),
             headers=headers,
             api_key=api_key,
             missing_key_text=_missing_key_text(model),

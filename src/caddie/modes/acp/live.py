@@ -59,9 +59,9 @@ from caddie.ai.messages import (
     text_of,
 )
 from caddie.ai.model import THINKING_LEVELS
-from caddie.ai.registry import ModelRegistry
 from caddie.extensions.api import EventBus, ExtensionAPI, ExtensionContext, ToolCallEvent, ToolCallResult
 from caddie.extensions.runner import Extension
+from caddie.models import ModelRegistry
 from caddie.modes.acp.client_tools import ClientConnection, ClientTerminal, client_files
 from caddie.modes.acp.convert import (
     PERMISSION_TOOLS,

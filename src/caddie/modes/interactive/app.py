@@ -65,7 +65,7 @@ AFTER_FIRST_FRAME = (
     "caddie.runtime.trust",
     "caddie.runtime.session_events",
     "caddie.agent.events",
-    "caddie.ai.registry",
+    "caddie.models.registry",
     "caddie.session.entries",
     "caddie.session.store",
     "caddie.modes.interactive.pickers",

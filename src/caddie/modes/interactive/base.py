@@ -43,8 +43,8 @@ from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 
 if TYPE_CHECKING:  # the runtime, the agent and the tools are imported after the first frame
     from caddie.ai.model import Model
-    from caddie.ai.registry import ModelRegistry
     from caddie.extensions.api import NotifyLevel, ShortcutSpec
+    from caddie.models import ModelRegistry
     from caddie.resources.discovery import ResourceItem
     from caddie.runtime.request import SessionRequest
     from caddie.runtime.session import AgentSession
@@ -217,7 +217,7 @@ class AppBase(App[int]):
 
     def _thinking_levels(self) -> Sequence[str]:
         model = self.session.model if self.session is not None else None
-        from caddie.ai.registry import supported_thinking_levels
+        from caddie.ai.providers._shared import supported_thinking_levels
 
         return supported_thinking_levels(model) if model is not None else ["off"]
 

@@ -61,6 +61,18 @@ class BuiltinCommands(SessionCommands):
         self._refresh_footer()
         self.notify(f"Model: {model.ref}", timeout=2)
 
+    async def cmd_login(self, args: str) -> None:  # /login and /logout live in login.py
+        from caddie.modes.interactive.login import run_login
+
+        await run_login(self, args)
+        self._refresh_footer()
+
+    async def cmd_logout(self, args: str) -> None:
+        from caddie.modes.interactive.login import run_logout
+
+        await run_logout(self, args)
+        self._refresh_footer()
+
     async def cmd_thinking(self, args: str) -> None:
         session = self.session
         assert session is not None

@@ -38,6 +38,8 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("name", "Set the session's display name (/name my task)"),
     CommandInfo("export", "Export the session to an HTML file (/export [file])"),
     CommandInfo("reload", "Reload extensions"),
+    CommandInfo("login", "Store an API key for a provider in auth.json (/login [provider])"),
+    CommandInfo("logout", "Remove a stored API key (/logout [provider])"),
     CommandInfo("hotkeys", "Show all keyboard shortcuts"),
     CommandInfo("help", "Show commands and how to use caddie"),
     CommandInfo("quit", "Quit caddie"),

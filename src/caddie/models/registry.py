@@ -1,0 +1,435 @@
+"""The model registry: which models exist, how to reach them, with which key, and which one to use.
+
+Built in: ``caddie.ai.catalogue`` (Pi's providers and models, keyless local servers, faux). On top:
+``~/.caddie/agent/models.json`` in Pi's format (``caddie.models.models_json``) and stored keys in
+``~/.caddie/agent/auth.json`` (``caddie.models.auth``).
+
+A key comes from, in this order: auth.json (``/login``), models.json ``apiKey`` (``$ENV_VAR``, ``${ENV_VAR}``,
+``!shell command``, a bare environment variable name, or a literal), the provider's environment variables
+(Pi's names: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``GEMINI_API_KEY``...). Local servers need none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from caddie.ai import catalogue, secrets
+from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, ProviderInfo
+from caddie.ai.model import Model, ModelCompat
+from caddie.ai.providers._shared import NO_KEY_PLACEHOLDER, is_local_base_url
+from caddie.config.paths import agent_dir
+from caddie.config.settings import Settings
+from caddie.models.auth import AuthStore
+from caddie.models.config_value import config_value_present, resolve_config_value
+from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
+from caddie.models.ollama import (
+    OLLAMA_PROBE_TIMEOUT_S,
+    OLLAMA_URL_ENV,
+    ollama_base_url,
+    probe_ollama,
+)
+
+__all__ = ["DEFAULT_MODELS", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
+
+
+class NoModelConfigured(Exception):
+    """No model was named and none could be chosen; the message says exactly what to set."""
+
+
+class ModelNotFound(LookupError):
+    """A named model the registry does not know; the message says how to name or add one."""
+
+    def __init__(self, text: str, suggestions: list[str] | None = None) -> None:
+        super().__init__(text)
+        self.suggestions = suggestions or []
+
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-5",
+    "openai": "gpt-5.5",
+    "google": "gemini-3.1-pro-preview",
+    "openrouter": "anthropic/claude-sonnet-5",
+    "groq": "openai/gpt-oss-120b",
+    "deepseek": "deepseek-v4-pro",
+    "xai": "grok-4.6",
+    "azure-openai-responses": "gpt-5.4",
+    "cerebras": "gpt-oss-120b",
+    "mistral": "devstral-medium-latest",
+    "zai": "glm-5.3",
+    "zai-coding-cn": "glm-5.3",
+    "minimax": "MiniMax-M2.7",
+    "minimax-cn": "MiniMax-M2.7",
+    "moonshotai": "kimi-k2.6",
+    "moonshotai-cn": "kimi-k2.6",
+    "huggingface": "moonshotai/Kimi-K2.6",
+    "fireworks": "accounts/fireworks/models/kimi-k2p6",
+    "together": "moonshotai/Kimi-K2.6",
+    "nvidia": "nvidia/nemotron-3-super-120b-a12b",
+    "vercel-ai-gateway": "zai/glm-5.1",
+    "opencode": "kimi-k2.6",
+    "opencode-go": "kimi-k2.6",
+    "kimi-coding": "kimi-for-coding",
+    "faux": "faux-1",
+}
+"""The model a provider means when only the provider is named (settings ``defaultProvider``, or a key
+found); a provider not listed means its first model."""
+
+PREFERRED_ORDER = ("anthropic", "openai", "google", "openrouter", "groq", "deepseek", "xai")
+"""Order in which a key found in the environment or auth.json picks the default model; other providers with
+a key follow in catalogue order. Also breaks ties when a bare model id exists at several providers."""
+
+_PLACEHOLDER = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
+
+
+class ModelRegistry:
+    """Built-in catalogue + models.json + auth.json. See the module docstring.
+
+    ``env`` defaults to ``os.environ`` (read at each call, so tests can patch it); ``models_json`` to
+    ``<agent_dir>/models.json``; ``auth`` to ``<agent_dir>/auth.json``.
+    """
+
+    def __init__(
+        self,
+        models_json: str | Path | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        auth: AuthStore | str | Path | None = None,
+    ) -> None:
+        self.models_json_path = Path(models_json) if models_json is not None else agent_dir() / "models.json"
+        self.auth = auth if isinstance(auth, AuthStore) else AuthStore(auth)
+        self._env = env
+        self.warnings: list[str] = []
+        self._models: list[Model] = []
+        self._provider_configs: dict[str, ProviderConfig] = {}
+        self._builtin: dict[str, ProviderInfo] = catalogue.providers()
+        self._ollama_cache: Model | bool | None = False  # False: not probed yet
+        self._registered: dict[str, tuple[dict[str, Any], str]] = {}
+        """Providers extensions registered (``api.register_provider``): name → (config, extension path)."""
+        self._registered_problems: dict[str, list[str]] = {}
+        self.refresh()
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return os.environ if self._env is None else self._env
+
+    # -- loading ----------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Re-read models.json and auth.json (built-in models stay)."""
+        self.auth.reload()
+        ollama_url = ollama_base_url(self.env)
+        models = [
+            replace(m, base_url=ollama_url) if m.provider == "ollama" else m
+            for m in catalogue.builtin_models()
+        ]
+        self._models, self._provider_configs, problems = load_models_json(
+            self.models_json_path, models, self._builtin, self.env
+        )
+        self.warnings = problems + self.auth.warnings
+        self._registered_problems = {}
+        for name, (config, source) in self._registered.items():  # extensions' providers go on top
+            self._models, self._registered_problems[name] = apply_provider(
+                name, config, source, self._models, self._builtin, self.env, self._provider_configs
+            )
+
+    def register_provider(self, name: str, config: Mapping[str, Any], source: str) -> list[str]:
+        """Add or change provider ``name`` for an extension (``api.register_provider``; the config has the
+        shape of a models.json provider). Returns its problems, one line each (empty when all is well)."""
+        self._registered[name] = (dict(config), source)
+        self.refresh()
+        return list(self._registered_problems.get(name, []))
+
+    def unregister_provider(self, name: str) -> None:
+        """Drop what ``register_provider`` added; built-in models it changed come back."""
+        if self._registered.pop(name, None) is not None:
+            self.refresh()
+
+    # -- lookup -----------------------------------------------------------------------------------
+    def all(self) -> list[Model]:
+        """Every known model (built-in and models.json), including those without a key."""
+        return [self._usable(m) for m in self._models]
+
+    def available(self) -> list[Model]:
+        """Models that have auth (a key, or a keyless local server); the faux test provider is left out."""
+        return [self._usable(m) for m in self._models if m.provider != "faux" and self.has_auth(m)]
+
+    def providers(self) -> list[str]:
+        names = list(self._builtin)
+        names += [n for n in self._provider_configs if n not in self._builtin]
+        return names
+
+    def provider_info(self, name: str) -> ProviderInfo | None:
+        return self._builtin.get(name)
+
+    def login_providers(self) -> list[tuple[str, str]]:
+        """(id, label) of every provider a key can be stored for: built-in ones that need a key, then
+        models.json providers."""
+        out = [(p.name, p.title) for p in self._builtin.values() if p.needs_key]
+        out += [(n, n) for n in self._provider_configs if n not in self._builtin]
+        return out
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """The model ``provider/model_id``; open providers (local servers, faux) make one up for any id."""
+        for m in self._models:
+            if m.provider == provider and m.id == model_id:
+                return self._usable(m)
+        info = self._builtin.get(provider)
+        if info is not None and info.open_models and model_id:
+            return self._open_model(info, model_id)
+        return None
+
+    def _open_model(self, info: ProviderInfo, model_id: str) -> Model:
+        config = self._provider_configs.get(info.name)
+        base_url = (config.base_url if config and config.base_url else None) or (
+            ollama_base_url(self.env) if info.name == "ollama" else info.base_url
+        )
+        model = catalogue.open_model(info, model_id, base_url)
+        compat = (info.compat or ModelCompat()).merged(config.compat if config else None)
+        return replace(
+            model,
+            headers=dict(config.headers) if config and config.headers else None,
+            compat=compat if compat != ModelCompat() else None,
+        )
+
+    def _usable(self, model: Model) -> Model:
+        """``model`` with ``{NAME}`` placeholders in its base URL filled from auth.json's ``env`` for the
+        provider, then the environment (Cloudflare's account and gateway ids); unset ones stay."""
+        if "{" not in model.base_url:
+            return model
+        env = self._provider_env(model.provider)
+        url = _PLACEHOLDER.sub(lambda m: env.get(m.group(1)) or m.group(0), model.base_url)
+        return replace(model, base_url=url) if url != model.base_url else model
+
+    def _provider_env(self, provider: str) -> Mapping[str, str]:
+        credential = self.auth.get(provider)
+        return {**self.env, **credential.env} if credential and credential.env else self.env
+
+    def _rank(self, provider: str) -> int:
+        return PREFERRED_ORDER.index(provider) if provider in PREFERRED_ORDER else len(PREFERRED_ORDER)
+
+    def resolve(self, ref: str) -> Model:
+        """``provider/model-id`` or a bare model id (preferring providers with a key); ``ModelNotFound``
+        (with the closest known ids) if unknown."""
+        ref = ref.strip()
+        named_provider: str | None = None
+        if "/" in ref:
+            provider, _, model_id = ref.partition("/")
+            if provider in self._builtin or provider in self._provider_configs:
+                found = self.find(provider, model_id)
+                if found is not None:
+                    return found
+                named_provider = provider
+        # A bare id, which may itself contain "/" (openai/gpt-oss-120b is a Groq and OpenRouter id).
+        lowered = ref.lower()
+        matches = [m for m in self._models if m.id == ref] or [
+            m for m in self._models if m.id.lower() == lowered
+        ]
+        if not matches:
+            matches = [m for m in self._models if m.name.lower() == lowered]
+        if not matches:
+            raise self._not_found(ref, named_provider)
+        matches.sort(key=lambda m: (not self.has_auth(m), self._rank(m.provider)))
+        return self._usable(matches[0])
+
+    def closest(self, ref: str, n: int = 3) -> list[str]:
+        """Up to ``n`` known ``provider/id`` refs closest to ``ref``, best first."""
+        return catalogue.closest(ref, [m.ref for m in self._models], n)
+
+    def _not_found(self, ref: str, provider: str | None) -> ModelNotFound:
+        suggestions = self.closest(ref)
+        if provider is not None and not suggestions:
+            suggestions = [m.ref for m in self._models if m.provider == provider][:3]
+        hint = f" Did you mean {suggestions[0]}?" if suggestions else ""
+        if len(suggestions) > 1:
+            hint += f" (Also close: {', '.join(suggestions[1:])}.)"
+        if provider is not None:
+            text = (
+                f"Unknown model '{ref}'.{hint} caddie --list-models {provider} lists the known ones; add others "
+                f"to {self.models_json_path} (see docs/providers.md)."
+            )
+        else:
+            text = (
+                f"Unknown model '{ref}'.{hint} Name it as provider/model-id (for example anthropic/claude-sonnet-5 "
+                f"or ollama/qwen2.5-coder:7b), or add it to {self.models_json_path} (see docs/providers.md)."
+            )
+        if self.warnings:
+            text += " Note: " + " ".join(self.warnings)
+        return ModelNotFound(text, suggestions)
+
+    # -- auth -------------------------------------------------------------------------------------
+    def _env_keys(self, provider: str) -> tuple[str, ...]:
+        info = self._builtin.get(provider)
+        return info.env_keys if info else ()
+
+    def _keyless(self, model: Model) -> bool:
+        info = self._builtin.get(model.provider)
+        if info is not None and not info.needs_key:
+            return True
+        return is_local_base_url(model.base_url)
+
+    def _missing_url_env(self, model: Model) -> list[str]:
+        """Variables the model's base URL still needs (unset ``{NAME}`` placeholders)."""
+        return _PLACEHOLDER.findall(self._usable(model).base_url)
+
+    def api_key_for(self, model: Model) -> str | None:
+        """The key to send for ``model`` (runs ``!command`` keys); a placeholder for keyless local servers;
+        None when no key is configured."""
+        env = self._provider_env(model.provider)
+        credential = self.auth.get(model.provider)
+        candidates: list[str] = []
+        if credential is not None and credential.key:
+            candidates.append(credential.key)
+        config = self._provider_configs.get(model.provider)
+        if config is not None and config.api_key:
+            candidates.append(config.api_key)
+        for raw in candidates:
+            resolved = resolve_config_value(raw, env)
+            if resolved:
+                secrets.register(resolved)
+                return resolved
+        for name in self._env_keys(model.provider):
+            value = env.get(name)
+            if value:
+                secrets.register(value)
+                return value
+        return NO_KEY_PLACEHOLDER if self._keyless(model) else None
+
+    def has_auth(self, model: Model) -> bool:
+        """Whether a key is configured (or none is needed) and the base URL is complete, without running
+        key commands."""
+        if self._missing_url_env(model):
+            return False
+        env = self._provider_env(model.provider)
+        credential = self.auth.get(model.provider)
+        if credential is not None and credential.key and config_value_present(credential.key, env):
+            return True
+        config = self._provider_configs.get(model.provider)
+        if config is not None and config.api_key and config_value_present(config.api_key, env):
+            return True
+        if any(env.get(name) for name in self._env_keys(model.provider)):
+            return True
+        return self._keyless(model)
+
+    def key_hint(self, model: Model) -> str:
+        """What to do so ``model`` has a key (for error messages): the variable to set and ``/login``."""
+        missing = self._missing_url_env(model)
+        if missing and self.has_key(model.provider):
+            return f"set {' and '.join(missing)} (its base URL needs them)"
+        keys = self._env_keys(model.provider)
+        where = f"set {keys[0]}, or " if keys else ""
+        extra = f" (its base URL also needs {' and '.join(missing)})" if missing else ""
+        return (
+            f"{where}store a key with /login {model.provider}, or add apiKey for provider "
+            f"'{model.provider}' in {self.models_json_path}{extra}"
+        )
+
+    def has_key(self, provider: str) -> bool:
+        """Whether a key for ``provider`` is stored, configured or in the environment."""
+        env = self._provider_env(provider)
+        credential = self.auth.get(provider)
+        config = self._provider_configs.get(provider)
+        return bool(
+            (credential is not None and credential.key and config_value_present(credential.key, env))
+            or (config is not None and config.api_key and config_value_present(config.api_key, env))
+            or any(env.get(name) for name in self._env_keys(provider))
+        )
+
+    # -- default model ------------------------------------------------------------------------------
+    def default_model(
+        self,
+        settings: Settings | None = None,
+        *,
+        probe_local: bool = True,
+        probe_timeout_s: float = OLLAMA_PROBE_TIMEOUT_S,
+    ) -> Model:
+        """The model to use when the user named none, in this order:
+
+        1. settings ``defaultProvider``/``defaultModel``;
+        2. a key for a built-in cloud provider (auth.json, models.json ``apiKey`` or its variable): Anthropic,
+           then OpenAI, Google, OpenRouter, Groq, DeepSeek, xAI, then the others in catalogue order — that
+           provider's default model (``DEFAULT_MODELS``);
+        3. the first models.json model that has auth (or needs none);
+        4. a local Ollama that answers within ``probe_timeout_s`` (``CADDIE_OLLAMA_URL`` overrides its URL);
+        otherwise ``NoModelConfigured`` saying exactly what to set.
+        """
+        if settings is not None and (settings.default_model or settings.default_provider):
+            return self._from_settings(settings)
+        cloud = [p for p in self._builtin.values() if p.needs_key]
+        cloud.sort(key=lambda p: self._rank(p.name))
+        for info in cloud:
+            if not self.has_key(info.name):
+                continue
+            model = self.provider_default(info.name)
+            if model is not None and self.has_auth(model):
+                return model
+        for m in self._models:
+            custom = m.provider in self._provider_configs and m.provider not in self._builtin
+            if custom and self.has_auth(m):
+                return self._usable(m)
+        if probe_local:
+            local = self._probe_ollama(probe_timeout_s)
+            if local is not None:
+                return local
+        raise NoModelConfigured(self.no_model_text())
+
+    def provider_default(self, provider: str) -> Model | None:
+        """The model ``provider`` means when only the provider is named (``DEFAULT_MODELS``, else its first)."""
+        model_id = DEFAULT_MODELS.get(provider)
+        found = self.find(provider, model_id) if model_id else None
+        if found is not None:
+            return found
+        return next((self._usable(m) for m in self._models if m.provider == provider), None)
+
+    def _from_settings(self, settings: Settings) -> Model:
+        provider = settings.default_provider
+        model_id = settings.default_model
+        where = f"{settings.global_path or 'settings.json'}"
+        if model_id and provider:
+            ref = model_id if model_id.startswith(f"{provider}/") else f"{provider}/{model_id}"
+        elif model_id:
+            ref = model_id
+        else:
+            assert provider is not None
+            found = self.provider_default(provider)
+            if found is None:
+                raise NoModelConfigured(
+                    f'settings.json sets "defaultProvider": "{provider}" but no "defaultModel", and caddie has no '
+                    f'default for that provider. Add "defaultModel" to {where}.'
+                )
+            return found
+        try:
+            return self.resolve(ref)
+        except ModelNotFound as e:
+            raise NoModelConfigured(
+                f"settings.json names the default model '{ref}', which caddie does not know. "
+                f'Fix "defaultProvider"/"defaultModel" in {where}, or pass --model. ({e})'
+            ) from None
+
+    def _probe_ollama(self, timeout_s: float) -> Model | None:
+        if self._ollama_cache is not False:
+            return self._ollama_cache if isinstance(self._ollama_cache, Model) else None
+        names = probe_ollama(ollama_base_url(self.env), timeout_s)
+        model = self.find("ollama", names[0]) if names else None
+        self._ollama_cache = model
+        return model
+
+    def no_model_text(self) -> str:
+        settings_path = agent_dir() / "settings.json"
+        ollama = (self.env.get(OLLAMA_URL_ENV) or DEFAULT_OLLAMA_URL).rstrip("/")
+        lines = [
+            "No model is configured. Do one of these:",
+            "  - set ANTHROPIC_API_KEY or OPENAI_API_KEY (or GEMINI_API_KEY, OPENROUTER_API_KEY, ... - docs/providers.md "
+            "lists every provider's variable), or store a key with /login in the interactive UI;",
+            "  - pass --model provider/model-id, e.g. --model anthropic/claude-sonnet-5 or --model ollama/qwen2.5-coder:7b;",
+            f'  - set "defaultProvider" and "defaultModel" in {settings_path};',
+            f"  - start Ollama (caddie looks for it at {ollama}), or describe your local server "
+            f"(LM Studio, vLLM, llama.cpp) in {self.models_json_path} - see docs/providers.md;",
+            "  - or try caddie offline with --model faux/echo.",
+        ]
+        if self.warnings:
+            lines.append("Also: " + " ".join(self.warnings))
+        return "\n".join(lines)

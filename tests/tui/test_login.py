@@ -1,0 +1,105 @@
+"""/login and /logout in the interactive UI: a masked key, stored in auth.json (0600), never shown."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from textual.widgets import Input
+
+from caddie.config.paths import agent_dir
+from caddie.models import AuthStore
+from caddie.modes.interactive.dialogs import InputScreen, SelectScreen
+from caddie.modes.interactive.login import SecretInputScreen
+from tests.tui.harness import SMALL, make_app, ready, screen_text, submit, type_text, until, widget_text
+
+KEY = "gsk-pasted-in-the-tui-0123456789"
+
+
+async def test_login_picks_a_provider_masks_the_key_and_stores_it(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path)
+    auth = agent_dir() / "auth.json"
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/login")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await type_text(pilot, "groq")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SecretInputScreen))
+        field = app.screen.query_one(Input)
+        assert field.password
+        await type_text(pilot, KEY)
+        await pilot.pause()
+        shown = screen_text(app)
+        await pilot.press("enter")
+        await until(pilot, auth.exists)
+        await until(pilot, lambda: "Stored the Groq key" in widget_text(app.conversation))
+        transcript = widget_text(app.conversation)
+        assert app.registry is not None
+        assert any(m.provider == "groq" for m in app.registry.available())
+        session_file = app.session.store.path if app.session is not None else None
+    assert KEY not in shown and KEY[:8] not in shown
+    assert KEY not in transcript
+    assert json.loads(auth.read_text()) == {"groq": {"type": "api_key", "key": KEY}}
+    assert stat.S_IMODE(auth.stat().st_mode) == 0o600
+    if session_file is not None and Path(session_file).exists():
+        assert KEY not in Path(session_file).read_text()
+
+
+async def test_login_with_a_provider_named_and_escape_stores_nothing(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/login openai")
+        await until(pilot, lambda: isinstance(app.screen, SecretInputScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: "Login cancelled" in widget_text(app.conversation))
+        await submit(pilot, app, "/login opneai")
+        await until(pilot, lambda: "Did you mean openai?" in widget_text(app.conversation))
+    assert not (agent_dir() / "auth.json").exists()
+
+
+async def test_login_asks_for_the_variables_a_base_url_needs(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/login cloudflare-workers-ai")
+        await until(pilot, lambda: isinstance(app.screen, SecretInputScreen))
+        await type_text(pilot, "cf-secret-key-123456")
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen) is InputScreen)
+        await type_text(pilot, "acct42")
+        await pilot.press("enter")
+        await until(pilot, (agent_dir() / "auth.json").exists)
+    stored = json.loads((agent_dir() / "auth.json").read_text())
+    assert stored["cloudflare-workers-ai"]["env"] == {"CLOUDFLARE_ACCOUNT_ID": "acct42"}
+
+
+async def test_logout_removes_a_stored_key(tmp_path: Path) -> None:
+    auth = agent_dir() / "auth.json"
+    AuthStore(auth).set_key("groq", KEY)
+    AuthStore(auth).set_key("xai", "xai-another-key-12345")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/logout")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await type_text(pilot, "groq")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Removed the stored key for groq" in widget_text(app.conversation))
+        assert app.registry is not None and all(m.provider != "groq" for m in app.registry.available())
+    assert set(json.loads(auth.read_text())) == {"xai"}
+
+
+async def test_login_without_a_model_selects_the_providers_default(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, model=None)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        assert app.session is not None and app.session.model is None
+        await submit(pilot, app, "/login deepseek")
+        await until(pilot, lambda: isinstance(app.screen, SecretInputScreen))
+        await type_text(pilot, "ds-key-0987654321")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.model is not None)
+        assert app.session.model is not None and app.session.model.ref == "deepseek/deepseek-v4-pro"
