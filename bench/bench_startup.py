@@ -13,6 +13,10 @@ pair by pair. Figures per run:
 - **exit**: process spawn → the process has ended (after the answer is printed and the session closed);
 - **cpu**: user + system CPU seconds of the process.
 
+An RPC scenario follows per API: the agent started with ``--mode rpc`` gets its first prompt ``--rpc-idle``
+seconds later (an editor or script that starts the agent before the user has typed); the figure is that
+prompt → its request at the server, i.e. what of the start-up was not done while waiting.
+
 ``--version`` and ``--help`` are timed the same way (spawn → exit). Pi is looked for in ``CADDIE_PI_DIR``
 (default ``.cache/pi``); without it only caddie is measured. An API whose provider module or fake-server
 endpoint is not in this checkout is skipped with a note. Results go to docs/benchmarks.md by hand.
@@ -21,6 +25,7 @@ endpoint is not in this checkout is skipped with a note. Results go to docs/benc
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -124,7 +129,45 @@ def report(title: str, rows: dict[str, list[Run]], first: bool) -> None:
         print(f"  ratio caddie / pi ({label}), median of pairs: {median(ratios):.2f}×")
 
 
-def bench_api(api: str, runs: int, pi: Path | None, tmp: Path) -> None:
+def rpc_first_prompt(
+    cmd: list[str], env: dict[str, str], cwd: Path, arrivals: list[float], idle_s: float
+) -> Run:
+    """An RPC client that starts the agent, sends its first prompt ``idle_s`` later, and times that prompt
+    until its request reaches the server (the SDK's import either overlapped the wait or did not)."""
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None
+    try:
+        time.sleep(idle_s)
+        arrivals.clear()
+        sent = time.perf_counter()
+        proc.stdin.write(json.dumps({"id": "1", "type": "prompt", "message": "go"}) + "\n")
+        proc.stdin.flush()
+        deadline = sent + 120
+        while not arrivals and time.perf_counter() < deadline:
+            time.sleep(0.002)
+        if not arrivals:
+            raise RuntimeError(f"{cmd[0]} sent no request in RPC mode")
+        first = (arrivals[0] - sent) * 1000
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass  # killed below
+    finally:
+        proc.kill()
+        proc.wait()
+    return Run(first, float("nan"), float("nan"))
+
+
+def bench_api(api: str, runs: int, pi: Path | None, tmp: Path, rpc_idle_s: float) -> None:
     cwd = tmp / "project"
     cwd.mkdir(exist_ok=True)
     base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("CADDIE_")}
@@ -162,6 +205,18 @@ def bench_api(api: str, runs: int, pi: Path | None, tmp: Path) -> None:
                 if not arrivals:
                     raise RuntimeError(f"{who} sent no request")
         report(f"{api}: start → first request, one-turn -p run ({runs} runs each)", rows, first=True)
+        if rpc_idle_s > 0:
+            rpc_rows: dict[str, list[Run]] = {who: [] for who in commands}
+            for _ in range(runs):
+                for who, (cmd, env) in commands.items():
+                    rpc_cmd = [c for c in cmd if c not in ("-p", "go")]
+                    rpc_cmd[-2:-2] = ["--mode", "rpc"]
+                    rpc_rows[who].append(rpc_first_prompt(rpc_cmd, env, cwd, arrivals, rpc_idle_s))
+            report(
+                f"{api}: --mode rpc, first prompt sent {rpc_idle_s:g} s after start → its request ({runs} runs each)",
+                rpc_rows,
+                first=True,
+            )
 
 
 def bench_cli(flag: str, runs: int, pi: Path | None, tmp: Path) -> None:
@@ -186,14 +241,19 @@ import sys, time
 from caddie.ai.providers import preload
 api = sys.argv[1]
 steps: list[tuple[str, float]] = []
-def step(name, fn):
-    t = time.perf_counter(); fn(); steps.append((name, (time.perf_counter() - t) * 1000))
+def step(name, fn):  # CPU time: the machine may be shared, and nothing here waits
+    t = time.process_time(); fn(); steps.append((name, (time.process_time() - t) * 1000))
 import importlib
 spec = preload.spec_for(api)
 step("import " + spec.modules[0], lambda: importlib.import_module(spec.modules[0]))
-step("other SDK modules, provider module", lambda: [importlib.import_module(m) for m in spec.modules[1:]])
+step("other SDK modules, HTTP stack", lambda: [importlib.import_module(m) for m in spec.modules[1:]])
+def provider():
+    module = importlib.import_module(preload._provider_module(api))
+    for hook in preload._PROVIDER_HOOKS:
+        getattr(module, hook, lambda: None)()
+step("caddie's provider module", provider)
 step("first client", lambda: preload._make_client(spec))
-step("request/stream type warm-up", lambda: [w() for w in spec.warmups])
+step("request/stream type warm-ups", lambda: [w() for w in spec.warmups])
 for name, ms in steps:
     print(f"{name}\t{ms:.0f}")
 """
@@ -208,7 +268,7 @@ def breakdown(api: str, runs: int) -> None:
         for line in out.splitlines():
             name, ms = line.split("\t")
             samples.setdefault(name, []).append(float(ms))
-    print(f"\n{api}: SDK preload, step by step (median of {runs} fresh processes after a warm-up)")
+    print(f"\n{api}: SDK preload, CPU ms per step (median of {runs} fresh processes after a warm-up)")
     for name, values in samples.items():
         print(f"  {name:<40} {median(values[1:]):>6.0f} ms")
     print(f"  {'total':<40} {sum(median(v[1:]) for v in samples.values()):>6.0f} ms")
@@ -219,6 +279,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--apis", default=",".join(APIS), help="comma-separated model APIs")
     parser.add_argument("--no-cli", action="store_true", help="skip --version / --help")
+    parser.add_argument(
+        "--rpc-idle",
+        type=float,
+        default=6.0,
+        metavar="SECONDS",
+        help="RPC scenario: send the first prompt this long after start (0: skip the scenario)",
+    )
     parser.add_argument("--breakdown", action="store_true", help="time the SDK preload steps per API instead")
     args = parser.parse_args()
     apis = [a.strip() for a in args.apis.split(",") if a.strip()]
@@ -227,7 +294,12 @@ def main() -> None:
             if (why := api_supported(api)) is None:
                 breakdown(api, args.runs)
         return
+    import caddie
+
+    # A user's install has its .pyc files; this environment may set PYTHONDONTWRITEBYTECODE.
+    compileall.compile_dir(str(Path(caddie.__file__).parent), quiet=1)
     pi = pi_dir()
+    print(f"caddie from {Path(caddie.__file__).parent}")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; Pi: {pi or 'not found (CADDIE_PI_DIR)'}")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -237,7 +309,7 @@ def main() -> None:
             if why is not None:
                 print(f"\n{api}: skipped ({why})")
                 continue
-            bench_api(api, args.runs, pi, tmp)
+            bench_api(api, args.runs, pi, tmp, args.rpc_idle)
         if not args.no_cli:
             for flag in ("--version", "--help"):
                 bench_cli(flag, args.runs, pi, tmp)
