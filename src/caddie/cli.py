@@ -15,7 +15,6 @@ the traceback in ~/.caddie/agent/crash.log. Never a traceback on the terminal.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import difflib
 import os
 import re
@@ -28,6 +27,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from caddie import __version__
 
 if TYPE_CHECKING:
+    import asyncio
+
     from caddie.ai.messages import ImageContent
     from caddie.extensions.runner import Extension
 
@@ -213,6 +214,9 @@ def _read_stdin() -> str | None:
 
 
 async def _run_main(argv: list[str]) -> int:
+    global _session_closed
+    import asyncio
+
     # Only what describes the session: a plain interactive start paints its first frame before the
     # agent, the tools and the extensions are imported (they load in the UI's worker thread).
     from caddie.runtime.request import SessionRequest, SetupError
@@ -448,9 +452,12 @@ async def _run_main(argv: list[str]) -> int:
                     print("caddie: warning: the session did not shut down in time; exiting", file=sys.stderr)
                 elif not closing.cancelled() and closing.exception() is not None:
                     raise closing.exception()  # type: ignore[misc]
+                else:
+                    _session_closed = True
                 await _end_stragglers(min(2.0, grace))
             else:
                 await session.shutdown("quit")
+                _session_closed = True
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
@@ -458,6 +465,8 @@ async def _run_main(argv: list[str]) -> int:
 
 _terminated_by: int | None = None
 """The signal (SIGTERM, SIGHUP) that ended a headless run, if one did."""
+_session_closed = False
+"""A headless run's session has shut down (extensions told, session file closed and unlocked)."""
 
 
 def _add_signal_handler(
@@ -488,6 +497,8 @@ def _env_number(name: str, default: float) -> float:
 async def _end_stragglers(grace_s: float = 2.0) -> None:
     """RPC after EOF: work that outlived the session (an abandoned extension handler that ignores
     cancellation) must not keep the process alive. It is cancelled; if it still runs, the process exits."""
+    import asyncio
+
     current = asyncio.current_task()
     others = [t for t in asyncio.all_tasks() if t is not current]
     for task in others:
@@ -676,8 +687,51 @@ def _subcommand(argv: list[str]) -> int:
     return run_subcommand(argv)
 
 
+def _asks_version(args: list[str]) -> bool:
+    """``caddie [options] --version``: answered before anything is imported (argparse would print the same
+    for ``--version`` anywhere among the main command's options)."""
+    if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS):
+        return False
+    return "--version" in (args[: args.index("--")] if "--" in args else args)
+
+
+def _exit_promptly(code: int) -> NoReturn:
+    """End the process once a headless run is over (its output written, its session closed) without the
+    interpreter's teardown of every loaded module, which takes ~0.2 s once an SDK is imported. What that
+    teardown does that matters happens first, in the same order: threading's exit hooks and the wait for
+    non-daemon threads, the ``atexit`` handlers (logging's flush among them), flushing stdout and stderr."""
+    import atexit
+    import threading
+
+    shutdown: Callable[[], None] | None = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``caddie`` command. Called without ``argv`` (the console script, ``python -m caddie``), a headless
+    run ends the process itself as soon as its session is closed (see ``_exit_promptly``)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if _asks_version(args):
+        print(f"caddie {__version__}")
+        return 0
+    code = _main(args)
+    if argv is None and _session_closed:
+        _exit_promptly(code)
+    return code
+
+
+def _main(args: list[str]) -> int:
+    import asyncio
+
     try:
         if args and args[0] == "acp":
             from caddie.modes.acp import main as acp_main

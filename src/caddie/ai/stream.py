@@ -19,6 +19,7 @@ from caddie.ai import errors, secrets
 from caddie.ai.events import AssistantMessageEvent, ErrorEvent, final_message
 from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.providers.preload import wait_preloaded
 
 
 class ApiProvider(Protocol):
@@ -40,6 +41,11 @@ _registry: dict[str, ApiProvider] = {}
 
 def register_api(api: str, provider: ApiProvider) -> None:
     _registry[api] = provider
+
+
+def builtin_provider_module(api: str) -> str | None:
+    """The module of a built-in API's provider (imported on first use), if ``api`` is built in."""
+    return _BUILTIN_MODULES.get(api)
 
 
 def get_api(api: str) -> ApiProvider | None:
@@ -66,6 +72,7 @@ async def stream(
 ) -> AsyncIterator[AssistantMessageEvent]:
     options = options or StreamOptions()
     register_request_secrets(model, options)
+    await wait_preloaded(model.api)  # the SDK is imported in a worker thread, never on the event loop
     provider = get_api(model.api)
     if provider is None:
         yield ErrorEvent("error", error_message_for(model, f"No provider for API {model.api!r}"))

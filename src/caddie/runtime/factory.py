@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
+from caddie.ai.providers.preload import start_provider_preload
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
 from caddie.extensions.api import FlagSpec
@@ -270,6 +271,8 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         model = found if found is not None and registry.has_auth(found) else None
     if model is None and not (request.read_only and request.model is None):  # views never probe for a model
         model = resolve_model(registry, settings, request.model, request.require_model)
+    if not request.read_only:  # its SDK imports in a worker thread while the rest is set up
+        start_provider_preload(model)
     if (
         request.thinking is None
         and restored is not None

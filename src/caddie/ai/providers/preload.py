@@ -1,10 +1,20 @@
 """Import a model API's SDK in a worker thread, before the first request needs it.
 
-The provider modules import their SDK (``openai``, ``anthropic``) inside ``stream`` so that starting caddie
-does not pay for SDKs it will not call. Imported on the event loop, that first import freezes an
-interactive UI for a second or two. ``preload(api)`` does the same imports (plus the SDK's HTTP stack and
-the provider's one-off signature inspection) in a daemon thread as soon as the model is known;
-``await wait_preloaded(api)`` lets the first request wait for it without blocking the loop.
+The provider modules import their SDK (``openai``, ``anthropic``, ``google.genai``) inside ``stream`` so
+that starting caddie does not pay for SDKs it will not call. Those imports are slow (``import anthropic``
+2.5–3.4 s on a 2-core machine, ``import openai`` 0.6–1.1 s: hundreds of pydantic type modules).
+``start_provider_preload(model)`` does the same imports (plus the SDK's HTTP stack, a throw-away client and
+the provider's one-off warm-ups) in a daemon thread named ``preload-<api>`` as soon as the model is known,
+so they overlap whatever the process waits on next: the user's typing (TUI), an RPC client's first command,
+piped input, session loading. ``ai.stream.stream`` awaits ``wait_preloaded(api)`` before every request, so
+an SDK is never imported on the event loop.
+
+Everything here is idempotent (one thread per API per process) and never raises: a missing SDK or a broken
+module surfaces again, clearly, from the request itself.
+
+Adding an API: one ``register_preload(api, SdkSpec(...))`` (or an entry in ``_SPECS`` for built-in ones).
+The provider module (``ai.stream``'s table of built-in providers) is imported too, and its optional
+module-level ``_known_create_fields()`` / ``preload_warmup()`` functions are called once.
 """
 
 from __future__ import annotations
@@ -15,68 +25,54 @@ import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Protocol
+
+
+class _HasApi(Protocol):
+    @property
+    def api(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class SdkSpec:
+    """What to load for one model API."""
+
+    modules: tuple[str, ...]
+    """The SDK package first, then the SDK modules the first request imports."""
+    client: Callable[[ModuleType], object] | None = None
+    """Builds a throw-away client from the SDK package (it imports more, and sets up TLS, on construction)."""
+    warmups: tuple[Callable[[], object], ...] = ()
+    """One-off work the first request would otherwise do (type-hint resolution, pydantic schemas)."""
+    optional: tuple[str, ...] = field(default=("opentelemetry", "anyio"))
+    """Module name prefixes that may be missing without it being a problem."""
+
 
 _HTTP_STACK = ("anyio._backends._asyncio", "concurrent.futures.thread")
 """Imported by the HTTP client on its first request (anyio picks its asyncio backend lazily)."""
-_MODULES: dict[str, tuple[str, ...]] = {
-    "openai-completions": (
-        "openai",
-        "openai.resources.chat.completions",
-        "openai.resources.chat.chat",
-        "caddie.ai.providers.openai_completions",
-        *_HTTP_STACK,
-    ),
-    "anthropic-messages": (
-        "anthropic",
-        "anthropic.resources.messages",
-        "opentelemetry.propagate",  # the SDK's tracing imports it on the first request, when installed
-        "caddie.ai.providers.anthropic_messages",
-        *_HTTP_STACK,
-    ),
-}
-_CLIENT_CLASSES = {"openai-completions": "AsyncOpenAI", "anthropic-messages": "AsyncAnthropic"}
-_WARMUPS = ("_known_create_fields",)
-"""Module-level functions of the provider modules that cache something slow on first call."""
-
-_lock = threading.Lock()
-_started: dict[str, Future[None]] = {}
 
 
-def _load(api: str) -> None:
-    problem: BaseException | None = None
-    for name in _MODULES[api]:
-        try:
-            module = importlib.import_module(name)
-            for warmup in _WARMUPS:
-                function: Callable[[], object] | None = getattr(module, warmup, None)
-                if callable(function) and name.startswith("caddie."):
-                    function()
-        except ModuleNotFoundError as exc:
-            if not name.startswith(("opentelemetry", "anyio")):  # optional parts of the HTTP stack
-                problem = problem or exc
-        except Exception as exc:  # keep loading the rest; the first problem is reported
-            problem = problem or exc
-    try:  # a throw-away client: the SDK imports more on first construction, and sets up TLS
-        sdk = importlib.import_module(_MODULES[api][0])
-        client_class = getattr(sdk, _CLIENT_CLASSES[api])
-        client_class(api_key="preload", base_url="http://127.0.0.1:9")
-    except Exception as exc:
-        problem = problem or exc
-    try:
-        _warm_request_types(api)
-        _warm_stream_types(api)
-    except Exception:
-        pass  # only a warm-up: the request itself does the same work if this did not
-    if problem is not None:
-        raise problem
+def _openai_client(sdk: ModuleType) -> object:
+    return sdk.AsyncOpenAI(api_key="preload", base_url="http://127.0.0.1:9")
 
 
-def _warm_request_types(api: str) -> None:
+def _azure_client(sdk: ModuleType) -> object:
+    return sdk.AsyncAzureOpenAI(api_key="preload", azure_endpoint="http://127.0.0.1:9", api_version="preview")
+
+
+def _anthropic_client(sdk: ModuleType) -> object:
+    return sdk.AsyncAnthropic(api_key="preload", base_url="http://127.0.0.1:9")
+
+
+def _genai_client(sdk: ModuleType) -> object:
+    return sdk.Client(api_key="preload")
+
+
+def _warm_openai_request_types() -> None:
     """Run the OpenAI SDK's request-body transform once on a typical body: it resolves (and caches) the
     type hints of every request parameter type on first use, which would otherwise happen in the first
     request. (The Anthropic SDK has no such step.)"""
-    if api != "openai-completions":
-        return
     transform = importlib.import_module("openai._utils._transform")
     params = importlib.import_module("openai.types.chat.completion_create_params")
     message = {"role": "user", "content": [{"type": "text", "text": "x"}]}
@@ -92,119 +88,229 @@ def _warm_request_types(api: str) -> None:
     transform.maybe_transform(body, params.CompletionCreateParamsStreaming)
 
 
-def _warm_stream_types(api: str) -> None:
-    """Parse one of each streamed event the way the SDK does: pydantic builds the (large) schemas of the
-    event types on first use, ~0.1 s that would otherwise fall on the first streamed chunk."""
-    if api == "openai-completions":
-        models = importlib.import_module("openai._models")
-        chunk_type = importlib.import_module("openai.types.chat").ChatCompletionChunk
-        call = {"index": 0, "id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}
-        delta = {"role": "assistant", "content": "x", "reasoning_content": "y", "tool_calls": [call]}
-        usage = {
-            "prompt_tokens": 1,
-            "completion_tokens": 1,
-            "total_tokens": 2,
-            "prompt_tokens_details": {"cached_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0},
-        }
-        chunk = {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "usage": usage,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}],
-        }
-        models.construct_type(type_=chunk_type, value=chunk)
-    elif api == "anthropic-messages":
-        models = importlib.import_module("anthropic._models")
-        event_type = importlib.import_module("anthropic.types").RawMessageStreamEvent
-        message: dict[str, object] = {
-            "id": "m",
-            "type": "message",
-            "role": "assistant",
-            "model": "m",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-        events: list[dict[str, object]] = [
-            {"type": "message_start", "message": message},
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "input_json_delta", "partial_json": "{"},
-            },
-            {"type": "content_block_stop", "index": 0},
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 1},
-            },
-            {"type": "message_stop"},
-        ]
-        for event in events:
-            models.construct_type(type_=event_type, value=event)
+def _warm_openai_chunk_types() -> None:
+    """Parse one streamed chunk the way the SDK does: pydantic builds the (large) schemas of the event
+    types on first use, ~0.1 s that would otherwise fall on the first streamed chunk."""
+    models = importlib.import_module("openai._models")
+    chunk_type = importlib.import_module("openai.types.chat").ChatCompletionChunk
+    call = {"index": 0, "id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+    delta = {"role": "assistant", "content": "x", "reasoning_content": "y", "tool_calls": [call]}
+    usage = {
+        "prompt_tokens": 1,
+        "completion_tokens": 1,
+        "total_tokens": 2,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+    chunk = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "usage": usage,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}],
+    }
+    models.construct_type(type_=chunk_type, value=chunk)
 
 
-_busy = 0
+def _warm_anthropic_event_types() -> None:
+    """As ``_warm_openai_chunk_types``, for one of each streamed Anthropic Messages event."""
+    models = importlib.import_module("anthropic._models")
+    event_type = importlib.import_module("anthropic.types").RawMessageStreamEvent
+    message: dict[str, object] = {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    events: list[dict[str, object]] = [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": "{"},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    ]
+    for event in events:
+        models.construct_type(type_=event_type, value=event)
+
+
+_OPENAI_RESPONSES = ("openai", "openai.resources.responses", *_HTTP_STACK)
+_SPECS: dict[str, SdkSpec] = {
+    "openai-completions": SdkSpec(
+        ("openai", "openai.resources.chat.completions", "openai.resources.chat.chat", *_HTTP_STACK),
+        _openai_client,
+        (_warm_openai_request_types, _warm_openai_chunk_types),
+    ),
+    "openai-responses": SdkSpec(_OPENAI_RESPONSES, _openai_client),
+    "azure-openai-responses": SdkSpec(_OPENAI_RESPONSES, _azure_client),
+    "anthropic-messages": SdkSpec(
+        (
+            "anthropic",
+            "anthropic.resources.messages",
+            "opentelemetry.propagate",  # the SDK's tracing imports it on the first request, when installed
+            *_HTTP_STACK,
+        ),
+        _anthropic_client,
+        (_warm_anthropic_event_types,),
+    ),
+    "google-generative-ai": SdkSpec(("google.genai", "google.genai.models", *_HTTP_STACK), _genai_client),
+}
+_PROVIDER_HOOKS = ("_known_create_fields", "preload_warmup")
+"""Module-level functions of a provider module that cache something slow on their first call."""
+
+
+def register_preload(api: str, spec: SdkSpec) -> None:
+    """What to import in the background for ``api`` (an extension's provider, or a new built-in one)."""
+    _SPECS[api] = spec
+
+
+def spec_for(api: str) -> SdkSpec | None:
+    return _SPECS.get(api)
+
+
+def thread_name(api: str) -> str:
+    """The name of the thread that preloads ``api`` (visible in ``threading.enumerate()``)."""
+    return f"preload-{api}"
+
+
+def _provider_module(api: str) -> str | None:
+    from caddie.ai import stream  # not at module level: ai.stream imports this module
+
+    return stream.builtin_provider_module(api)
+
+
+def _make_client(spec: SdkSpec) -> None:
+    if spec.client is not None:
+        spec.client(importlib.import_module(spec.modules[0]))
+
+
+def _load(api: str, spec: SdkSpec) -> None:
+    problem: BaseException | None = None
+    provider = _provider_module(api)
+    for name in (*spec.modules, *([provider] if provider else [])):
+        try:
+            module = importlib.import_module(name)
+            if name == provider:
+                for hook in _PROVIDER_HOOKS:
+                    function: Callable[[], object] | None = getattr(module, hook, None)
+                    if callable(function):
+                        function()
+        except ModuleNotFoundError as exc:
+            if not name.startswith(spec.optional):  # optional parts of the HTTP stack
+                problem = problem or exc
+        except Exception as exc:  # keep loading the rest; the first problem is reported
+            problem = problem or exc
+    if problem is None:
+        try:
+            _make_client(spec)
+        except Exception as exc:
+            problem = exc
+    for warmup in spec.warmups if problem is None else ():
+        try:
+            warmup()
+        except Exception:
+            pass  # only a warm-up: the request itself does the same work if this did not
+    if problem is not None:
+        raise problem
+
+
+_lock = threading.Lock()
+_started: dict[str, Future[None]] = {}
+_running = 0
+_responsive = False
 _saved_interval: float | None = None
 PRELOAD_SWITCH_INTERVAL_S = 0.0002
-"""The GIL switch interval while a preload runs. Python's default (5 ms) lets an importing thread keep the
-event loop waiting for the GIL after every select(), which adds up to seconds of unanswered keys; with a
-short interval the loop gets the GIL back at once."""
+"""The GIL switch interval while a preload runs in an interactive process. Python's default (5 ms) lets an
+importing thread keep the event loop waiting for the GIL after every select(), which adds up to seconds of
+unanswered keys; with a short interval the loop gets the GIL back at once. Headless modes keep the default:
+they have nobody typing, and frequent switches only add overhead to two threads that both compute."""
 
 
-def _begin_background_work() -> None:
-    global _busy, _saved_interval
-    with _lock:
-        if _busy == 0:
-            _saved_interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(_saved_interval, PRELOAD_SWITCH_INTERVAL_S))
-        _busy += 1
+def _apply_switch_interval() -> None:
+    """Called with ``_lock`` held: lower the interval while a preload runs for a responsive caller."""
+    global _saved_interval
+    if _running and _responsive and _saved_interval is None:
+        _saved_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(_saved_interval, PRELOAD_SWITCH_INTERVAL_S))
+    elif not _running and _saved_interval is not None:
+        sys.setswitchinterval(_saved_interval)
+        _saved_interval = None
 
 
-def _end_background_work() -> None:
-    global _busy, _saved_interval
-    with _lock:
-        _busy -= 1
-        if _busy == 0 and _saved_interval is not None:
-            sys.setswitchinterval(_saved_interval)
-            _saved_interval = None
+def preload(api: str, *, responsive: bool = True) -> Future[None] | None:
+    """Start loading ``api``'s SDK in the background (once per process); None for APIs with nothing to load.
 
-
-def preload(api: str) -> Future[None] | None:
-    """Start loading ``api``'s SDK in the background (once per process); None for APIs with nothing to load."""
-    if api not in _MODULES:
+    ``responsive``: an event loop must keep answering while the thread imports (a UI); the GIL is then
+    handed back more often until the import is done."""
+    global _running, _responsive
+    spec = _SPECS.get(api)
+    if spec is None:
         return None
     with _lock:
+        if responsive and not _responsive:
+            _responsive = True
+            _apply_switch_interval()
         future = _started.get(api)
         if future is not None:
             return future
         future = Future()
         _started[api] = future
+        _running += 1
+        _apply_switch_interval()
 
     def run() -> None:
-        _begin_background_work()
+        global _running
         try:
-            _load(api)
+            _load(api, spec)
         except BaseException as exc:  # a missing SDK surfaces again, clearly, on the first request
             future.set_exception(exc)
         else:
             future.set_result(None)
         finally:
-            _end_background_work()
+            with _lock:
+                _running -= 1
+                _apply_switch_interval()
 
-    threading.Thread(target=run, name=f"preload-{api}", daemon=True).start()
+    try:
+        threading.Thread(target=run, name=thread_name(api), daemon=True).start()
+    except RuntimeError as exc:  # no threads left (or the interpreter is shutting down): load on demand
+        with _lock:
+            _running -= 1
+            _apply_switch_interval()
+        future.set_exception(exc)
     return future
+
+
+def start_provider_preload(model: _HasApi | None, *, responsive: bool = False) -> Future[None] | None:
+    """Call as soon as the model is known: its API's SDK starts importing in a background thread.
+
+    Safe to call any number of times, with None (no model yet) or a model whose API needs no SDK."""
+    if model is None:
+        return None
+    api = getattr(model, "api", None)
+    return preload(api, responsive=responsive) if isinstance(api, str) else None
 
 
 async def wait_preloaded(api: str) -> None:
     """Wait (without blocking the event loop) until ``api``'s SDK is imported; start that if needed."""
-    future = preload(api)
+    future = _started.get(api)
+    if future is not None and future.done():
+        return
+    future = preload(api, responsive=False) if future is None else future
     if future is None:
         return
     try:
@@ -216,3 +322,8 @@ async def wait_preloaded(api: str) -> None:
 def is_preloaded(api: str) -> bool:
     future = _started.get(api)
     return future is not None and future.done()
+
+
+def started(api: str) -> bool:
+    """Whether a preload of ``api`` was started in this process."""
+    return api in _started
