@@ -94,7 +94,7 @@ def test_help_lists_the_extensions_options_without_importing_an_sdk(caddie: Cadd
     assert "options added by extensions:\n  --goal VALUE" in result.stdout
     assert result.stdout.endswith('--goal-check "pytest -q"\n')
     modules = imported_modules(result.stderr)
-    assert any(m.startswith("caddie.extensions.goal.") for m in modules)
+    assert any(m.startswith("caddie.extensions.bundled.goal.") for m in modules)
     assert not [m for m in modules if m.startswith(("openai", "anthropic"))]
 
 
