@@ -361,3 +361,37 @@ def _is_overhead(message: AgentMessage) -> bool:
         calls = [b for b in message.content if isinstance(b, ToolCall)]
         return bool(calls) and all(c.name.startswith("mulligan_") for c in calls)
     return False
+
+
+def format_tokens(n: int) -> str:
+    """950, 1.2k, 48k, 1.5M."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{round(n / 1000)}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def format_savings_status(tokens: int, cost: float | None) -> str:
+    """``mulligan −48k tok · −$0.14`` (the cost part only when the model has prices)."""
+    text = f"mulligan \u2212{format_tokens(tokens)} tok"
+    if cost is not None:
+        sign = "\u2212" if cost >= 0 else "+"
+        amount = abs(cost)
+        text += f" · {sign}${amount:.2f}" if amount >= 0.01 or amount == 0 else f" · {sign}${amount:.3f}"
+    return text
+
+
+def savings_json(savings: SessionSavings) -> dict[str, object]:
+    """The figures as the ``mulligan_savings`` event carries them (``--mode json``, RPC)."""
+    return {
+        "tokens": savings.tokens,
+        "netTokens": savings.net_tokens,
+        "overheadTokens": savings.overhead_tokens,
+        "cost": round(savings.cost, 6) if savings.priced else None,
+        "requests": len(savings.requests),
+        "requestsTotal": savings.requests_total,
+        "status": format_savings_status(savings.tokens, savings.cost if savings.priced else None),
+    }

@@ -1100,6 +1100,11 @@ class CaddieApp(App[int], inherit_bindings=False):
         path = await export_session(store, session.runner, target)
         self.show_info(f"Exported the session to {path}")
 
+    async def cmd_context(self, args: str) -> None:
+        from caddie.modes.interactive.context_view import show_context
+
+        await show_context(self)
+
     async def cmd_reload(self, args: str) -> None:
         session = self.session
         assert session is not None

@@ -1,0 +1,694 @@
+"""The context window as a picture: what the next request carries, by category (``/context``,
+``caddie context --stats``).
+
+The host computes it from what it really sends: the system prompt, the active tools' schemas and the
+messages after every extension's ``context`` handler (mulligan's filter and nudges included). Which entry
+each message comes from, and what mulligan hides or shrinks, is asked of the extensions with the
+``entry_visibility`` event (the same answer ``caddie export`` shows); the host knows no extension's rules.
+
+Counting: every part is measured in characters as it goes over the wire — text, thinking, a tool call's name
+and compact-JSON arguments, a tool schema as compact JSON ``{name, description, parameters}``, an image as
+4,800 — in UTF-16 code units, and ``tokens = chars / 4``. When the provider reported the size of the last
+request (input + cache read + cache write), every category is scaled by how far that report was from this
+estimate for the same request, and the view says so; otherwise the figures are estimates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from caddie.ai.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    bash_execution_to_text,
+    text_of,
+)
+from caddie.ai.model import Model, Tool
+from caddie.ai.tokens import IMAGE_CHARS
+from caddie.extensions.api import EntryVisibility
+from caddie.jscompat import utf16_len
+
+CHARS_PER_TOKEN = 4
+TOP_ITEMS = 10
+
+# category key → (label, colour); tool results get one category per tool (``tool:<name>``)
+CATEGORY_STYLE: dict[str, tuple[str, str]] = {
+    "system": ("System prompt", "grey62"),
+    "tools": ("Tool schemas", "medium_purple"),
+    "user": ("User messages", "green"),
+    "assistant": ("Assistant (text, tool calls)", "dodger_blue1"),
+    "thinking": ("Thinking", "orchid"),
+    "extension": ("Extension messages", "gold1"),
+    "summary": ("Compaction summary", "dark_orange"),
+    "branch": ("Branch summary", "dark_orange3"),
+    "free": ("Free space", "grey23"),
+    "reserve": ("Compaction reserve", "grey37"),
+}
+TOOL_COLOURS = ("cyan", "turquoise2", "sea_green2", "steel_blue1", "aquamarine1", "light_sky_blue1")
+
+
+def _chars_of_content(content: str | Sequence[object]) -> tuple[int, int]:
+    """(text chars, thinking chars) of a content value; tool calls count name + compact JSON arguments."""
+    if isinstance(content, str):
+        return utf16_len(content), 0
+    text = thinking = 0
+    for block in content:
+        if isinstance(block, TextContent):
+            text += utf16_len(block.text)
+        elif isinstance(block, ThinkingContent):
+            thinking += utf16_len(block.thinking)
+        elif isinstance(block, ToolCall):
+            text += utf16_len(block.name) + utf16_len(compact_json(block.arguments))
+        elif isinstance(block, ImageContent):
+            text += IMAGE_CHARS
+    return text, thinking
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_schema_chars(tools: Sequence[Tool]) -> int:
+    """The tool schemas as one compact JSON list of ``{name, description, parameters}``."""
+    if not tools:
+        return 0
+    payload = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    return utf16_len(compact_json(payload))
+
+
+def message_parts(message: AgentMessage) -> list[tuple[str, int]]:
+    """(category key, chars) for one message as the model is sent it (host roles as their user text)."""
+    if isinstance(message, UserMessage):
+        return [("user", _chars_of_content(message.content)[0])]
+    if isinstance(message, AssistantMessage):
+        text, thinking = _chars_of_content(message.content)
+        return [("assistant", text), ("thinking", thinking)]
+    if isinstance(message, ToolResultMessage):
+        return [(f"tool:{message.tool_name}", _chars_of_content(message.content)[0])]
+    if isinstance(message, CustomMessage):
+        return [("extension", _chars_of_content(message.content)[0])]
+    if isinstance(message, BashExecutionMessage):
+        return [("user", 0 if message.exclude_from_context else utf16_len(bash_execution_to_text(message)))]
+    if isinstance(message, CompactionSummaryMessage):
+        from caddie.ai.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
+
+        return [
+            (
+                "summary",
+                utf16_len(COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX),
+            )
+        ]
+    assert isinstance(message, BranchSummaryMessage)
+    from caddie.ai.messages import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX
+
+    return [("branch", utf16_len(BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX))]
+
+
+def tokens_of(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def category_label(key: str) -> str:
+    if key.startswith("tool:"):
+        return f"Tool results: {key[5:]}"
+    return CATEGORY_STYLE.get(key, (key, ""))[0]
+
+
+def category_colour(key: str, tool_index: int = 0) -> str:
+    if key.startswith("tool:"):
+        return TOOL_COLOURS[tool_index % len(TOOL_COLOURS)]
+    return CATEGORY_STYLE.get(key, ("", "white"))[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    key: str
+    label: str
+    chars: int
+    tokens: int
+    """Scaled to the provider's count when ``ContextStats.basis == "reported"``, else ``estimated_tokens``."""
+    estimated_tokens: int
+    colour: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "label": self.label,
+            "chars": self.chars,
+            "tokens": self.tokens,
+            "estimatedTokens": self.estimated_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One message of the window."""
+
+    entry_id: str | None
+    """The session entry it comes from (usable in ``mulligan_shrink``'s targets and ``/tree``); None for
+    messages an extension injected for this request only (nudges)."""
+    category: str
+    title: str
+    chars: int
+    tokens: int
+    tool_call_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "entryId": self.entry_id,
+            "category": self.category,
+            "title": self.title,
+            "chars": self.chars,
+            "tokens": self.tokens,
+        }
+        if self.tool_call_id:
+            out["toolCallId"] = self.tool_call_id
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """An entry an extension does not send as it is (hidden, or replaced by something shorter)."""
+
+    entry_id: str
+    state: str
+    """``hidden`` or ``replaced``."""
+    reason: str
+    original_tokens: int
+    sent_tokens: int
+    cause_entry_id: str | None
+
+    @property
+    def saved_tokens(self) -> int:
+        return self.original_tokens - self.sent_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entryId": self.entry_id,
+            "state": self.state,
+            "reason": self.reason,
+            "originalTokens": self.original_tokens,
+            "sentTokens": self.sent_tokens,
+            "savedTokens": self.saved_tokens,
+            "causeEntryId": self.cause_entry_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SavingsSummary:
+    """What mulligan saved over the session (computed from the session itself)."""
+
+    tokens: int
+    net_tokens: int
+    cost: float
+    priced: bool
+    requests: int
+    requests_total: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "netTokens": self.net_tokens,
+            "cost": round(self.cost, 6),
+            "priced": self.priced,
+            "requests": self.requests,
+            "requestsTotal": self.requests_total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextStats:
+    categories: list[Category]
+    """The categories of what is sent (non-empty ones), largest first."""
+    items: list[Item]
+    """The largest messages, largest first (at most ``TOP_ITEMS``)."""
+    withheld: list[Withheld]
+    used_tokens: int
+    estimated_tokens: int
+    context_window: int
+    reserve_tokens: int
+    basis: str
+    """``reported`` (scaled to the provider's count at the last request) or ``estimated``."""
+    reported_tokens: int | None
+    """The provider's count of the last request (input + cache read + cache write), when known."""
+    model: str | None
+    messages: int
+    savings: SavingsSummary | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def free_tokens(self) -> int:
+        return max(0, self.context_window - self.used_tokens - self.reserve_tokens)
+
+    def window_categories(self) -> list[Category]:
+        """The sent categories plus free space and the compaction reserve (when the window is known)."""
+        out = list(self.categories)
+        if self.context_window > 0:
+            reserve = min(self.reserve_tokens, max(0, self.context_window - self.used_tokens))
+            if reserve:
+                out.append(Category("reserve", category_label("reserve"), 0, reserve, reserve, "grey37"))
+            out.append(
+                Category("free", category_label("free"), 0, self.free_tokens, self.free_tokens, "grey23")
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "contextWindow": self.context_window,
+            "usedTokens": self.used_tokens,
+            "estimatedTokens": self.estimated_tokens,
+            "reportedTokens": self.reported_tokens,
+            "basis": self.basis,
+            "reserveTokens": self.reserve_tokens,
+            "freeTokens": self.free_tokens,
+            "messages": self.messages,
+            "categories": [c.to_json() for c in self.window_categories()],
+            "largest": [i.to_json() for i in self.items],
+            "mulligan": {
+                "withheld": [w.to_json() for w in self.withheld],
+                "savings": self.savings.to_json() if self.savings else None,
+            },
+            "notes": self.notes,
+        }
+
+
+def _title(message: AgentMessage) -> str:
+    def clip(text: str, width: int = 60) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    if isinstance(message, UserMessage):
+        return f"user: {clip(text_of(message.content))}"
+    if isinstance(message, AssistantMessage):
+        calls = [b for b in message.content if isinstance(b, ToolCall)]
+        if calls:
+            first = calls[0]
+            args = clip(compact_json(first.arguments), 50)
+            more = f" +{len(calls) - 1}" if len(calls) > 1 else ""
+            return f"assistant → {first.name}({args}){more}"
+        return f"assistant: {clip(message.text())}"
+    if isinstance(message, ToolResultMessage):
+        return f"{message.tool_name} result: {clip(text_of(message.content), 50)}"
+    if isinstance(message, CustomMessage):
+        return f"{message.custom_type}: {clip(text_of(message.content), 50)}"
+    if isinstance(message, BashExecutionMessage):
+        return f"!{clip(message.command, 50)}"
+    if isinstance(message, CompactionSummaryMessage):
+        return "compaction summary"
+    return "branch summary"
+
+
+def _same(a: AgentMessage, b: AgentMessage) -> bool:
+    return a is b or a == b
+
+
+def attribute_entries(
+    sent: Sequence[AgentMessage],
+    branch_messages: Sequence[AgentMessage],
+    entry_ids: Sequence[str],
+    visibility: Mapping[str, EntryVisibility],
+) -> list[str | None]:
+    """The entry id of each sent message: the branch's messages in order, minus the hidden ones, a replaced
+    one matching its replacement; anything else (an injected nudge) has none."""
+    expected: list[tuple[AgentMessage, str]] = []
+    for message, entry_id in zip(branch_messages, entry_ids, strict=True):
+        answer = visibility.get(entry_id)
+        if answer is not None and answer.state == "hidden":
+            continue
+        if answer is not None and answer.state == "replaced" and answer.replacement is not None:
+            expected.append((answer.replacement, entry_id))
+        else:
+            expected.append((message, entry_id))
+    out: list[str | None] = []
+    j = 0
+    for message in sent:
+        k = j
+        while k < len(expected) and not _same(expected[k][0], message):
+            k += 1
+        if k < len(expected):
+            out.append(expected[k][1])
+            j = k + 1
+        else:
+            out.append(None)
+    return out
+
+
+def compute_context_stats(
+    *,
+    system_prompt: str,
+    tools: Sequence[Tool],
+    sent: Sequence[AgentMessage],
+    sent_entry_ids: Sequence[str | None],
+    branch_messages: Sequence[AgentMessage],
+    entry_ids: Sequence[str],
+    visibility: Mapping[str, EntryVisibility],
+    model: Model | None,
+    reserve_tokens: int,
+    savings: SavingsSummary | None = None,
+) -> ContextStats:
+    """Categories, the largest items and what is withheld, for one request (see the module docstring)."""
+    chars: dict[str, int] = {"system": utf16_len(system_prompt), "tools": tool_schema_chars(tools)}
+    items: list[Item] = []
+    for message, entry_id in zip(sent, sent_entry_ids, strict=True):
+        total = 0
+        parts = message_parts(message)
+        for key, n in parts:
+            chars[key] = chars.get(key, 0) + n
+            total += n
+        if total:
+            main = max(parts, key=lambda p: p[1])[0]
+            call_id = message.tool_call_id if isinstance(message, ToolResultMessage) else None
+            items.append(Item(entry_id, main, _title(message), total, tokens_of(total), call_id))
+
+    estimated = {k: tokens_of(v) for k, v in chars.items() if v}
+    estimated_total = sum(estimated.values())
+
+    # the provider's count of the last request, and this view's estimate of that same request
+    reported: int | None = None
+    scale = 1.0
+    last_index = next(
+        (
+            i
+            for i in range(len(sent) - 1, -1, -1)
+            if isinstance(sent[i], AssistantMessage) and _usable(sent[i])  # type: ignore[arg-type]
+        ),
+        None,
+    )
+    if last_index is not None:
+        last = sent[last_index]
+        assert isinstance(last, AssistantMessage)
+        u = last.usage
+        reported = u.input + u.cache_read + u.cache_write
+        before = utf16_len(system_prompt) + tool_schema_chars(tools)
+        before += sum(n for m in sent[:last_index] for _, n in message_parts(m))
+        if last.api == "faux":
+            reported = 0  # the faux provider's usage is its own chars/4 guess, not a provider's count
+        if reported > 0 and before > 0:
+            scale = reported / tokens_of(before)
+        else:
+            reported = None
+    basis = "reported" if reported is not None else "estimated"
+
+    categories: list[Category] = []
+    tool_names = sorted(k for k in estimated if k.startswith("tool:"))
+    for key, est in estimated.items():
+        tokens = round(est * scale)
+        colour = category_colour(key, tool_names.index(key) if key in tool_names else 0)
+        categories.append(Category(key, category_label(key), chars[key], tokens, est, colour))
+    categories.sort(key=lambda c: -c.tokens)
+    items.sort(key=lambda i: -i.chars)
+
+    by_id = {eid: m for m, eid in zip(branch_messages, entry_ids, strict=True)}
+    withheld: list[Withheld] = []
+    for entry_id, answer in visibility.items():
+        if answer.state not in ("hidden", "replaced") or entry_id not in by_id:
+            continue
+        original = tokens_of(sum(n for _, n in message_parts(by_id[entry_id])))
+        now = 0
+        if answer.state == "replaced" and answer.replacement is not None:
+            now = tokens_of(sum(n for _, n in message_parts(answer.replacement)))
+        withheld.append(Withheld(entry_id, answer.state, answer.reason, original, now, answer.cause_entry_id))
+
+    return ContextStats(
+        categories=categories,
+        items=items[:TOP_ITEMS],
+        withheld=withheld,
+        used_tokens=sum(c.tokens for c in categories),
+        estimated_tokens=estimated_total,
+        context_window=model.context_window if model is not None else 0,
+        reserve_tokens=reserve_tokens,
+        basis=basis,
+        reported_tokens=reported,
+        model=model.ref if model is not None else None,
+        messages=len(sent),
+        savings=savings,
+    )
+
+
+def _usable(message: AssistantMessage) -> bool:
+    u = message.usage
+    return message.stop_reason not in ("error", "aborted") and (u.input + u.cache_read + u.cache_write) > 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Gathering it from a running session
+
+
+async def stats_of_session(session: Any, registry: Any = None) -> ContextStats:
+    """``compute_context_stats`` for an ``AgentSession`` (the TUI's, or one opened read-only): its next
+    request as the extensions shape it, what they withhold, and mulligan's savings."""
+    from caddie.modes.export_html.visibility import branch_context, compacted_away
+
+    store = session.store
+    branch = store.branch()
+    sent = await session.context_for_next_request()
+    event = branch_context(branch)
+    visibility: dict[str, EntryVisibility] = {}
+    if session.runner.has_handlers("entry_visibility"):
+        await session.runner.emit("entry_visibility", event)
+        for entry_id, answer in event.answers.items():
+            if isinstance(answer, EntryVisibility) and answer.state in ("hidden", "replaced"):
+                visibility[entry_id] = answer
+    compacted = compacted_away(branch)
+    sent_ids = attribute_entries(sent, event.messages, event.entry_ids, visibility)
+    # what convert_to_llm keeps (it drops ``!!`` bash runs)
+    kept = [
+        (m, i)
+        for m, i in zip(sent, sent_ids, strict=True)
+        if not (isinstance(m, BashExecutionMessage) and m.exclude_from_context)
+    ]
+    settings = session.settings
+    reserve = settings.compaction_reserve_tokens if settings.compaction_enabled else 0
+    stats = compute_context_stats(
+        system_prompt=session.system_prompt,
+        tools=[t.as_provider_tool() for t in session.active_tools()],
+        sent=[m for m, _ in kept],
+        sent_entry_ids=[i for _, i in kept],
+        branch_messages=event.messages,
+        entry_ids=event.entry_ids,
+        visibility=visibility,
+        model=session.model,
+        reserve_tokens=reserve,
+        savings=mulligan_savings(session, registry),
+    )
+    if compacted:
+        stats.notes.append(f"{len(compacted)} earlier entries are summarised by a compaction.")
+    return stats
+
+
+def mulligan_loaded(session: Any) -> bool:
+    return any(t.name == "mulligan_rewind" for t in session.runner.tools())
+
+
+def mulligan_savings(session: Any, registry: Any = None) -> SavingsSummary | None:
+    """What mulligan saved on this session's branch, priced from the model catalogue (None without mulligan)."""
+    if not mulligan_loaded(session):
+        return None
+    return savings_of_store(session.store, session.settings.data, registry, session.model)
+
+
+def savings_of_store(
+    store: Any, settings: Mapping[str, Any] | None, registry: Any = None, model: Model | None = None
+) -> SavingsSummary:
+    from caddie.extensions.mulligan.config import config_from_settings
+    from caddie.extensions.mulligan.savings import compute_savings
+
+    config = config_from_settings(settings or {})
+    lookup: Any = model
+    if registry is not None:
+
+        def lookup(provider: str, model_id: str) -> Model | None:
+            found: Model | None = registry.find(provider, model_id)
+            return found or model
+
+    result = compute_savings(store.entries(), store.branch(), model=lookup, config=config)
+    return SavingsSummary(
+        tokens=result.tokens,
+        net_tokens=result.net_tokens,
+        cost=result.cost,
+        priced=result.priced,
+        requests=len(result.requests),
+        requests_total=result.requests_total,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# The picture (Rich): shared by /context and ``caddie context --stats``
+
+GRID_COLUMNS = 25
+GRID_ROWS = 4
+GLYPHS = {
+    "system": "S",
+    "tools": "T",
+    "user": "U",
+    "assistant": "A",
+    "thinking": "K",
+    "extension": "E",
+    "summary": "C",
+    "branch": "B",
+    "reserve": "r",
+    "free": ".",
+}
+
+
+def glyph(key: str, color: bool) -> str:
+    """A grid cell: a coloured square (free space a dot), or without colour a letter per category."""
+    if color:
+        return "·" if key == "free" else "□" if key == "reserve" else "■"
+    return "R" if key.startswith("tool:") else GLYPHS.get(key, "?")
+
+
+def _count(n: int) -> str:
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{round(n / 1000)}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def savings_text(savings: SavingsSummary) -> str:
+    """``mulligan −48k tok · −$0.14`` (the footer's words, also in ``/context`` and ``session show --stats``)."""
+    from caddie.extensions.mulligan.savings import format_savings_status
+
+    return format_savings_status(savings.tokens, savings.cost if savings.priced else None)
+
+
+def grid_cells(stats: ContextStats, cells: int = GRID_COLUMNS * GRID_ROWS) -> list[Category]:
+    """One category per cell, in proportion (largest remainders), the window's order: sent first, then the
+    reserve and free space; at least one cell for every sent category that holds anything."""
+    cats = stats.window_categories()
+    total = stats.context_window if stats.context_window > 0 else sum(c.tokens for c in cats)
+    if total <= 0:
+        return []
+    shares = [c.tokens * cells / total for c in cats]
+    counts = [int(s) for s in shares]
+    for i, c in enumerate(cats):
+        if c.key not in ("free", "reserve") and c.tokens > 0 and counts[i] == 0:
+            counts[i] = 1
+    while sum(counts) > cells:
+        i = max(range(len(cats)), key=lambda j: (cats[j].key == "free", counts[j]))
+        counts[i] -= 1
+    order = sorted(range(len(cats)), key=lambda j: -(shares[j] - int(shares[j])))
+    k = 0
+    while sum(counts) < cells and order:
+        counts[order[k % len(order)]] += 1
+        k += 1
+    out: list[Category] = []
+    for c, n in zip(cats, counts, strict=True):
+        out.extend([c] * n)
+    return out
+
+
+def render_stats(stats: ContextStats, color: bool = True) -> Any:
+    """The window as a coloured grid (one cell ≈ 1% of the window), the categories with tokens and %, the
+    largest items, and what mulligan withholds and saved."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    window = stats.context_window
+    parts: list[Any] = []
+    basis = (
+        f"provider-reported: the last request was {stats.reported_tokens:,} tokens; categories scaled to it"
+        if stats.basis == "reported" and stats.reported_tokens is not None
+        else "estimated (characters / 4): no provider-reported usage on this branch yet"
+    )
+    head = Text()
+    head.append("Context window", style="bold")
+    if stats.model:
+        head.append(f"  {stats.model}")
+    used = f"  {stats.used_tokens:,} tokens"
+    if window > 0:
+        used += f" of {window:,} ({stats.used_tokens / window:.0%})"
+    head.append(used)
+    parts.append(head)
+    parts.append(Text(f"tokens: {basis}", style="dim"))
+
+    cells = grid_cells(stats)
+    grid = Text()
+    for row in range(GRID_ROWS):
+        for col in range(GRID_COLUMNS):
+            i = row * GRID_COLUMNS + col
+            if i < len(cells):
+                grid.append(glyph(cells[i].key, color) + " ", style=cells[i].colour if color else "")
+        grid.append("\n")
+    parts.append(grid)
+
+    table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+    table.add_column("")
+    table.add_column("category")
+    table.add_column("tokens", justify="right")
+    table.add_column("%", justify="right")
+    denominator = window if window > 0 else max(1, stats.used_tokens)
+    for c in stats.window_categories():
+        table.add_row(
+            Text(glyph(c.key, color), style=c.colour if color else ""),
+            c.label,
+            f"{c.tokens:,}",
+            f"{c.tokens / denominator:.1%}",
+        )
+    parts.append(table)
+
+    if stats.items:
+        top = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", title_justify="left")
+        top.add_column(f"largest {len(stats.items)}", no_wrap=True)
+        top.add_column("tokens", justify="right")
+        top.add_column("what", overflow="ellipsis", no_wrap=True)
+        for item in stats.items:
+            ref = item.entry_id or "(this request only)"
+            what = item.title + (f"  [toolCallId {item.tool_call_id}]" if item.tool_call_id else "")
+            top.add_row(ref, f"{round(item.tokens * _scale(stats)):,}", what)
+        parts.append(Text(""))
+        parts.append(top)
+
+    parts.append(Text(""))
+    mull = Text()
+    mull.append("mulligan", style="bold")
+    if stats.withheld:
+        hidden = [w for w in stats.withheld if w.state == "hidden"]
+        shrunk = [w for w in stats.withheld if w.state == "replaced"]
+        mull.append(
+            f"  withholds {len(hidden)} hidden and {len(shrunk)} shrunk entries "
+            f"(~{sum(w.saved_tokens for w in stats.withheld):,} tokens not sent)"
+        )
+        parts.append(mull)
+        for w in sorted(stats.withheld, key=lambda w: -w.saved_tokens)[:TOP_ITEMS]:
+            now = f" → {w.sent_tokens:,}" if w.state == "replaced" else ""
+            parts.append(Text(f"  {w.entry_id}  {w.original_tokens:,}{now} tok  {w.reason}", style="dim"))
+        if len(stats.withheld) > TOP_ITEMS:
+            parts.append(Text(f"  … and {len(stats.withheld) - TOP_ITEMS} more", style="dim"))
+    else:
+        mull.append("  hides and shrinks nothing on this branch")
+        parts.append(mull)
+    if stats.savings is not None and stats.savings.requests:
+        s = stats.savings
+        parts.append(
+            Text(
+                f"  saved so far: {savings_text(s)}  ({s.requests} of {s.requests_total} requests lighter; "
+                f"net of its own notes and calls {s.net_tokens:,} tokens)"
+            )
+        )
+    for note in stats.notes:
+        parts.append(Text(note, style="dim"))
+    return Group(*parts)
+
+
+def _scale(stats: ContextStats) -> float:
+    return stats.used_tokens / stats.estimated_tokens if stats.estimated_tokens else 1.0
