@@ -176,3 +176,36 @@ def test_json_mode_reports_savings_events(caddie: Caddie) -> None:
     last = savings[-1]["data"]
     assert last["tokens"] == expected.tokens > 7000
     assert last["requests"] == len(expected.requests) and last["status"].startswith("mulligan \u2212")
+
+
+def test_export_charts_tokens_per_request_with_and_without_mulligan(caddie: Caddie) -> None:
+    import re
+
+    (caddie.project / "big.txt").write_text("y" * 24_000 + "\n")
+    caddie.llm.push(
+        fl.tool_call("bash", {"command": "cat big.txt"}, id="c_cat"),
+        fl.tool_call(
+            "mulligan_shrink", {"target": {"by_tool_call_id": "c_cat"}, "replacement": "24,000 y."}, id="c_sh"
+        ),
+        fl.tool_call("bash", {"command": "echo one"}, id="c_1"),
+        fl.text("done"),
+    )
+    assert caddie.run("-p", "--model", "fake/fake-model", "look").returncode == 0
+    out = caddie.run("export", "-o", "page.html")
+    assert out.returncode == 0, out.stderr
+    html = (caddie.project / "page.html").read_text()
+    assert '<section id="savings">' in html and "What mulligan saved" in html
+
+    def series(label: str) -> list[int]:
+        found = re.findall(rf"<title>request (\d+): ([\d,]+) tokens {label}</title>", html)
+        return [int(v.replace(",", "")) for _, v in found]
+
+    with_, without = series("with mulligan"), series("without mulligan")
+    [session_file] = caddie.session_files()
+    store = SessionStore.open(session_file, repair=False)
+    savings = compute_savings(store.entries(), store.branch())
+    assert len(with_) == len(without) == savings.requests_total == 4
+    assert [w - s for w, s in zip(without, with_, strict=True)] == [0, 0] + [
+        r.saved_tokens for r in savings.requests
+    ]
+    assert sum(without) - sum(with_) == savings.tokens > 5000

@@ -431,7 +431,9 @@ async def export_session_file(path: str | None, cwd: str, output: str | None) ->
     target = Path(output).expanduser() if output else default_export_path(session.store, source)
     await session.start("resume")
     try:
-        return await export_session(session.store, session.runner, target, source)
+        return await export_session(
+            session.store, session.runner, target, source, settings=session.settings.data
+        )
     except OSError as e:
         raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
     finally:
