@@ -335,17 +335,57 @@ def attribute_entries(
         else:
             expected.append((message, entry_id))
     out: list[str | None] = []
+    used = [False] * len(expected)
     j = 0
+
+    def claim(k: int) -> None:
+        nonlocal j
+        used[k] = True
+        out.append(expected[k][1])
+        j = max(j, k + 1)
+
     for message in sent:
-        k = j
-        while k < len(expected) and not _same(expected[k][0], message):
-            k += 1
-        if k < len(expected):
-            out.append(expected[k][1])
-            j = k + 1
-        else:
+        # the next one in order; else an equal one anywhere (moved); else the same message re-rendered
+        # (same role and timestamp, e.g. a note the filter rewrites in place); else injected for this request
+        k = next((k for k in range(j, len(expected)) if not used[k] and _same(expected[k][0], message)), None)
+        if k is None:
+            k = next(
+                (k for k in range(len(expected)) if not used[k] and _same(expected[k][0], message)), None
+            )
+        if k is None:
+            stamp = getattr(message, "timestamp", None)
+            k = next(
+                (
+                    k
+                    for k in range(len(expected))
+                    if not used[k]
+                    and stamp is not None
+                    and type(expected[k][0]) is type(message)
+                    and getattr(expected[k][0], "timestamp", None) == stamp
+                ),
+                None,
+            )
+        if k is None:
+            key = _content_key(message)
+            k = next(
+                (k for k in range(len(expected)) if not used[k] and _content_key(expected[k][0]) == key),
+                None,
+            )
+        if k is None:
             out.append(None)
+        else:
+            claim(k)
     return out
+
+
+def _content_key(message: AgentMessage) -> str:
+    """The message without its timestamp (the in-memory copy of an extension message and its entry may
+    carry timestamps a few milliseconds apart)."""
+    from caddie.ai.messages import message_to_json
+
+    data = message_to_json(message)
+    data.pop("timestamp", None)
+    return compact_json(data)
 
 
 def compute_context_stats(
@@ -648,15 +688,21 @@ def render_stats(stats: ContextStats, color: bool = True) -> Any:
 
     if stats.items:
         top = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", title_justify="left")
-        top.add_column(f"largest {len(stats.items)}", no_wrap=True)
-        top.add_column("tokens", justify="right")
-        top.add_column("what", overflow="ellipsis", no_wrap=True)
+        top.add_column(f"largest {len(stats.items)}", no_wrap=True, min_width=10)
+        top.add_column("tokens", justify="right", no_wrap=True, min_width=6)
+        top.add_column("what", overflow="ellipsis", no_wrap=True, max_width=72)
         for item in stats.items:
-            ref = item.entry_id or "(this request only)"
+            ref = item.entry_id or "(injected)"
             what = item.title + (f"  [toolCallId {item.tool_call_id}]" if item.tool_call_id else "")
             top.add_row(ref, f"{round(item.tokens * _scale(stats)):,}", what)
         parts.append(Text(""))
         parts.append(top)
+        if any(item.entry_id is None for item in stats.items):
+            parts.append(
+                Text(
+                    "(injected): added by an extension to this request only, not in the session", style="dim"
+                )
+            )
 
     parts.append(Text(""))
     mull = Text()
