@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -386,9 +387,19 @@ async def run_tui(root: Path) -> DemoResult:
         cwd=str(project), mode="tui", model=DEMO_MODEL, stream_fn=faux.stream, trust=True, ui=ui
     )
     app = DemoApp(Startup(request), ui, tour())
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, app.request_quit)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
     try:
         await app.run_async()
     finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
         ui.detach()
         if app.session is not None and not app.shutdown_done:
             app.shutdown_done = True

@@ -14,8 +14,8 @@ from caddie.modes.interactive.ui import TextualUI
 if TYPE_CHECKING:
     from caddie.modes.demo import Step
 
-TYPE_DELAY_S = 0.025
-STEP_PAUSE_S = 1.2
+TYPE_DELAY_S = 0.012
+STEP_PAUSE_S = 0.9
 
 
 class DemoApp(CaddieApp):
