@@ -7,7 +7,8 @@
 Each episode runs three times through the real ``caddie -p`` against the fake OpenAI-compatible server on
 127.0.0.1 (see ``runner.py``): mulligan off, mulligan on (the scripted model follows its nudges), and the
 physical limit (the waste never produced). Reported per episode and in total: input tokens billed (summed over
-requests), the limit, the share of billed tokens mulligan saved, and the share of the avoidable waste
+requests), the limit, the waste-seen-once bound (the off run with each waste result sent once and never again,
+plus mulligan's schemas), the share of billed tokens mulligan saved, and the share of the avoidable waste
 (off − limit) it removed. Results go into docs/benchmarks.md by hand.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from bench.token_economy.episodes import episode, work
-from bench.token_economy.runner import billed_tokens, run_episode
+from bench.token_economy.runner import billed_tokens, request_chars, run_episode, seen_once_chars
 
 
 def test_one_episode_both_ways_mulligan_bills_fewer_input_tokens() -> None:
@@ -52,3 +52,19 @@ def test_billing_counts_system_prompt_tools_and_messages() -> None:
         "tools": [],
     }
     assert billed_tokens(body) == 14  # (40 + 8 + len("bash") + len("{}") + 2) / 4: 🔄 is two UTF-16 units
+
+
+def test_seen_once_keeps_a_waste_result_on_its_first_request_only() -> None:
+    call = {"id": "w1", "type": "function", "function": {"name": "bash", "arguments": '{"command":"cat x"}'}}
+    waste = [
+        {"role": "assistant", "content": "look", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "w1", "content": "z" * 4000},
+    ]
+    first = {"messages": [{"role": "user", "content": "go"}, *waste], "tools": []}
+    second = {"messages": [*first["messages"], {"role": "assistant", "content": "done"}], "tools": []}
+    plain = {"messages": [{"role": "user", "content": "go"}], "tools": []}
+    assert seen_once_chars([plain, first, second], {"w1"}) == [
+        request_chars(plain),
+        request_chars(first),  # the request that carries the result first: paid in full
+        request_chars(second) - 4000 - len("bash") - len('{"command":"cat x"}'),
+    ]
