@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from caddie.ai.providers.faux import faux_message, faux_tool_call
+from caddie.jscompat import utf16_len
+from caddie.modes.context_stats import message_parts, tool_schema_chars
 from caddie.modes.interactive.context_view import ContextBlock
 from tests.tui.harness import (
     LARGE,
@@ -39,8 +41,9 @@ async def test_context_shows_the_window_and_what_mulligan_saved(tmp_path: Path) 
             ]
         ),
         faux_message("Shrunk."),
+        faux_message("You're welcome."),
     ]
-    app, _ = make_app(tmp_path, steps)
+    app, faux = make_app(tmp_path, steps)
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "what is in big.txt?")
@@ -53,10 +56,27 @@ async def test_context_shows_the_window_and_what_mulligan_saved(tmp_path: Path) 
         await submit(pilot, app, "shrink it")
         await settle(app, pilot)
         await until(pilot, lambda: "mulligan \u2212" in screen_text(app))  # the footer status
+        assert app.session is not None
+        entries_before = len(app.session.store.entries())
         await submit(pilot, app, "/context")
         await until(pilot, lambda: len(app.query(ContextBlock)) == 2)
         after = app.query(ContextBlock).last()
         after_text = widget_text(after)
+        assert len(app.session.store.entries()) == entries_before  # looking changes nothing
+
+        # the next request is what /context showed, plus the new prompt
+        await submit(pilot, app, "thanks")
+        await settle(app, pilot)
+    sent = faux.requests[-1]
+    chars: dict[str, int] = {
+        "system": utf16_len(sent.system_prompt or ""),
+        "tools": tool_schema_chars(sent.tools or []),
+    }
+    for message in sent.messages[:-1]:
+        for key, n in message_parts(message):
+            if n:
+                chars[key] = chars.get(key, 0) + n
+    assert {c.key: c.chars for c in after.stats.categories} == chars
 
     for label in ("Context window", "System prompt", "Tool schemas", "Tool results: bash", "Free space"):
         assert label in before_text

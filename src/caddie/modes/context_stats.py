@@ -489,14 +489,19 @@ def _usable(message: AssistantMessage) -> bool:
 # Gathering it from a running session
 
 
-async def stats_of_session(session: Any, registry: Any = None) -> ContextStats:
-    """``compute_context_stats`` for an ``AgentSession`` (the TUI's, or one opened read-only): its next
-    request as the extensions shape it, what they withhold, and mulligan's savings."""
+async def stats_of_session(session: Any, registry: Any = None, *, live: bool = False) -> ContextStats:
+    """``compute_context_stats`` for an ``AgentSession``: its next request as the extensions shape it, what
+    they withhold, and mulligan's savings.
+
+    ``live=False`` (a session opened read-only, ``caddie context --stats``): the extensions' ``context``
+    handlers run, so per-request additions (mulligan's nudges) are counted too — whatever state they change
+    goes away with the view. ``live=True`` (``/context`` in a running session): only the side-effect-free
+    ``entry_visibility`` answers are used, because a ``context`` handler may keep state about the requests it
+    sees (mulligan's high-water latch and its stale-shrink retirement, which writes entries)."""
     from caddie.modes.export_html.visibility import branch_context, compacted_away
 
     store = session.store
     branch = store.branch()
-    sent = await session.context_for_next_request()
     event = branch_context(branch)
     visibility: dict[str, EntryVisibility] = {}
     if session.runner.has_handlers("entry_visibility"):
@@ -504,6 +509,10 @@ async def stats_of_session(session: Any, registry: Any = None) -> ContextStats:
         for entry_id, answer in event.answers.items():
             if isinstance(answer, EntryVisibility) and answer.state in ("hidden", "replaced"):
                 visibility[entry_id] = answer
+    if live:
+        sent = apply_visibility(event.messages, event.entry_ids, visibility)
+    else:
+        sent = await session.context_for_next_request()
     compacted = compacted_away(branch)
     sent_ids = attribute_entries(sent, event.messages, event.entry_ids, visibility)
     # what convert_to_llm keeps (it drops ``!!`` bash runs)
@@ -528,7 +537,27 @@ async def stats_of_session(session: Any, registry: Any = None) -> ContextStats:
     )
     if compacted:
         stats.notes.append(f"{len(compacted)} earlier entries are summarised by a compaction.")
+    if live:
+        stats.notes.append(
+            "Lines an extension adds to a single request (mulligan's nudges) are not shown here; "
+            "caddie context --stats counts them."
+        )
     return stats
+
+
+def apply_visibility(
+    messages: Sequence[AgentMessage], entry_ids: Sequence[str], visibility: Mapping[str, EntryVisibility]
+) -> list[AgentMessage]:
+    """The branch's context with what the extensions withhold applied: hidden entries left out, replaced ones
+    swapped for what is sent instead."""
+    out: list[AgentMessage] = []
+    for message, entry_id in zip(messages, entry_ids, strict=True):
+        answer = visibility.get(entry_id)
+        if answer is None:
+            out.append(message)
+        elif answer.state == "replaced" and answer.replacement is not None:
+            out.append(answer.replacement)
+    return out
 
 
 def mulligan_loaded(session: Any) -> bool:

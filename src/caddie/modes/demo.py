@@ -354,7 +354,7 @@ async def run_printed(root: Path, out: TextIO, *, pause: float = 0.0) -> DemoRes
                 await session.wait_for_idle()
             elif step.text == "/context":
                 show(f"> {step.text}", "bold")
-                console.print(render_stats(await stats_of_session(session, build.registry), color))
+                console.print(render_stats(await stats_of_session(session, build.registry, live=True), color))
             else:
                 show(f"> {step.text}", "bold")
                 await session.prompt(step.text, source="print")

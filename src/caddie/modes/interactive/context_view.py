@@ -30,6 +30,6 @@ async def show_context(app: CaddieApp) -> ContextStats | None:
     session = app.session
     if session is None:
         return None
-    stats = await stats_of_session(session, app.registry)
+    stats = await stats_of_session(session, app.registry, live=True)
     app.conversation.add(ContextBlock(render_stats(stats, color=True), stats))
     return stats
