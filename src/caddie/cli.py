@@ -44,6 +44,7 @@ configuration:
   Models: ANTHROPIC_API_KEY / OPENAI_API_KEY / ... or ~/.caddie/agent/models.json (Pi's format).
 
 examples:
+  caddie demo                             a 30-second scripted tour, no key needed
   caddie                                  start the interactive UI
   caddie -p "why does test_parse fail?"   answer and exit
   git diff | caddie -p "review this"      prompt from stdin
