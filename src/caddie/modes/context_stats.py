@@ -336,6 +336,7 @@ def attribute_entries(
             expected.append((message, entry_id))
     out: list[str | None] = []
     used = [False] * len(expected)
+    keys: list[str | None] = [None] * len(expected)
     j = 0
 
     def claim(k: int) -> None:
@@ -367,10 +368,14 @@ def attribute_entries(
             )
         if k is None:
             key = _content_key(message)
-            k = next(
-                (k for k in range(len(expected)) if not used[k] and _content_key(expected[k][0]) == key),
-                None,
-            )
+            for c in range(len(expected)):
+                if used[c]:
+                    continue
+                if keys[c] is None:
+                    keys[c] = _content_key(expected[c][0])  # computed once, only when a message needs it
+                if keys[c] == key:
+                    k = c
+                    break
         if k is None:
             out.append(None)
         else:
