@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from caddie.ai.model import Model, Tool
 from caddie.ai.tokens import IMAGE_CHARS
 from caddie.extensions.api import EntryVisibility
 from caddie.jscompat import utf16_len
+from caddie.session.entries import CompactionEntry
 
 CHARS_PER_TOKEN = 4
 TOP_ITEMS = 10
@@ -248,6 +249,8 @@ class ContextStats:
     model: str | None
     messages: int
     savings: SavingsSummary | None = None
+    basis_reason: str = ""
+    """Why the figures are estimates (when ``basis == "estimated"``)."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -274,6 +277,7 @@ class ContextStats:
             "estimatedTokens": self.estimated_tokens,
             "reportedTokens": self.reported_tokens,
             "basis": self.basis,
+            "basisReason": self.basis_reason,
             "reserveTokens": self.reserve_tokens,
             "freeTokens": self.free_tokens,
             "messages": self.messages,
@@ -405,8 +409,13 @@ def compute_context_stats(
     model: Model | None,
     reserve_tokens: int,
     savings: SavingsSummary | None = None,
+    changed_after: Callable[[str | None], bool] | None = None,
 ) -> ContextStats:
-    """Categories, the largest items and what is withheld, for one request (see the module docstring)."""
+    """Categories, the largest items and what is withheld, for one request (see the module docstring).
+
+    ``changed_after(entry_id)``: whether what is sent changed after that entry (an extension began to hide or
+    shrink something, a compaction): then the provider's count of the last request describes another view
+    and is not used to scale the estimates."""
     chars: dict[str, int] = {"system": utf16_len(system_prompt), "tools": tool_schema_chars(tools)}
     items: list[Item] = []
     for message, entry_id in zip(sent, sent_entry_ids, strict=True):
@@ -426,6 +435,7 @@ def compute_context_stats(
     # the provider's count of the last request, and this view's estimate of that same request
     reported: int | None = None
     scale = 1.0
+    basis_reason = "no provider-reported usage on this branch yet"
     last_index = next(
         (
             i
@@ -438,15 +448,19 @@ def compute_context_stats(
         last = sent[last_index]
         assert isinstance(last, AssistantMessage)
         u = last.usage
-        reported = u.input + u.cache_read + u.cache_write
+        count = u.input + u.cache_read + u.cache_write
         before = utf16_len(system_prompt) + tool_schema_chars(tools)
         before += sum(n for m in sent[:last_index] for _, n in message_parts(m))
         if last.api == "faux":
-            reported = 0  # the faux provider's usage is its own chars/4 guess, not a provider's count
-        if reported > 0 and before > 0:
-            scale = reported / tokens_of(before)
-        else:
-            reported = None
+            basis_reason = "the scripted faux model reports its own estimate, not a provider's count"
+        elif changed_after is not None and changed_after(sent_entry_ids[last_index]):
+            basis_reason = (
+                f"what is sent changed since the last request (reported: {count:,} tokens), "
+                "so that count no longer describes it"
+            )
+        elif count > 0 and before > 0:
+            reported = count
+            scale = count / tokens_of(before)
     basis = "reported" if reported is not None else "estimated"
 
     categories: list[Category] = []
@@ -479,6 +493,7 @@ def compute_context_stats(
         reserve_tokens=reserve_tokens,
         basis=basis,
         reported_tokens=reported,
+        basis_reason=basis_reason if reported is None else "",
         model=model.ref if model is not None else None,
         messages=len(sent),
         savings=savings,
@@ -528,7 +543,21 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
     ]
     settings = session.settings
     reserve = settings.compaction_reserve_tokens if settings.compaction_enabled else 0
+    order = {e.id: i for i, e in enumerate(store.entries())}
+    on_branch = {e.id: i for i, e in enumerate(branch)}
+    causes = [order.get(a.cause_entry_id or "", -1) for a in visibility.values()]
+
+    def changed_after(entry_id: str | None) -> bool:
+        if entry_id is None or entry_id not in order:
+            return True
+        at = order[entry_id]
+        later_compaction = any(
+            isinstance(e, CompactionEntry) for e in branch[on_branch.get(entry_id, len(branch)) + 1 :]
+        )
+        return later_compaction or any(c > at for c in causes)
+
     stats = compute_context_stats(
+        changed_after=changed_after,
         system_prompt=session.system_prompt,
         tools=[t.as_provider_tool() for t in session.active_tools()],
         sent=[m for m, _ in kept],
@@ -682,7 +711,7 @@ def render_stats(stats: ContextStats, color: bool = True) -> Any:
     basis = (
         f"provider-reported: the last request was {stats.reported_tokens:,} tokens; categories scaled to it"
         if stats.basis == "reported" and stats.reported_tokens is not None
-        else "estimated (characters / 4): no provider-reported usage on this branch yet"
+        else f"estimated (characters / 4): {stats.basis_reason or 'no provider-reported usage'}"
     )
     head = Text()
     head.append("Context window", style="bold")
