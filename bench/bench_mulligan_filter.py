@@ -243,7 +243,7 @@ class _Builder:
         (self.hidden if kind == "rewind" else self.shrunk).difference_update(ids)
 
 
-def build_session(n_messages: int, n_markers: int, seed: int = 7) -> Harness:
+def open_session(n_messages: int, n_markers: int, seed: int = 7) -> Harness:
     """A linear session of about ``n_messages`` context messages with ``n_markers`` active markers."""
     rng = random.Random(seed)
     h = Harness(SETTINGS)
@@ -550,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
         data_dir.mkdir(parents=True, exist_ok=True)
         src = export_pi_mulligan(Path(tmp)) if have_original else None
         for n_messages, n_markers in parse_sizes(args.sizes):
-            data = session_data(build_session(n_messages, n_markers))
+            data = session_data(open_session(n_messages, n_markers))
             data_path = data_dir / f"mulligan-{n_messages}-{n_markers}.json"
             data_path.write_text(json.dumps(data, ensure_ascii=False))
             c = load_caddie(data)

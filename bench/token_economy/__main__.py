@@ -7,7 +7,8 @@
 Each episode runs three times through the real ``caddie -p`` against the fake OpenAI-compatible server on
 127.0.0.1 (see ``runner.py``): mulligan off, mulligan on (the scripted model follows its nudges), and the
 physical limit (the waste never produced). Reported per episode and in total: input tokens billed (summed over
-requests), the limit, the share of billed tokens mulligan saved, and the share of the avoidable waste
+requests), the limit, the waste-seen-once bound (the off run with each waste result sent once and never again,
+plus mulligan's schemas), the share of billed tokens mulligan saved, and the share of the avoidable waste
 (off − limit) it removed. Results go into docs/benchmarks.md by hand.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import sys
 import time
@@ -54,6 +56,17 @@ class Row:
     def above_limit(self) -> float:
         return self.on.total / self.limit.total - 1
 
+    @property
+    def seen_once(self) -> int:
+        """The bound for any agent that must read a result to judge it: the run without mulligan with every
+        waste result sent once and never again, plus mulligan's tool schemas (loaded, as in ``on``)."""
+        schema = self.on.mulligan_schema_chars
+        return sum(math.ceil((c + schema) / 4) for c in self.off.seen_once)
+
+    @property
+    def above_seen_once(self) -> float:
+        return self.on.total / self.seen_once - 1
+
 
 def cost_units(run: RunResult) -> float:
     """Billed input with prefix caching: cached tokens at ``CACHE_READ_SHARE`` of the input rate."""
@@ -66,24 +79,25 @@ def k(n: float) -> str:
 
 def table(rows: list[Row]) -> str:
     head = (
-        "| episode | waste | requests off / on / limit | billed off | billed on | limit | saved | "
-        "waste removed | on vs limit |\n|---|---|---|---:|---:|---:|---:|---:|---:|"
+        "| episode | waste | requests off / on / limit | billed off | billed on | limit | seen once | saved | "
+        "waste removed | on vs limit | on vs seen once |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     for r in rows:
         lines.append(
             f"| {r.name} | {r.waste_kind} | {r.off.requests} / {r.on.requests} / {r.limit.requests} | "
-            f"{k(r.off.total)} | {k(r.on.total)} | {k(r.limit.total)} | {r.saved:.0%} | {r.removed:.0%} | "
-            f"{r.above_limit:+.0%} |"
+            f"{k(r.off.total)} | {k(r.on.total)} | {k(r.limit.total)} | {k(r.seen_once)} | {r.saved:.0%} | "
+            f"{r.removed:.0%} | {r.above_limit:+.0%} | {r.above_seen_once:+.0%} |"
         )
     off = sum(r.off.total for r in rows)
     on = sum(r.on.total for r in rows)
     limit = sum(r.limit.total for r in rows)
+    once = sum(r.seen_once for r in rows)
     removed = (off - on) / (off - limit) if off != limit else 0.0
     lines.append(
         f"| **total** | | {sum(r.off.requests for r in rows)} / {sum(r.on.requests for r in rows)} / "
-        f"{sum(r.limit.requests for r in rows)} | **{k(off)}** | **{k(on)}** | **{k(limit)}** | "
-        f"**{1 - on / off:.0%}** | **{removed:.0%}** | **{on / limit - 1:+.0%}** |"
+        f"{sum(r.limit.requests for r in rows)} | **{k(off)}** | **{k(on)}** | **{k(limit)}** | **{k(once)}** | "
+        f"**{1 - on / off:.0%}** | **{removed:.0%}** | **{on / limit - 1:+.0%}** | **{on / once - 1:+.0%}** |"
     )
     return "\n".join(lines)
 
@@ -121,15 +135,16 @@ def chart(rows: list[Row], path: Path) -> None:
     series = [
         ("mulligan off", [r.off.total / 1000 for r in rows], "#c0504d"),
         ("mulligan on", [r.on.total / 1000 for r in rows], "#4f81bd"),
-        ("physical limit", [r.limit.total / 1000 for r in rows], "#9bbb59"),
+        ("waste seen once", [r.seen_once / 1000 for r in rows], "#f0ad4e"),
+        ("physical limit (no waste)", [r.limit.total / 1000 for r in rows], "#9bbb59"),
     ]
     fig, ax = plt.subplots(figsize=(11, 5.2), dpi=110)
-    width = 0.27
+    width = 0.2
     for i, (label, values, color) in enumerate(series):
-        xs = [x + (i - 1) * width for x in range(len(rows))]
+        xs = [x + (i - 1.5) * width for x in range(len(rows))]
         ax.bar(xs, values, width, label=label, color=color)
     for x, r in enumerate(rows):
-        top = max(r.off.total, r.on.total, r.limit.total) / 1000
+        top = max(r.off.total, r.on.total, r.limit.total, r.seen_once) / 1000
         label = f"{-r.saved:+.0%}".replace("-", "\u2212")
         ax.annotate(
             label, (x, top), ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points"
@@ -141,7 +156,7 @@ def chart(rows: list[Row], path: Path) -> None:
     ax.set_ylabel("input tokens billed per episode (thousands)")
     ax.set_title(
         f"Token economy: {len(rows)} episodes — off {off / 1e3:,.0f}k, on {on / 1e3:,.0f}k "
-        f"({on / off - 1:+.0%}), limit {limit / 1e3:,.0f}k",
+        f"({on / off - 1:+.0%}), seen once {sum(r.seen_once for r in rows) / 1e3:,.0f}k, limit {limit / 1e3:,.0f}k",
         fontsize=11,
     )
     ax.legend()
@@ -174,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(
             f"{ep.name:<16} off {k(row.off.total):>8}  on {k(row.on.total):>8}  limit {k(row.limit.total):>8}  "
-            f"saved {row.saved:4.0%}  waste removed {row.removed:4.0%}  "
+            f"seen once {k(row.seen_once):>8}  saved {row.saved:4.0%}  waste removed {row.removed:4.0%}  "
             f"({row.on.requests} requests, mulligan calls {row.on.mulligan_calls})",
             flush=True,
         )

@@ -383,6 +383,21 @@ def episodes() -> list[Episode]:
             prompt="Coupons above 50% should need a manager override. Implement it.",
             setup=_with(_legacy),
             waste=explore,
+            # the drift nudge reaches the model with its third request: it compacts the first two dead ends
+            # while it looks at the last candidates, then rewinds the whole exploration
+            woven=(
+                explore[1],
+                turn(
+                    explore[2].text,
+                    shrink(
+                        "s1", "w1", "legacy/billing_v1.py: dead v1 billing code; no coupon logic.", "dead end"
+                    ),
+                    shrink(
+                        "s2", "w2", "legacy/invoice_v1.py: dead v1 invoice code; no coupon logic.", "dead end"
+                    ),
+                    *explore[2].calls,
+                ),
+            ),
             remedy=(
                 rewind(
                     "m1",
@@ -455,13 +470,20 @@ def episodes() -> list[Episode]:
             prompt="Rename rules 40 and 41 in app/models.py to models_rule_NN and check the file.",
             setup=_with(_big_models),
             waste=reads,
-            remedy=(
+            # nudged after the first read, the model shrinks each read as soon as a later one supersedes it
+            # (with the edit that supersedes it: the read's content is no longer needed once the edit is made)
+            woven=(
                 turn(
-                    "",
-                    shrink("m1", "w1", superseded, "superseded by a later read"),
-                    shrink("m2", "w3", superseded, "superseded by a later read"),
-                    shrink("m3", "w5", checked, "the edits are verified; only their outcome matters"),
+                    reads[1].text, shrink("m1", "w1", superseded, "superseded by this edit"), *reads[1].calls
                 ),
+                reads[2],
+                turn(
+                    reads[3].text, shrink("m2", "w3", superseded, "superseded by this edit"), *reads[3].calls
+                ),
+                reads[4],
+            ),
+            remedy=(
+                turn("", shrink("m3", "w5", checked, "the edits are verified; only their outcome matters")),
             ),
             after=(),
             lean=(

@@ -77,14 +77,37 @@ class Episode:
     work: tuple[Turn, ...]
     """The rest of the task (10–30 turns)."""
     answer: str
+    woven: tuple[Turn, ...] = ()
+    """For wastes of several turns: ``waste[1:]`` as a model that a nudge has reached plays it — the same
+    turns, with a mulligan call made in parallel once a result it targets is no longer needed (each turn is
+    played so only if a nudge reached the model by its request); empty: the waste is played as it is."""
 
     def plan(self, mode: Mode, nudged: Callable[[], bool]) -> list[Turn | Callable[[], list[Turn]]]:
+        """The turns the model plays. With mulligan, once a nudge reached it, the model makes the remedy's
+        calls in the same reply as its next step (parallel tool calls), so acting on the nudge costs no
+        request of its own."""
         if mode == "limit":
             return [*self.lean, *self.work]
         if mode == "off":
             return [*self.waste, *self.after, *self.work]
+        follow = [*self.after, *self.work]
+        plan: list[Turn | Callable[[], list[Turn]]] = [self.waste[0]]
+        if self.woven:
+            assert len(self.woven) == len(self.waste) - 1
+            for woven, plain in zip(self.woven, self.waste[1:], strict=True):
+                # decided when its request arrives: only a model a nudge has reached acts on it
+                plan.append(_decided(woven, plain, nudged))
+        else:
+            plan.extend(self.waste[1:])
         remedy = list(self.remedy)
-        return [*self.waste, lambda: remedy if nudged() else [], *self.after, *self.work]
+        plan.append(lambda: [merge(remedy, follow[0]), *follow[1:]] if nudged() and follow else follow)
+        return plan
+
+
+def merge(first: Sequence[Turn], then: Turn) -> Turn:
+    """One reply making the calls of ``first`` and of ``then`` in parallel (mulligan's calls first)."""
+    calls = tuple(c for t in first for c in t.calls) + then.calls
+    return Turn(calls, then.text or next((t.text for t in first if t.text), ""))
 
 
 def units(text: str) -> int:
@@ -141,6 +164,28 @@ def cached_tokens(body: dict[str, Any], previous: dict[str, Any] | None) -> int:
     return math.ceil(chars / 4)
 
 
+def seen_once_chars(bodies: Sequence[dict[str, Any]], waste_ids: set[str]) -> list[int]:
+    """Per request of a run without mulligan: its characters had every waste result (and the call that made
+    it) been sent on the first request that carries the result, and never again — what the model must read
+    to judge a result, with nothing left behind (no note, no summary, no mulligan call)."""
+    first_seen: dict[str, int] = {}
+    out: list[int] = []
+    for index, body in enumerate(bodies):
+        chars = request_chars(body)
+        for m in body.get("messages") or []:
+            if m.get("role") == "tool" and m.get("tool_call_id") in waste_ids:
+                seen = first_seen.setdefault(str(m["tool_call_id"]), index)
+                if seen != index:
+                    chars -= message_chars(m)
+            for call in m.get("tool_calls") or []:
+                call_id = call.get("id")
+                if call_id in waste_ids and first_seen.get(call_id, index) != index:
+                    fn = call.get("function") or {}
+                    chars -= units(str(fn.get("name", ""))) + units(str(fn.get("arguments", "")))
+        out.append(chars)
+    return out
+
+
 def has_nudge(request: fl.RecordedRequest) -> bool:
     for m in request.messages:
         text = m.get("content")
@@ -164,6 +209,9 @@ class RunResult:
     nudged: bool = False
     seconds: float = 0.0
     answer: str = ""
+    seen_once: list[int] = field(default_factory=list)
+    """``off`` only: each request's characters with the waste sent once (``seen_once_chars``)."""
+    mulligan_schema_chars: int = 0
     session_saved: int = 0
     """What the session itself reports mulligan saved (``compute_savings``: tokens not resent, net of its
     own notes, calls and results; messages only, so neither schemas nor nudges nor the extra requests)."""
@@ -189,6 +237,7 @@ class RunResult:
             "nudged": self.nudged,
             "seconds": round(self.seconds, 2),
             "sessionSaved": self.session_saved,
+            "seenOnceCharsPerRequest": self.seen_once,
         }
 
 
@@ -272,5 +321,14 @@ def run_episode(episode: Episode, mode: Mode, *, timeout: float = 300) -> RunRes
         if requests:
             schema = tool_schema_chars(requests[0].get("tools") or [], only_prefix="mulligan_")
             result.mulligan_schema = math.ceil(schema / 4)
+            result.mulligan_schema_chars = schema
+        if mode == "off":
+            waste_ids = {c.id for t in episode.waste for c in t.calls}
+            result.seen_once = seen_once_chars(requests, waste_ids)
         result.mulligan_calls = [c for c in model.calls if c.startswith("mulligan_")]
         return result
+
+
+def _decided(woven: Turn, plain: Turn, nudged: Callable[[], bool]) -> Callable[[], list[Turn]]:
+    """A turn chosen when its request arrives: the woven one once a nudge has reached the model."""
+    return lambda: [woven if nudged() else plain]

@@ -7,6 +7,7 @@
     caddie export [SESSION] [-o FILE]     the session as one offline HTML page
     caddie install|remove|list|update     packages (extensions, skills, prompt templates)
     caddie config                         list and switch extensions, skills, prompts, packages
+    caddie demo [--no-tui]                a 30-second scripted tour (no key needed)
 
 A usage mistake ends in one line on stderr and exit code 2; a bug ends in one line and exit code 70 with
 the traceback in ~/.caddie/agent/crash.log. Never a traceback on the terminal.
@@ -45,6 +46,7 @@ configuration:
   Models: ANTHROPIC_API_KEY / OPENAI_API_KEY / ... or ~/.caddie/agent/models.json (Pi's format).
 
 examples:
+  caddie demo                             a 30-second scripted tour, no key needed
   caddie                                  start the interactive UI
   caddie -p "why does test_parse fail?"   answer and exit
   git diff | caddie -p "review this"      prompt from stdin
@@ -737,6 +739,10 @@ def _main(args: list[str]) -> int:
             from caddie.modes.acp import main as acp_main
 
             return acp_main(args[1:])
+        if args and args[0] == "demo":
+            from caddie.modes.demo import run_demo
+
+            return run_demo(args[1:])
         if args and args[0] == "batch":
             from caddie.modes.batch import run_batch_command
 

@@ -142,7 +142,7 @@ class Ids:
     shell: str
 
 
-def build_session(store: SessionStore) -> Ids:
+def open_session(store: SessionStore) -> Ids:
     """One branch, no compaction: a pinned rewind, a cancelled one, a pinned shrink, a turn metric, an edit,
     a bash run, a Markdown answer and a user shell command."""
     store.append_model_change("faux", "faux-1")

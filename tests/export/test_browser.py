@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from caddie.session.store import SessionStore
-from tests.export.helpers import Ids, Page, build_session, export
+from tests.export.helpers import Ids, Page, export, open_session
 
 FLAGS = [
     "--headless",
@@ -58,7 +58,7 @@ def run_chromium(tmp_path: Path, *args: str) -> str:
 @pytest.fixture
 def page(tmp_path: Path) -> tuple[SessionStore, Ids, Path]:
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
-    ids = build_session(store)
+    ids = open_session(store)
     assert store.path is not None
     return store, ids, export(store.path, tmp_path / "page.html")
 

@@ -10,13 +10,13 @@ import pytest
 from caddie.ai.messages import TextContent, ToolCall, ToolResultMessage, UserMessage
 from caddie.modes.export_html import export_session_html, render_session_html
 from caddie.session.store import SessionStore
-from tests.export.helpers import Ids, Page, assistant, build_session, export
+from tests.export.helpers import Ids, Page, assistant, export, open_session
 
 
 @pytest.fixture
 def exported(tmp_path: Path) -> tuple[SessionStore, Ids, Page]:
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
-    ids = build_session(store)
+    ids = open_session(store)
     assert store.path is not None
     return store, ids, Page.of(export(store.path, tmp_path / "page.html"))
 
@@ -24,7 +24,7 @@ def exported(tmp_path: Path) -> tuple[SessionStore, Ids, Page]:
 def test_default_location_and_an_in_memory_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
-    build_session(store)
+    open_session(store)
     assert store.path is not None
     assert export_session_html(store) == tmp_path / f"{store.path.stem}.html"
     memory = SessionStore.in_memory(tmp_path)

@@ -31,7 +31,7 @@ from tests.export.helpers import (
     write_settings,
 )
 from tests.export.helpers import (
-    build_session as build_fixture,
+    open_session as build_fixture,
 )
 from tests.tui.harness import make_app, ready, submit, until
 

@@ -2,7 +2,8 @@
 
 The same episode — a whole-file ``cat`` of a big log, then ordinary work — runs through the real ``caddie -p``
 against the fake server with mulligan off and on. With mulligan, the model gets the bloat reminder, rewinds the
-``cat`` behind a note, and every later request is billed less; the waste is billed once, not on every request.
+``cat`` behind a note in the same reply as its next step, and every later request is billed less; the waste is
+billed once, not on every request.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from bench.token_economy.episodes import episode, work
-from bench.token_economy.runner import billed_tokens, run_episode
+from bench.token_economy.runner import billed_tokens, request_chars, run_episode, seen_once_chars
 
 
 def test_one_episode_both_ways_mulligan_bills_fewer_input_tokens() -> None:
@@ -21,15 +22,15 @@ def test_one_episode_both_ways_mulligan_bills_fewer_input_tokens() -> None:
     assert on.nudged and on.mulligan_calls == ["mulligan_rewind"]
     assert not off.nudged and off.mulligan_calls == [] and off.mulligan_schema == 0
     assert on.mulligan_schema > 0
-    # off: prompt, cat, grep, 10 work turns, answer; on: one more (the rewind)
-    assert off.requests == 13 and on.requests == 14
+    # prompt, cat, grep, 10 work turns, answer; with mulligan the rewind rides with the grep (parallel calls)
+    assert off.requests == on.requests == 13
     assert on.answer == off.answer == ep.answer
 
     waste = off.billed[1] - off.billed[0]  # what the cat's call and result added
     assert waste > 10_000
     # until the rewind both carry the waste; afterwards only the run without mulligan does
     assert 0 < on.billed[1] - on.billed[0] - waste < 100  # the same call and result, plus the reminder
-    for before, after in zip(off.billed[2:], on.billed[3:], strict=True):
+    for before, after in zip(off.billed[2:], on.billed[2:], strict=True):
         assert before - after > waste * 0.8
     assert on.total < off.total * 0.5
 
@@ -51,3 +52,19 @@ def test_billing_counts_system_prompt_tools_and_messages() -> None:
         "tools": [],
     }
     assert billed_tokens(body) == 14  # (40 + 8 + len("bash") + len("{}") + 2) / 4: 🔄 is two UTF-16 units
+
+
+def test_seen_once_keeps_a_waste_result_on_its_first_request_only() -> None:
+    call = {"id": "w1", "type": "function", "function": {"name": "bash", "arguments": '{"command":"cat x"}'}}
+    waste = [
+        {"role": "assistant", "content": "look", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "w1", "content": "z" * 4000},
+    ]
+    first = {"messages": [{"role": "user", "content": "go"}, *waste], "tools": []}
+    second = {"messages": [*first["messages"], {"role": "assistant", "content": "done"}], "tools": []}
+    plain = {"messages": [{"role": "user", "content": "go"}], "tools": []}
+    assert seen_once_chars([plain, first, second], {"w1"}) == [
+        request_chars(plain),
+        request_chars(first),  # the request that carries the result first: paid in full
+        request_chars(second) - 4000 - len("bash") - len('{"command":"cat x"}'),
+    ]

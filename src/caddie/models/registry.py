@@ -428,7 +428,7 @@ class ModelRegistry:
             f'  - set "defaultProvider" and "defaultModel" in {settings_path};',
             f"  - start Ollama (caddie looks for it at {ollama}), or describe your local server "
             f"(LM Studio, vLLM, llama.cpp) in {self.models_json_path} - see docs/providers.md;",
-            "  - or try caddie offline with --model faux/echo.",
+            "  - or try caddie offline with --model faux/echo, or take the 30-second tour: caddie demo.",
         ]
         if self.warnings:
             lines.append("Also: " + " ".join(self.warnings))

@@ -269,6 +269,100 @@ def cmd_tree(path: str, cwd: str, out: TextIO) -> int:
 # context
 
 
+async def _context_stats(path: str | None, cwd: str, as_json: bool, out: TextIO) -> int:
+    """``caddie context --stats``: the next request's window by category (``/context``'s picture)."""
+    from caddie.modes.context_stats import render_stats, stats_of_session
+    from caddie.runtime.factory import SessionRequest, SetupError, open_session
+
+    store_path = str(_open(path, cwd).path)
+    try:
+        build = await open_session(
+            SessionRequest(
+                cwd=cwd,
+                mode="print",
+                session="file",
+                session_file=store_path,
+                require_model=False,
+                read_only=True,
+            )
+        )
+    except SetupError as e:
+        raise InspectError(str(e)) from None
+    session = build.session
+    await session.start("resume")
+    try:
+        stats = await stats_of_session(session, build.registry)
+    finally:
+        await session.shutdown("quit")
+    if as_json:
+        payload = {"sessionFile": store_path, **stats.to_json()}
+        out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    color = out.isatty() and not os.environ.get("NO_COLOR")
+    _print_rich(render_stats(stats, color), out, color)
+    return 0
+
+
+def _print_rich(renderable: object, out: TextIO, color: bool) -> None:
+    from rich.console import Console
+
+    console = Console(file=out, force_terminal=color, no_color=not color, width=_width(out), highlight=False)
+    console.print(renderable)
+
+
+def _width(out: TextIO) -> int:
+    try:
+        return max(60, os.get_terminal_size(out.fileno()).columns) if out.isatty() else 100
+    except (OSError, ValueError, AttributeError):
+        return 100
+
+
+def cmd_show_stats(path: str, cwd: str, out: TextIO) -> int:
+    """``caddie session show --stats``: usage and cost totals, and what mulligan saved."""
+    from caddie.config.settings import load_settings
+    from caddie.models import ModelRegistry
+    from caddie.modes.context_stats import savings_of_store, savings_text
+
+    store = _open(path, cwd)
+    messages = [e.message for e in store.branch() if isinstance(e, MessageEntry)]
+    replies = [m for m in messages if isinstance(m, AssistantMessage)]
+    inp = sum(m.usage.input for m in replies)
+    cache_read = sum(m.usage.cache_read for m in replies)
+    cache_write = sum(m.usage.cache_write for m in replies)
+    output = sum(m.usage.output for m in replies)
+    cost = sum(m.usage.cost.total for m in replies)
+    try:
+        settings = load_settings(store.cwd or cwd).data
+    except Exception:
+        settings = {}
+    try:
+        registry = ModelRegistry()
+    except Exception:
+        registry = None
+    enabled = "mulligan" not in (settings.get("disabledExtensions") or [])
+    savings = savings_of_store(store, settings, registry) if enabled else None
+    out.write(f"# session {store.session_id}\n# file: {store.path}\n")
+    out.write(f"requests       {len(replies)}\n")
+    out.write(
+        f"input tokens   {inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
+        f"output {output:,}\n"
+    )
+    out.write(f"cost           ${cost:.4f}\n")
+    if savings is None:
+        out.write("mulligan       disabled for this project\n")
+    elif not savings.requests:
+        out.write("mulligan       saved nothing yet (no rewind or shrink took effect on this branch)\n")
+    else:
+        out.write(
+            f"mulligan       {savings_text(savings)}  ({savings.tokens:,} tokens not resent over "
+            f"{savings.requests} of {savings.requests_total} requests; net of its own notes and calls "
+            f"{savings.net_tokens:,})\n"
+        )
+        if not savings.priced:
+            out.write("               (no catalogue prices for this model, so no dollar figure)\n")
+    return 0
+
+
 async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> int:
     from caddie.runtime.factory import SessionRequest, SetupError, open_session
 
@@ -337,7 +431,9 @@ async def export_session_file(path: str | None, cwd: str, output: str | None) ->
     target = Path(output).expanduser() if output else default_export_path(session.store, source)
     await session.start("resume")
     try:
-        return await export_session(session.store, session.runner, target, source)
+        return await export_session(
+            session.store, session.runner, target, source, settings=session.settings.data
+        )
     except OSError as e:
         raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
     finally:
@@ -361,6 +457,9 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
             show.add_argument(
                 "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
             )
+            show.add_argument(
+                "--stats", action="store_true", help="usage and cost totals, and what mulligan saved"
+            )
             tree = sub.add_parser("tree", help="the entry tree with labels; the leaf is marked")
             tree.add_argument(
                 "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
@@ -369,6 +468,8 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
             if args.what == "list":
                 return cmd_list(cwd, out)
             if args.what == "show":
+                if args.stats:
+                    return cmd_show_stats(args.file, cwd, out)
                 return cmd_show(args.file, cwd, out)
             return cmd_tree(args.file, cwd, out)
         if command == "context":
@@ -381,7 +482,14 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
                 "session", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
             )
             p.add_argument("--json", action="store_true", help="machine-readable output")
+            p.add_argument(
+                "--stats",
+                action="store_true",
+                help="the window by category (tokens and %%), the largest items, what mulligan withholds",
+            )
             args = p.parse_args(rest)
+            if args.stats:
+                return asyncio.run(_context_stats(args.session, cwd, args.json, out))
             return asyncio.run(_context(args.session, cwd, args.json, out))
         if command == "export":
             p = _Parser(

@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from caddie.extensions.api import EntryVisibility
+from caddie.extensions.bundled.mulligan.savings import SessionSavings
 from caddie.extensions.runner import ExtensionRunner
 from caddie.modes.export_html.blocks import entry_title
 from caddie.modes.export_html.page import Renderer
+from caddie.modes.export_html.savings_chart import savings_section
 from caddie.modes.export_html.visibility import Visibility, collect_visibility
 from caddie.session.entries import entry_to_json
 from caddie.session.store import SessionStore
@@ -60,13 +63,15 @@ def render_session_html(
     store: SessionStore,
     visibility: Mapping[str, EntryVisibility] | None = None,
     source_file: Path | None = None,
+    savings: SessionSavings | None = None,
 ) -> str:
     """The page for ``store``; ``visibility`` (from ``collect_visibility``) marks what the model is not sent."""
     source = source_file or store.path
     jsonl = session_jsonl(store, source_file)
     name = f"{source.stem}.jsonl" if source is not None else f"caddie-session-{store.session_id}.jsonl"
     label = str(source) if source is not None else "(not saved)"
-    return Renderer(store, visibility or {}, jsonl).page(label, name)
+    chart = savings_section(savings) if savings is not None else ""
+    return Renderer(store, visibility or {}, jsonl, chart).page(label, name)
 
 
 def export_session_html(
@@ -74,11 +79,12 @@ def export_session_html(
     out_path: str | Path | None = None,
     visibility: Mapping[str, EntryVisibility] | None = None,
     source_file: Path | None = None,
+    savings: SessionSavings | None = None,
 ) -> Path:
     """Write the page (default: ``default_export_path``) and return where."""
     target = Path(out_path).expanduser() if out_path is not None else default_export_path(store, source_file)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_session_html(store, visibility, source_file), encoding="utf-8")
+    target.write_text(render_session_html(store, visibility, source_file, savings), encoding="utf-8")
     return target
 
 
@@ -87,7 +93,29 @@ async def export_session(
     runner: ExtensionRunner,
     out_path: str | Path | None = None,
     source_file: Path | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Ask the running session's extensions what the model is sent, then write the page."""
+    """Ask the running session's extensions what the model is sent, then write the page (with what mulligan
+    saved, when it is loaded; ``settings``: the merged settings, for mulligan's block)."""
     visibility = await collect_visibility(store, runner)
-    return export_session_html(store, out_path, visibility, source_file)
+    savings = None
+    if any(t.name == "mulligan_rewind" for t in runner.tools()):
+        savings = session_savings_of(store, settings)
+    return export_session_html(store, out_path, visibility, source_file, savings)
+
+
+def session_savings_of(store: SessionStore, settings: Mapping[str, Any] | None) -> SessionSavings:
+    """mulligan's savings on the store's branch, priced from the model catalogue where it knows the model."""
+    from caddie.extensions.bundled.mulligan.config import config_from_settings
+    from caddie.extensions.bundled.mulligan.savings import compute_savings
+
+    lookup = None
+    try:
+        from caddie.models import ModelRegistry
+
+        lookup = ModelRegistry().find
+    except Exception:
+        pass
+    return compute_savings(
+        store.entries(), store.branch(), model=lookup, config=config_from_settings(settings or {})
+    )

@@ -106,7 +106,14 @@ def _rich_content(content: str | Sequence[UserContent]) -> str:
 
 
 class Renderer:
-    def __init__(self, store: SessionStore, visibility: Mapping[str, EntryVisibility], jsonl: bytes) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        visibility: Mapping[str, EntryVisibility],
+        jsonl: bytes,
+        savings_html: str = "",
+    ) -> None:
+        self.savings_html = savings_html
         self.store = store
         self.visibility = visibility
         self.jsonl = jsonl
@@ -550,7 +557,7 @@ class Renderer:
             f'<aside id="sidebar"><div class="sidebar-title">Session tree</div>'
             f'<nav id="tree">{self.outline(roots)}</nav></aside>'
             f'<main id="content"><header id="session-header"><h1>{e(title)}</h1>'
-            f'<dl class="facts">{facts_html}</dl>{controls}</header>'
+            f'<dl class="facts">{facts_html}</dl>{self.savings_html}{controls}</header>'
             f'<section id="conversation" data-leaf-id="{e(store.leaf_id or "")}">'
             f"{self.conversation(roots)}</section></main>"
             f"<script>{JS}</script></body></html>\n"

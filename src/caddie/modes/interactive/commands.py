@@ -31,6 +31,7 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("fork", "Start a new session from an earlier user message"),
     CommandInfo("compact", "Summarize older messages to free context (/compact [instructions])"),
     CommandInfo("session", "Show the session file, id, messages, tokens and cost"),
+    CommandInfo("context", "Show the context window by category, the largest items, what mulligan saved"),
     CommandInfo("copy", "Copy the last answer to the clipboard"),
     CommandInfo(
         "settings", "Change common settings (thinking, queues, compaction, retry, theme, extensions)"

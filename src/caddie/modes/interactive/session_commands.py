@@ -211,8 +211,13 @@ class SessionCommands(TranscriptApp):
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.runner, target)
+        path = await export_session(store, session.runner, target, settings=session.settings.data)
         self.show_info(f"Exported the session to {path}")
+
+    async def cmd_context(self, args: str) -> None:
+        from caddie.modes.interactive.context_view import show_context
+
+        await show_context(self)
 
     async def cmd_reload(self, args: str) -> None:
         session = self.session

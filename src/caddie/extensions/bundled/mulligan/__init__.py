@@ -37,6 +37,7 @@ from caddie.extensions.bundled.mulligan.config import MulliganConfig, config_fro
 from caddie.extensions.bundled.mulligan.filter import context_handler
 from caddie.extensions.bundled.mulligan.nudges import bloat_reminder_handler, turn_end_metric_handler
 from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.status import SavingsStatus
 from caddie.extensions.bundled.mulligan.tools.audit import make_audit_tool
 from caddie.extensions.bundled.mulligan.tools.cancel import make_cancel_tool
 from caddie.extensions.bundled.mulligan.tools.rewind import make_rewind_tool
@@ -76,17 +77,23 @@ def register(api: ExtensionAPI) -> Mulligan:
     def on_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> ToolResultPatch | None:
         return bloat_reminder_handler(m, event, ctx)
 
+    status = SavingsStatus(m, api)
+
     def on_turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
         turn_end_metric_handler(m, event, ctx)
+        status.refresh(ctx)
 
     def on_session_start(event: SessionStartEvent, ctx: ExtensionContext) -> None:
         # Every reason (startup, reload, new, resume, fork): fresh settings, fresh control state.
         m.set_config(_settings_config(ctx))
         m.runtimes.reset(ctx.session.session_id)
         reconcile_banner(m.config, ctx)
+        status.reset()
+        status.refresh(ctx)
 
     def on_session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) -> None:
         m.runtimes.clear()
+        status.reset()
 
     api.on("context", on_context)
     api.on("entry_visibility", on_entry_visibility)

@@ -102,6 +102,9 @@ class SessionSavings:
     """Every request on the branch (assistant messages), changed or not."""
     priced: bool = field(default=False)
     """True when every listed request had a model with prices (so ``cost`` is complete)."""
+    series: tuple[tuple[str, int, int], ...] = ()
+    """Every request on the branch, in order: (answering entry id, tokens sent, tokens without the markers)
+    — messages only, as above (the HTML export's chart)."""
 
     @property
     def tokens(self) -> int:
@@ -178,6 +181,7 @@ class SavingsTracker:
         self._order: dict[str, int] = {}
         self._order_seen = 0
         self._requests: list[RequestSavings] = []
+        self._series: list[tuple[str, int, int]] = []
         self._total = 0
         self._priced = True
 
@@ -199,7 +203,9 @@ class SavingsTracker:
             self._extend(entry_to_context_messages(entry))
         self._depth = len(branch)
         self._leaf_id = branch[-1].id if branch else None
-        return SessionSavings(tuple(self._requests), self._total, self._priced and bool(self._requests))
+        return SessionSavings(
+            tuple(self._requests), self._total, self._priced and bool(self._requests), tuple(self._series)
+        )
 
     def _extend(self, produced: Sequence[AgentMessage]) -> None:
         for m in produced:
@@ -248,6 +254,7 @@ class SavingsTracker:
         unfiltered_cost = _rate(self._cum[shared], self._cum[n] - self._cum[shared], rates)
         previous_view, self._previous_view, self._previous_length = self._previous_view, view, n
         if view is messages:
+            self._series.append((entry_id, self._cum[n], self._cum[n]))
             return
         unfiltered = self._cum[n]
         sent, overhead = unfiltered, self._cum_overhead[n]
@@ -262,6 +269,7 @@ class SavingsTracker:
             overhead += (n_new if _is_overhead(replacement) else 0) - (
                 self._cum_overhead[i + 1] - self._cum_overhead[i]
             )
+        self._series.append((entry_id, sent, unfiltered))
         if sent == unfiltered and not trace.hidden:
             return
         sent_cost = _price(view, previous_view, rates, sent)
@@ -361,3 +369,37 @@ def _is_overhead(message: AgentMessage) -> bool:
         calls = [b for b in message.content if isinstance(b, ToolCall)]
         return bool(calls) and all(c.name.startswith("mulligan_") for c in calls)
     return False
+
+
+def format_tokens(n: int) -> str:
+    """950, 1.2k, 48k, 1.5M."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{round(n / 1000)}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def format_savings_status(tokens: int, cost: float | None) -> str:
+    """``mulligan −48k tok · −$0.14`` (the cost part only when the model has prices)."""
+    text = f"mulligan \u2212{format_tokens(tokens)} tok"
+    if cost is not None:
+        sign = "\u2212" if cost >= 0 else "+"
+        amount = abs(cost)
+        text += f" · {sign}${amount:.2f}" if amount >= 0.01 or amount == 0 else f" · {sign}${amount:.3f}"
+    return text
+
+
+def savings_json(savings: SessionSavings) -> dict[str, object]:
+    """The figures as the ``mulligan_savings`` event carries them (``--mode json``, RPC)."""
+    return {
+        "tokens": savings.tokens,
+        "netTokens": savings.net_tokens,
+        "overheadTokens": savings.overhead_tokens,
+        "cost": round(savings.cost, 6) if savings.priced else None,
+        "requests": len(savings.requests),
+        "requestsTotal": savings.requests_total,
+        "status": format_savings_status(savings.tokens, savings.cost if savings.priced else None),
+    }

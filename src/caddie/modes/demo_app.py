@@ -1,0 +1,74 @@
+"""The interactive ``caddie demo``: the real TUI, with the tour typed into the editor for you."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from caddie.modes.interactive.app import CaddieApp, Startup
+from caddie.modes.interactive.ui import TextualUI
+
+if TYPE_CHECKING:
+    from caddie.modes.demo import Step
+
+TYPE_DELAY_S = 0.012
+STEP_PAUSE_S = 0.9
+
+
+class DemoApp(CaddieApp):
+    """A ``CaddieApp`` that plays ``steps`` once it is ready, then leaves the session to the user."""
+
+    def __init__(
+        self,
+        startup: Startup,
+        ui: TextualUI | None,
+        steps: Sequence[Step],
+        *,
+        type_delay: float = TYPE_DELAY_S,
+        pause: float = STEP_PAUSE_S,
+    ) -> None:
+        super().__init__(startup, ui)
+        self.steps = list(steps)
+        self.type_delay = type_delay
+        self.pause = pause
+        self.tour_done = asyncio.Event()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.run_worker(self._tour(), name="demo-tour", exit_on_error=False)
+
+    async def _tour(self) -> None:
+        await self.ready.wait()
+        session = self.session
+        if session is None:
+            return
+        try:
+            for step in self.steps:
+                if step.kind == "say":
+                    self.show_info(Text(step.text, style="bold magenta"))
+                    await asyncio.sleep(self.pause)
+                    continue
+                for n in range(1, len(step.text) + 1):
+                    self.editor.set_text(step.text[:n])
+                    await asyncio.sleep(self.type_delay)
+                self.editor.set_text("")
+                self.conversation.follow()
+                self.handle_input(step.text)
+                await asyncio.sleep(0.05)
+                work = [w for w in self.workers if w.group == "work"]
+                if work:
+                    await self.workers.wait_for_complete(work)
+                await session.wait_for_idle()
+                await asyncio.sleep(self.pause)
+            self.show_info(
+                Text(
+                    "That was the tour. Scroll up to see it again; /context, /tree and /goal work as usual. "
+                    "Ctrl+D quits (the throwaway repository goes with it).",
+                    style="bold",
+                )
+            )
+        finally:
+            self.tour_done.set()
