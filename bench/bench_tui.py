@@ -7,6 +7,7 @@ same fake LLM server (tests/support/fake_llm.py; caddie through the real ``opena
 
 1. **First frame** — spawn → the first output with visible text, and spawn → "ready" (the model name is
    shown in the footer, so the editor can be used).
+   The programs take turns, run by run.
 2. **Key echo while the first prompt is being sent** — one second after ready, a prompt is typed (30 ms a
    key) and sent; while the reply streams (the server paces it), 10 more keys are typed one at a time and
    each one's echo is timed: key written to the pty → the character appears in the output. This is the
@@ -161,8 +162,13 @@ def main() -> None:
         print(
             f"{'who':<10} {'first frame':>12} {'ready':>8} {'echo median':>12} {'echo max':>9} {'RSS 2k msgs':>12}"
         )
+        # The programs take turns (A B A B …), so a change in the machine's load reaches both alike.
+        all_runs: dict[str, list[dict[str, object]]] = {name: [] for name in who}
+        for _ in range(args.runs):
+            for name, launch in who.items():
+                all_runs[name].append(first_frame_and_echo(launch, cwd))
         for name, launch in who.items():
-            runs = [first_frame_and_echo(launch, cwd) for _ in range(args.runs)]
+            runs = all_runs[name]
             echoes = [e for r in runs for e in r["echo_ms"]]  # type: ignore[attr-defined]
             memory = statistics.median(
                 memory_after_session(launch, cwd, session) for _ in range(max(1, args.runs // 2))

@@ -265,3 +265,40 @@ async def test_resume_and_tree_read_the_session_in_worker_threads(
     assert threads["open"] and main not in threads["open"]
     assert len(threads["tree"]) == 2 and main not in threads["tree"]
     assert len(shown) == 1 and "write the docs" in shown[0]
+
+
+async def test_a_long_list_holds_a_window_of_rows_and_every_row_is_reachable() -> None:
+    # Textual's list measures every row it holds on each change (seconds for a 20,000-entry session's
+    # tree); a long list dialog holds a window of rows around the highlighted one and moves it.
+    from textual.app import App
+
+    from caddie.modes.interactive.dialogs import WINDOW, Choice, ListScreen
+
+    choices = [Choice(f"id{i}", f"row number {i}") for i in range(WINDOW * 3)]
+    picked: list[object] = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(ListScreen("Pick", choices, initial="id700"), picked.append)
+
+    app = Host()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ListScreen)
+        held = len(screen.option_list.options)
+        start = screen.highlighted_choice()
+        for _ in range(60):  # down past the window's edge, ten rows a key
+            await pilot.press("pagedown")
+        after_paging = screen.highlighted_choice()
+        await type_text(pilot, "number 3")  # the filter searches every row, not only the window
+        filtered = [c.id for c in screen.shown]
+        await pilot.press("backspace", "backspace", "backspace", "backspace", "backspace")
+        await type_text(pilot, "ber 1199")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert held == WINDOW
+    assert start is not None and start.id == "id700"
+    assert after_paging is not None and after_paging.id == "id1199"  # the last row, beyond the first window
+    assert "id3" in filtered and "id1023" in filtered and "id1100" not in filtered
+    assert picked == ["id1199"]

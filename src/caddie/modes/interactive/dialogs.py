@@ -68,6 +68,12 @@ def _one_row(prompt: Text | str, width: int) -> Text:
     return text
 
 
+WINDOW = 400
+"""Rows a list dialog holds at once (see ``ListScreen._show_window``)."""
+EDGE = 20
+"""Moving this close to the edge of the window shows the rows beyond it."""
+
+
 def matches(query: str, haystack: str) -> bool:
     """Every whitespace-separated word of the query occurs in the haystack (case-insensitive)."""
     low = haystack.lower()
@@ -102,6 +108,8 @@ class ListScreen(CancellableScreen):
         self.title_text = title
         self.choices = list(choices)
         self.shown: list[Choice] = list(choices)
+        self.window_start = 0
+        """Index in ``shown`` of the list widget's first row (a long list shows a window of it)."""
         self.with_filter = filter_placeholder is not None
         self.filter_placeholder = filter_placeholder or ""
         self.initial = initial
@@ -133,17 +141,46 @@ class ListScreen(CancellableScreen):
         query = self.query_one("#filter", Input).value if self.with_filter else ""
         self.shown = [
             c for c in self.choices if matches(query, c.search or (c.prompt if isinstance(c.prompt, str) else c.prompt.plain))
-        ]  # fmt: skip
+        ] if query.strip() else list(self.choices)  # fmt: skip
+        index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
+        self._show_window(index)
+
+    def _show_window(self, index: int) -> None:
+        """Fill the list widget and highlight ``shown[index]``. A list longer than ``WINDOW`` rows is shown
+        as the ``WINDOW`` rows around the highlighted one (moving past them shows the next ones): Textual's
+        list measures every row it holds on each change, seconds for the tree of a large session."""
         options = self.option_list
         width = max(20, min(110, int((self.app.size.width or 80) * 0.9)) - 7)  # the dialog's inside
-        options.set_options([Option(_one_row(c.prompt, width), id=str(i)) for i, c in enumerate(self.shown)])
+        self.window_start = max(0, min(index - WINDOW // 2, len(self.shown) - WINDOW))
+        rows = self.shown[self.window_start : self.window_start + WINDOW]
+        options.set_options([Option(_one_row(c.prompt, width), id=str(i)) for i, c in enumerate(rows)])
         # Rows are one line each. A long list fills the dialog's maximum anyway: saying so spares the
-        # layout from measuring every row (seconds for the tree of a 20,000-entry session).
+        # layout from measuring every row.
         rows_max = max(1, int((self.app.size.height or 24) * 0.7))
-        options.styles.height = rows_max if len(self.shown) > rows_max else "auto"
-        if self.shown:
-            index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
-            options.highlighted = index
+        options.styles.height = rows_max if len(rows) > rows_max else "auto"
+        if rows:
+            options.highlighted = index - self.window_start
+
+    @property
+    def highlighted_index(self) -> int | None:
+        """The index in ``shown`` of the highlighted row."""
+        highlighted = self.option_list.highlighted
+        return None if highlighted is None else highlighted + self.window_start
+
+    def highlight(self, index: int) -> None:
+        """Highlight ``shown[index]``, moving the window when it is outside (or near the edge) of it."""
+        if not self.shown:
+            return
+        index = max(0, min(len(self.shown) - 1, index))
+        inside = index - self.window_start
+        rows = len(self.option_list.options)
+        near_edge = (inside < EDGE and self.window_start > 0) or (
+            inside >= rows - EDGE and self.window_start + rows < len(self.shown)
+        )
+        if 0 <= inside < rows and not near_edge:
+            self.option_list.highlighted = inside
+        else:
+            self._show_window(index)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self) -> None:
@@ -156,17 +193,14 @@ class ListScreen(CancellableScreen):
     @on(OptionList.OptionSelected, "#choices")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.pick(event.option_index)
+        self.pick(event.option_index + self.window_start)
 
     def action_move(self, step: int) -> None:
-        options = self.option_list
-        if not self.shown:
-            return
-        current = options.highlighted if options.highlighted is not None else 0
-        options.highlighted = max(0, min(len(self.shown) - 1, current + step))
+        current = self.highlighted_index
+        self.highlight((current if current is not None else 0) + step)
 
     def highlighted_choice(self) -> Choice | None:
-        index = self.option_list.highlighted
+        index = self.highlighted_index
         return self.shown[index] if index is not None and 0 <= index < len(self.shown) else None
 
     def pick(self, index: int | None = None) -> None:

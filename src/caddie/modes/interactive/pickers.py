@@ -237,7 +237,7 @@ class TreePicker(ListScreen):
 
     def action_edge(self, end: int) -> None:
         if self.shown:
-            self.option_list.highlighted = len(self.shown) - 1 if end else 0
+            self.highlight(len(self.shown) - 1 if end else 0)
 
     def action_cycle_filter(self) -> None:
         modes = PICKER_FILTERS
