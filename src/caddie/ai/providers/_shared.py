@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
+import msgspec
+
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
 from caddie.ai.events import (
@@ -600,18 +602,15 @@ def new_output(model: Model) -> AssistantMessage:
     )
 
 
-def split_known_kwargs(params: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    """SDK ``create`` keyword arguments: known fields as-is, everything else through ``extra_body``."""
-    kwargs: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in params.items():
-        if key in known:
-            kwargs[key] = value
-        else:
-            extra[key] = value
-    if extra:
-        kwargs["extra_body"] = extra
-    return kwargs
+def encode_body(params: dict[str, Any]) -> bytes:
+    """The request body as JSON bytes, serialised once by caddie.
+
+    The SDKs' ``create`` methods re-walk every request through their own type transforms before
+    serialising it (``_utils._transform``), which costs more than everything else caddie does per turn
+    once a session holds a few hundred messages. The providers send these bytes through the SDK's
+    lower-level ``post`` instead, which still gives auth, the HTTP client, streaming and error classes.
+    """
+    return msgspec.json.encode(params)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -666,13 +665,14 @@ async def stream_via_sdk(
     api_key: str | None,
     missing_key_text: str,
     build_params: Callable[[], dict[str, Any]],
-    known_fields: frozenset[str],
     clients: ClientCache,
     make_client: Callable[[str, dict[str, str], float], Any],
     create: Callable[[Any, dict[str, Any]], Awaitable[Any]],
+    stream_flag: bool = True,
 ) -> AsyncIterator[AssistantMessageEvent]:
     """Key check → payload (through ``on_payload``) → SDK stream → events; failures become the final
-    message, never an exception. The SDK stream is closed on every exit, so an abort closes the HTTP
+    message, never an exception. ``create`` sends ``params`` (see ``encode_body``) and returns the SDK's
+    stream of decoded events. The SDK stream is closed on every exit, so an abort closes the HTTP
     connection at once; the client itself is kept for the next request."""
     idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
     progress = options.progress_timeout_s if options.progress_timeout_s is not None else idle
@@ -692,10 +692,11 @@ async def stream_via_sdk(
             replaced = await options.on_payload(params)
             if replaced is not None:
                 params = replaced
-        params["stream"] = True  # the providers read a stream; a hook cannot turn that off
+        if stream_flag:
+            params["stream"] = True  # the providers read a stream; a hook cannot turn that off
         key = (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle)
         client = await clients.get_async(key, lambda: make_client(api_key, headers, idle))
-        sdk_stream = await guard.run(create(client, split_known_kwargs(params, known_fields)))
+        sdk_stream = await guard.run(create(client, params))
         response = getattr(sdk_stream, "response", None)
         if options.on_response is not None and response is not None:
             await options.on_response(

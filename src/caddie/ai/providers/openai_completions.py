@@ -11,7 +11,6 @@ importable for tests; ``PROVIDER.stream`` does the I/O.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -47,6 +46,7 @@ from caddie.ai.providers._shared import (
     StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
+    encode_body,
     final_arguments,
     finish_usage,
     headers_contain,
@@ -596,17 +596,18 @@ class _ChunkAssembler:
 # --------------------------------------------------------------------------------------------------
 # The provider
 
-_create_fields: frozenset[str] | None = None
+async def post_stream(client: Any, path: str, params: dict[str, Any]) -> Any:
+    """POST caddie's own serialised body through the ``openai`` client (auth, retries off, error classes)
+    and return its SSE stream of plain dicts — no SDK re-walk of the messages (see ``encode_body``)."""
+    from openai import AsyncStream
 
-
-def _known_create_fields() -> frozenset[str]:
-    global _create_fields
-    if _create_fields is None:
-        from openai.resources.chat.completions import AsyncCompletions
-
-        names = set(inspect.signature(AsyncCompletions.create).parameters)
-        _create_fields = frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
-    return _create_fields
+    return await client.post(
+        path,
+        cast_to=object,
+        content=encode_body(params),
+        stream=True,
+        stream_cls=AsyncStream[object],
+    )
 
 
 def _missing_key_text(model: Model) -> str:
@@ -641,7 +642,6 @@ class OpenAICompletionsProvider:
             api_key=api_key,
             missing_key_text=_missing_key_text(model),
             build_params=lambda: build_params(model, context, options, compat),
-            known_fields=_known_create_fields(),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: AsyncOpenAI(
                 api_key=key,
@@ -651,7 +651,7 @@ class OpenAICompletionsProvider:
                 timeout=idle,
                 http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
-            create=lambda client, kwargs: client.chat.completions.create(**kwargs),
+            create=lambda client, params: post_stream(client, "/chat/completions", params),
         )
         async for event in events:
             yield event
