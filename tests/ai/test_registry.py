@@ -62,7 +62,7 @@ def test_builtin_catalogue_has_current_models_with_prices(tmp_path: Path) -> Non
     providers = {m.provider for m in reg.all()}
     assert {"anthropic", "openai", "openrouter", "groq", "deepseek", "xai"} <= providers
     for ref in ("openai/gpt-5.5", "openai/gpt-4.1", "openai/o3", "openai/o4-mini", "openai/gpt-4o"):
-        assert reg.resolve(ref).api == "openai-completions"
+        assert reg.resolve(ref).api == "openai-responses"  # Pi 0.84.4 speaks Responses to OpenAI
 
 
 def test_resolve_accepts_provider_slash_id_including_ids_with_slashes(tmp_path: Path) -> None:
@@ -246,7 +246,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
                     "api": "openai-completions",
                     "models": [{"id": "fine"}],
                 },
-                "resp": {"baseUrl": "http://x/v1", "api": "openai-responses", "models": [{"id": "m"}]},
+                "resp": {"baseUrl": "http://x/v1", "api": "openai-codex-responses", "models": [{"id": "m"}]},
                 "nourl": {"api": "openai-completions", "models": [{"id": "m"}]},
                 "badmodels": {
                     "baseUrl": "http://127.0.0.1:2/v1",
@@ -258,7 +258,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
         },
     )
     text = "\n".join(reg.warnings)
-    assert "providers.resp.api: 'openai-responses' is not an API caddie supports" in text
+    assert "providers.resp.api: 'openai-codex-responses' is not an API caddie supports" in text
     assert "providers.nourl: has models but no baseUrl" in text
     assert 'providers.badmodels.models[0]: needs a string "id"' in text
     assert "providers.badmodels.models[1].contextWindow: must be a positive integer" in text

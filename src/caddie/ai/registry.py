@@ -50,7 +50,16 @@ __all__ = [
     "supported_thinking_levels",
 ]
 
-SUPPORTED_APIS = ("openai-completions", "anthropic-messages", "faux")
+SUPPORTED_APIS = (
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "anthropic-messages",
+    "google-generative-ai",
+    "anthropic-bedrock",
+    "anthropic-vertex",
+    "faux",
+)
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 OLLAMA_URL_ENV = "CADDIE_OLLAMA_URL"
 OLLAMA_PROBE_TIMEOUT_S = 0.3
@@ -94,7 +103,7 @@ BUILTIN_PROVIDERS: dict[str, ProviderInfo] = {
         ProviderInfo(
             "openai",
             "https://api.openai.com/v1",
-            "openai-completions",
+            "openai-responses",  # Pi's default API for openai/* models
             ("OPENAI_API_KEY",),
             default_model="gpt-5.5",
         ),
@@ -121,6 +130,23 @@ BUILTIN_PROVIDERS: dict[str, ProviderInfo] = {
         ),
         ProviderInfo(
             "xai", "https://api.x.ai/v1", "openai-completions", ("XAI_API_KEY",), default_model="grok-4.6"
+        ),
+        ProviderInfo(
+            "google",
+            "https://generativelanguage.googleapis.com/v1beta",
+            "google-generative-ai",
+            ("GEMINI_API_KEY",),
+            open_models=True,
+            default_model="gemini-2.5-pro",
+        ),
+        ProviderInfo(
+            "azure-openai-responses", "", "azure-openai-responses", ("AZURE_OPENAI_API_KEY",), open_models=True
+        ),
+        ProviderInfo(  # AWS_BEARER_TOKEN_BEDROCK or the usual AWS credentials (read by the client)
+            "amazon-bedrock", "", "anthropic-bedrock", needs_key=False, open_models=True
+        ),
+        ProviderInfo(  # Google application-default credentials (read by the client)
+            "anthropic-vertex", "", "anthropic-vertex", needs_key=False, open_models=True
         ),
         ProviderInfo(
             "ollama",
