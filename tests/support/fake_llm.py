@@ -1115,7 +1115,7 @@ class FakeLLM:
         **model_fields: Any,
     ) -> dict[str, Any]:
         """A Pi-format models.json pointing ``provider/model_id`` at this server (extra fields go on the model)."""
-        base = self.openai_base_url if api == "openai-completions" else self.anthropic_base_url
+        base = self.openai_base_url if api in ("openai-completions", "openai-responses") else self.anthropic_base_url
         model: dict[str, Any] = {"id": model_id, **model_fields}
         return {"providers": {provider: {"baseUrl": base, "api": api, "apiKey": api_key, "models": [model]}}}
 
