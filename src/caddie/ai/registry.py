@@ -143,7 +143,12 @@ BUILTIN_PROVIDERS: dict[str, ProviderInfo] = {
             "azure-openai-responses", "", "azure-openai-responses", ("AZURE_OPENAI_API_KEY",), open_models=True
         ),
         ProviderInfo(  # AWS_BEARER_TOKEN_BEDROCK or the usual AWS credentials (read by the client)
-            "amazon-bedrock", "", "anthropic-bedrock", needs_key=False, open_models=True
+            "amazon-bedrock",
+            "",
+            "anthropic-bedrock",
+            ("AWS_BEARER_TOKEN_BEDROCK",),
+            needs_key=False,
+            open_models=True,
         ),
         ProviderInfo(  # Google application-default credentials (read by the client)
             "anthropic-vertex", "", "anthropic-vertex", needs_key=False, open_models=True

@@ -255,6 +255,11 @@ class Stalled(Exception):
         self.seconds = seconds
 
 
+class SetupError(Exception):
+    """What the user must set up before a request can be sent (credentials, region, an optional extra);
+    the message is one sentence saying what to do, shown as it is."""
+
+
 class CrossOriginRedirect(Exception):
     """The server redirected a request to another origin; the request is not sent there."""
 
@@ -492,6 +497,8 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
 
     The server is named by ``safe_url`` (a password in ``baseUrl`` reads ``***``)."""
     url = safe_url(model.base_url)
+    if isinstance(exc, SetupError):
+        return FailureInfo(str(exc))
     if isinstance(exc, Stalled):
         return FailureInfo(
             f"Request timed out: the server at {url} stalled (no data for {exc.seconds:g}s). "
