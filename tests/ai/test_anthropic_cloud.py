@@ -54,14 +54,23 @@ def bedrock_model(llm: FakeLLM | None, **overrides: Any) -> Model:
     return Model(**fields)
 
 
-async def test_bedrock_with_a_bearer_token_streams_thinking_text_and_tools(llm: FakeLLM, aws_env: pytest.MonkeyPatch) -> None:
+async def test_bedrock_with_a_bearer_token_streams_thinking_text_and_tools(
+    llm: FakeLLM, aws_env: pytest.MonkeyPatch
+) -> None:
     aws_env.setenv("AWS_BEARER_TOKEN_BEDROCK", TOKEN)
     llm.push(
-        fl.Reply(thinking="plan", text="Reading.", tool_calls=[ToolCallSpec("read", {"path": "a.py"}, "toolu_1")], thinking_signature="sig-1"),
+        fl.Reply(
+            thinking="plan",
+            text="Reading.",
+            tool_calls=[ToolCallSpec("read", {"path": "a.py"}, "toolu_1")],
+            thinking_signature="sig-1",
+        ),
         fl.text("Done."),
     )
     model = bedrock_model(llm)
-    first = await run(bedrock.PROVIDER, model, context(UserMessage("go"), tools=[READ_TOOL]), api_key=None, reasoning="low")
+    first = await run(
+        bedrock.PROVIDER, model, context(UserMessage("go"), tools=[READ_TOOL]), api_key=None, reasoning="low"
+    )
     assert first.message.stop_reason == "toolUse" and first.message.api == "anthropic-bedrock"
     assert "".join(e.delta for e in first.events if isinstance(e, TextDeltaEvent)) == "Reading."
     req = llm.last_request
@@ -73,25 +82,36 @@ async def test_bedrock_with_a_bearer_token_streams_thinking_text_and_tools(llm: 
     call = first.message.tool_calls()[0]
     result = ToolResultMessage(call.id, "read", [TextContent("x = 1")])
     second = await run(
-        bedrock.PROVIDER, model, context(UserMessage("go"), first.message, result, tools=[READ_TOOL]), api_key=None, reasoning="low"
+        bedrock.PROVIDER,
+        model,
+        context(UserMessage("go"), first.message, result, tools=[READ_TOOL]),
+        api_key=None,
+        reasoning="low",
     )
     assert second.message.text() == "Done."
     replay = json.loads(llm.last_request.raw)["messages"][1]["content"][0]
     assert replay == {"type": "thinking", "thinking": "plan", "signature": "sig-1"}
 
 
-async def test_bedrock_signs_with_aws_credentials_when_there_is_no_token(llm: FakeLLM, aws_env: pytest.MonkeyPatch) -> None:
+async def test_bedrock_signs_with_aws_credentials_when_there_is_no_token(
+    llm: FakeLLM, aws_env: pytest.MonkeyPatch
+) -> None:
     aws_env.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     aws_env.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
     llm.push(fl.text("signed"))
     result = await run(bedrock.PROVIDER, bedrock_model(llm, reasoning=False), context(), api_key=None)
     assert result.message.text() == "signed"
     auth = llm.last_request.headers["authorization"]
-    assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/") and "/us-east-1/bedrock/aws4_request" in auth
+    assert (
+        auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+        and "/us-east-1/bedrock/aws4_request" in auth
+    )
     assert "x-amz-date" in llm.last_request.headers
 
 
-async def test_bedrock_errors_say_what_to_set_and_never_echo_the_token(llm: FakeLLM, aws_env: pytest.MonkeyPatch) -> None:
+async def test_bedrock_errors_say_what_to_set_and_never_echo_the_token(
+    llm: FakeLLM, aws_env: pytest.MonkeyPatch
+) -> None:
     no_creds = await run(bedrock.PROVIDER, bedrock_model(llm), context(), api_key=None)
     assert "AWS_BEARER_TOKEN_BEDROCK" in (no_creds.message.error_message or "")
     assert llm.llm_requests == []
@@ -156,7 +176,10 @@ async def test_vertex_authenticates_with_application_default_credentials(
     result = await run(vertex.PROVIDER, vertex_model(llm), context(), api_key=None)
     assert result.message.text() == "Hello from Vertex." and result.message.api == "anthropic-vertex"
     req = llm.last_request
-    assert req.path == "/v1/projects/adc-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
+    assert (
+        req.path
+        == "/v1/projects/adc-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
+    )
     assert req.headers["authorization"] == f"Bearer {llm.access_token}"
     assert req.body["anthropic_version"] == "vertex-2023-10-16" and req.body["stream"] is True
     assert "model" not in req.body
@@ -164,7 +187,9 @@ async def test_vertex_authenticates_with_application_default_credentials(
     assert llm.token_requests == 1  # the token is reused until it expires
 
 
-async def test_vertex_without_credentials_says_what_to_do(llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vertex_without_credentials_says_what_to_do(
+    llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", "my-project")
     result = await run(vertex.PROVIDER, vertex_model(llm), context(), api_key=None)

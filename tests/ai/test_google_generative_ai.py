@@ -34,7 +34,9 @@ def gemini_model(llm: FakeLLM | None, **overrides: Any) -> Model:
         "name": "Gemini 3 Pro",
         "api": "google-generative-ai",
         "provider": "google",
-        "base_url": f"{llm.url}/v1beta" if llm is not None else "https://generativelanguage.googleapis.com/v1beta",
+        "base_url": f"{llm.url}/v1beta"
+        if llm is not None
+        else "https://generativelanguage.googleapis.com/v1beta",
         "reasoning": True,
         "input": ["text", "image"],
     }
@@ -46,7 +48,10 @@ async def test_thinking_and_text_stream_with_the_signature_kept(llm: FakeLLM) ->
     llm.push(fl.thinking("Consider the question.", "Forty-two.", chunk_size=5, thinking_signature=SIGNATURE))
     result = await run(PROVIDER, gemini_model(llm), context(), reasoning="high")
     assert result.types[:2] == ["start", "thinking_start"] and result.types[-1] == "done"
-    assert "".join(e.delta for e in result.events if isinstance(e, ThinkingDeltaEvent)) == "Consider the question."
+    assert (
+        "".join(e.delta for e in result.events if isinstance(e, ThinkingDeltaEvent))
+        == "Consider the question."
+    )
     assert "".join(e.delta for e in result.events if isinstance(e, TextDeltaEvent)) == "Forty-two."
     thinking, text = result.message.content
     assert isinstance(thinking, ThinkingContent) and isinstance(text, TextContent)
@@ -56,7 +61,10 @@ async def test_thinking_and_text_stream_with_the_signature_kept(llm: FakeLLM) ->
     assert req.path == "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
     assert req.headers["x-goog-api-key"] == TEST_KEY
     assert req.body["systemInstruction"] == {"parts": [{"text": "You are terse."}]}
-    assert req.body["generationConfig"]["thinkingConfig"] == {"includeThoughts": True, "thinkingLevel": "HIGH"}
+    assert req.body["generationConfig"]["thinkingConfig"] == {
+        "includeThoughts": True,
+        "thinkingLevel": "HIGH",
+    }
     assert req.body["contents"] == [{"role": "user", "parts": [{"text": "hi"}]}]
 
 
@@ -70,13 +78,23 @@ async def test_function_calls_carry_their_thought_signature_back_on_the_next_req
         fl.text("It returns 42."),
     )
     model = gemini_model(llm)
-    first = await run(PROVIDER, model, context(UserMessage("read a.py"), tools=[READ_TOOL]), reasoning="medium")
+    first = await run(
+        PROVIDER, model, context(UserMessage("read a.py"), tools=[READ_TOOL]), reasoning="medium"
+    )
     assert first.message.stop_reason == "toolUse"
     call = first.message.tool_calls()[0]
-    assert (call.id, call.name, call.arguments, call.thought_signature) == ("fc_1", "read", {"path": "a.py"}, SIGNATURE)
+    assert (call.id, call.name, call.arguments, call.thought_signature) == (
+        "fc_1",
+        "read",
+        {"path": "a.py"},
+        SIGNATURE,
+    )
     result = ToolResultMessage(call.id, "read", [TextContent("return 42")])
     await run(
-        PROVIDER, model, context(UserMessage("read a.py"), first.message, result, tools=[READ_TOOL]), reasoning="medium"
+        PROVIDER,
+        model,
+        context(UserMessage("read a.py"), first.message, result, tools=[READ_TOOL]),
+        reasoning="medium",
     )
     raw = llm.llm_requests[1].raw
     contents = json.loads(raw)["contents"]
@@ -84,7 +102,10 @@ async def test_function_calls_carry_their_thought_signature_back_on_the_next_req
         "role": "model",
         "parts": [
             {"thought": True, "text": "Need the file."},
-            {"functionCall": {"name": "read", "args": {"path": "a.py"}, "id": "fc_1"}, "thoughtSignature": SIGNATURE},
+            {
+                "functionCall": {"name": "read", "args": {"path": "a.py"}, "id": "fc_1"},
+                "thoughtSignature": SIGNATURE,
+            },
         ],
     }
     assert contents[2] == {
@@ -92,7 +113,11 @@ async def test_function_calls_carry_their_thought_signature_back_on_the_next_req
         "parts": [{"functionResponse": {"name": "read", "response": {"output": "return 42"}, "id": "fc_1"}}],
     }
     assert json.loads(raw)["tools"] == [
-        {"functionDeclarations": [{"name": "read", "description": "Read a file", "parametersJsonSchema": READ_TOOL.parameters}]}
+        {
+            "functionDeclarations": [
+                {"name": "read", "description": "Read a file", "parametersJsonSchema": READ_TOOL.parameters}
+            ]
+        }
     ]
 
 
@@ -105,7 +130,9 @@ async def test_signatures_of_another_model_are_not_sent(llm: FakeLLM) -> None:
         model="gemini-2.5-flash",
         stop_reason="toolUse",
     )
-    await run(PROVIDER, gemini_model(llm), context(UserMessage("q"), other, ToolResultMessage("c1", "read", [])))
+    await run(
+        PROVIDER, gemini_model(llm), context(UserMessage("q"), other, ToolResultMessage("c1", "read", []))
+    )
     assert SIGNATURE.encode() not in llm.last_request.raw
 
 
@@ -119,8 +146,14 @@ async def test_usage_counts_cached_and_thought_tokens(llm: FakeLLM) -> None:
 
 async def test_images_are_inline_data(llm: FakeLLM) -> None:
     llm.push(fl.text("a cat"))
-    await run(PROVIDER, gemini_model(llm), context(UserMessage([TextContent("what?"), ImageContent("aGk=", "image/png")])))
-    assert llm.last_request.body["contents"][0]["parts"][1] == {"inlineData": {"mimeType": "image/png", "data": "aGk="}}
+    await run(
+        PROVIDER,
+        gemini_model(llm),
+        context(UserMessage([TextContent("what?"), ImageContent("aGk=", "image/png")])),
+    )
+    assert llm.last_request.body["contents"][0]["parts"][1] == {
+        "inlineData": {"mimeType": "image/png", "data": "aGk="}
+    }
 
 
 async def test_max_tokens_is_length_and_safety_is_an_error(llm: FakeLLM) -> None:
@@ -131,7 +164,9 @@ async def test_max_tokens_is_length_and_safety_is_an_error(llm: FakeLLM) -> None
 
 
 async def test_unauthorized_never_echoes_the_key_and_rate_limits_are_retryable(llm: FakeLLM) -> None:
-    llm.push(fl.error(401, f"API key not valid: {TEST_KEY}"), fl.error(429, "Resource exhausted", retry_after=2))
+    llm.push(
+        fl.error(401, f"API key not valid: {TEST_KEY}"), fl.error(429, "Resource exhausted", retry_after=2)
+    )
     denied = (await run(PROVIDER, gemini_model(llm), context())).message
     assert (denied.error_message or "").startswith("401 Unauthorized")
     assert TEST_KEY not in (denied.error_message or "")
@@ -152,9 +187,14 @@ async def test_missing_key_names_gemini_api_key() -> None:
 
 def test_thinking_levels_map_like_pi() -> None:
     flash = gemini_model(None, id="gemini-2.5-flash")
-    assert thinking_config(flash, StreamOptions(reasoning="low")) == {"includeThoughts": True, "thinkingBudget": 2048}
+    assert thinking_config(flash, StreamOptions(reasoning="low")) == {
+        "includeThoughts": True,
+        "thinkingBudget": 2048,
+    }
     assert thinking_config(flash, StreamOptions()) == {"thinkingBudget": 0}
     assert thinking_config(gemini_model(None), StreamOptions()) == {"thinkingLevel": "LOW"}
     assert thinking_config(gemini_model(None, reasoning=False), StreamOptions(reasoning="high")) is None
     body = build_params(gemini_model(None), context(), StreamOptions(max_tokens=1000, temperature=0.3))
-    assert body["generationConfig"]["maxOutputTokens"] == 1000 and body["generationConfig"]["temperature"] == 0.3
+    assert (
+        body["generationConfig"]["maxOutputTokens"] == 1000 and body["generationConfig"]["temperature"] == 0.3
+    )

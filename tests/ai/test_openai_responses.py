@@ -42,7 +42,11 @@ def responses_model(llm: FakeLLM | None, **overrides: Any) -> Model:
 
 
 async def test_reasoning_summary_and_text_stream_and_are_stored_the_way_pi_stores_them(llm: FakeLLM) -> None:
-    llm.push(fl.thinking("Check the file first.", "It defines main().", chunk_size=3, encrypted_reasoning="gAAAenc"))
+    llm.push(
+        fl.thinking(
+            "Check the file first.", "It defines main().", chunk_size=3, encrypted_reasoning="gAAAenc"
+        )
+    )
     result = await run(PROVIDER, responses_model(llm), context(), reasoning="high")
     assert result.types[:2] == ["start", "thinking_start"]
     assert result.types[-1] == "done"
@@ -58,7 +62,9 @@ async def test_reasoning_summary_and_text_stream_and_are_stored_the_way_pi_store
         "summary": [{"type": "summary_text", "text": "Check the file first."}],
         "encrypted_content": "gAAAenc",
     }
-    assert block.thinking_signature is not None and ", " not in block.thinking_signature  # JSON.stringify form
+    assert (
+        block.thinking_signature is not None and ", " not in block.thinking_signature
+    )  # JSON.stringify form
     assert text.text_signature == '{"v":1,"id":"msg_fake_1"}'
     assert result.message.response_id == "resp_fake"
     assert result.message.stop_reason == "stop"
@@ -80,7 +86,9 @@ async def test_reasoning_items_go_back_verbatim_on_the_next_request(llm: FakeLLM
         fl.text("done"),
     )
     model = responses_model(llm)
-    first = await run(PROVIDER, model, context(UserMessage("read a.py"), tools=[READ_TOOL]), reasoning="medium")
+    first = await run(
+        PROVIDER, model, context(UserMessage("read a.py"), tools=[READ_TOOL]), reasoning="medium"
+    )
     assert first.message.stop_reason == "toolUse"
     call = first.message.tool_calls()[0]
     assert call.id == "call_A|fc_fake_1"
@@ -142,7 +150,9 @@ async def test_tool_call_arguments_in_many_deltas(llm: FakeLLM) -> None:
     assert "reasoning" not in llm.last_request.body
 
 
-async def test_usage_counts_cached_and_reasoning_tokens_and_the_flex_tier_halves_the_price(llm: FakeLLM) -> None:
+async def test_usage_counts_cached_and_reasoning_tokens_and_the_flex_tier_halves_the_price(
+    llm: FakeLLM,
+) -> None:
     usage = UsageSpec(input=1000, output=200, cache_read=3000, reasoning=150)
     llm.push(fl.text("a", usage=usage), fl.text("b", usage=usage, service_tier="flex"))
     model = responses_model(llm, cost=ModelCost(input=2.0, output=10.0, cache_read=0.5))
@@ -189,7 +199,14 @@ async def test_incomplete_for_max_output_tokens_is_length(llm: FakeLLM) -> None:
 
 
 async def test_an_error_event_mid_stream_ends_with_the_servers_text(llm: FakeLLM) -> None:
-    llm.push(fl.Reply(text="partial answer", stream_error_after=4, error="The server had an error", error_code="server_error"))
+    llm.push(
+        fl.Reply(
+            text="partial answer",
+            stream_error_after=4,
+            error="The server had an error",
+            error_code="server_error",
+        )
+    )
     result = await run(PROVIDER, responses_model(llm), context())
     assert result.types[-1] == "error"
     assert "Error Code server_error: The server had an error" in (result.message.error_message or "")
@@ -211,7 +228,9 @@ async def test_unauthorized_never_echoes_the_key(llm: FakeLLM) -> None:
 
 
 async def test_missing_key_names_the_variable_and_login() -> None:
-    result = await run(PROVIDER, responses_model(None, base_url="https://api.openai.com/v1"), context(), api_key=None)
+    result = await run(
+        PROVIDER, responses_model(None, base_url="https://api.openai.com/v1"), context(), api_key=None
+    )
     text = result.message.error_message or ""
     assert "OPENAI_API_KEY" in text and "/login" in text
 
@@ -275,7 +294,9 @@ async def test_azure_without_key_or_endpoint_says_what_to_set(monkeypatch: pytes
 
 
 def test_azure_hosts_get_the_v1_path() -> None:
-    assert azure.normalize_base_url("https://acme.openai.azure.com") == "https://acme.openai.azure.com/openai/v1"
+    assert (
+        azure.normalize_base_url("https://acme.openai.azure.com") == "https://acme.openai.azure.com/openai/v1"
+    )
     assert (
         azure.normalize_base_url("https://acme.openai.azure.com/openai/v1/responses")
         == "https://acme.openai.azure.com/openai/v1"

@@ -96,7 +96,9 @@ def test_pi_continues_a_caddie_responses_session_with_the_same_reasoning_items(t
         assert stored == caddie_replay
 
         pi_agent = tmp_path / "pi-home" / "agent"
-        llm.write_models_json(pi_agent, provider=PROVIDER, api="openai-responses", model_id=MODEL, **model_fields)
+        llm.write_models_json(
+            pi_agent, provider=PROVIDER, api="openai-responses", model_id=MODEL, **model_fields
+        )
         llm.push(fl.text("Still 42."))
         pi = subprocess.run(
             [

@@ -573,12 +573,34 @@ def responses_events(reply: Reply, model: str) -> list[str]:
     index = 0
     if reply.thinking:
         item_id = "rs_fake_1"
-        emit("response.output_item.added", output_index=index, item={"id": item_id, "type": "reasoning", "summary": []})
+        emit(
+            "response.output_item.added",
+            output_index=index,
+            item={"id": item_id, "type": "reasoning", "summary": []},
+        )
         part = {"type": "summary_text", "text": ""}
-        emit("response.reasoning_summary_part.added", item_id=item_id, output_index=index, summary_index=0, part=part)
+        emit(
+            "response.reasoning_summary_part.added",
+            item_id=item_id,
+            output_index=index,
+            summary_index=0,
+            part=part,
+        )
         for piece in _pieces(reply.thinking, reply.chunk_size):
-            emit("response.reasoning_summary_text.delta", item_id=item_id, output_index=index, summary_index=0, delta=piece)
-        emit("response.reasoning_summary_text.done", item_id=item_id, output_index=index, summary_index=0, text=reply.thinking)
+            emit(
+                "response.reasoning_summary_text.delta",
+                item_id=item_id,
+                output_index=index,
+                summary_index=0,
+                delta=piece,
+            )
+        emit(
+            "response.reasoning_summary_text.done",
+            item_id=item_id,
+            output_index=index,
+            summary_index=0,
+            text=reply.thinking,
+        )
         emit(
             "response.reasoning_summary_part.done",
             item_id=item_id,
@@ -600,7 +622,13 @@ def responses_events(reply: Reply, model: str) -> list[str]:
         emit(
             "response.output_item.added",
             output_index=index,
-            item={"id": item_id, "type": "message", "status": "in_progress", "role": "assistant", "content": []},
+            item={
+                "id": item_id,
+                "type": "message",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            },
         )
         emit(
             "response.content_part.added",
@@ -610,18 +638,47 @@ def responses_events(reply: Reply, model: str) -> list[str]:
             part={"type": "output_text", "text": "", "annotations": []},
         )
         for piece in _pieces(reply.text, reply.chunk_size):
-            emit("response.output_text.delta", item_id=item_id, output_index=index, content_index=0, delta=piece, logprobs=[])
-        emit("response.output_text.done", item_id=item_id, output_index=index, content_index=0, text=reply.text, logprobs=[])
+            emit(
+                "response.output_text.delta",
+                item_id=item_id,
+                output_index=index,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+            )
+        emit(
+            "response.output_text.done",
+            item_id=item_id,
+            output_index=index,
+            content_index=0,
+            text=reply.text,
+            logprobs=[],
+        )
         text_part = {"type": "output_text", "text": reply.text, "annotations": []}
-        emit("response.content_part.done", item_id=item_id, output_index=index, content_index=0, part=text_part)
-        item = {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [text_part]}
+        emit(
+            "response.content_part.done", item_id=item_id, output_index=index, content_index=0, part=text_part
+        )
+        item = {
+            "id": item_id,
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [text_part],
+        }
         emit("response.output_item.done", output_index=index, item=item)
         items.append(item)
         index += 1
     for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
         item_id = f"fc_fake_{index}"
         args = call.arguments_json()
-        start = {"id": item_id, "type": "function_call", "status": "in_progress", "call_id": call_id, "name": call.name, "arguments": ""}
+        start = {
+            "id": item_id,
+            "type": "function_call",
+            "status": "in_progress",
+            "call_id": call_id,
+            "name": call.name,
+            "arguments": "",
+        }
         emit("response.output_item.added", output_index=index, item=start)
         for piece in _pieces(args, reply.chunk_size):
             emit("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=piece)
@@ -694,11 +751,25 @@ def gemini_events(reply: Reply, model: str) -> list[str]:
     return events
 
 
-_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
 
 
 def _google_error_body(reply: Reply) -> dict[str, Any]:
-    return {"error": {"code": reply.status, "message": reply.error, "status": _GOOGLE_STATUS.get(reply.status, "UNKNOWN")}}
+    return {
+        "error": {
+            "code": reply.status,
+            "message": reply.error,
+            "status": _GOOGLE_STATUS.get(reply.status, "UNKNOWN"),
+        }
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -718,7 +789,13 @@ def aws_event_frame(headers: dict[str, str], payload: bytes) -> bytes:
     encoded = b""
     for name, value in headers.items():
         raw_name, raw_value = name.encode(), value.encode()
-        encoded += struct.pack(">B", len(raw_name)) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
+        encoded += (
+            struct.pack(">B", len(raw_name))
+            + raw_name
+            + b"\x07"
+            + struct.pack(">H", len(raw_value))
+            + raw_value
+        )
     total = 12 + len(encoded) + len(payload) + 4
     prelude = struct.pack(">II", total, len(encoded))
     prelude += struct.pack(">I", _crc32(prelude))
@@ -735,7 +812,8 @@ def bedrock_frames(reply: Reply, model: str) -> list[bytes]:
         payload = json.dumps({"bytes": base64.b64encode(data.encode()).decode()}).encode()
         frames.append(
             aws_event_frame(
-                {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}, payload
+                {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"},
+                payload,
             )
         )
     return frames
@@ -857,7 +935,12 @@ class _Handler(BaseHTTPRequestHandler):
                     self._write_chunk(req, f"{prefix}data: {bad}\n\n")
                 if reply.stream_error_after is not None and n == reply.stream_error_after:
                     if protocol == "responses":
-                        body = {"type": "error", "code": reply.error_code or "server_error", "message": reply.error, "param": None}
+                        body = {
+                            "type": "error",
+                            "code": reply.error_code or "server_error",
+                            "message": reply.error,
+                            "param": None,
+                        }
                         self._write_chunk(req, f"event: error\ndata: {json.dumps(body)}\n\n")
                     elif protocol == "gemini":
                         self._write_chunk(req, f"data: {json.dumps(_google_error_body(reply))}\n\n")
@@ -911,7 +994,9 @@ class _Handler(BaseHTTPRequestHandler):
         if req.api == "other":
             if req.path.split("?", 1)[0].endswith("/token"):  # OAuth refresh for Google credentials
                 owner.token_requests += 1
-                self._send_json(200, {"access_token": owner.access_token, "expires_in": 3600, "token_type": "Bearer"})
+                self._send_json(
+                    200, {"access_token": owner.access_token, "expires_in": 3600, "token_type": "Bearer"}
+                )
                 return
             self._send_json(404, {"error": {"message": f"no route for POST {req.path}"}})
             return
@@ -1115,7 +1200,11 @@ class FakeLLM:
         **model_fields: Any,
     ) -> dict[str, Any]:
         """A Pi-format models.json pointing ``provider/model_id`` at this server (extra fields go on the model)."""
-        base = self.openai_base_url if api in ("openai-completions", "openai-responses") else self.anthropic_base_url
+        base = (
+            self.openai_base_url
+            if api in ("openai-completions", "openai-responses")
+            else self.anthropic_base_url
+        )
         model: dict[str, Any] = {"id": model_id, **model_fields}
         return {"providers": {provider: {"baseUrl": base, "api": api, "apiKey": api_key, "models": [model]}}}
 

@@ -140,7 +140,11 @@ BUILTIN_PROVIDERS: dict[str, ProviderInfo] = {
             default_model="gemini-2.5-pro",
         ),
         ProviderInfo(
-            "azure-openai-responses", "", "azure-openai-responses", ("AZURE_OPENAI_API_KEY",), open_models=True
+            "azure-openai-responses",
+            "",
+            "azure-openai-responses",
+            ("AZURE_OPENAI_API_KEY",),
+            open_models=True,
         ),
         ProviderInfo(  # AWS_BEARER_TOKEN_BEDROCK or the usual AWS credentials (read by the client)
             "amazon-bedrock",

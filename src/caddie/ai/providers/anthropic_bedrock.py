@@ -51,10 +51,11 @@ def resolve_region(model: Model) -> str | None:
     if match:
         return match.group(1)
     try:
-        import boto3
+        import boto3  # type: ignore[import-untyped]
     except ImportError:
         return None
-    return boto3.Session(profile_name=os.environ.get("AWS_PROFILE") or None).region_name
+    region_name = boto3.Session(profile_name=os.environ.get("AWS_PROFILE") or None).region_name
+    return str(region_name) if region_name else None
 
 
 def bearer_token(options: StreamOptions) -> str | None:
@@ -78,7 +79,7 @@ def bedrock_body(model: Model, context: Context, options: StreamOptions) -> dict
 
 def make_client(model: Model, token: str, headers: dict[str, str], idle: float, retries: int) -> Any:
     try:
-        import botocore  # noqa: F401  (the event-stream decoder needs it, whatever the credentials)
+        import botocore  # type: ignore[import-untyped]  # noqa: F401  (its event-stream decoder is always needed)
         from anthropic import AsyncAnthropicBedrock, DefaultAsyncHttpxClient
     except ImportError as exc:
         raise SetupError(EXTRA_HINT) from exc

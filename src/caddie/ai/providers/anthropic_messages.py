@@ -496,6 +496,7 @@ class _EventAssembler:
 # --------------------------------------------------------------------------------------------------
 # The provider
 
+
 async def post_stream(client: Any, path: str, params: dict[str, Any] | bytes) -> Any:
     """POST a body through the ``anthropic`` client and return its SSE stream of plain dicts: caddie's
     own serialisation, no SDK re-walk of the messages (see ``encode_body``)."""

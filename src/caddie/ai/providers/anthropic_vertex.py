@@ -86,7 +86,9 @@ async def post_vertex(client: Any, model: Model, params: dict[str, Any]) -> Any:
         raise
     project = client.project_id
     if not project:
-        raise SetupError("Claude on Vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT).")
+        raise SetupError(
+            "Claude on Vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)."
+        )
     path = (
         f"/projects/{quote(project, safe='')}/locations/{quote(client.region, safe='')}"
         f"/publishers/anthropic/models/{quote(model.id, safe='@')}:streamRawPredict"

@@ -90,9 +90,9 @@ def _is_gemini3_pro(model_id: str) -> bool:
 
 def _is_gemini3_flash(model_id: str) -> bool:
     mid = model_id.lower()
-    return (
-        re.search(r"gemini-3(?:\.\d+)?-flash", mid) is not None
-        or mid in ("gemini-flash-latest", "gemini-flash-lite-latest")
+    return re.search(r"gemini-3(?:\.\d+)?-flash", mid) is not None or mid in (
+        "gemini-flash-latest",
+        "gemini-flash-lite-latest",
     )
 
 
@@ -225,7 +225,10 @@ def _function_response(
     value = sanitize_text(text) if text else "(see attached image)" if images else ""
     image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
     nested = bool(images) and _multimodal_function_response(model.id)
-    response: dict[str, Any] = {"name": msg.tool_name, "response": {"error" if msg.is_error else "output": value}}
+    response: dict[str, Any] = {
+        "name": msg.tool_name,
+        "response": {"error" if msg.is_error else "output": value},
+    }
     if nested:
         response["parts"] = image_parts
     if requires_tool_call_id(model.id):
@@ -528,7 +531,9 @@ class GoogleGenerativeAIProvider:
             GeminiAssembler(output, model),
             headers=headers,
             api_key=options.api_key,
-            missing_key_text=missing_key_text(model, "GEMINI_API_KEY" if model.provider == "google" else None),
+            missing_key_text=missing_key_text(
+                model, "GEMINI_API_KEY" if model.provider == "google" else None
+            ),
             build_params=lambda: build_params(model, context, options),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: make_client(model.base_url, key, hdrs, idle),

@@ -596,6 +596,7 @@ class _ChunkAssembler:
 # --------------------------------------------------------------------------------------------------
 # The provider
 
+
 async def post_stream(client: Any, path: str, params: dict[str, Any]) -> Any:
     """POST caddie's own serialised body through the ``openai`` client (auth, retries off, error classes)
     and return its SSE stream of plain dicts — no SDK re-walk of the messages (see ``encode_body``)."""

@@ -246,7 +246,9 @@ def convert_messages(
     messages = transform_messages(context.messages, model, tool_call_id_normalizer(model, providers))
     out: list[dict[str, Any]] = []
     if context.system_prompt:
-        role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") is not False else "system"
+        role = (
+            "developer" if model.reasoning and compat.get("supportsDeveloperRole") is not False else "system"
+        )
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
     msg_index = 0
     for msg in messages:
@@ -392,7 +394,10 @@ def map_status(status: str | None, reason: str | None) -> tuple[StopReason, str 
     if status == "incomplete":
         if reason == "max_output_tokens":
             return "length", None
-        return "error", f"Response incomplete: {reason}" if reason else "Response incomplete without a provider reason"
+        return (
+            "error",
+            f"Response incomplete: {reason}" if reason else "Response incomplete without a provider reason",
+        )
     if status in ("failed", "cancelled"):
         return "error", None
     return "stop", None
@@ -437,7 +442,11 @@ class ResponsesAssembler:
             block = TextContent("")
         elif kind == "function_call":
             initial = str(_get(item, "arguments") or "")
-            block = ToolCall(id=f"{_get(item, 'call_id')}|{_get(item, 'id')}", name=str(_get(item, "name") or ""), arguments={})
+            block = ToolCall(
+                id=f"{_get(item, 'call_id')}|{_get(item, 'id')}",
+                name=str(_get(item, "name") or ""),
+                arguments={},
+            )
         else:
             return None, []
         out.content.append(block)
@@ -654,7 +663,8 @@ class OpenAIResponsesProvider:
         headers.update(options.headers or {})
         api_key = options.api_key
         if not api_key and (
-            headers_contain(headers, "authorization", "cf-aig-authorization") or is_local_base_url(model.base_url)
+            headers_contain(headers, "authorization", "cf-aig-authorization")
+            or is_local_base_url(model.base_url)
         ):
             api_key = NO_KEY_PLACEHOLDER
         events = stream_via_sdk(
@@ -664,7 +674,9 @@ class OpenAIResponsesProvider:
             ResponsesAssembler(output, model, options.service_tier),
             headers=headers,
             api_key=api_key,
-            missing_key_text=missing_key_text(model, "OPENAI_API_KEY" if model.provider == "openai" else None),
+            missing_key_text=missing_key_text(
+                model, "OPENAI_API_KEY" if model.provider == "openai" else None
+            ),
             build_params=lambda: build_params(model, context, options, compat),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: AsyncOpenAI(
