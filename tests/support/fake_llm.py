@@ -843,10 +843,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing ---------------------------------------------------------------------------------
     def _record(self, body_bytes: bytes) -> RecordedRequest:
-        try:
-            body = json.loads(body_bytes) if body_bytes else None
-        except json.JSONDecodeError:
-            body = None
+        body: Any = None
+        if self.server.owner.parse_bodies:
+            try:
+                body = json.loads(body_bytes) if body_bytes else None
+            except json.JSONDecodeError:
+                body = None
+        elif body_bytes:  # benchmarks: no parsing of megabytes of JSON; every agent streams
+            body = {"stream": True}
         path = self.path.split("?", 1)[0]
         api = (
             "openai"
@@ -1078,7 +1082,10 @@ class FakeLLM:
         ollama_models: list[str] | None = None,
         openai_models: list[str] | None = None,
         default_reply: ReplySource | None = None,
+        parse_bodies: bool = True,
     ) -> None:
+        self.parse_bodies = parse_bodies
+        """False: request bodies are kept raw and every request is answered as a stream (benchmarks)."""
         self.ollama_models = ollama_models
         self.openai_models = openai_models
         self.default_reply = default_reply

@@ -108,6 +108,14 @@ def _transform_assistant(
     id_map: dict[str, str],
 ) -> AssistantMessage:
     same = is_same_model(message, model)
+    if same and not any(
+        b.__class__ is ThinkingContent
+        and not b.redacted
+        and not b.thinking_signature
+        and not b.thinking.strip()
+        for b in message.content
+    ):
+        return message  # the model's own turn goes back as it is (no copy: providers only read it)
     content: list[AssistantContent] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):

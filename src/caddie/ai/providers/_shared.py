@@ -32,7 +32,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ProviderResponse, StreamOptions, ThinkingLevel
 from caddie.ai.secrets import safe_url
-from caddie.ai.tokens import estimate_request_tokens
+from caddie.ai.tokens import context_tokens_of_usage, estimate_message_tokens, estimate_request_tokens
 
 T = TypeVar("T")
 
@@ -112,11 +112,29 @@ def thinking_budget(level: ThinkingLevel) -> int:
     return THINKING_BUDGETS.get(key, THINKING_BUDGETS["medium"])
 
 
+def context_tokens(context: Context) -> int:
+    """What the request will hold, as Pi estimates it: the last reported usage plus estimates of the
+    messages after it (only the tail is walked, so the cost does not grow with the conversation); the
+    whole request by characters when no usage was reported yet."""
+    messages = context.messages
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            isinstance(message, AssistantMessage)
+            and message.stop_reason not in ("error", "aborted")
+            and context_tokens_of_usage(message.usage) > 0
+        ):
+            return context_tokens_of_usage(message.usage) + sum(
+                estimate_message_tokens(m) for m in messages[index + 1 :]
+            )
+    return estimate_request_tokens(context)
+
+
 def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
     """Keep the output cap inside what the context window leaves free (with a 4096-token margin)."""
     if model.context_window <= 0:
         return max(1, max_tokens)
-    available = model.context_window - estimate_request_tokens(context) - 4096
+    available = model.context_window - context_tokens(context) - 4096
     return min(max_tokens, max(1, available))
 
 
@@ -609,6 +627,16 @@ def new_output(model: Model) -> AssistantMessage:
     )
 
 
+def compact_json(value: Any) -> str:
+    """JSON as JavaScript's ``JSON.stringify`` writes it (no spaces, UTF-8 kept): the text Pi sends and
+    stores for tool arguments and reasoning items. msgspec writes the same text 15× faster than ``json``;
+    what it refuses (lone surrogates, non-string keys) goes through ``json``."""
+    try:
+        return msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def encode_body(params: dict[str, Any]) -> bytes:
     """The request body as JSON bytes, serialised once by caddie.
 
@@ -617,7 +645,10 @@ def encode_body(params: dict[str, Any]) -> bytes:
     once a session holds a few hundred messages. The providers send these bytes through the SDK's
     lower-level ``post`` instead, which still gives auth, the HTTP client, streaming and error classes.
     """
-    return msgspec.json.encode(params)
+    try:
+        return msgspec.json.encode(params)
+    except (TypeError, ValueError, msgspec.EncodeError):  # e.g. a payload hook put in non-string keys
+        return json.dumps(params, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 # --------------------------------------------------------------------------------------------------

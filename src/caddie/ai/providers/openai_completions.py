@@ -11,7 +11,6 @@ importable for tests; ``PROVIDER.stream`` does the I/O.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -46,6 +45,7 @@ from caddie.ai.providers._shared import (
     StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
+    compact_json,
     encode_body,
     final_arguments,
     finish_usage,
@@ -230,7 +230,7 @@ def _convert_assistant(
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": _json_compact(c.arguments)},
+                "function": {"name": c.name, "arguments": compact_json(c.arguments)},
             }
             for c in calls
         ]
@@ -243,11 +243,6 @@ def _convert_assistant(
     if not out.get("content") and not calls:
         return None
     return out
-
-
-def _json_compact(value: Any) -> str:
-    """JSON as JavaScript's ``JSON.stringify`` writes it (no spaces, UTF-8 kept): the bytes Pi sends."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def convert_tools(tools: list[Tool], compat: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -58,6 +58,7 @@ from caddie.ai.providers._shared import (
     StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
+    compact_json,
     final_arguments,
     finish_usage,
     headers_contain,
@@ -151,11 +152,6 @@ def parse_text_signature(signature: str | None) -> tuple[str | None, str | None]
             phase = parsed.get("phase")
             return parsed["id"], phase if phase in ("commentary", "final_answer") else None
     return signature, None
-
-
-def compact_json(value: Any) -> str:
-    """JSON as JavaScript's ``JSON.stringify`` writes it (what Pi stores in signatures)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------------------------------
