@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support import fake_llm as fl
+from tests.support import fake_llm as fl  # noqa: E402  (after the sys.path entry)
 
 MODEL = "bench-model"
 PI_APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
