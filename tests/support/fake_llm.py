@@ -1,4 +1,5 @@
-"""A scriptable fake LLM server for tests: real HTTP on 127.0.0.1 speaking both OpenAI and Anthropic.
+"""A scriptable fake LLM server for tests: real HTTP on 127.0.0.1 speaking OpenAI (Chat Completions and
+Responses), Anthropic (direct, Bedrock and Vertex) and Gemini.
 
 It lets tests drive the real ``openai`` / ``anthropic`` SDKs (and ``caddie -p`` in a subprocess) through
 whole conversations, offline and fast, and inspect every request that was actually sent.
@@ -20,6 +21,14 @@ Endpoints
                                    ``stream``; usage chunk when ``stream_options.include_usage`` is set.
     ``POST /v1/messages``          Anthropic Messages, streamed (message_start, content_block_start/
                                    delta/stop, message_delta, message_stop) or not.
+    ``POST …/responses``           OpenAI Responses, streamed with named events (reasoning item with summary
+                                   deltas and ``encrypted_content``, output message, function calls,
+                                   ``response.completed``/``incomplete``); Azure's ``/openai/v1/responses``.
+    ``POST …/models/<id>:streamGenerateContent``  Gemini (``alt=sse``): thought parts, text, function calls,
+                                   the thought signature, ``finishReason`` and ``usageMetadata``.
+    ``POST /model/<id>/invoke-with-response-stream``  Bedrock: Anthropic events in AWS event-stream frames.
+    ``POST …/publishers/anthropic/models/<id>:streamRawPredict``  Vertex: Anthropic SSE.
+    ``POST …/token``               a Google OAuth token (``access_token``; ``token_requests`` counts them).
     ``GET /v1/models``             OpenAI-style model list (``openai_models``).
     ``GET /api/tags``              Ollama-style model list (only when ``ollama_models`` is given).
     Both POST endpoints also answer under any prefix (``/anything/v1/messages``).
@@ -52,7 +61,7 @@ Replies — ``Reply`` (a dataclass; every field has a default) and module-level 
 
 Recorded requests — ``RecordedRequest``
     ``method``, ``path``, ``headers`` (lower-case keys), ``body`` (parsed JSON or None), ``raw`` (bytes),
-    ``api`` (``"openai"``, ``"anthropic"`` or ``"other"``), ``client_disconnected`` (the client closed the
+    ``api`` (``"openai"``, ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"vertex"`` or ``"other"``), ``client_disconnected`` (the client closed the
     connection while the server was still streaming), and helpers ``messages``, ``system`` (system
     prompt text for either protocol), ``tool_names``, ``last_user_text``, ``tool_results`` (``[(id,
     text)]`` for either protocol), ``model``, ``stream``.
