@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from caddie.ai.messages import (  # noqa: E402
+from caddie.ai.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,
@@ -31,14 +31,14 @@ from caddie.ai.messages import (  # noqa: E402
     ToolResultMessage,
     UserMessage,
 )
-from caddie.ai.model import Context, Model, StreamOptions, Tool  # noqa: E402
-from caddie.ai.providers import (  # noqa: E402
+from caddie.ai.model import Context, Model, StreamOptions, Tool
+from caddie.ai.providers import (
     anthropic_messages,
     google_generative_ai,
     openai_completions,
     openai_responses,
 )
-from caddie.ai.providers._shared import compact_json, encode_body  # noqa: E402
+from caddie.ai.providers._shared import compact_json, encode_body
 
 TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 
