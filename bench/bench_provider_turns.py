@@ -216,16 +216,16 @@ def main() -> None:
     print(f"{'api':<22} {'session':>9} {'caddie ms/turn':>15} {'pi ms/turn':>11} {'ratio':>6}")
     for api in args.apis.split(","):
         for size in sizes:
-            results: dict[str, float] = {}
-            for who in ("caddie", "pi") if have_pi and api in PI_APIS else ("caddie",):
-                samples = []
-                for _ in range(args.runs):
+            agents = ("caddie", "pi") if have_pi and api in PI_APIS else ("caddie",)
+            samples: dict[str, list[float]] = {who: [] for who in agents}
+            for _ in range(args.runs):  # interleaved, so load on a shared machine hits both alike
+                for who in agents:
                     work = Path(tempfile.mkdtemp(prefix="bench-turns-"))
                     try:
-                        samples.append(run_once(who, api, size, args.turns, work, pi_dir))
+                        samples[who].append(run_once(who, api, size, args.turns, work, pi_dir))
                     finally:
                         shutil.rmtree(work, ignore_errors=True)
-                results[who] = statistics.median(samples)
+            results = {who: statistics.median(values) for who, values in samples.items()}
             label = "new" if size == 0 else f"{size} msgs"
             pi = results.get("pi")
             ratio = f"{results['caddie'] / pi:5.2f}x" if pi else "    -"

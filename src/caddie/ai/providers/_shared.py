@@ -597,6 +597,8 @@ def fail(
 
 def sanitize_text(text: str) -> str:
     """Replace lone surrogates (from broken tool output) that would make the request body unencodable."""
+    if text.isascii():  # the common case, checked without copying the text
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -26,6 +26,8 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import msgspec
+
 from caddie.ai.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -139,19 +141,30 @@ def encode_text_signature(item_id: str, phase: str | None) -> str:
     return compact_json(payload)
 
 
+_TEXT_SIGNATURES: dict[str, tuple[str | None, str | None]] = {}
+"""Parsed ``textSignature``s: every turn replays the whole history, so each is parsed once."""
+
+
 def parse_text_signature(signature: str | None) -> tuple[str | None, str | None]:
     """``(message id, phase)`` from a ``textSignature`` (v1 JSON, or a bare id from older sessions)."""
     if not signature:
         return None, None
+    known = _TEXT_SIGNATURES.get(signature)
+    if known is not None:
+        return known
+    result: tuple[str | None, str | None] = (signature, None)
     if signature.startswith("{"):
         try:
-            parsed = json.loads(signature)
-        except json.JSONDecodeError:
+            parsed = msgspec.json.decode(signature)
+        except msgspec.DecodeError:
             parsed = None
         if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
             phase = parsed.get("phase")
-            return parsed["id"], phase if phase in ("commentary", "final_answer") else None
-    return signature, None
+            result = (parsed["id"], phase if phase in ("commentary", "final_answer") else None)
+    if len(_TEXT_SIGNATURES) >= 100_000:
+        _TEXT_SIGNATURES.clear()
+    _TEXT_SIGNATURES[signature] = result
+    return result
 
 
 # --------------------------------------------------------------------------------------------------
@@ -195,8 +208,8 @@ def _assistant_items(msg: AssistantMessage, model: Model, msg_index: int) -> lis
         if isinstance(block, ThinkingContent):
             if block.thinking_signature:
                 try:
-                    item = json.loads(block.thinking_signature)
-                except json.JSONDecodeError:
+                    item = msgspec.json.decode(block.thinking_signature)
+                except msgspec.DecodeError:
                     continue  # not a Responses reasoning item: nothing the server could use
                 if isinstance(item, dict):
                     items.append(item)
