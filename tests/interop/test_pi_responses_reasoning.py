@@ -3,7 +3,8 @@
 caddie (``-p``, a reasoning model over ``openai-responses``) gets a reasoning item with encrypted content
 and a tool call, runs the tool and finishes; the session file it wrote is then continued by Pi 0.84.4
 (``--session``) against the same kind of fake server. Pi's request must carry the very reasoning items
-caddie stored and sent back itself — nothing of the chain of thought lost between the two agents.
+caddie stored and sent back itself — nothing of the chain of thought lost between the two agents. Then
+caddie continues the file Pi extended, and sends Pi's new reasoning item along with its own.
 Skips (with the reason) where Pi is absent; fails under ``CI=1``.
 """
 
@@ -22,6 +23,7 @@ from tests.support import fake_llm as fl
 PROVIDER = "fakeai"
 MODEL = "gpt-5.5"
 CHAIN = "gAAAAABo-encrypted-reasoning-chain-0123456789"
+PI_CHAIN = "gAAAAABo-reasoning-pi-received-9876543210"
 
 
 def reasoning_items(request: fl.RecordedRequest) -> list[dict[str, Any]]:
@@ -51,32 +53,29 @@ def test_pi_continues_a_caddie_responses_session_with_the_same_reasoning_items(t
             caddie_home / "agent", provider=PROVIDER, api="openai-responses", model_id=MODEL, **model_fields
         )
         sessions = tmp_path / "sessions"
+        caddie_cmd = [
+            sys.executable,
+            "-m",
+            "caddie",
+            "-p",
+            "--no-context-files",
+            "--session-dir",
+            str(sessions),
+            "--model",
+            f"{PROVIDER}/{MODEL}",
+            "--thinking",
+            "high",
+            "--tools",
+            "read",
+            "What does a.py do?",
+        ]
+        caddie_env = {
+            **base,
+            "CADDIE_DIR": str(caddie_home),
+            "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+        }
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "caddie",
-                "-p",
-                "--no-context-files",
-                "--session-dir",
-                str(sessions),
-                "--model",
-                f"{PROVIDER}/{MODEL}",
-                "--thinking",
-                "high",
-                "--tools",
-                "read",
-                "What does a.py do?",
-            ],
-            cwd=project,
-            env={
-                **base,
-                "CADDIE_DIR": str(caddie_home),
-                "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
-            },
-            capture_output=True,
-            text=True,
-            timeout=120,
+            caddie_cmd, cwd=project, env=caddie_env, capture_output=True, text=True, timeout=120
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert len(llm.llm_requests) == 2
@@ -99,7 +98,7 @@ def test_pi_continues_a_caddie_responses_session_with_the_same_reasoning_items(t
         llm.write_models_json(
             pi_agent, provider=PROVIDER, api="openai-responses", model_id=MODEL, **model_fields
         )
-        llm.push(fl.text("Still 42."))
+        llm.push(fl.thinking("It returns the constant.", "Still 42.", encrypted_reasoning=PI_CHAIN))
         pi = subprocess.run(
             [
                 node,
@@ -132,9 +131,26 @@ def test_pi_continues_a_caddie_responses_session_with_the_same_reasoning_items(t
         assert pi.returncode == 0, pi.stderr[-3000:]
         pi_request = llm.llm_requests[2]
 
+        # And back: caddie continues the session Pi extended, carrying Pi's reasoning item too.
+        llm.push(fl.text("Yes."))
+        again = subprocess.run(
+            [*caddie_cmd[:5], "--session", str(files[0]), *caddie_cmd[7:-1], "Sure?"],
+            cwd=project,
+            env=caddie_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert again.returncode == 0, again.stderr[-3000:]
+        back = llm.llm_requests[3]
+
     assert pi_request.path == "/v1/responses"
     assert reasoning_items(pi_request) == caddie_replay
     # The same turn as caddie sent it: reasoning, the call (with its item id) and its output.
     ours = llm.llm_requests[1].body["input"][1:]
     theirs = pi_request.body["input"][1 : 1 + len(ours)]
     assert theirs == ours
+    replayed = reasoning_items(back)
+    assert replayed[0] == caddie_replay[0]
+    assert replayed[1]["encrypted_content"] == PI_CHAIN
+    assert back.body["input"][1 : len(pi_request.body["input"])] == pi_request.body["input"][1:]
