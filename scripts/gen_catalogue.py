@@ -34,7 +34,9 @@ DEFAULT_OUT = REPO / "src" / "caddie" / "ai" / "catalogue.json"
 NODE_SCRIPT = Path(__file__).resolve().parent / "pi_catalogue.mjs"
 PI_AI = Path("node_modules") / "@earendil-works" / "pi-ai"
 
-APIS = tuple(a for a in get_args(Api) if a != "faux")
+CADDIE_ONLY = ("faux", "anthropic-bedrock", "anthropic-vertex")
+"""APIs Pi's table does not use (Pi reaches Bedrock through AWS's Converse API and has no Claude on Vertex)."""
+APIS = tuple(a for a in get_args(Api) if a not in CADDIE_ONLY)
 """The APIs caddie speaks; a provider is kept when at least one of its models uses one of them."""
 
 BEARER_ONLY_KEYS = frozenset({"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN"})

@@ -1,4 +1,5 @@
-"""A scriptable fake LLM server for tests: real HTTP on 127.0.0.1 speaking both OpenAI and Anthropic.
+"""A scriptable fake LLM server for tests: real HTTP on 127.0.0.1 speaking OpenAI (Chat Completions and
+Responses), Anthropic (direct, Bedrock and Vertex) and Gemini.
 
 It lets tests drive the real ``openai`` / ``anthropic`` SDKs (and ``caddie -p`` in a subprocess) through
 whole conversations, offline and fast, and inspect every request that was actually sent.
@@ -20,6 +21,14 @@ Endpoints
                                    ``stream``; usage chunk when ``stream_options.include_usage`` is set.
     ``POST /v1/messages``          Anthropic Messages, streamed (message_start, content_block_start/
                                    delta/stop, message_delta, message_stop) or not.
+    ``POST …/responses``           OpenAI Responses, streamed with named events (reasoning item with summary
+                                   deltas and ``encrypted_content``, output message, function calls,
+                                   ``response.completed``/``incomplete``); Azure's ``/openai/v1/responses``.
+    ``POST …/models/<id>:streamGenerateContent``  Gemini (``alt=sse``): thought parts, text, function calls,
+                                   the thought signature, ``finishReason`` and ``usageMetadata``.
+    ``POST /model/<id>/invoke-with-response-stream``  Bedrock: Anthropic events in AWS event-stream frames.
+    ``POST …/publishers/anthropic/models/<id>:streamRawPredict``  Vertex: Anthropic SSE.
+    ``POST …/token``               a Google OAuth token (``access_token``; ``token_requests`` counts them).
     ``GET /v1/models``             OpenAI-style model list (``openai_models``).
     ``GET /api/tags``              Ollama-style model list (only when ``ollama_models`` is given).
     Both POST endpoints also answer under any prefix (``/anything/v1/messages``).
@@ -52,7 +61,7 @@ Replies — ``Reply`` (a dataclass; every field has a default) and module-level 
 
 Recorded requests — ``RecordedRequest``
     ``method``, ``path``, ``headers`` (lower-case keys), ``body`` (parsed JSON or None), ``raw`` (bytes),
-    ``api`` (``"openai"``, ``"anthropic"`` or ``"other"``), ``client_disconnected`` (the client closed the
+    ``api`` (``"openai"``, ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"vertex"`` or ``"other"``), ``client_disconnected`` (the client closed the
     connection while the server was still streaming), and helpers ``messages``, ``system`` (system
     prompt text for either protocol), ``tool_names``, ``last_user_text``, ``tool_results`` (``[(id,
     text)]`` for either protocol), ``model``, ``stream``.
@@ -122,6 +131,10 @@ class Reply:
     thinking_signature: str = "fake-signature"
     redacted_thinking: str | None = None
     reasoning_field: str = "reasoning_content"
+    encrypted_reasoning: str | None = None
+    """OpenAI Responses: the reasoning item's ``encrypted_content`` (default ``enc-`` + the signature)."""
+    service_tier: str | None = None
+    """OpenAI Responses: the ``service_tier`` the response reports."""
     tool_calls: list[ToolCallSpec] = field(default_factory=list)
     usage: UsageSpec | None = None
     finish: str | None = None
@@ -539,6 +552,283 @@ def anthropic_message(reply: Reply, model: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------
+# OpenAI Responses (SSE with named events, as documented for ``stream: true``)
+
+
+def responses_events(reply: Reply, model: str) -> list[str]:
+    """The SSE events of one streamed Responses reply: reasoning item (summary deltas, encrypted
+    content), output message (text deltas), function calls (argument deltas), then
+    ``response.completed`` (or ``response.incomplete`` when ``finish`` names an incomplete reason)."""
+    usage = reply.usage or _default_usage(reply)
+    seq = 0
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(kind: str, **data: Any) -> None:
+        nonlocal seq
+        out.append((kind, {"type": kind, "sequence_number": seq, **data}))
+        seq += 1
+
+    response: dict[str, Any] = {
+        "id": "resp_fake",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "in_progress",
+        "model": model,
+        "output": [],
+    }
+    emit("response.created", response=dict(response))
+    emit("response.in_progress", response=dict(response))
+    items: list[dict[str, Any]] = []
+    index = 0
+    if reply.thinking:
+        item_id = "rs_fake_1"
+        emit(
+            "response.output_item.added",
+            output_index=index,
+            item={"id": item_id, "type": "reasoning", "summary": []},
+        )
+        part = {"type": "summary_text", "text": ""}
+        emit(
+            "response.reasoning_summary_part.added",
+            item_id=item_id,
+            output_index=index,
+            summary_index=0,
+            part=part,
+        )
+        for piece in _pieces(reply.thinking, reply.chunk_size):
+            emit(
+                "response.reasoning_summary_text.delta",
+                item_id=item_id,
+                output_index=index,
+                summary_index=0,
+                delta=piece,
+            )
+        emit(
+            "response.reasoning_summary_text.done",
+            item_id=item_id,
+            output_index=index,
+            summary_index=0,
+            text=reply.thinking,
+        )
+        emit(
+            "response.reasoning_summary_part.done",
+            item_id=item_id,
+            output_index=index,
+            summary_index=0,
+            part={"type": "summary_text", "text": reply.thinking},
+        )
+        item = {
+            "id": item_id,
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": reply.thinking}],
+            "encrypted_content": reply.encrypted_reasoning or f"enc-{reply.thinking_signature}",
+        }
+        emit("response.output_item.done", output_index=index, item=item)
+        items.append(item)
+        index += 1
+    if reply.text:
+        item_id = f"msg_fake_{index}"
+        emit(
+            "response.output_item.added",
+            output_index=index,
+            item={
+                "id": item_id,
+                "type": "message",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            },
+        )
+        emit(
+            "response.content_part.added",
+            item_id=item_id,
+            output_index=index,
+            content_index=0,
+            part={"type": "output_text", "text": "", "annotations": []},
+        )
+        for piece in _pieces(reply.text, reply.chunk_size):
+            emit(
+                "response.output_text.delta",
+                item_id=item_id,
+                output_index=index,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+            )
+        emit(
+            "response.output_text.done",
+            item_id=item_id,
+            output_index=index,
+            content_index=0,
+            text=reply.text,
+            logprobs=[],
+        )
+        text_part = {"type": "output_text", "text": reply.text, "annotations": []}
+        emit(
+            "response.content_part.done", item_id=item_id, output_index=index, content_index=0, part=text_part
+        )
+        item = {
+            "id": item_id,
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [text_part],
+        }
+        emit("response.output_item.done", output_index=index, item=item)
+        items.append(item)
+        index += 1
+    for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
+        item_id = f"fc_fake_{index}"
+        args = call.arguments_json()
+        start = {
+            "id": item_id,
+            "type": "function_call",
+            "status": "in_progress",
+            "call_id": call_id,
+            "name": call.name,
+            "arguments": "",
+        }
+        emit("response.output_item.added", output_index=index, item=start)
+        for piece in _pieces(args, reply.chunk_size):
+            emit("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=piece)
+        emit("response.function_call_arguments.done", item_id=item_id, output_index=index, arguments=args)
+        item = {**start, "status": "completed", "arguments": args}
+        emit("response.output_item.done", output_index=index, item=item)
+        items.append(item)
+        index += 1
+    incomplete = reply.finish not in (None, "completed")
+    final = {
+        **response,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": reply.finish} if incomplete else None,
+        "output": items,
+        "usage": {
+            "input_tokens": usage.input + usage.cache_read + usage.cache_write,
+            "input_tokens_details": {"cached_tokens": usage.cache_read},
+            "output_tokens": usage.output,
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning},
+            "total_tokens": usage.input + usage.cache_read + usage.cache_write + usage.output,
+        },
+    }
+    if reply.service_tier:
+        final["service_tier"] = reply.service_tier
+    emit("response.incomplete" if incomplete else "response.completed", response=final)
+    return [f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in out]
+
+
+# --------------------------------------------------------------------------------------------------
+# Gemini (``:streamGenerateContent?alt=sse``: ``data:`` lines, each a GenerateContentResponse)
+
+
+def gemini_events(reply: Reply, model: str) -> list[str]:
+    """Thought parts (``thought: true``), text parts, then function calls; the thought signature rides
+    on the first function call, or on the last text part when there is none (as Gemini sends it)."""
+    usage = reply.usage or _default_usage(reply)
+    chunks: list[list[dict[str, Any]]] = []
+    for piece in _pieces(reply.thinking, reply.chunk_size):
+        chunks.append([{"text": piece, "thought": True}])
+    for piece in _pieces(reply.text, reply.chunk_size):
+        chunks.append([{"text": piece}])
+    for i, call in enumerate(reply.tool_calls):
+        args = call.arguments if isinstance(call.arguments, dict) else json.loads(call.arguments or "{}")
+        fc: dict[str, Any] = {"name": call.name, "args": args}
+        if call.id:
+            fc["id"] = call.id
+        part: dict[str, Any] = {"functionCall": fc}
+        if i == 0 and reply.thinking_signature:
+            part["thoughtSignature"] = reply.thinking_signature
+        chunks.append([part])
+    if not reply.tool_calls and reply.thinking_signature and reply.text and chunks:
+        chunks[-1][0]["thoughtSignature"] = reply.thinking_signature
+    if not chunks:
+        chunks.append([{"text": ""}])
+    events = []
+    for n, parts in enumerate(chunks):
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        body: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": "gemini_fake"}
+        if n == len(chunks) - 1:
+            candidate["finishReason"] = reply.finish or "STOP"
+            prompt = usage.input + usage.cache_read
+            body["usageMetadata"] = {
+                "promptTokenCount": prompt,
+                "candidatesTokenCount": usage.output,
+                "thoughtsTokenCount": usage.reasoning,
+                "cachedContentTokenCount": usage.cache_read,
+                "totalTokenCount": prompt + usage.output + usage.reasoning,
+            }
+        events.append(f"data: {json.dumps(body)}\r\n\r\n")
+    return events
+
+
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def _google_error_body(reply: Reply) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": reply.status,
+            "message": reply.error,
+            "status": _GOOGLE_STATUS.get(reply.status, "UNKNOWN"),
+        }
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Bedrock (``invoke-with-response-stream``: AWS event-stream frames, each carrying one Anthropic event)
+
+
+def _crc32(data: bytes) -> int:
+    import zlib
+
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def aws_event_frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """One ``application/vnd.amazon.eventstream`` message (string headers, CRC-checked prelude and body)."""
+    import struct
+
+    encoded = b""
+    for name, value in headers.items():
+        raw_name, raw_value = name.encode(), value.encode()
+        encoded += (
+            struct.pack(">B", len(raw_name))
+            + raw_name
+            + b"\x07"
+            + struct.pack(">H", len(raw_value))
+            + raw_value
+        )
+    total = 12 + len(encoded) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(encoded))
+    prelude += struct.pack(">I", _crc32(prelude))
+    message = prelude + encoded + payload
+    return message + struct.pack(">I", _crc32(message))
+
+
+def bedrock_frames(reply: Reply, model: str) -> list[bytes]:
+    import base64
+
+    frames = []
+    for event in anthropic_events(reply, model):
+        data = event.split("data: ", 1)[1].strip()
+        payload = json.dumps({"bytes": base64.b64encode(data.encode()).decode()}).encode()
+        frames.append(
+            aws_event_frame(
+                {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"},
+                payload,
+            )
+        )
+    return frames
+
+
+# --------------------------------------------------------------------------------------------------
 # Server
 
 
@@ -562,16 +852,28 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing ---------------------------------------------------------------------------------
     def _record(self, body_bytes: bytes) -> RecordedRequest:
-        try:
-            body = json.loads(body_bytes) if body_bytes else None
-        except json.JSONDecodeError:
-            body = None
+        body: Any = None
+        if self.server.owner.parse_bodies:
+            try:
+                body = json.loads(body_bytes) if body_bytes else None
+            except json.JSONDecodeError:
+                body = None
+        elif body_bytes:  # benchmarks: no parsing of megabytes of JSON; every agent streams
+            body = {"stream": True}
         path = self.path.split("?", 1)[0]
         api = (
             "openai"
             if path.endswith("/chat/completions")
             else "anthropic"
             if path.endswith("/messages")
+            else "responses"
+            if path.endswith("/responses")
+            else "gemini"
+            if path.endswith((":streamGenerateContent", ":generateContent"))
+            else "bedrock"
+            if path.endswith(("/invoke-with-response-stream", "/invoke"))
+            else "vertex"
+            if path.endswith((":streamRawPredict", ":rawPredict"))
             else "other"
         )
         req = RecordedRequest(
@@ -645,7 +947,17 @@ class _Handler(BaseHTTPRequestHandler):
                     prefix = "" if protocol == "openai" else "event: content_block_delta\n"
                     self._write_chunk(req, f"{prefix}data: {bad}\n\n")
                 if reply.stream_error_after is not None and n == reply.stream_error_after:
-                    if protocol == "openai":
+                    if protocol == "responses":
+                        body = {
+                            "type": "error",
+                            "code": reply.error_code or "server_error",
+                            "message": reply.error,
+                            "param": None,
+                        }
+                        self._write_chunk(req, f"event: error\ndata: {json.dumps(body)}\n\n")
+                    elif protocol == "gemini":
+                        self._write_chunk(req, f"data: {json.dumps(_google_error_body(reply))}\n\n")
+                    elif protocol == "openai":
                         self._write_chunk(req, f"data: {json.dumps(_openai_error_body(reply))}\n\n")
                     else:
                         self._write_chunk(
@@ -693,6 +1005,12 @@ class _Handler(BaseHTTPRequestHandler):
         req = self._record(body_bytes)
         owner = self.server.owner
         if req.api == "other":
+            if req.path.split("?", 1)[0].endswith("/token"):  # OAuth refresh for Google credentials
+                owner.token_requests += 1
+                self._send_json(
+                    200, {"access_token": owner.access_token, "expires_in": 3600, "token_type": "Bearer"}
+                )
+                return
             self._send_json(404, {"error": {"message": f"no route for POST {req.path}"}})
             return
         source = owner._next_reply()
@@ -712,14 +1030,56 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(req, reply, openai_events(reply, model, include_usage), "openai")
             else:
                 self._send_json(200, openai_completion(reply, model), reply.headers)
+        elif req.api == "responses":
+            self._stream(req, reply, responses_events(reply, model), "responses")
+        elif req.api == "gemini":
+            self._stream(req, reply, gemini_events(reply, _gemini_model(req.path)), "gemini")
+        elif req.api == "bedrock":
+            self._stream_frames(req, reply, bedrock_frames(reply, _bedrock_model(req.path)))
         elif req.stream:
             self._stream(req, reply, anthropic_events(reply, model), "anthropic")
         else:
             self._send_json(200, anthropic_message(reply, model), reply.headers)
 
+    def _stream_frames(self, req: RecordedRequest, reply: Reply, frames: list[bytes]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.amazon.eventstream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for n, frame in enumerate(frames):
+                if reply.disconnect_after is not None and n == reply.disconnect_after:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+                self.wfile.flush()
+            self._write_chunk_end(req)
+        except OSError:
+            req.client_disconnected = True
+
     def _send_error(self, req: RecordedRequest, reply: Reply) -> None:
-        body = _openai_error_body(reply) if req.api == "openai" else _anthropic_error_body(reply)
+        if req.api in ("openai", "responses"):
+            body = _openai_error_body(reply)
+        elif req.api == "gemini":
+            body = _google_error_body(reply)
+        elif req.api == "bedrock":
+            body = {"message": reply.error}
+        else:
+            body = _anthropic_error_body(reply)
         self._send_json(reply.status, body, reply.headers)
+
+
+def _gemini_model(path: str) -> str:
+    return path.split("?", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+
+
+def _bedrock_model(path: str) -> str:
+    from urllib.parse import unquote
+
+    parts = path.split("?", 1)[0].split("/")
+    return unquote(parts[-2]) if len(parts) >= 2 else "fake-model"
 
 
 class FakeLLM:
@@ -731,11 +1091,17 @@ class FakeLLM:
         ollama_models: list[str] | None = None,
         openai_models: list[str] | None = None,
         default_reply: ReplySource | None = None,
+        parse_bodies: bool = True,
     ) -> None:
+        self.parse_bodies = parse_bodies
+        """False: request bodies are kept raw and every request is answered as a stream (benchmarks)."""
         self.ollama_models = ollama_models
         self.openai_models = openai_models
         self.default_reply = default_reply
         self.requests: list[RecordedRequest] = []
+        self.access_token = "ya29.fake-access-token"
+        """What ``POST …/token`` (a Google OAuth refresh) answers; ``token_requests`` counts them."""
+        self.token_requests = 0
         self._queue: list[ReplySource] = []
         self._lock = threading.Condition()
         self._stop = threading.Event()
@@ -850,7 +1216,11 @@ class FakeLLM:
         **model_fields: Any,
     ) -> dict[str, Any]:
         """A Pi-format models.json pointing ``provider/model_id`` at this server (extra fields go on the model)."""
-        base = self.openai_base_url if api == "openai-completions" else self.anthropic_base_url
+        base = (
+            self.openai_base_url
+            if api in ("openai-completions", "openai-responses")
+            else self.anthropic_base_url
+        )
         model: dict[str, Any] = {"id": model_id, **model_fields}
         return {"providers": {provider: {"baseUrl": base, "api": api, "apiKey": api_key, "models": [model]}}}
 

@@ -84,6 +84,15 @@ _KEYLESS: tuple[ProviderInfo, ...] = (
         compat=_LOCAL_COMPAT,
     ),
     ProviderInfo("faux", "Faux (scripted)", "http://localhost:0", "faux", needs_key=False, open_models=True),
+    # Claude through the anthropic SDK's cloud clients (extras [bedrock], [vertex]); credentials are the
+    # clients' own: AWS_BEARER_TOKEN_BEDROCK or the usual AWS chain, Google application-default credentials.
+    ProviderInfo(
+        "amazon-bedrock", "Amazon Bedrock (Claude)", "", "anthropic-bedrock", ("AWS_BEARER_TOKEN_BEDROCK",),
+        needs_key=False, open_models=True,
+    ),
+    ProviderInfo(
+        "anthropic-vertex", "Claude on Vertex AI", "", "anthropic-vertex", needs_key=False, open_models=True,
+    ),
 )  # fmt: skip
 
 

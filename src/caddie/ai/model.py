@@ -23,6 +23,8 @@ Api: TypeAlias = Literal[
     "azure-openai-responses",
     "anthropic-messages",
     "google-generative-ai",
+    "anthropic-bedrock",
+    "anthropic-vertex",
     "faux",
 ]
 """The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""
@@ -248,6 +250,8 @@ class StreamOptions:
     """Thinking level for reasoning models; None or ``off`` disables thinking."""
     session_id: str | None = None
     cache_retention: Literal["none", "short", "long"] = "short"
+    service_tier: str | None = None
+    """OpenAI Responses ``service_tier`` (``flex``, ``priority``...); the price follows the tier served."""
     headers: dict[str, str] | None = None
     timeout_s: float | None = None
     """Idle timeout for the HTTP stream (no byte for this long ends the request with an error)."""

@@ -1,7 +1,8 @@
 """One entry point for every model API: ``stream(model, context, options)``.
 
-Each API (``openai-completions``, ``anthropic-messages``, ``faux``) is an ``ApiProvider``. Built-in ones are
-imported on first use, so starting caddie does not pay for SDKs it will not call.
+Each API (``openai-completions``, ``openai-responses``, ``anthropic-messages``, ``google-generative-ai``...)
+is an ``ApiProvider``. Built-in ones are imported on first use, so starting caddie does not pay for SDKs it
+will not call.
 
 ``stream`` is also the choke point where a failure becomes the message the rest of caddie shows and stores:
 the request's secrets (key, header values, a ``baseUrl`` password) join the process's secret registry
@@ -34,6 +35,11 @@ class ApiProvider(Protocol):
 _BUILTIN_MODULES = {
     "openai-completions": "caddie.ai.providers.openai_completions",
     "anthropic-messages": "caddie.ai.providers.anthropic_messages",
+    "openai-responses": "caddie.ai.providers.openai_responses",
+    "azure-openai-responses": "caddie.ai.providers.azure_openai_responses",
+    "google-generative-ai": "caddie.ai.providers.google_generative_ai",
+    "anthropic-bedrock": "caddie.ai.providers.anthropic_bedrock",
+    "anthropic-vertex": "caddie.ai.providers.anthropic_vertex",
     "faux": "caddie.ai.providers.faux",
 }
 _registry: dict[str, ApiProvider] = {}

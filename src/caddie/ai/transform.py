@@ -107,7 +107,18 @@ def _transform_assistant(
     normalize_id: ToolCallIdNormalizer | None,
     id_map: dict[str, str],
 ) -> AssistantMessage:
-    same = is_same_model(message, model)
+    same = message.model == model.id and message.provider == model.provider and message.api == model.api
+    if same:
+        for b in message.content:
+            if (
+                isinstance(b, ThinkingContent)
+                and not b.redacted
+                and not b.thinking_signature
+                and not b.thinking.strip()
+            ):
+                break
+        else:
+            return message  # the model's own turn goes back as it is (no copy: providers only read it)
     content: list[AssistantContent] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
@@ -151,8 +162,9 @@ def transform_messages(
     """
     id_map: dict[str, str] = {}
     transformed: list[LlmMessage] = []
+    images_ok = model.supports_images
     for original in messages:
-        msg = _downgrade_images(original, model)
+        msg = original if images_ok else _downgrade_images(original, model)
         if isinstance(msg, AssistantMessage):
             msg = _transform_assistant(msg, model, normalize_tool_call_id, id_map)
         elif isinstance(msg, ToolResultMessage):

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
+import msgspec
+
 from caddie.ai.abort import AbortSignal
 from caddie.ai.errors import parse_retry_after, redact_secrets
 from caddie.ai.events import (
@@ -30,7 +32,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ProviderResponse, StreamOptions, ThinkingLevel
 from caddie.ai.secrets import safe_url
-from caddie.ai.tokens import estimate_request_tokens
+from caddie.ai.tokens import context_tokens_of_usage, estimate_message_tokens, estimate_request_tokens
 
 T = TypeVar("T")
 
@@ -110,11 +112,29 @@ def thinking_budget(level: ThinkingLevel) -> int:
     return THINKING_BUDGETS.get(key, THINKING_BUDGETS["medium"])
 
 
+def context_tokens(context: Context) -> int:
+    """What the request will hold, as Pi estimates it: the last reported usage plus estimates of the
+    messages after it (only the tail is walked, so the cost does not grow with the conversation); the
+    whole request by characters when no usage was reported yet."""
+    messages = context.messages
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            isinstance(message, AssistantMessage)
+            and message.stop_reason not in ("error", "aborted")
+            and context_tokens_of_usage(message.usage) > 0
+        ):
+            return context_tokens_of_usage(message.usage) + sum(
+                estimate_message_tokens(m) for m in messages[index + 1 :]
+            )
+    return estimate_request_tokens(context)
+
+
 def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
     """Keep the output cap inside what the context window leaves free (with a 4096-token margin)."""
     if model.context_window <= 0:
         return max(1, max_tokens)
-    available = model.context_window - estimate_request_tokens(context) - 4096
+    available = model.context_window - context_tokens(context) - 4096
     return min(max_tokens, max(1, available))
 
 
@@ -251,6 +271,11 @@ class Stalled(Exception):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"no data for {seconds:g}s")
         self.seconds = seconds
+
+
+class SetupError(Exception):
+    """What the user must set up before a request can be sent (credentials, region, an optional extra);
+    the message is one sentence saying what to do, shown as it is."""
 
 
 class CrossOriginRedirect(Exception):
@@ -490,6 +515,8 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
 
     The server is named by ``safe_url`` (a password in ``baseUrl`` reads ``***``)."""
     url = safe_url(model.base_url)
+    if isinstance(exc, SetupError):
+        return FailureInfo(str(exc))
     if isinstance(exc, Stalled):
         return FailureInfo(
             f"Request timed out: the server at {url} stalled (no data for {exc.seconds:g}s). "
@@ -570,6 +597,8 @@ def fail(
 
 def sanitize_text(text: str) -> str:
     """Replace lone surrogates (from broken tool output) that would make the request body unencodable."""
+    if text.isascii():  # the common case, checked without copying the text
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -600,18 +629,28 @@ def new_output(model: Model) -> AssistantMessage:
     )
 
 
-def split_known_kwargs(params: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    """SDK ``create`` keyword arguments: known fields as-is, everything else through ``extra_body``."""
-    kwargs: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in params.items():
-        if key in known:
-            kwargs[key] = value
-        else:
-            extra[key] = value
-    if extra:
-        kwargs["extra_body"] = extra
-    return kwargs
+def compact_json(value: Any) -> str:
+    """JSON as JavaScript's ``JSON.stringify`` writes it (no spaces, UTF-8 kept): the text Pi sends and
+    stores for tool arguments and reasoning items. msgspec writes the same text 15× faster than ``json``;
+    what it refuses (lone surrogates, non-string keys) goes through ``json``."""
+    try:
+        return msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_body(params: dict[str, Any]) -> bytes:
+    """The request body as JSON bytes, serialised once by caddie.
+
+    The SDKs' ``create`` methods re-walk every request through their own type transforms before
+    serialising it (``_utils._transform``), which costs more than everything else caddie does per turn
+    once a session holds a few hundred messages. The providers send these bytes through the SDK's
+    lower-level ``post`` instead, which still gives auth, the HTTP client, streaming and error classes.
+    """
+    try:
+        return msgspec.json.encode(params)
+    except (TypeError, ValueError, msgspec.EncodeError):  # e.g. a payload hook put in non-string keys
+        return json.dumps(params, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -666,13 +705,14 @@ async def stream_via_sdk(
     api_key: str | None,
     missing_key_text: str,
     build_params: Callable[[], dict[str, Any]],
-    known_fields: frozenset[str],
     clients: ClientCache,
     make_client: Callable[[str, dict[str, str], float], Any],
     create: Callable[[Any, dict[str, Any]], Awaitable[Any]],
+    stream_flag: bool = True,
 ) -> AsyncIterator[AssistantMessageEvent]:
     """Key check → payload (through ``on_payload``) → SDK stream → events; failures become the final
-    message, never an exception. The SDK stream is closed on every exit, so an abort closes the HTTP
+    message, never an exception. ``create`` sends ``params`` (see ``encode_body``) and returns the SDK's
+    stream of decoded events. The SDK stream is closed on every exit, so an abort closes the HTTP
     connection at once; the client itself is kept for the next request."""
     idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
     progress = options.progress_timeout_s if options.progress_timeout_s is not None else idle
@@ -692,10 +732,11 @@ async def stream_via_sdk(
             replaced = await options.on_payload(params)
             if replaced is not None:
                 params = replaced
-        params["stream"] = True  # the providers read a stream; a hook cannot turn that off
+        if stream_flag:
+            params["stream"] = True  # the providers read a stream; a hook cannot turn that off
         key = (api_key, model.base_url, options.max_retries, tuple(sorted(headers.items())), idle)
         client = await clients.get_async(key, lambda: make_client(api_key, headers, idle))
-        sdk_stream = await guard.run(create(client, split_known_kwargs(params, known_fields)))
+        sdk_stream = await guard.run(create(client, params))
         response = getattr(sdk_stream, "response", None)
         if options.on_response is not None and response is not None:
             await options.on_response(

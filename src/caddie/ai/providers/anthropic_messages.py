@@ -10,7 +10,6 @@ The pure halves — ``convert_messages``, ``build_params``, ``map_stop_reason`` 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -46,6 +45,7 @@ from caddie.ai.providers._shared import (
     StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
+    encode_body,
     final_arguments,
     finish_usage,
     headers_contain,
@@ -495,17 +495,19 @@ class _EventAssembler:
 # --------------------------------------------------------------------------------------------------
 # The provider
 
-_create_fields: frozenset[str] | None = None
 
+async def post_stream(client: Any, path: str, params: dict[str, Any] | bytes) -> Any:
+    """POST a body through the ``anthropic`` client and return its SSE stream of plain dicts: caddie's
+    own serialisation, no SDK re-walk of the messages (see ``encode_body``)."""
+    from anthropic import AsyncStream
 
-def _known_create_fields() -> frozenset[str]:
-    global _create_fields
-    if _create_fields is None:
-        from anthropic.resources.messages import AsyncMessages
-
-        names = set(inspect.signature(AsyncMessages.create).parameters)
-        _create_fields = frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
-    return _create_fields
+    return await client.post(
+        path,
+        cast_to=object,
+        content=params if isinstance(params, bytes) else encode_body(params),
+        stream=True,
+        stream_cls=AsyncStream[object],
+    )
 
 
 class AnthropicMessagesProvider:
@@ -537,7 +539,6 @@ class AnthropicMessagesProvider:
             api_key=api_key,
             missing_key_text=missing_key_text(model.provider),
             build_params=lambda: build_params(model, context, options),
-            known_fields=_known_create_fields(),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: AsyncAnthropic(
                 api_key=key,
@@ -547,7 +548,7 @@ class AnthropicMessagesProvider:
                 timeout=idle,
                 http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
-            create=lambda client, kwargs: client.messages.create(**kwargs),
+            create=lambda client, params: post_stream(client, "/v1/messages", params),
         )
         async for event in events:
             yield event

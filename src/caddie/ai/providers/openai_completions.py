@@ -11,8 +11,6 @@ importable for tests; ``PROVIDER.stream`` does the I/O.
 
 from __future__ import annotations
 
-import inspect
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -48,6 +46,8 @@ from caddie.ai.providers._shared import (
     StreamBuffer,
     clamp_max_tokens,
     clamp_thinking_level,
+    compact_json,
+    encode_body,
     final_arguments,
     finish_usage,
     headers_contain,
@@ -227,7 +227,7 @@ def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat)
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": _json_compact(c.arguments)},
+                "function": {"name": c.name, "arguments": compact_json(c.arguments)},
             }
             for c in calls
         ]
@@ -240,11 +240,6 @@ def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat)
     if not out.get("content") and not calls:
         return None
     return out
-
-
-def _json_compact(value: Any) -> str:
-    """JSON as JavaScript's ``JSON.stringify`` writes it (no spaces, UTF-8 kept): the bytes Pi sends."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def convert_tools(tools: list[Tool], compat: ModelCompat | None = None) -> list[dict[str, Any]]:
@@ -591,17 +586,19 @@ class _ChunkAssembler:
 # --------------------------------------------------------------------------------------------------
 # The provider
 
-_create_fields: frozenset[str] | None = None
 
+async def post_stream(client: Any, path: str, params: dict[str, Any]) -> Any:
+    """POST caddie's own serialised body through the ``openai`` client (auth, retries off, error classes)
+    and return its SSE stream of plain dicts — no SDK re-walk of the messages (see ``encode_body``)."""
+    from openai import AsyncStream
 
-def _known_create_fields() -> frozenset[str]:
-    global _create_fields
-    if _create_fields is None:
-        from openai.resources.chat.completions import AsyncCompletions
-
-        names = set(inspect.signature(AsyncCompletions.create).parameters)
-        _create_fields = frozenset(names - {"self", "extra_headers", "extra_query", "extra_body", "timeout"})
-    return _create_fields
+    return await client.post(
+        path,
+        cast_to=object,
+        content=encode_body(params),
+        stream=True,
+        stream_cls=AsyncStream[object],
+    )
 
 
 def _missing_key_text(model: Model) -> str:
@@ -631,7 +628,6 @@ class OpenAICompletionsProvider:
             api_key=api_key,
             missing_key_text=_missing_key_text(model),
             build_params=lambda: build_params(model, context, options, compat),
-            known_fields=_known_create_fields(),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: AsyncOpenAI(
                 api_key=key,
@@ -641,7 +637,7 @@ class OpenAICompletionsProvider:
                 timeout=idle,
                 http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
             ),
-            create=lambda client, kwargs: client.chat.completions.create(**kwargs),
+            create=lambda client, params: post_stream(client, "/chat/completions", params),
         )
         async for event in events:
             yield event

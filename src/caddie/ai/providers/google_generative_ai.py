@@ -1,0 +1,548 @@
+"""The ``google-generative-ai`` API: Gemini through the official ``google-genai`` SDK (``GEMINI_API_KEY``).
+
+Text, thinking (thought summaries with ``includeThoughts``; Gemini 3 by ``thinkingLevel``, Gemini 2.5 by
+``thinkingBudget``, as Pi maps the levels), function calls, images, usage with cached and thought tokens.
+
+Thought signatures — Gemini's encrypted reasoning — are kept where Pi keeps them: on the thinking block
+(``thinkingSignature``), on a text block (``textSignature``) and on a tool call (``thoughtSignature``),
+and sent back on the same parts when the same model continues, so its reasoning carries across tool calls.
+
+The request is the REST ``GenerateContentRequest`` caddie builds itself, serialised once and sent through
+the SDK's API client (auth, base URL, error classes) — not through ``models.generate_content_stream``,
+whose pydantic conversion re-walks the whole conversation on every turn.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from caddie.ai.events import (
+    AssistantMessageEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from caddie.ai.messages import (
+    AssistantMessage,
+    ImageContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserContent,
+    UserMessage,
+)
+from caddie.ai.model import Context, Model, StreamOptions, Tool
+from caddie.ai.providers._shared import (
+    ClientCache,
+    StreamBuffer,
+    clamp_max_tokens,
+    clamp_thinking_level,
+    finish_usage,
+    new_output,
+    sanitize_text,
+    stream_via_sdk,
+)
+from caddie.ai.providers.openai_responses import missing_key_text
+from caddie.ai.transform import transform_messages
+
+API = "google-generative-ai"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+_GEMINI_MAJOR = re.compile(r"^gemini(?:-live)?-(\d+)")
+_tool_counter = itertools.count(1)
+
+# --------------------------------------------------------------------------------------------------
+# Model families
+
+
+def gemini_major(model_id: str) -> int | None:
+    match = _GEMINI_MAJOR.match(model_id.lower())
+    return int(match.group(1)) if match else None
+
+
+def requires_tool_call_id(model_id: str) -> bool:
+    major = gemini_major(model_id)
+    return model_id.startswith(("claude-", "gpt-oss-")) or (major is not None and major >= 3)
+
+
+def _multimodal_function_response(model_id: str) -> bool:
+    major = gemini_major(model_id)
+    return major is None or major >= 3
+
+
+def _is_gemini3_pro(model_id: str) -> bool:
+    return re.search(r"gemini-3(?:\.\d+)?-pro", model_id.lower()) is not None
+
+
+def _is_gemini3_flash(model_id: str) -> bool:
+    mid = model_id.lower()
+    return re.search(r"gemini-3(?:\.\d+)?-flash", mid) is not None or mid in (
+        "gemini-flash-latest",
+        "gemini-flash-lite-latest",
+    )
+
+
+def _is_gemma4(model_id: str) -> bool:
+    return re.search(r"gemma-?4", model_id.lower()) is not None
+
+
+_BUDGETS = {
+    "2.5-pro": {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768},
+    "2.5-flash-lite": {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576},
+    "2.5-flash": {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576},
+}
+
+
+def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+    """Pi's mapping of a thinking level to Gemini's ``thinkingConfig`` (None: send none)."""
+    if not model.reasoning:
+        return None
+    mid = model.id
+    if options.reasoning in (None, "off"):
+        if _is_gemini3_pro(mid):
+            return {"thinkingLevel": "LOW"}
+        if _is_gemini3_flash(mid) or _is_gemma4(mid):
+            return {"thinkingLevel": "MINIMAL"}
+        return {"thinkingBudget": 0}
+    level = clamp_thinking_level(model, options.reasoning)
+    mapped = (model.thinking_level_map or {}).get(level)
+    effort = mapped.lower() if isinstance(mapped, str) else level
+    if effort not in ("minimal", "low", "medium", "high"):
+        effort = "high"
+    if _is_gemini3_pro(mid) or _is_gemini3_flash(mid) or _is_gemma4(mid):
+        if _is_gemini3_pro(mid):
+            name = "LOW" if effort in ("minimal", "low") else "HIGH"
+        elif _is_gemma4(mid):
+            name = "MINIMAL" if effort in ("minimal", "low") else "HIGH"
+        else:
+            name = effort.upper()
+        return {"includeThoughts": True, "thinkingLevel": name}
+    budget = -1
+    for family in ("2.5-pro", "2.5-flash-lite", "2.5-flash"):
+        if family in mid:
+            budget = _BUDGETS[family][effort]
+            break
+    return {"includeThoughts": True, "thinkingBudget": budget}
+
+
+# --------------------------------------------------------------------------------------------------
+# Request: our messages -> Gemini contents
+
+
+def _valid_signature(signature: str | None) -> str | None:
+    if signature and len(signature) % 4 == 0 and _BASE64.match(signature):
+        return signature
+    return None
+
+
+def _user_parts(content: list[UserContent]) -> list[dict[str, Any]]:
+    return [
+        {"text": sanitize_text(b.text)}
+        if isinstance(b, TextContent)
+        else {"inlineData": {"mimeType": b.mime_type, "data": b.data}}
+        for b in content
+    ]
+
+
+def _model_parts(msg: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+    same = msg.provider == model.provider and msg.model == model.id
+    parts: list[dict[str, Any]] = []
+    for block in msg.content:
+        if isinstance(block, TextContent):
+            signature = _valid_signature(block.text_signature) if same else None
+            if not block.text.strip() and not signature:
+                continue
+            part: dict[str, Any] = {"text": sanitize_text(block.text)}
+            if signature:
+                part["thoughtSignature"] = signature
+            parts.append(part)
+        elif isinstance(block, ThinkingContent):
+            if same:
+                signature = _valid_signature(block.thinking_signature)
+                if not block.thinking.strip() and not signature:
+                    continue
+                part = {"thought": True, "text": sanitize_text(block.thinking)}
+                if signature:
+                    part["thoughtSignature"] = signature
+                parts.append(part)
+            elif block.thinking.strip():
+                parts.append({"text": sanitize_text(block.thinking)})
+        else:
+            call: dict[str, Any] = {"name": block.name, "args": block.arguments}
+            if requires_tool_call_id(model.id):
+                call["id"] = block.id
+            part = {"functionCall": call}
+            signature = _valid_signature(block.thought_signature) if same else None
+            if signature:
+                part["thoughtSignature"] = signature
+            parts.append(part)
+    return parts
+
+
+def _clean_id(tool_call_id: str, model: Model, _source: AssistantMessage) -> str:
+    if not requires_tool_call_id(model.id):
+        return tool_call_id
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", tool_call_id)[:64]
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
+    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
+    contents: list[dict[str, Any]] = []
+    for msg in transform_messages(context.messages, model, _clean_id):
+        if isinstance(msg, UserMessage):
+            if isinstance(msg.content, str):
+                contents.append({"role": "user", "parts": [{"text": sanitize_text(msg.content)}]})
+            elif msg.content:
+                contents.append({"role": "user", "parts": _user_parts(msg.content)})
+        elif isinstance(msg, AssistantMessage):
+            parts = _model_parts(msg, model)
+            if parts:
+                contents.append({"role": "model", "parts": parts})
+        elif isinstance(msg, ToolResultMessage):
+            contents += _function_response(msg, model, contents)
+    return contents
+
+
+def _function_response(
+    msg: ToolResultMessage, model: Model, contents: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    text = "\n".join(b.text for b in msg.content if isinstance(b, TextContent))
+    images = [b for b in msg.content if isinstance(b, ImageContent)] if model.supports_images else []
+    value = sanitize_text(text) if text else "(see attached image)" if images else ""
+    image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
+    nested = bool(images) and _multimodal_function_response(model.id)
+    response: dict[str, Any] = {
+        "name": msg.tool_name,
+        "response": {"error" if msg.is_error else "output": value},
+    }
+    if nested:
+        response["parts"] = image_parts
+    if requires_tool_call_id(model.id):
+        response["id"] = msg.tool_call_id
+    part = {"functionResponse": response}
+    added: list[dict[str, Any]] = []
+    last = contents[-1] if contents else None
+    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
+        last["parts"].append(part)  # all function responses of one turn travel together
+    else:
+        added.append({"role": "user", "parts": [part]})
+    if images and not nested:
+        added.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
+    return added
+
+
+def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
+    return [
+        {
+            "functionDeclarations": [
+                {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
+                for t in tools
+            ]
+        }
+    ]
+
+
+def build_params(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The REST ``GenerateContentRequest`` body for one streamed call."""
+    params: dict[str, Any] = {"contents": convert_messages(model, context)}
+    if context.system_prompt:
+        params["systemInstruction"] = {"parts": [{"text": sanitize_text(context.system_prompt)}]}
+    if context.tools:
+        params["tools"] = convert_tools(context.tools)
+    generation: dict[str, Any] = {}
+    if options.temperature is not None:
+        generation["temperature"] = options.temperature
+    generation["maxOutputTokens"] = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
+    thinking = thinking_config(model, options)
+    if thinking is not None:
+        generation["thinkingConfig"] = thinking
+    params["generationConfig"] = generation
+    return params
+
+
+# --------------------------------------------------------------------------------------------------
+# Response: GenerateContentResponse chunks -> our message
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def map_finish_reason(reason: str) -> StopReason:
+    if reason == "STOP":
+        return "stop"
+    if reason == "MAX_TOKENS":
+        return "length"
+    return "error"
+
+
+def parse_usage(raw: Mapping[str, Any], model: Model) -> Usage:
+    cached = _int(raw.get("cachedContentTokenCount"))
+    thoughts = _int(raw.get("thoughtsTokenCount"))
+    usage = Usage(
+        input=max(0, _int(raw.get("promptTokenCount")) - cached),
+        output=_int(raw.get("candidatesTokenCount")) + thoughts,
+        cache_read=cached,
+        reasoning=thoughts,
+    )
+    return finish_usage(model, usage)
+
+
+class GeminiAssembler:
+    """Folds streamed ``GenerateContentResponse`` chunks (plain dicts) into ``output``.
+
+    Consecutive thought parts make one thinking block, consecutive text parts one text block (each
+    accumulating in a ``StreamBuffer``); a function call arrives whole and is a complete tool call."""
+
+    def __init__(self, output: AssistantMessage, model: Model) -> None:
+        self.output = output
+        self.model = model
+        self.current: TextContent | ThinkingContent | None = None
+        self.buffer = StreamBuffer()
+        self.finished = False
+
+    def _close(self) -> list[AssistantMessageEvent]:
+        block = self.current
+        if block is None:
+            return []
+        self.current = None
+        position = len(self.output.content) - 1
+        if isinstance(block, TextContent):
+            block.text = self.buffer.text()
+            return [TextEndEvent(position, block.text, self.output)]
+        block.thinking = self.buffer.text()
+        return [ThinkingEndEvent(position, block.thinking, self.output)]
+
+    def _text_part(self, part: Mapping[str, Any]) -> list[AssistantMessageEvent]:
+        out = self.output
+        events: list[AssistantMessageEvent] = []
+        thought = part.get("thought") is True
+        wanted = ThinkingContent if thought else TextContent
+        if not isinstance(self.current, wanted):
+            events += self._close()
+            self.buffer = StreamBuffer()
+            if thought:
+                self.current = ThinkingContent("")
+                out.content.append(self.current)
+                events.append(ThinkingStartEvent(len(out.content) - 1, out))
+            else:
+                self.current = TextContent("")
+                out.content.append(self.current)
+                events.append(TextStartEvent(len(out.content) - 1, out))
+        block = self.current
+        piece = str(part.get("text") or "")
+        signature = part.get("thoughtSignature")
+        position = len(out.content) - 1
+        if isinstance(block, ThinkingContent):
+            if isinstance(signature, str) and signature:
+                block.thinking_signature = signature
+            if self.buffer.add(piece):
+                block.thinking = self.buffer.text()
+            events.append(ThinkingDeltaEvent(position, piece, out))
+        elif isinstance(block, TextContent):
+            if isinstance(signature, str) and signature:
+                block.text_signature = signature
+            if self.buffer.add(piece):
+                block.text = self.buffer.text()
+            events.append(TextDeltaEvent(position, piece, out))
+        return events
+
+    def _function_call(self, part: Mapping[str, Any]) -> list[AssistantMessageEvent]:
+        out = self.output
+        events = self._close()
+        call = part.get("functionCall") or {}
+        name = str(call.get("name") or "")
+        given = call.get("id")
+        taken = {b.id for b in out.tool_calls()}
+        call_id = (
+            str(given)
+            if isinstance(given, str) and given and given not in taken
+            else f"{name}_{int(time.time() * 1000)}_{next(_tool_counter)}"
+        )
+        args = call.get("args")
+        block = ToolCall(call_id, name, dict(args) if isinstance(args, Mapping) else {})
+        signature = part.get("thoughtSignature")
+        if isinstance(signature, str) and signature:
+            block.thought_signature = signature
+        out.content.append(block)
+        position = len(out.content) - 1
+        events.append(ToolCallStartEvent(position, out))
+        events.append(ToolCallDeltaEvent(position, json.dumps(block.arguments), out))
+        events.append(ToolCallEndEvent(position, block, out))
+        return events
+
+    def apply(self, chunk: Any) -> list[AssistantMessageEvent]:
+        out = self.output
+        events: list[AssistantMessageEvent] = []
+        if not isinstance(chunk, Mapping):
+            return events
+        if chunk.get("responseId") and not out.response_id:
+            out.response_id = str(chunk["responseId"])
+        version = chunk.get("modelVersion")
+        if isinstance(version, str) and version and version != self.model.id and not out.response_model:
+            out.response_model = version
+        candidates = chunk.get("candidates") or []
+        candidate = candidates[0] if candidates and isinstance(candidates[0], Mapping) else {}
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            if not isinstance(part, Mapping):
+                continue
+            if "text" in part:
+                events += self._text_part(part)
+            if part.get("functionCall"):
+                events += self._function_call(part)
+        reason = candidate.get("finishReason")
+        if isinstance(reason, str) and reason:
+            self.finished = True
+            out.raw_stop_reason = reason
+            out.stop_reason = map_finish_reason(reason)
+            if out.stop_reason == "error":
+                out.error_message = f"Provider stopped with: {reason}"
+            elif out.stop_reason == "stop" and out.tool_calls():
+                out.stop_reason = "toolUse"
+        usage = chunk.get("usageMetadata")
+        if isinstance(usage, Mapping):
+            out.usage = parse_usage(usage, self.model)
+        return events
+
+    def complete(self) -> bool:
+        return False  # the HTTP stream ends the reply
+
+    def finish(self) -> list[AssistantMessageEvent]:
+        if not self.finished:
+            raise ConnectionResetError("stream ended without a finish reason")
+        return self._close()
+
+    def finalize_quietly(self) -> None:
+        block = self.current
+        if isinstance(block, TextContent):
+            block.text = self.buffer.text()
+        elif isinstance(block, ThinkingContent):
+            block.thinking = self.buffer.text()
+
+
+# --------------------------------------------------------------------------------------------------
+# The provider
+
+
+class GoogleHttpError(Exception):
+    """A ``google.genai`` API error in the shape caddie's error text reads (status, body, headers)."""
+
+    def __init__(self, status: int, body: Any, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        self.body = body
+        self.response = _Headers(headers)
+
+
+class _Headers:
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self.headers = dict(headers)
+
+
+def _converted(exc: BaseException) -> BaseException:
+    from google.genai import errors
+
+    if isinstance(exc, errors.APIError):
+        response = getattr(exc, "response", None)
+        raw_headers = getattr(response, "headers", None) or {}
+        headers = {str(k): str(v) for k, v in dict(raw_headers).items()}
+        status = exc.code if isinstance(exc.code, int) else 500
+        return GoogleHttpError(status, exc.details, headers)
+    return exc
+
+
+class _GeminiStream:
+    """The SDK's stream of raw chunks, as decoded dicts; API errors in caddie's shape."""
+
+    def __init__(self, chunks: Any) -> None:
+        self._chunks = chunks
+
+    async def __anext__(self) -> Any:
+        try:
+            response = await self._chunks.__anext__()
+        except StopAsyncIteration:
+            raise
+        except Exception as exc:
+            converted = _converted(exc)
+            if converted is exc:
+                raise
+            raise converted from exc
+        return json.loads(response.body) if response.body else {}
+
+    async def close(self) -> None:
+        await self._chunks.aclose()
+
+
+async def post_stream(client: Any, model_id: str, params: dict[str, Any]) -> _GeminiStream:
+    """POST ``params`` to ``models/<id>:streamGenerateContent`` through the SDK's API client."""
+    path = f"models/{model_id}:streamGenerateContent?alt=sse"
+    try:
+        chunks = await client._api_client.async_request_streamed("post", path, params)
+    except Exception as exc:
+        converted = _converted(exc)
+        if converted is exc:
+            raise
+        raise converted from exc
+    return _GeminiStream(chunks)
+
+
+def make_client(base_url: str, api_key: str, headers: dict[str, str], idle: float) -> Any:
+    from google import genai
+    from google.genai import types
+
+    return genai.Client(
+        api_key=api_key,
+        http_options=types.HttpOptions(
+            base_url=base_url or DEFAULT_BASE_URL,
+            api_version="",  # the base URL carries the version (as in Pi's models)
+            headers=headers,
+            timeout=int(idle * 1000) if idle > 0 else None,
+        ),
+    )
+
+
+class GoogleGenerativeAIProvider:
+    """Streams one assistant message from the Gemini API (see the module docstring)."""
+
+    async def stream(
+        self, model: Model, context: Context, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        output = new_output(model)
+        output.api = API
+        headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
+        events = stream_via_sdk(
+            model,
+            options,
+            output,
+            GeminiAssembler(output, model),
+            headers=headers,
+            api_key=options.api_key,
+            missing_key_text=missing_key_text(
+                model, "GEMINI_API_KEY" if model.provider == "google" else None
+            ),
+            build_params=lambda: build_params(model, context, options),
+            clients=_CLIENTS,
+            make_client=lambda key, hdrs, idle: make_client(model.base_url, key, hdrs, idle),
+            create=lambda client, params: post_stream(client, model.id, params),
+            stream_flag=False,
+        )
+        async for event in events:
+            yield event
+
+
+_CLIENTS = ClientCache()
+PROVIDER = GoogleGenerativeAIProvider()
