@@ -20,6 +20,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
+from caddie.ai.catalogue import missing_key_text
 from caddie.ai.events import AssistantMessageEvent, ErrorEvent
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers._shared import (
@@ -35,7 +36,6 @@ from caddie.ai.providers.openai_responses import (
     TOOL_CALL_PROVIDERS,
     ResponsesAssembler,
     build_params,
-    missing_key_text,
     resolve_compat,
 )
 
@@ -114,7 +114,7 @@ class AzureOpenAIResponsesProvider:
             ResponsesAssembler(output, model),
             headers=headers,
             api_key=options.api_key,
-            missing_key_text=missing_key_text(model, "AZURE_OPENAI_API_KEY"),
+            missing_key_text=missing_key_text(model.provider),
             build_params=lambda: build_params(
                 model,
                 context,

@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from caddie.ai.catalogue import missing_key_text
 from caddie.ai.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -56,7 +57,6 @@ from caddie.ai.providers._shared import (
     sanitize_text,
     stream_via_sdk,
 )
-from caddie.ai.providers.openai_responses import missing_key_text
 from caddie.ai.transform import transform_messages
 
 API = "google-generative-ai"
@@ -531,9 +531,7 @@ class GoogleGenerativeAIProvider:
             GeminiAssembler(output, model),
             headers=headers,
             api_key=options.api_key,
-            missing_key_text=missing_key_text(
-                model, "GEMINI_API_KEY" if model.provider == "google" else None
-            ),
+            missing_key_text=missing_key_text(model.provider),
             build_params=lambda: build_params(model, context, options),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: make_client(model.base_url, key, hdrs, idle),

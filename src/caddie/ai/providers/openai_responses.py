@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from caddie.ai.catalogue import missing_key_text
 from caddie.ai.events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -638,14 +639,6 @@ class ResponsesAssembler:
 # The provider
 
 
-def missing_key_text(model: Model, variable: str | None) -> str:
-    where = f"Set {variable}, run /login," if variable else "Run /login,"
-    return (
-        f"No API key for provider '{model.provider}'. {where} or add \"apiKey\" for it in models.json "
-        "(see docs/providers.md)."
-    )
-
-
 def affinity_headers(compat: ModelCompat, options: StreamOptions) -> dict[str, str]:
     session = options.session_id
     if not session or options.cache_retention == "none":
@@ -681,9 +674,7 @@ class OpenAIResponsesProvider:
             ResponsesAssembler(output, model, options.service_tier),
             headers=headers,
             api_key=api_key,
-            missing_key_text=missing_key_text(
-                model, "OPENAI_API_KEY" if model.provider == "openai" else None
-            ),
+            missing_key_text=missing_key_text(model.provider),
             build_params=lambda: build_params(model, context, options, compat),
             clients=_CLIENTS,
             make_client=lambda key, hdrs, idle: AsyncOpenAI(
