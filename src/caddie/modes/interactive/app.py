@@ -1337,4 +1337,3 @@ def _stack(*parts: Text | Table) -> Table:
     for part in parts:
         grid.add_row(part)
     return grid
-
