@@ -21,9 +21,9 @@ from caddie.config.paths import agent_dir
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension
 from caddie.runtime.auto_compaction import CompactionEngine
-from caddie.runtime.session_events import CompactionEndEvent, CompactionStartEvent, SessionEvent
 from caddie.runtime.factory import SessionRequest, open_session
 from caddie.runtime.session import AgentSession
+from caddie.runtime.session_events import CompactionEndEvent, CompactionStartEvent, SessionEvent
 from caddie.session.compaction import SUMMARIZATION_SYSTEM_PROMPT
 
 

@@ -14,9 +14,9 @@ from caddie.ai.providers.faux import FauxProvider, faux_model
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension
-from caddie.runtime.session_events import SessionEvent
 from caddie.runtime.factory import SessionRequest, open_session
 from caddie.runtime.session import AgentSession
+from caddie.runtime.session_events import SessionEvent
 
 
 @dataclass

@@ -9,8 +9,8 @@ import pytest
 
 from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.providers.faux import PacedStep, faux_message, faux_model, faux_text
-from caddie.runtime.session_events import AutoRetryEndEvent, AutoRetryStartEvent, QueueUpdateEvent
 from caddie.runtime.session import SessionError
+from caddie.runtime.session_events import AutoRetryEndEvent, AutoRetryStartEvent, QueueUpdateEvent
 from caddie.session.entries import MessageEntry, ModelChangeEntry
 from caddie.session.store import SessionStore
 from tests.runtime.harness import start_session

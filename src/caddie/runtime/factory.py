@@ -35,7 +35,8 @@ from caddie.resources.discovery import (
     scope_lists,
 )
 from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
-from caddie.runtime.session import AgentSession, SessionOptions, StreamFn
+from caddie.runtime.compaction_port import StreamFn
+from caddie.runtime.session import AgentSession, SessionOptions
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
