@@ -230,6 +230,8 @@ class SessionBeforeForkEvent:
 @dataclass(slots=True)
 class SessionBeforeForkResult:
     cancel: bool = False
+    skip_conversation_restore: bool = False
+    """Pi's ``skipConversationRestore``: reserved (Pi does not act on it either)."""
 
 
 @dataclass(slots=True)

@@ -184,7 +184,7 @@ class ExtensionRunner:
                 continue
             if before and value:
                 result = value
-                if getattr(value, "cancel", False):
+                if getattr(value, "cancel", False) or (isinstance(value, dict) and value.get("cancel")):
                     return value
         return result
 

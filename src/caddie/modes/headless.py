@@ -57,7 +57,8 @@ async def run_headless(
     err: TextIO | None = None,
     images: list[ImageContent] | None = None,
 ) -> int:
-    """Run ``prompts`` one after another (``images``, from ``@FILE`` arguments, go with the first)."""
+    """Run ``prompts`` one after another (``images``, from ``@FILE`` arguments, go with the first). After an
+    extension's ``ctx.shutdown()`` the current run settles and the prompts left are not sent."""
     out = out or sys.stdout
     err = err or sys.stderr
     before = last_assistant(session)  # compare by identity: a compaction may shorten the transcript
@@ -88,6 +89,8 @@ async def run_headless(
         _write_json(out, session.store.header.to_json())
     try:
         for index, prompt in enumerate(prompts):
+            if session.shutdown_requested:  # ctx.shutdown(): the prompts left are not sent
+                break
             try:
                 await session.prompt(prompt, images if index == 0 else None, source="print")
             except SessionError as e:

@@ -697,8 +697,10 @@ async def run_rpc(
     for a dialog answer, a compaction or a shell command never blocks ``abort`` or the dialog's answer."""
     write = ui._write
     server = RpcServer(session, ui, write, find_model, has_auth, cli_extensions)
+    shutdown = asyncio.Event()
+    session.on_shutdown = shutdown.set  # ctx.shutdown(): called once the session is idle
     starting = asyncio.ensure_future(start())
-    async for line in _lines(stdin or sys.stdin, max_line_bytes):
+    async for line in _until(_lines(stdin or sys.stdin, max_line_bytes), shutdown):
         if isinstance(line, LineTooLong):
             write(
                 {
@@ -741,8 +743,36 @@ async def run_rpc(
             ui.resolve(request)
         else:
             server.spawn(_after(starting, server.handle(request)))
+    if shutdown.is_set():  # graceful: the commands in flight answer first (Pi: after the current response)
+        pending = [t for t in server.tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=eof_grace_s)
     await _wind_down(server, starting, eof_grace_s)
     return 0
+
+
+async def _until(
+    lines: AsyncIterator[bytes | LineTooLong], stop: asyncio.Event
+) -> AsyncIterator[bytes | LineTooLong]:
+    """``lines`` until they end or ``stop`` is set (an extension's ``ctx.shutdown()``)."""
+    iterator = aiter(lines)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(iterator))
+            await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await following
+                return
+            try:
+                line = following.result()
+            except StopAsyncIteration:
+                return
+            yield line
+    finally:
+        stopped.cancel()
 
 
 async def _wind_down(server: RpcServer, starting: asyncio.Future[None], grace_s: float) -> None:

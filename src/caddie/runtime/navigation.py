@@ -234,6 +234,16 @@ class SessionNavigator:
         await session.runner.emit("session_tree", SessionTreeEvent(store.leaf_id, old_leaf, summary_entry))
         return True
 
+    def user_messages_for_forking(self) -> list[tuple[str, str]]:
+        """(entry id, text) of every user message in the session, in order (Pi's fork selector)."""
+        out: list[tuple[str, str]] = []
+        for entry in self._session.store.entries():
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+                text = text_of(entry.message.content)
+                if text:
+                    out.append((entry.id, text))
+        return out
+
     async def reload(self) -> None:
         """Re-import extensions (``/reload``): shutdown → load → start."""
         session = self._session

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from caddie.ai.messages import AssistantMessage, ToolCall, UserMessage
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers._shared import supported_thinking_levels
-from caddie.extensions.api import ModelSelectEvent
+from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
+from caddie.extensions.api import ContextUsage, ModelSelectEvent
 from caddie.runtime.session_events import NoticeEvent
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
 
@@ -111,6 +112,31 @@ class Preferences:
         return default if default in THINKING_LEVELS else self._session.thinking_level
 
     # -- statistics ---------------------------------------------------------------------------------
+    def context_usage(self) -> ContextUsage | None:
+        """How full the context is (estimated from the transcript); tokens unknown right after a compaction."""
+        session = self._session
+        model = session.model
+        if model is None or model.context_window <= 0:
+            return None
+        if self._compacted_without_usage():
+            return ContextUsage(None, model.context_window, None)
+        tokens = estimate_context_tokens(session.messages)
+        return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100)
+
+    def _compacted_without_usage(self) -> bool:
+        """After a compaction, until a reply reports usage again, the size of the context is unknown (Pi)."""
+        for entry in reversed(self._session.store.branch()):
+            if isinstance(entry, CompactionEntry):
+                return True
+            if (
+                isinstance(entry, MessageEntry)
+                and isinstance(entry.message, AssistantMessage)
+                and entry.message.stop_reason not in ("error", "aborted")
+                and context_tokens_of_usage(entry.message.usage) > 0
+            ):
+                return False
+        return False
+
     def session_stats(self) -> dict[str, Any]:
         """Pi's ``getSessionStats``: counts and token/cost totals over every entry of the session (history
         that was compacted away and abandoned branches included), plus the current context usage."""
@@ -156,7 +182,7 @@ class Preferences:
             "tokens": {**tokens, "total": sum(tokens.values())},
             "cost": cost,
         }
-        usage = session.get_context_usage()
+        usage = self.context_usage()
         if usage is not None:
             out["contextUsage"] = {
                 "tokens": usage.tokens,

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from caddie.extensions.api import ExtensionUI, Mode
     from caddie.extensions.runner import Extension
     from caddie.runtime.factory import LoadedExtensions
-    from caddie.runtime.session import StreamFn
+    from caddie.runtime.compaction_port import StreamFn
     from caddie.tools import ToolOperations
 
 SessionChoice = Literal["new", "continue", "file", "memory"]

@@ -33,7 +33,6 @@ from caddie.ai.messages import AgentMessage, AssistantMessage, BashExecutionMess
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers._shared import clamp_thinking_level
 from caddie.ai.stream import stream as default_stream
-from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.config.settings import Settings
 from caddie.extensions.api import (
     CommandSpec,
@@ -47,6 +46,7 @@ from caddie.extensions.api import (
 from caddie.extensions.runner import Extension, ExtensionError, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
 from caddie.runtime.compaction_port import Compactor, CompactorFactory, StreamFn
+from caddie.runtime.event_hub import EventHub, Subscriber
 from caddie.runtime.extension_bridge import CommandContextImpl, ExtensionBridge, ExtensionContextImpl
 from caddie.runtime.loop_hooks import LoopHooks
 from caddie.runtime.navigation import SessionNavigator
@@ -64,23 +64,11 @@ from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_pro
 from caddie.runtime.ui import HeadlessUI
 from caddie.runtime.user_bash import UserBash
 from caddie.session.context import SessionContext as StoredContext
-from caddie.session.entries import CompactionEntry, MessageEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
 
-__all__ = [
-    "AgentSession",
-    "Lifecycle",
-    "PromptSource",
-    "SessionError",
-    "SessionOptions",
-    "StreamFn",
-    "Subscriber",
-]
-
 log = logging.getLogger("caddie.session")
 
-Subscriber = Callable[[SessionEvent], Any]
 PromptSource = Literal["interactive", "rpc", "extension", "print"]
 
 
@@ -149,10 +137,7 @@ class AgentSession:
         self.available_models: Callable[[], list[Model]] = lambda: []
         """Every model with auth, for cycling without a scope and for RPC ``get_available_models``."""
         self._builtin_tools = dict(options.builtin_tools)
-        self._subscribers: list[Subscriber] = []
-        self._background: set[asyncio.Task[Any]] = set()
-        self._outbox: list[SessionEvent] = []
-        self._outbox_flush: asyncio.Task[None] | None = None
+        self.events = EventHub(lambda: self.lifecycle is not Lifecycle.CLOSED)
         self._announced: weakref.WeakSet[SessionStore] = weakref.WeakSet()
         self._system_prompt = ""
         self._system_prompt_override: str | None = None
@@ -234,11 +219,10 @@ class AgentSession:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wait_for_idle(), settle_timeout)
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, target_session_file))
-        await self._flush_outbox()
+        await self.events.flush()
         if reason == "quit":
             self.lifecycle = Lifecycle.CLOSED
-        for task in list(self._background):
-            task.cancel()
+        self.events.cancel_background()
         self.bridge.unbind_all()
         if reason == "quit":
             self.store.close()  # the session file's write lock
@@ -262,54 +246,34 @@ class AgentSession:
     @property
     def has_background_work(self) -> bool:
         """Work an extension started (a timer, a triggered turn) is still pending."""
-        return any(not t.done() for t in self._background)
+        return bool(self.events.pending())
 
     # ==============================================================================================
-    # Observation
+    # Observation (``EventHub``)
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
-        self._subscribers.append(subscriber)
-
-        def unsubscribe() -> None:
-            if subscriber in self._subscribers:
-                self._subscribers.remove(subscriber)
-
-        return unsubscribe
+        return self.events.subscribe(subscriber)
 
     @property
     def has_subscribers(self) -> bool:
-        return bool(self._subscribers)
+        return self.events.has_subscribers
 
     async def publish_event(self, event: SessionEvent) -> None:
-        """Tell every subscriber, in order; events queued from synchronous code go out first."""
-        await self._flush_outbox()
-        await self._deliver(event)
-
-    async def _deliver(self, event: SessionEvent) -> None:
-        for subscriber in list(self._subscribers):
-            try:
-                await call_handler(subscriber, event)
-            except Exception:
-                log.exception("session subscriber failed on %s", getattr(event, "type", event))
-
-    async def _flush_outbox(self) -> None:
-        while self._outbox:
-            await self._deliver(self._outbox.pop(0))
+        await self.events.publish(event)
 
     async def flush_events(self) -> None:
         """Deliver the events queued from synchronous code now (before answering the command that caused
         them)."""
-        await self._flush_outbox()
+        await self.events.flush()
 
     def publish_soon(self, event: SessionEvent) -> None:
-        """Queue an event from synchronous code; it is delivered before the next one, or right after."""
-        self._outbox.append(event)
-        if self._outbox_flush is None or self._outbox_flush.done():
-            self._outbox_flush = self.spawn(self._flush_outbox())
+        self.events.publish_soon(event)
 
     def publish_first(self, event: SessionEvent) -> None:
-        """Queue an event ahead of the ones already queued (delivered with the next ``publish_event``)."""
-        self._outbox.insert(0, event)
+        self.events.publish_first(event)
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        return self.events.spawn(coro)
 
     def _headless_notify(self, message: str, level: NotifyLevel) -> None:
         self.publish_soon(NoticeEvent(message, level))
@@ -317,22 +281,6 @@ class AgentSession:
     def on_extension_error(self, err: ExtensionError) -> None:
         log.debug("extension %s failed in %s: %s", err.extension_path, err.event, err.stack or err.error)
         self.publish_soon(ExtensionErrorEvent(err.extension_path, err.event, err.error))
-
-    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        """Background work of this session (awaited by ``wait_for_idle``, cancelled at shutdown)."""
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._background.discard(t)
-            if t.cancelled() or t.exception() is None:
-                return
-            log.warning("background work failed: %s", t.exception())
-            if self.lifecycle is not Lifecycle.CLOSED:
-                self.publish_soon(NoticeEvent(f"Error: {t.exception()}", "error"))
-
-        task.add_done_callback(done)
-        return task
 
     # ==============================================================================================
     # State
@@ -407,7 +355,7 @@ class AgentSession:
         """Until no run is active and no extension-started work is pending."""
         while True:
             await self.run.wait_done()
-            pending = [t for t in self._background if not t.done()]
+            pending = self.events.pending()
             if not pending:
                 if self.run.done:
                     return
@@ -415,27 +363,7 @@ class AgentSession:
             await asyncio.wait(pending)
 
     def get_context_usage(self) -> ContextUsage | None:
-        model = self.model
-        if model is None or model.context_window <= 0:
-            return None
-        if self._compacted_without_usage():
-            return ContextUsage(None, model.context_window, None)
-        tokens = estimate_context_tokens(self.agent.state.messages)
-        return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100)
-
-    def _compacted_without_usage(self) -> bool:
-        """After a compaction, until a reply reports usage again, the size of the context is unknown (Pi)."""
-        for entry in reversed(self.store.branch()):
-            if isinstance(entry, CompactionEntry):
-                return True
-            if (
-                isinstance(entry, MessageEntry)
-                and isinstance(entry.message, AssistantMessage)
-                and entry.message.stop_reason not in ("error", "aborted")
-                and context_tokens_of_usage(entry.message.usage) > 0
-            ):
-                return False
-        return False
+        return self.preferences.context_usage()
 
     def set_session_name(self, name: str) -> None:
         self.store.append_session_info(name)
@@ -662,16 +590,7 @@ class AgentSession:
         return self.preferences.session_stats()
 
     def user_messages_for_forking(self) -> list[tuple[str, str]]:
-        """(entry id, text) of every user message in the session, in order (Pi's fork selector)."""
-        from caddie.ai.messages import UserMessage, text_of
-
-        out: list[tuple[str, str]] = []
-        for entry in self.store.entries():
-            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
-                text = text_of(entry.message.content)
-                if text:
-                    out.append((entry.id, text))
-        return out
+        return self.navigator.user_messages_for_forking()
 
 
 _NO_MODEL = Model(id="none", name="no model", api="faux", provider="none", context_window=0, max_tokens=0)

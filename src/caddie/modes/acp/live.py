@@ -363,6 +363,11 @@ class AcpSession:
             self.send(helpers.update_plan(goal_plan(goal)))
 
     # -- prompting ------------------------------------------------------------------------------------
+    @property
+    def prompting(self) -> bool:
+        """A ``session/prompt`` is being answered."""
+        return self._prompting
+
     async def prompt(self, blocks: list[PromptBlock]) -> PromptResponse:
         if self._prompting:
             raise bad_request(

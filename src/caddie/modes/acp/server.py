@@ -66,6 +66,7 @@ class CaddieAgent:
         self.client = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self._starting: dict[str, asyncio.Task[None]] = {}
+        self._retiring: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -105,7 +106,24 @@ class CaddieAgent:
             await live.start(reason)
             live.announce()
 
+        live.session.on_shutdown = lambda: self._retire(live)
         self._starting[live.id] = asyncio.ensure_future(start())
+
+    def _retire(self, live: AcpSession) -> None:
+        """An extension's ``ctx.shutdown()``: once the prompt in progress has been answered, that session
+        ends (``session_shutdown``, its file complete) and is forgotten; the agent keeps serving the editor's
+        other sessions."""
+
+        async def retire() -> None:
+            while live.prompting:
+                await asyncio.sleep(0.01)
+            if self.sessions.get(live.id) is live:
+                del self.sessions[live.id]
+            await live.close()
+
+        task = asyncio.ensure_future(retire())
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     async def new_session(
         self,

@@ -1,0 +1,108 @@
+"""``session_before_switch`` / ``session_before_fork`` (cancellable, Pi's shapes) and what a switch announces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from caddie.ai.providers.faux import faux_message
+from caddie.extensions.api import (
+    ExtensionAPI,
+    SessionBeforeForkEvent,
+    SessionBeforeForkResult,
+    SessionBeforeSwitchEvent,
+    SessionBeforeSwitchResult,
+)
+from tests.runtime.harness import inline_extension, start_session
+
+
+def recorder(seen: list[Any], answers: dict[str, Any]) -> Any:
+    def register(api: ExtensionAPI) -> None:
+        def before_switch(event: SessionBeforeSwitchEvent, ctx: Any) -> Any:
+            seen.append(event)
+            return answers.get("switch")
+
+        def before_fork(event: SessionBeforeForkEvent, ctx: Any) -> Any:
+            seen.append(event)
+            return answers.get("fork")
+
+        api.on("session_before_switch", before_switch)
+        api.on("session_before_fork", before_fork)
+        api.on("session_shutdown", lambda e, ctx: seen.append(("shutdown", e.reason)))
+        api.on("session_start", lambda e, ctx: seen.append(("start", e.reason, e.previous_session_file)))
+
+    return register
+
+
+async def test_switch_and_new_can_be_cancelled_and_carry_pis_fields(tmp_path: Path) -> None:
+    seen: list[Any] = []
+    answers: dict[str, Any] = {"switch": SessionBeforeSwitchResult(cancel=True)}
+    run = await start_session(tmp_path, extensions=[inline_extension(recorder(seen, answers))], session="new")
+    session = run.session
+    first = session.store.session_id
+    seen.clear()
+
+    assert await session.command_context().new_session() is False
+    target = tmp_path / "other.jsonl"
+    assert await session.switch_session(str(target)) is False
+    assert session.store.session_id == first
+    assert seen == [SessionBeforeSwitchEvent("new", None), SessionBeforeSwitchEvent("resume", str(target))]
+
+    seen.clear()
+    answers["switch"] = {"cancel": False}
+    previous = session.store.session_file
+    assert await session.new_session() is True
+    assert session.store.session_id != first
+    assert seen == [SessionBeforeSwitchEvent("new", None), ("shutdown", "new"), ("start", "new", previous)]
+
+
+async def test_the_first_cancelling_handler_wins(tmp_path: Path) -> None:
+    later: list[str] = []
+
+    def first(api: ExtensionAPI) -> None:
+        api.on("session_before_switch", lambda e, ctx: {"cancel": True})
+
+    def second(api: ExtensionAPI) -> None:
+        api.on("session_before_switch", lambda e, ctx: later.append("asked"))
+
+    run = await start_session(
+        tmp_path, extensions=[inline_extension(first, "a"), inline_extension(second, "b")]
+    )
+    assert await run.session.new_session() is False
+    assert later == []
+
+
+async def test_fork_and_clone_can_be_cancelled(tmp_path: Path) -> None:
+    seen: list[Any] = []
+    answers: dict[str, Any] = {"fork": SessionBeforeForkResult(cancel=True, skip_conversation_restore=True)}
+    run = await start_session(tmp_path, extensions=[inline_extension(recorder(seen, answers))], session="new")
+    session = run.session
+    run.faux.set_responses([faux_message("answer")])
+    await session.prompt("question")
+    await session.wait_for_idle()
+    user_id = session.user_messages_for_forking()[0][0]
+    assistant_id = session.store.leaf_id
+    assert assistant_id is not None
+    before = session.store.session_id
+    seen.clear()
+
+    assert await session.fork(user_id) is False
+    assert await session.fork(user_id, position="at") is False
+    assert await session.command_context().fork(assistant_id) is False
+    assert session.store.session_id == before
+    assert seen == [
+        SessionBeforeForkEvent(user_id, "before"),
+        SessionBeforeForkEvent(user_id, "at"),
+        SessionBeforeForkEvent(assistant_id, "at"),
+    ]
+
+    seen.clear()
+    answers["fork"] = None
+    previous = session.store.session_file
+    assert await session.fork(user_id) is True
+    assert session.store.session_id != before
+    assert seen == [
+        SessionBeforeForkEvent(user_id, "before"),
+        ("shutdown", "fork"),
+        ("start", "fork", previous),
+    ]
