@@ -91,6 +91,7 @@ class RunController:
         self._start_abort = None
         if self.state is RunState.STARTING:
             self.state = RunState.IDLE
+            self._session.shutdown_if_requested()
 
     async def wait_until_run_ends(self) -> None:
         """Until the current run (if any) has settled; unlike ``wait_for_idle`` it ignores extension work."""
