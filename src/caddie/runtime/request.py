@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from caddie.extensions.api import ExtensionUI, Mode
     from caddie.extensions.runner import Extension
-    from caddie.runtime.factory import LoadedExtensions
     from caddie.runtime.compaction_port import StreamFn
+    from caddie.runtime.factory import LoadedExtensions
     from caddie.tools import ToolOperations
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
