@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from caddie.ai.messages import (
+    AgentMessage,
     AssistantMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -23,6 +24,8 @@ from caddie.extensions.api import (
     CompactionSpec,
     ContextEvent,
     ContextResult,
+    EntryVisibility,
+    EntryVisibilityEvent,
     ExtensionAPI,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
@@ -261,22 +264,32 @@ async def test_an_extension_can_cancel_or_replace_a_compaction_and_observes_it(t
 # No resurrection (mulligan's E7 leak)
 
 
+def _hidden_or_shrunk(m: AgentMessage) -> AgentMessage | None:
+    """The hider's one rule: None drops the message; otherwise what the model is sent."""
+    if isinstance(m, AssistantMessage) and "SECRET-HIDDEN" in m.text():
+        return None
+    if isinstance(m, ToolResultMessage) and "SECRET-BLOAT" in text_of(m.content):
+        return replace(m, content=[TextContent("<context-shrunk>\nconfig file, 3 keys\n</context-shrunk>")])
+    return m
+
+
 def hider(api: ExtensionAPI) -> None:
-    """Hides like mulligan: drops one message and replaces a tool result's content."""
+    """Hides like mulligan: drops one message and replaces a tool result's content — in its ``context``
+    handler, and says so when asked (``entry_visibility``), from the same rule."""
 
     def on_context(event: ContextEvent, ctx: Any) -> ContextResult:
-        out = []
-        for m in event.messages:
-            if isinstance(m, AssistantMessage) and "SECRET-HIDDEN" in m.text():
-                continue
-            if isinstance(m, ToolResultMessage) and "SECRET-BLOAT" in text_of(m.content):
-                m = replace(
-                    m, content=[TextContent("<context-shrunk>\nconfig file, 3 keys\n</context-shrunk>")]
-                )
-            out.append(m)
-        return ContextResult(out)
+        return ContextResult([s for m in event.messages if (s := _hidden_or_shrunk(m)) is not None])
+
+    def on_visibility(event: EntryVisibilityEvent, ctx: Any) -> None:
+        for m, entry_id in zip(event.messages, event.entry_ids, strict=True):
+            sent = _hidden_or_shrunk(m)
+            if sent is None:
+                event.mark(entry_id, EntryVisibility("hidden", "hidden by the test hider"))
+            elif sent is not m:
+                event.mark(entry_id, EntryVisibility("replaced", "shrunk by the test hider", sent))
 
     api.on("context", on_context)
+    api.on("entry_visibility", on_visibility)
 
 
 @pytest.mark.parametrize("with_hider", [True, False])
@@ -305,7 +318,7 @@ async def test_the_summariser_sees_the_context_as_the_model_sees_it(tmp_path: Pa
         assert "SECRET" not in request_text(h.turn_requests[-1])
     else:
         assert "SECRET-HIDDEN" in prompt and "SECRET-BLOAT" in prompt
-    # the transient tags never reach the transcript or the file
+    # the transcript and the file keep their own timestamps
     assert all(m.timestamp > 0 for m in h.session.agent.state.messages)
     assert all(e.message.timestamp > 0 for e in h.session.store.entries() if isinstance(e, MessageEntry))
 

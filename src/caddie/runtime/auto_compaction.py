@@ -22,23 +22,19 @@ is rebuilt from the session file.
 No resurrection (mulligan's E7 leak, closed)
     The summariser must read the context *as the model sees it*, after every extension's ``context``
     handler — otherwise content an extension hid (a mulligan rewind) or shrank comes back through the
-    summary. ``visible_context`` runs the handlers over the branch's whole context, exactly as a request
-    would, and maps each surviving message back to the entry it came from:
-
-    * Before the handlers run, each message is re-stamped with a transient ``timestamp`` that encodes its
-      index (``_TAG_BASE + i``; far outside real epoch milliseconds). Every message role has a
-      ``timestamp``, the runner's deep copy keeps it, and a handler that substitutes content with
-      ``replace()`` (mulligan's shrink) keeps it too — so identity survives where object identity would not.
-    * Each output message with a tag gets its original timestamp back and is filed under its entry; a
-      message without a tag was inserted by a handler and is filed with the message before it (nudges that
-      handlers append at the end land in the kept part and are never summarised). Entries whose messages
-      were dropped map to nothing.
+    summary. ``visible_context`` asks the extensions, through the public ``entry_visibility`` event (the
+    same question ``caddie export`` and ``/context`` ask), which entries of the branch their ``context``
+    handler hides from the model or sends in another form. The event carries each message's entry id
+    explicitly, so the answers map straight back to entries: a hidden entry shows nothing, a replaced one
+    shows its replacement, every other entry shows its messages as they are. Answering is side-effect free
+    (no handler state changes, nothing is written), so compaction never disturbs an extension's view.
+    An extension whose ``context`` handler hides or rewrites history answers ``entry_visibility`` too
+    (docs/extensions.md); per-request additions (nudges) are not history and are not summarised.
 
     ``prepare_compaction`` then takes that view: the cut still follows the raw entries (a tool call and its
     result stay together) but weighs entries by their visible size, and the summariser, the file lists and
-    the previous summary come from the view only. Limits: a ``context`` handler that reads message
-    timestamps sees the tags during this pass; handlers run one extra time per compaction (as for one more
-    request). Without ``context`` handlers nothing is re-stamped and the result is exactly Pi's.
+    the previous summary come from the view only. Without ``entry_visibility`` handlers the result is
+    exactly Pi's.
 
 Where caddie deliberately differs from Pi 0.84.4
     * A new prompt re-arms overflow recovery *before* the pre-prompt check, so a context that overflowed on
@@ -68,13 +64,15 @@ from caddie.ai.messages import (
     TextContent,
     Usage,
     UserMessage,
-    replace,
+    copy_messages,
     text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.extensions.api import (
+    EntryVisibility,
+    EntryVisibilityEvent,
     SessionBeforeCompactEvent,
     SessionCompactEvent,
     SummaryUsageEvent,
@@ -131,9 +129,6 @@ COMPACTING_NOW = (
     "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
 )
 
-_TAG_BASE = -(2**52)
-"""Transient message timestamps used to follow messages through ``context`` handlers (see above)."""
-
 
 class CompactionError(Exception):
     """A compaction or branch summary could not be made; the message says why (shown to the user)."""
@@ -147,34 +142,30 @@ class CompactionCancelled(CompactionError):
 # The context as the model sees it
 
 
-def _tag_index(timestamp: float, count: int) -> int | None:
-    offset = timestamp - _TAG_BASE
-    if 0 <= offset < count and offset == int(offset):
-        return int(offset)
-    return None
-
-
 async def visible_context(session: CompactionHost, path: Sequence[SessionEntry]) -> ContextView | None:
-    """Entry id → the messages the model sees for it after the ``context`` handlers; None without handlers."""
-    if not session.runner.has_handlers("context"):
+    """Entry id → the messages the model is sent for it, as the extensions answer ``entry_visibility``;
+    None when no extension answers (every entry is then sent as it is)."""
+    if not session.runner.has_handlers("entry_visibility"):
         return None
-    originals: list[AgentMessage] = []
-    owners: list[str] = []
+    messages: list[AgentMessage] = []
+    entry_ids: list[str] = []
     for entry in context_entries_of_path(path):
         for message in entry_to_context_messages(entry):
-            originals.append(message)
-            owners.append(entry.id)
-    tagged: list[AgentMessage] = [replace(m, timestamp=_TAG_BASE + i) for i, m in enumerate(originals)]
-    seen = await session.runner.emit_context(tagged)
+            messages.append(message)
+            entry_ids.append(entry.id)
+    event = EntryVisibilityEvent(list(path), copy_messages(messages), entry_ids)
+    await session.runner.emit("entry_visibility", event)
     view: dict[str, list[AgentMessage]] = {}
-    owner = owners[0] if owners else None
-    for message in seen:
-        index = _tag_index(message.timestamp, len(originals))
-        if index is not None:
-            owner = owners[index]
-            message = replace(message, timestamp=originals[index].timestamp)
-        if owner is not None:
-            view.setdefault(owner, []).append(message)
+    for message, entry_id in zip(messages, entry_ids, strict=True):
+        answer = event.answers.get(entry_id)
+        shown = view.setdefault(entry_id, [])
+        if not isinstance(answer, EntryVisibility):
+            shown.append(message)
+        elif answer.state == "replaced":  # one replacement stands for the entry's messages
+            if answer.replacement is None:
+                shown.append(message)
+            elif not shown:
+                shown.append(answer.replacement)
     return view
 
 
