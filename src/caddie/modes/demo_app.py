@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -56,8 +56,11 @@ class DemoApp(CaddieApp):
                     await asyncio.sleep(self.type_delay)
                 self.editor.set_text("")
                 self.conversation.follow()
+                before = len(session.store)
                 self.handle_input(step.text)
                 await asyncio.sleep(0.05)
+                if step.kind == "prompt":  # on a loaded machine the run may not have started yet
+                    await self._until_longer(session.store, before)
                 work = [w for w in self.workers if w.group == "work"]
                 if work:
                     await self.workers.wait_for_complete(work)
@@ -72,3 +75,11 @@ class DemoApp(CaddieApp):
             )
         finally:
             self.tour_done.set()
+
+    @staticmethod
+    async def _until_longer(store: Sized, length: int, timeout_s: float = 60.0) -> None:
+        """Wait (polling) until the session file holds more than ``length`` entries, at most ``timeout_s``."""
+        waited = 0.0
+        while len(store) <= length and waited < timeout_s:
+            await asyncio.sleep(0.02)
+            waited += 0.02
