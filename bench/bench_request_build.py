@@ -38,7 +38,7 @@ from caddie.ai.providers import (
     openai_completions,
     openai_responses,
 )
-from caddie.ai.providers._shared import compact_json, encode_body
+from caddie.ai.providers.request import compact_json, encode_body
 
 TOOL = Tool("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})
 

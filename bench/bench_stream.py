@@ -150,7 +150,7 @@ def anthropic_chunks(text: str, chunk: int) -> list[dict[str, Any]]:
 
 def assembly(size: int, chunk: int, api: str) -> float:
     from caddie.ai.providers import anthropic_messages, openai_completions
-    from caddie.ai.providers._shared import new_output
+    from caddie.ai.providers.streaming import new_output
 
     model = Model("m", "m", "x", "p")
     output: AssistantMessage = new_output(model)

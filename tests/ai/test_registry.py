@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from caddie.ai.model import Model
-from caddie.ai.providers._shared import NO_KEY_PLACEHOLDER, clamp_thinking_level
+from caddie.ai.providers.request import NO_KEY_PLACEHOLDER
+from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.config.settings import Settings
 from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured, probe_ollama, resolve_config_value
 from tests.support.fake_llm import FakeLLM

@@ -8,7 +8,7 @@ from typing import Any
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from caddie.ai.model import Model, StreamOptions
 from caddie.ai.providers import anthropic_messages, google_generative_ai, openai_completions, openai_responses
-from caddie.ai.providers._shared import encode_body
+from caddie.ai.providers.request import encode_body
 from tests.ai.helpers import READ_TOOL, anthropic_model, context, openai_model, run
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM

@@ -17,7 +17,7 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, Tool
-from caddie.ai.providers._shared import clamp_max_tokens
+from caddie.ai.providers.thinking import clamp_max_tokens
 from caddie.ai.tokens import (
     IMAGE_CHARS,
     Utf16TokenCounter,

@@ -21,7 +21,7 @@ from typing import Any
 from caddie.ai import catalogue, secrets
 from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, ProviderInfo
 from caddie.ai.model import Model, ModelCompat
-from caddie.ai.providers._shared import NO_KEY_PLACEHOLDER, is_local_base_url
+from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, is_local_base_url
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings
 from caddie.models.auth import AuthStore

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from caddie.ai.messages import AssistantMessage, ToolCall, UserMessage
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.providers._shared import supported_thinking_levels
+from caddie.ai.providers.thinking import supported_thinking_levels
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.extensions.api import ContextUsage, ModelSelectEvent
 from caddie.runtime.session_events import NoticeEvent

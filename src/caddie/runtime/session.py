@@ -31,7 +31,7 @@ from typing import Any, Literal
 from caddie.agent.agent import Agent, AgentState
 from caddie.ai.messages import AgentMessage, AssistantMessage, BashExecutionMessage, ImageContent
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.providers._shared import clamp_thinking_level
+from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.ai.stream import stream as default_stream
 from caddie.config.settings import Settings
 from caddie.extensions.api import (

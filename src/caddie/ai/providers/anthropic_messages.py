@@ -39,24 +39,18 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
-from caddie.ai.providers._shared import (
+from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
+from caddie.ai.providers.cost import finish_usage
+from caddie.ai.providers.request import (
     NO_KEY_PLACEHOLDER,
-    ClientCache,
-    StreamBuffer,
-    clamp_max_tokens,
-    clamp_thinking_level,
     encode_body,
-    final_arguments,
-    finish_usage,
     headers_contain,
     is_local_base_url,
-    new_output,
-    parse_partial_json,
-    redirect_hooks,
     sanitize_text,
-    stream_via_sdk,
-    thinking_budget,
 )
+from caddie.ai.providers.streaming import new_output, stream_via_sdk
+from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level, thinking_budget
+from caddie.ai.providers.transport import ClientCache, redirect_hooks
 from caddie.ai.transform import normalize_anthropic_tool_call_id, transform_messages
 
 API = "anthropic-messages"

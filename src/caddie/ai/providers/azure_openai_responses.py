@@ -23,14 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 from caddie.ai.catalogue import missing_key_text
 from caddie.ai.events import AssistantMessageEvent, ErrorEvent
 from caddie.ai.model import Context, Model, StreamOptions
-from caddie.ai.providers._shared import (
-    ClientCache,
-    FailureInfo,
-    fail,
-    new_output,
-    redirect_hooks,
-    stream_via_sdk,
-)
+from caddie.ai.providers.failures import FailureInfo, fail
 from caddie.ai.providers.openai_completions import post_stream
 from caddie.ai.providers.openai_responses import (
     TOOL_CALL_PROVIDERS,
@@ -38,6 +31,8 @@ from caddie.ai.providers.openai_responses import (
     build_params,
     resolve_compat,
 )
+from caddie.ai.providers.streaming import new_output, stream_via_sdk
+from caddie.ai.providers.transport import ClientCache, redirect_hooks
 
 API = "azure-openai-responses"
 DEFAULT_API_VERSION = "v1"

@@ -70,7 +70,7 @@ from caddie.ai.messages import (
     message_to_json,
 )
 from caddie.ai.model import Api, Context, Model, ModelCost, ProviderResponse, StreamOptions
-from caddie.ai.providers._shared import StreamBuffer
+from caddie.ai.providers.blocks import StreamBuffer
 
 API: Api = "faux"
 PROVIDER_NAME = "faux"

@@ -47,16 +47,12 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, StreamOptions, Tool
-from caddie.ai.providers._shared import (
-    ClientCache,
-    StreamBuffer,
-    clamp_max_tokens,
-    clamp_thinking_level,
-    finish_usage,
-    new_output,
-    sanitize_text,
-    stream_via_sdk,
-)
+from caddie.ai.providers.blocks import StreamBuffer
+from caddie.ai.providers.cost import finish_usage
+from caddie.ai.providers.request import sanitize_text
+from caddie.ai.providers.streaming import new_output, stream_via_sdk
+from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
+from caddie.ai.providers.transport import ClientCache
 from caddie.ai.transform import transform_messages
 
 API = "google-generative-ai"

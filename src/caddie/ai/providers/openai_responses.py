@@ -15,7 +15,7 @@ Stored the way Pi stores them, so a session moves between Pi and caddie without 
 ``prompt_cache_key`` (and the ``session_id`` affinity headers) come from the session id; ``service_tier``
 from ``StreamOptions.service_tier`` (its price multiplier applies to the cost); usage counts cached input
 and reasoning tokens. The body is serialised once by caddie and posted through the SDK's ``post`` (see
-``_shared.encode_body``). ``azure_openai_responses`` reuses everything here with Azure's client.
+``request.encode_body``). ``azure_openai_responses`` reuses everything here with Azure's client.
 """
 
 from __future__ import annotations
@@ -55,24 +55,19 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
-from caddie.ai.providers._shared import (
+from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
+from caddie.ai.providers.cost import finish_usage
+from caddie.ai.providers.openai_completions import post_stream
+from caddie.ai.providers.request import (
     NO_KEY_PLACEHOLDER,
-    ClientCache,
-    StreamBuffer,
-    clamp_max_tokens,
-    clamp_thinking_level,
     compact_json,
-    final_arguments,
-    finish_usage,
     headers_contain,
     is_local_base_url,
-    new_output,
-    parse_partial_json,
-    redirect_hooks,
     sanitize_text,
-    stream_via_sdk,
 )
-from caddie.ai.providers.openai_completions import post_stream
+from caddie.ai.providers.streaming import new_output, stream_via_sdk
+from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
+from caddie.ai.providers.transport import ClientCache, redirect_hooks
 from caddie.ai.transform import transform_messages
 
 API = "openai-responses"

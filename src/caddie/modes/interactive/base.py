@@ -217,7 +217,7 @@ class AppBase(App[int]):
 
     def _thinking_levels(self) -> Sequence[str]:
         model = self.session.model if self.session is not None else None
-        from caddie.ai.providers._shared import supported_thinking_levels
+        from caddie.ai.providers.thinking import supported_thinking_levels
 
         return supported_thinking_levels(model) if model is not None else ["off"]
 

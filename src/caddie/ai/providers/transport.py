@@ -1,0 +1,167 @@
+"""The connection under a request: abort and stall guarding, cross-origin redirects, reused SDK clients."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from caddie.ai.abort import AbortSignal
+
+T = TypeVar("T")
+
+DEFAULT_IDLE_TIMEOUT_S = 300.0
+"""Used when ``StreamOptions.timeout_s`` is None (Pi's ``httpIdleTimeoutMs`` default)."""
+
+
+class Aborted(Exception):
+    """The caller's signal fired while a request was in flight."""
+
+
+class Stalled(Exception):
+    """No data arrived from the server for the idle timeout."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no data for {seconds:g}s")
+        self.seconds = seconds
+
+
+class NoProgress(Exception):
+    """Data kept arriving, but no content (only empty chunks or keep-alives) for the no-progress deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no content for {seconds:g}s")
+        self.seconds = seconds
+
+
+class CrossOriginRedirect(Exception):
+    """The server redirected a request to another origin; the request is not sent there."""
+
+    def __init__(self, source: str, target: str) -> None:
+        super().__init__(f"redirect from {source} to {target}")
+        self.source = source
+        self.target = target
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    scheme = str(url.scheme).lower()
+    return scheme, str(url.host).lower(), url.port or _DEFAULT_PORTS.get(scheme)
+
+
+async def refuse_cross_origin_redirects(response: Any) -> None:
+    """An httpx response hook: a redirect to another origin (scheme, host, port) raises
+    ``CrossOriginRedirect`` before the redirected request is built, so no header of ours — key, models.json
+    headers — ever reaches that origin. Same-origin redirects, and the upgrade of the same host from http
+    to https on default ports, are followed as usual."""
+    if not response.has_redirect_location:
+        return
+    source = response.request.url
+    target = source.join(response.headers["location"])
+    here, there = _origin(source), _origin(target)
+    if here == there:
+        return
+    upgrade = here[0] == "http" and there[0] == "https" and here[1] == there[1] and here[2] == 80
+    if upgrade and there[2] == 443:
+        return
+    raise CrossOriginRedirect(str(source), str(target.copy_with(query=None, fragment=None)))
+
+
+def redirect_hooks() -> dict[str, list[Any]]:
+    """``event_hooks`` for an SDK's httpx client (see ``refuse_cross_origin_redirects``)."""
+    return {"response": [refuse_cross_origin_redirects]}
+
+
+class ClientCache:
+    """SDK clients kept per event loop and configuration, so requests reuse HTTP connections.
+
+    Creating a client per request costs a TCP (and TLS) handshake and the SDK's set-up on every turn; a
+    long session makes hundreds of requests to the same endpoint. Clients are bound to the loop they were
+    created on (their connection pool is), hence the loop in the key; clients of a loop that has closed are
+    dropped the next time the cache is used.
+    """
+
+    def __init__(self, limit: int = 16) -> None:
+        self._clients: dict[tuple[Any, ...], tuple[asyncio.AbstractEventLoop, Any]] = {}
+        self._limit = limit
+
+    def get(self, key: tuple[Any, ...], create: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        for k, (owner, _) in list(self._clients.items()):
+            if owner.is_closed():
+                del self._clients[k]
+        full_key = (id(loop), *key)
+        entry = self._clients.get(full_key)
+        if entry is None:
+            if len(self._clients) >= self._limit:
+                self._clients.pop(next(iter(self._clients)))
+            entry = (loop, create())
+            self._clients[full_key] = entry
+        return entry[1]
+
+    async def get_async(self, key: tuple[Any, ...], create: Any) -> Any:
+        """``get``, but a new client is built in a worker thread (its TLS set-up reads the CA bundle)."""
+        if (id(asyncio.get_running_loop()), *key) in self._clients:
+            return self.get(key, create)
+        client = await asyncio.to_thread(create)
+        return self.get(key, lambda: client)
+
+
+class StreamGuard:
+    """Runs each network await against the abort signal and an idle timeout.
+
+    ``await guard.run(x)`` returns ``x``'s result, raises ``Aborted`` at once when the signal fires (the
+    pending read is cancelled, which closes the HTTP stream) and ``Stalled`` when ``x`` takes longer than
+    the idle timeout.
+    """
+
+    def __init__(self, signal: AbortSignal | None, idle_timeout_s: float | None) -> None:
+        self.idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
+        self._loop = asyncio.get_running_loop()
+        self._abort: asyncio.Future[None] = self._loop.create_future()
+        self._remove = signal.add_listener(self._on_abort) if signal is not None else None
+
+    def _on_abort(self) -> None:
+        def fire() -> None:
+            if not self._abort.done():
+                self._abort.set_result(None)
+
+        try:
+            self._loop.call_soon_threadsafe(fire)
+        except RuntimeError:  # loop already closed
+            pass
+
+    @property
+    def aborted(self) -> bool:
+        return self._abort.done()
+
+    async def run(self, awaitable: Awaitable[T], timeout_s: float | None = None) -> T:
+        """``awaitable``'s result; ``Stalled`` after ``timeout_s`` (default: the idle timeout)."""
+        limit = timeout_s if timeout_s is not None else self.idle_timeout_s
+        if self._abort.done():
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise Aborted()
+        task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
+        waiting: set[asyncio.Future[Any]] = {task, self._abort}
+        try:
+            done, _ = await asyncio.wait(waiting, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # our caller was cancelled: do not leave the read running
+            task.cancel()
+            raise
+        if task in done:
+            return task.result()
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+        if self._abort.done():
+            raise Aborted()
+        raise Stalled(limit or 0.0)
+
+    def close(self) -> None:
+        if self._remove is not None:
+            self._remove()
+            self._remove = None
+        if not self._abort.done():
+            self._abort.cancel()
