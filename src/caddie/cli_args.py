@@ -1,0 +1,272 @@
+"""The ``caddie`` command line: the parser of the main command, and the checks and readings of what it names
+(the working directory, piped stdin, ``@FILE`` attachments, session arguments, the goal options).
+
+A usage mistake raises ``CliError``: ``caddie.cli`` prints it as one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from caddie import __version__
+
+if TYPE_CHECKING:
+    from caddie.ai.messages import ImageContent
+
+EPILOG = """\
+sessions:
+  Sessions are saved under ~/.caddie/agent/sessions/ (CADDIE_DIR moves the root).
+  -c continues the latest one for this directory; --session FILE|ID opens a given one
+  (an id prefix is enough: caddie session list shows the ids). Options: docs/cli.md.
+
+configuration:
+  ~/.caddie/agent/settings.json, merged with .caddie/settings.json of the project.
+  Models: ANTHROPIC_API_KEY / OPENAI_API_KEY / ... or ~/.caddie/agent/models.json (Pi's format).
+
+examples:
+  caddie demo                             a 30-second scripted tour, no key needed
+  caddie                                  start the interactive UI
+  caddie -p "why does test_parse fail?"   answer and exit
+  git diff | caddie -p "review this"      prompt from stdin
+  caddie -p --goal "make pytest pass" --goal-budget 200k --goal-check "pytest -q"
+"""
+
+
+class CliError(Exception):
+    """A usage mistake: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise CliError(
+            f"{message}{self._suggestion(message)} "
+            f"(see caddie {self.prog.split()[-1] + ' ' if ' ' in self.prog else ''}--help)"
+        )
+
+    def _suggestion(self, message: str) -> str:
+        """For an unknown option: the closest one caddie has (difflib)."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for word in message.removeprefix("unrecognized arguments: ").split():
+            if word.startswith("-"):
+                given = word.partition("=")[0]
+                swapped = [o for o in options if sorted(o) == sorted(given)]  # --modle → --model
+                close = swapped or difflib.get_close_matches(given, options, n=1, cutoff=0.6)
+                if close:
+                    return f"; did you mean {close[0]}?"
+        return ""
+
+
+def base_parser(add_help: bool) -> _Parser:
+    p = _Parser(
+        prog="caddie",
+        description="A coding agent for the terminal, with a second shot (mulligan) and a finish line (goal).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=add_help,
+        allow_abbrev=False,
+    )
+    p.add_argument(
+        "messages",
+        nargs="*",
+        help="the prompt (several are sent one after another); @FILE attaches a file to the first "
+        "(text inline, images as images)",
+    )
+    p.add_argument(
+        "-p", "--print", action="store_true", help="run the prompt to completion, print the answer, exit"
+    )
+    p.add_argument(
+        "--mode",
+        choices=["text", "json", "rpc"],
+        default="text",
+        help="text (default), json: one event per line, rpc: JSONL commands on stdin",
+    )
+    p.add_argument(
+        "--model",
+        metavar="PROVIDER/ID[:LEVEL]",
+        help="model to use, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-5:high, faux/echo",
+    )
+    p.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh, max")
+    p.add_argument(
+        "--models",
+        metavar="PATTERNS",
+        help="comma-separated models to cycle through with Ctrl+P (provider/id[:level], globs like "
+        "anthropic/*); default: settings enabledModels",
+    )
+    p.add_argument("--api-key", metavar="KEY", help="API key for the chosen model's provider (over env vars)")
+    p.add_argument(
+        "--list-models",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="SEARCH",
+        help="list the models you can use (optionally those matching SEARCH) and exit",
+    )
+    p.add_argument(
+        "--export",
+        metavar="SESSION",
+        help="write a session (file, id or id prefix) as HTML and exit; the first message names the output",
+    )
+    g = p.add_argument_group("session")
+    g.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here"
+    )
+    g.add_argument("--session", metavar="FILE|ID", help="open this session (file, id or unique id prefix)")
+    g.add_argument(
+        "--session-id", metavar="ID", help="use this project's session with this id, or start one with it"
+    )
+    g.add_argument(
+        "--fork", metavar="FILE|ID", help="copy this session (file, id or id prefix) into a new session"
+    )
+    g.add_argument("-n", "--name", metavar="NAME", help="the session's display name")
+    g.add_argument("-r", "--resume", action="store_true", help="pick a session to resume (interactive)")
+    g.add_argument("--no-session", action="store_true", help="keep the session in memory only")
+    g.add_argument("--session-dir", metavar="DIR", help="where session files live (default: per project)")
+    e = p.add_argument_group("extensions and tools")
+    e.add_argument(
+        "-e",
+        "--extension",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load an extension file or package (repeatable)",
+    )
+    e.add_argument(
+        "--no-extensions",
+        action="store_true",
+        help="do not load discovered extensions (-e and the bundled ones still load)",
+    )
+    e.add_argument("--trust", action="store_true", help="trust this project: load .caddie/extensions")
+    e.add_argument(
+        "--tools",
+        metavar="LIST",
+        help="built-in tools to enable, comma-separated "
+        "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write)",
+    )
+    e.add_argument(
+        "-xt",
+        "--exclude-tools",
+        metavar="LIST",
+        help="tools to disable, comma-separated (built-in or extension)",
+    )
+    r = p.add_argument_group("skills and prompt templates")
+    r.add_argument(
+        "--skill",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a skill file or folder (repeatable)",
+    )
+    r.add_argument("--no-skills", action="store_true", help="do not discover skills (--skill still loads)")
+    r.add_argument(
+        "--prompt-template",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a prompt template file or folder (repeatable)",
+    )
+    r.add_argument(
+        "--no-prompt-templates",
+        action="store_true",
+        help="do not discover prompt templates (--prompt-template still loads)",
+    )
+    s = p.add_argument_group("prompt")
+    s.add_argument("--system-prompt", metavar="TEXT", help="replace the default system prompt")
+    s.add_argument("--append-system-prompt", metavar="TEXT", help="add text to the system prompt")
+    s.add_argument("--no-context-files", action="store_true", help="do not read AGENTS.md / CLAUDE.md")
+    p.add_argument("--version", action="version", version=f"caddie {__version__}")
+    return p
+
+
+def current_dir() -> str:
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        raise CliError("the current directory no longer exists") from None
+
+
+def read_stdin() -> str | None:
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    data = sys.stdin.buffer.read().decode("utf-8", "replace")  # a stray byte must not fail the run later
+    return data if data.strip() else None
+
+
+def resolve_session_arg(arg: str, cwd: str, session_dir: str | None) -> str:
+    """A session named on the command line by file path, id or unique id prefix."""
+    from caddie.modes.inspect import InspectError, resolve_session
+
+    try:
+        return str(resolve_session(arg, cwd, session_dir))
+    except InspectError as e:
+        raise CliError(str(e)) from None
+
+
+def check_goal_flags(flags: dict[str, str | bool], specs: Mapping[str, object]) -> None:
+    """The goal options are checked before anything runs: a mistake exits 2 with nothing done."""
+    if "goal" not in specs:
+        return
+    if ("goal-budget" in flags or "goal-check" in flags) and "goal" not in flags:
+        raise CliError('--goal-budget and --goal-check need --goal "<objective>".')
+    objective = flags.get("goal")
+    if isinstance(objective, str) and not objective.strip():
+        raise CliError(
+            f'--goal "{objective}": the objective is empty; say what done looks like, e.g. '
+            '--goal "make pytest -q pass".'
+        )
+
+
+def check_faux_model(ref: str | None) -> None:
+    if not ref or not ref.startswith("faux/"):
+        return
+    from caddie.runtime.factory import split_thinking
+
+    model_id = split_thinking(ref)[0].partition("/")[2]
+    if model_id != "echo" and not os.environ.get("CADDIE_FAUX_SCRIPT"):
+        echo = (
+            " (did you mean faux/echo?)" if difflib.get_close_matches(model_id, ["echo"], cutoff=0.6) else ""
+        )
+        raise CliError(
+            f"--model {ref} plays a script, but CADDIE_FAUX_SCRIPT (the JSON file of its replies) is not "
+            f"set{echo}: set it (see docs/providers.md), or use --model faux/echo"
+        )
+
+
+def attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
+    """``@FILE`` arguments as Pi reads them: text files inline in ``<file name="…">`` blocks, images as image
+    content (resized like the read tool's), empty files skipped."""
+    from caddie.ai.messages import ImageContent
+    from caddie.tools.images import detect_image_mime_type, process_image
+
+    text = ""
+    images: list[ImageContent] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        path = (Path(cwd) / path).resolve() if not path.is_absolute() else path
+        if not path.is_file():
+            raise CliError(f"file not found: {path} (attach files as @path/to/file)")
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+        if not data:
+            continue
+        mime = detect_image_mime_type(data)
+        if mime is not None:
+            processed = process_image(data, mime)
+            if not processed.ok:
+                text += f'<file name="{path}">{processed.message}</file>\n'
+                continue
+            images.append(ImageContent(processed.data, processed.mime_type))
+            text += f'<file name="{path}">{chr(10).join(processed.hints)}</file>\n'
+            continue
+        content = data.decode("utf-8", "replace").removeprefix("\ufeff")
+        text += f'<file name="{path}">\n{content}\n</file>\n'
+    return text, images
