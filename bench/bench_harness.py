@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support import fake_llm as fl
 
-from caddie.ai.events import DoneEvent, StartEvent
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall, Usage
+from caddie.ai.stream_events import DoneEvent, StartEvent
 from caddie.runtime.factory import SessionRequest, open_session
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from caddie.ai.events import AssistantMessageEvent, final_message
 from caddie.ai.messages import AssistantMessage, LlmMessage, UserMessage
 from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.stream import ApiProvider
+from caddie.ai.stream_events import AssistantMessageEvent, final_message
 from tests.support.fake_llm import FakeLLM
 
 READ_TOOL = Tool(

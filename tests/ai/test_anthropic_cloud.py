@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from caddie.ai.events import TextDeltaEvent
 from caddie.ai.messages import TextContent, ToolResultMessage, UserMessage
 from caddie.ai.model import Model
 from caddie.ai.providers import anthropic_bedrock as bedrock
 from caddie.ai.providers import anthropic_vertex as vertex
+from caddie.ai.stream_events import TextDeltaEvent
 from tests.ai.helpers import READ_TOOL, context, run
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM, ToolCallSpec

@@ -8,7 +8,6 @@ import time
 
 from caddie.ai.abort import AbortController
 from caddie.ai.errors import classify, is_context_overflow, is_retryable
-from caddie.ai.events import TextDeltaEvent, ToolCallDeltaEvent
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -21,6 +20,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import ModelCompat, ModelCost, StreamOptions
 from caddie.ai.providers.anthropic_messages import PROVIDER, build_params, convert_messages, map_stop_reason
+from caddie.ai.stream_events import TextDeltaEvent, ToolCallDeltaEvent
 from tests.ai.helpers import READ_TOOL, TEST_KEY, anthropic_model, context, run
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM, ToolCallSpec, UsageSpec

@@ -11,7 +11,6 @@ import pytest
 
 from caddie.ai import stream as ai_stream
 from caddie.ai.abort import AbortController
-from caddie.ai.events import TextDeltaEvent, ToolCallDeltaEvent
 from caddie.ai.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, Usage, UserMessage
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers import faux
@@ -25,6 +24,7 @@ from caddie.ai.providers.faux import (
     faux_tool_call,
     load_script,
 )
+from caddie.ai.stream_events import TextDeltaEvent, ToolCallDeltaEvent
 from tests.ai.helpers import run
 
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from caddie.ai.errors import is_retryable
-from caddie.ai.events import TextDeltaEvent, ThinkingDeltaEvent
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -21,6 +20,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Model, ModelCost, StreamOptions
 from caddie.ai.providers.google_generative_ai import PROVIDER, build_params, thinking_config
+from caddie.ai.stream_events import TextDeltaEvent, ThinkingDeltaEvent
 from tests.ai.helpers import READ_TOOL, TEST_KEY, context, run
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM, ToolCallSpec, UsageSpec

@@ -9,7 +9,6 @@ from typing import Any
 
 from caddie.ai.abort import AbortController
 from caddie.ai.errors import classify, is_context_overflow, is_retryable
-from caddie.ai.events import TextDeltaEvent, ToolCallDeltaEvent
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -22,6 +21,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import ModelCompat, ModelCost, ProviderResponse, StreamOptions
 from caddie.ai.providers.openai_completions import PROVIDER, build_params, convert_messages, resolve_compat
+from caddie.ai.stream_events import TextDeltaEvent, ToolCallDeltaEvent
 from tests.ai.helpers import READ_TOOL, TEST_KEY, context, openai_model, run
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM, ToolCallSpec, UsageSpec

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from caddie.ai.errors import is_retryable
-from caddie.ai.events import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -22,6 +21,7 @@ from caddie.ai.messages import (
 from caddie.ai.model import Model, ModelCost
 from caddie.ai.providers import azure_openai_responses as azure
 from caddie.ai.providers.openai_responses import PROVIDER, convert_messages
+from caddie.ai.stream_events import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
 from tests.ai.helpers import READ_TOOL, TEST_KEY, context, run
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM, ToolCallSpec, UsageSpec

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from caddie.ai import secrets
-from caddie.ai.events import AssistantMessageEvent, ErrorEvent, StartEvent
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions
 from caddie.ai.stream import complete, register_api
+from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent, StartEvent
 from caddie.models import ModelRegistry
 from tests.ai.helpers import context
 

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from caddie.ai.events import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent, final_message
 from caddie.ai.messages import TextContent, ThinkingContent, ToolCall
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.blocks import EXACT_PREVIEW_BELOW
 from caddie.ai.providers.faux import FauxProvider, faux_message, faux_model, faux_thinking, faux_tool_call
 from caddie.ai.stream import ApiProvider, get_api
+from caddie.ai.stream_events import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent, final_message
 from tests.ai.helpers import READ_TOOL, TEST_KEY, anthropic_model, context, openai_model
 from tests.support import fake_llm as fl
 

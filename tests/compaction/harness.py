@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caddie.ai.events import AssistantMessageEvent
 from caddie.ai.messages import AssistantContent, AssistantMessage, Usage, text_of
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_model
+from caddie.ai.stream_events import AssistantMessageEvent
 from caddie.config.paths import agent_dir
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension

@@ -12,7 +12,7 @@ import pytest
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.bundled.mulligan import register
 from caddie.extensions.bundled.mulligan.log import DebugLog
-from caddie.extensions.bundled.mulligan.runtime import BloatHit, Runtimes, SessionRuntime
+from caddie.extensions.bundled.mulligan.state import BloatHit, Runtimes, SessionRuntime
 from caddie.extensions.runner import Extension
 from tests.mulligan.fakehost import Harness, user
 

@@ -18,7 +18,7 @@ from caddie.extensions.bundled.mulligan.nudges import (
     should_nudge,
     suppress_check,
 )
-from caddie.extensions.bundled.mulligan.runtime import BloatHit, SessionRuntime
+from caddie.extensions.bundled.mulligan.state import BloatHit, SessionRuntime
 from tests.mulligan.fakehost import Harness, assistant_text, result, text_of, user
 
 CONFIG = MulliganConfig()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from caddie.ai.events import AssistantMessageEvent
 from caddie.ai.messages import AgentMessage, ToolResultMessage
+from caddie.ai.stream_events import AssistantMessageEvent
 from caddie.tools.base import ToolResult
 
 

@@ -30,7 +30,6 @@ from caddie.agent.events import (
     TurnStartEvent,
 )
 from caddie.ai.abort import AbortSignal
-from caddie.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -44,6 +43,7 @@ from caddie.ai.messages import (
     replace,
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
+from caddie.ai.stream_events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from caddie.tools.base import ToolDefinition, ToolResult
 from caddie.tools.validation import validate_arguments
 

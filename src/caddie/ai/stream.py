@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from caddie.ai import errors, secrets
-from caddie.ai.events import AssistantMessageEvent, ErrorEvent, final_message
 from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import wait_preloaded
+from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent, final_message
 
 
 class ApiProvider(Protocol):

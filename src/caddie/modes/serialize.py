@@ -7,7 +7,6 @@ from typing import Any
 
 import msgspec
 
-from caddie.ai.events import AssistantMessageEvent
 from caddie.ai.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -25,6 +24,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.messages import Usage as _Usage
 from caddie.ai.model import Model
+from caddie.ai.stream_events import AssistantMessageEvent
 from caddie.session.entries import entry_to_json
 from caddie.tools.base import ToolResult
 

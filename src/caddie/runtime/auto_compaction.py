@@ -57,7 +57,6 @@ from typing import Any, Literal
 from caddie.agent.loop import CompletedTurn
 from caddie.ai import errors as ai_errors
 from caddie.ai.abort import AbortController, AbortSignal
-from caddie.ai.events import final_message
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -69,6 +68,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
+from caddie.ai.stream_events import final_message
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
 from caddie.extensions.api import (
     EntryVisibility,

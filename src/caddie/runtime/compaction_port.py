@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Literal, Protocol
 
 from caddie.agent.loop import CompletedTurn
-from caddie.ai.events import AssistantMessageEvent
 from caddie.ai.messages import AgentMessage, AssistantMessage
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
+from caddie.ai.stream_events import AssistantMessageEvent
 from caddie.config.settings import Settings
 from caddie.extensions.runner import ExtensionRunner
 from caddie.runtime.session_events import SessionEvent

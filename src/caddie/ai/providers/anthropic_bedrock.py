@@ -22,13 +22,13 @@ from typing import Any
 from urllib.parse import quote
 
 from caddie.ai import secrets
-from caddie.ai.events import AssistantMessageEvent
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.anthropic_messages import _EventAssembler, beta_headers, build_params, post_stream
 from caddie.ai.providers.failures import SetupError
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, encode_body
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.stream_events import AssistantMessageEvent
 
 API = "anthropic-bedrock"
 BEDROCK_VERSION = "bedrock-2023-05-31"

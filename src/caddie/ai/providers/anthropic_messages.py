@@ -14,18 +14,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.events import (
-    AssistantMessageEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -51,6 +39,18 @@ from caddie.ai.providers.request import (
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level, thinking_budget
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from caddie.ai.transform import normalize_anthropic_tool_call_id, transform_messages
 
 API = "anthropic-messages"

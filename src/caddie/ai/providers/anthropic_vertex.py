@@ -18,13 +18,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-from caddie.ai.events import AssistantMessageEvent
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.anthropic_messages import _EventAssembler, beta_headers, build_params, post_stream
 from caddie.ai.providers.failures import SetupError
 from caddie.ai.providers.request import encode_body
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.stream_events import AssistantMessageEvent
 
 API = "anthropic-vertex"
 VERTEX_VERSION = "vertex-2023-10-16"

@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.events import AssistantMessageEvent, ErrorEvent
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.failures import FailureInfo, fail
 from caddie.ai.providers.openai_completions import post_stream
@@ -33,6 +32,7 @@ from caddie.ai.providers.openai_responses import (
 )
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent
 
 API = "azure-openai-responses"
 DEFAULT_API_VERSION = "v1"

@@ -40,21 +40,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from caddie.ai.events import (
-    AssistantMessageEvent,
-    DoneEvent,
-    ErrorEvent,
-    StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -71,6 +56,21 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Api, Context, Model, ModelCost, ProviderResponse, StreamOptions
 from caddie.ai.providers.blocks import StreamBuffer
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 
 API: Api = "faux"
 PROVIDER_NAME = "faux"

@@ -22,18 +22,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.events import (
-    AssistantMessageEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -53,6 +41,18 @@ from caddie.ai.providers.request import sanitize_text
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from caddie.ai.transform import transform_messages
 
 API = "google-generative-ai"

@@ -29,18 +29,6 @@ from typing import Any
 import msgspec
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.events import (
-    AssistantMessageEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -68,6 +56,18 @@ from caddie.ai.providers.request import (
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from caddie.ai.transform import transform_messages
 
 API = "openai-responses"

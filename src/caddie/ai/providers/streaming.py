@@ -6,18 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
-from caddie.ai.events import (
-    AssistantMessageEvent,
-    DoneEvent,
-    ErrorEvent,
-    StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-)
 from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import Model, ProviderResponse, StreamOptions
 from caddie.ai.providers.failures import FailureInfo, describe_failure, fail
@@ -30,6 +18,18 @@ from caddie.ai.providers.transport import (
     StreamGuard,
 )
 from caddie.ai.secrets import safe_url
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+)
 
 
 def new_output(model: Model) -> AssistantMessage:

@@ -18,17 +18,6 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from caddie.ai.events import (
-    AssistantMessageEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
 from caddie.ai.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -39,6 +28,17 @@ from caddie.ai.messages import (
     ThinkingContent,
     ToolCall,
     UserMessage,
+)
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
 )
 from caddie.modes.interactive.render import (
     bash_exit_code,

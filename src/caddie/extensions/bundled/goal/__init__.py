@@ -23,7 +23,7 @@ from caddie.extensions.bundled.goal.commands import (
     goal_command,
     loop_command,
 )
-from caddie.extensions.bundled.goal.runtime import GoalRuntime
+from caddie.extensions.bundled.goal.controller import GoalRuntime
 from caddie.extensions.bundled.goal.tools import make_tools
 
 __all__ = ["GoalRuntime", "register"]

@@ -7,6 +7,7 @@ from importlib import resources
 
 from caddie.extensions.api import CommandContext
 from caddie.extensions.bundled.goal.accounting import resume_goal, set_budget
+from caddie.extensions.bundled.goal.controller import GoalRuntime
 from caddie.extensions.bundled.goal.parsing import (
     ClearGoal,
     EditGoal,
@@ -32,7 +33,6 @@ from caddie.extensions.bundled.goal.render import (
     goal_status_text,
     loop_status_text,
 )
-from caddie.extensions.bundled.goal.runtime import GoalRuntime
 
 GOAL_DESCRIPTION = (
     "Pursue an objective until done: /goal <objective> | with token budget <N> <objective> | edit | "

@@ -17,6 +17,7 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.bundled.goal.accounting import report_blocked
 from caddie.extensions.bundled.goal.check import run_check, user_shell
+from caddie.extensions.bundled.goal.controller import GoalRuntime
 from caddie.extensions.bundled.goal.model import NOTES_LIMIT, OBJECTIVE_LIMIT
 from caddie.extensions.bundled.goal.parsing import UsageError, parse_token_count
 from caddie.extensions.bundled.goal.render import (
@@ -34,7 +35,6 @@ from caddie.extensions.bundled.goal.render import (
     objective_too_long,
     unfinished_goal_exists,
 )
-from caddie.extensions.bundled.goal.runtime import GoalRuntime
 
 CREATE_GOAL_SCHEMA: dict[str, Any] = {
     "type": "object",

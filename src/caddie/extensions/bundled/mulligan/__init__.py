@@ -36,7 +36,7 @@ from caddie.extensions.bundled.mulligan.commands import (
 from caddie.extensions.bundled.mulligan.config import MulliganConfig, config_from_settings
 from caddie.extensions.bundled.mulligan.filter import context_handler
 from caddie.extensions.bundled.mulligan.nudges import bloat_reminder_handler, turn_end_metric_handler
-from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.state import Mulligan
 from caddie.extensions.bundled.mulligan.status import SavingsStatus
 from caddie.extensions.bundled.mulligan.tools.audit import make_audit_tool
 from caddie.extensions.bundled.mulligan.tools.cancel import make_cancel_tool

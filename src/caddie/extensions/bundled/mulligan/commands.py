@@ -12,7 +12,7 @@ from caddie.extensions.api import CommandContext, ExtensionAPI, ExtensionContext
 from caddie.extensions.bundled.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
 from caddie.extensions.bundled.mulligan.banner import reconcile_banner
 from caddie.extensions.bundled.mulligan.markers import CHECKPOINT_LABEL_PREFIX
-from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.state import Mulligan
 from caddie.extensions.bundled.mulligan.tools.audit import audit_view, safe_markers
 
 CHECKPOINT_NAME = re.compile(r"[a-z0-9_-]{1,40}")

@@ -26,7 +26,7 @@ from caddie.extensions.bundled.mulligan.nudges import (
     should_nudge,
     suppress_check,
 )
-from caddie.extensions.bundled.mulligan.runtime import Mulligan, SessionRuntime
+from caddie.extensions.bundled.mulligan.state import Mulligan, SessionRuntime
 from caddie.extensions.bundled.mulligan.transforms import (
     BranchTail,
     RewindDiag,

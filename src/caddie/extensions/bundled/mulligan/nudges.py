@@ -33,7 +33,7 @@ from caddie.extensions.bundled.mulligan.notes import (
     render_high_water_nudge,
     valid_bloat_hits,
 )
-from caddie.extensions.bundled.mulligan.runtime import BloatHit, Mulligan, SessionRuntime
+from caddie.extensions.bundled.mulligan.state import BloatHit, Mulligan, SessionRuntime
 
 
 def estimate_agent_tokens(messages: Sequence[AgentMessage]) -> int:

@@ -8,8 +8,8 @@ are priced with the current model's catalogue prices. Nothing is written to the 
 from __future__ import annotations
 
 from caddie.extensions.api import ExtensionAPI, ExtensionContext
-from caddie.extensions.bundled.mulligan.runtime import Mulligan
 from caddie.extensions.bundled.mulligan.savings import SavingsTracker, format_savings_status, savings_json
+from caddie.extensions.bundled.mulligan.state import Mulligan
 
 STATUS_KEY = "mulligan"
 EVENT = "mulligan_savings"

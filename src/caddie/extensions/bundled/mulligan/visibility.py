@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from caddie.extensions.api import EntryVisibility, EntryVisibilityEvent, ExtensionContext
 from caddie.extensions.bundled.mulligan.markers import MarkerIndex, marker_uuid
-from caddie.extensions.bundled.mulligan.runtime import Mulligan
+from caddie.extensions.bundled.mulligan.state import Mulligan
 from caddie.extensions.bundled.mulligan.transforms import FilterTrace, filter_pipeline
 
 

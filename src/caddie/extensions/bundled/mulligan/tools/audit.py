@@ -21,8 +21,8 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.bundled.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
 from caddie.extensions.bundled.mulligan.markers import MarkerBundle, read_markers
-from caddie.extensions.bundled.mulligan.runtime import Mulligan
 from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.state import Mulligan
 from caddie.extensions.bundled.mulligan.tools import refusal
 from caddie.extensions.bundled.mulligan.tools.schemas import AUDIT_PARAMETERS
 from caddie.extensions.bundled.mulligan.transforms import filter_pipeline

@@ -23,8 +23,8 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.bundled.mulligan.markers import SHRINK, cancelled_target_ids, marker_uuid
 from caddie.extensions.bundled.mulligan.prepare_args import prepare_object_args
-from caddie.extensions.bundled.mulligan.runtime import Mulligan
 from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.state import Mulligan
 from caddie.extensions.bundled.mulligan.tools import refusal
 from caddie.extensions.bundled.mulligan.tools.schemas import CANCEL_PARAMETERS
 from caddie.extensions.bundled.mulligan.transforms import resolve_shrink_target

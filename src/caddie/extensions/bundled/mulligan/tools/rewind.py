@@ -38,8 +38,8 @@ from caddie.extensions.bundled.mulligan.markers import (
 )
 from caddie.extensions.bundled.mulligan.notes import NOTE_INVALID_REASON, render_note, validate_note
 from caddie.extensions.bundled.mulligan.prepare_args import prepare_object_args
-from caddie.extensions.bundled.mulligan.runtime import Mulligan, SessionRuntime
 from caddie.extensions.bundled.mulligan.snapshot import context_snapshot
+from caddie.extensions.bundled.mulligan.state import Mulligan, SessionRuntime
 from caddie.extensions.bundled.mulligan.tools import refusal
 from caddie.extensions.bundled.mulligan.tools.schemas import REWIND_PARAMETERS
 from caddie.extensions.bundled.mulligan.transforms import (
