@@ -11,8 +11,9 @@ from caddie.modes.interactive.editor import History
 from caddie.modes.interactive.render import content_text
 from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, until, widget_text
 
-SLOW_REPLY = PacedStep(faux_message("thinking out loud " * 60), 10)
-"""About 90 chunks 10 ms apart: long enough to queue messages while the agent works."""
+SLOW_REPLY = PacedStep(faux_message("thinking out loud " * 60), 40)
+"""About 90 chunks 40 ms apart (~3.6 s): long enough to queue messages while the agent works, even on a
+busy 2-core machine."""
 
 
 def user_texts(app: object) -> list[str]:
