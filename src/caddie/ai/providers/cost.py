@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from caddie.ai.messages import Cost, Usage
-from caddie.ai.model import Model
+from caddie.ai.model import Model, ModelCost, ModelCostTier
 
 
 def calculate_cost(model: Model, usage: Usage) -> Cost:
-    """Fill ``usage.cost`` from the model's $/million rates (1-hour cache writes cost twice the input rate)."""
-    rates = model.cost
+    """Fill ``usage.cost`` from the model's $/million rates (1-hour cache writes cost twice the input rate).
+
+    A model with price tiers (long-context pricing) is charged at the tier with the highest
+    ``input_tokens_above`` that the request's whole input (fresh, cache read and cache write) exceeds, as
+    Pi does; every rate then comes from that tier."""
+    rates: ModelCost | ModelCostTier = model.cost
+    prompt = usage.input + usage.cache_read + usage.cache_write
+    for tier in sorted(model.cost.tiers, key=lambda t: t.input_tokens_above):
+        if prompt > tier.input_tokens_above:
+            rates = tier
     long_write = usage.cache_write_1h or 0
     short_write = usage.cache_write - long_write
     cost = usage.cost
