@@ -47,7 +47,7 @@ async def test_the_interactive_demo_plays_the_tour_in_the_tui(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from caddie.modes.demo_app import DemoApp
-    from caddie.modes.interactive.app import Startup
+    from caddie.modes.interactive.app import CaddieApp, Startup
     from caddie.runtime.factory import SessionRequest
 
     monkeypatch.setenv("CADDIE_DIR", str(tmp_path / "home"))
@@ -56,6 +56,14 @@ async def test_the_interactive_demo_plays_the_tour_in_the_tui(
     request = SessionRequest(
         cwd=str(project), mode="tui", model="faux/faux-1", stream_fn=faux.stream, trust=True
     )
+    opened: list[object] = []
+    open_session = CaddieApp._open_session
+
+    async def counted(self: CaddieApp) -> object:
+        opened.append(self)
+        return await open_session(self)
+
+    monkeypatch.setattr(CaddieApp, "_open_session", counted)
     app = DemoApp(Startup(request), None, tour(), type_delay=0, pause=0)
     async with app.run_test(size=(160, 50)) as pilot:
         await app.tour_done.wait()
@@ -63,6 +71,7 @@ async def test_the_interactive_demo_plays_the_tour_in_the_tui(
         blocks = list(app.query(ContextBlock))
         assert app.session is not None
         result = DemoResult(_goal_status(app.session), _tests_pass(project), project)
+    assert opened == [app]  # one session: Textual runs CaddieApp.on_mount itself, not via super()
     assert len(blocks) == 2
     assert blocks[1].stats.used_tokens < blocks[0].stats.used_tokens / 3
     assert result.goal_status == "complete" and result.tests_pass

@@ -37,7 +37,8 @@ class DemoApp(CaddieApp):
         self.tour_done = asyncio.Event()
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # Textual calls every class's ``on_mount`` along the MRO, so CaddieApp's runs without a super() call
+        # (one here started a second session beside the first, which the tour then lost track of).
         self.run_worker(self._tour(), name="demo-tour", exit_on_error=False)
 
     async def _tour(self) -> None:

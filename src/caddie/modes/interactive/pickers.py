@@ -227,8 +227,8 @@ class TreePicker(ListScreen):
         )
 
     def on_mount(self) -> None:
-        super().on_mount()
-        self._scroll_to_highlight()
+        # ListScreen.on_mount (which fills the list) runs after this one: Textual walks the MRO itself.
+        self.call_after_refresh(self._scroll_to_highlight)
 
     def _scroll_to_highlight(self) -> None:
         options = self.option_list
