@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.token_economy.episodes import episodes
+from bench.token_economy.episodes import WORK_TURNS, episodes
 from bench.token_economy.runner import MODES, RunResult, run_episode
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,9 +173,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chart", type=Path, default=CHART, help=f"PNG path (default: {CHART})")
     parser.add_argument("--no-chart", action="store_true")
     parser.add_argument("--json", type=Path, help="write every run's numbers here")
+    parser.add_argument(
+        "--work-turns",
+        type=int,
+        default=WORK_TURNS,
+        metavar="N",
+        help=f"turns of ordinary work after the waste (default: {WORK_TURNS}; the gap to the limit shrinks as "
+        "the session goes on, since the one request that carries the waste is paid in full)",
+    )
     args = parser.parse_args(argv)
 
-    chosen = [e for e in episodes() if not args.episodes or e.name in args.episodes]
+    if args.work_turns < 1:
+        parser.error("--work-turns must be at least 1")
+    chosen = [e for e in episodes(args.work_turns) if not args.episodes or e.name in args.episodes]
     unknown = set(args.episodes or ()) - {e.name for e in chosen}
     if unknown:
         names = ", ".join(e.name for e in episodes())

@@ -4,8 +4,9 @@ Every episode builds the same project (``app/`` with a cart, orders, pricing, co
 artefact its waste comes from (a big log, vendored code, a 5,000-test suite, ...), and is played by a
 scripted model: the waste, then — only with mulligan, and only once a nudge reached the model — the mulligan
 call the nudge suggests (rewind behind a note, or shrink to a summary), then the targeted step a careful agent
-would have taken, then 10–30 turns of ordinary work (small reads, greps, edits, test runs). The ``limit`` run
-skips the waste: the lean step takes its place. All data is generated from fixed seeds.
+would have taken, then ordinary work as an agent does it (whole-file reads, greps, edits, test runs;
+``WORK_TURNS`` turns by default, about 30 after the waste). The ``limit`` run skips the waste: the lean step
+takes its place. All data is generated from fixed seeds.
 """
 
 from __future__ import annotations
@@ -120,30 +121,39 @@ def make_project(root: Path) -> None:
 
 
 def work(prefix: str, n: int, focus: str) -> tuple[Turn, ...]:
-    """``n`` turns of ordinary work on ``focus`` (an app module): short reads, greps, edits, test runs."""
-    steps: list[tuple[str, str]] = [
-        ("Reading the top of the module.", f"sed -n '1,30p' app/{focus}.py"),
-        ("Listing its functions.", f"grep -n 'def ' app/{focus}.py"),
-        ("Checking how the cart rounds.", "sed -n '1,25p' app/cart.py"),
-        ("Running the cart tests.", "python3 -m unittest -q tests.test_cart 2>&1 | tail -n 4"),
-        ("Looking at the next rules.", f"sed -n '30,60p' app/{focus}.py"),
-        ("Who calls the config?", "grep -rn 'load_config' app tests"),
-        ("Sizes of the modules.", "wc -l app/*.py"),
-        ("Tightening the discount.", f"sed -i 's/volume discount/volume discount (capped)/' app/{focus}.py"),
-        ("Checking the edit.", f"grep -c 'capped' app/{focus}.py"),
+    """``n`` turns of ordinary work on ``focus`` (an app module), as a coding agent does it: whole-file reads
+    with the ``read`` tool (its default), greps, edits, test runs, short computations."""
+    other = "shipping" if focus != "shipping" else "orders"
+    steps: list[tuple[str, Call]] = [
+        ("Reading the module.", Call("read", {"path": f"app/{focus}.py"}, "")),
+        ("Listing its functions.", bash("", f"grep -n 'def ' app/{focus}.py")),
+        ("Checking how the cart rounds.", Call("read", {"path": "app/cart.py"}, "")),
+        ("Running the cart tests.", bash("", "python3 -m unittest -v tests.test_cart 2>&1 | tail -n 12")),
+        ("Who calls the config?", bash("", "grep -rn 'load_config' app tests")),
+        ("A module that works the same way.", Call("read", {"path": f"app/{other}.py"}, "")),
+        ("Sizes of the modules.", bash("", "wc -l app/*.py")),
+        (
+            "Tightening the discount.",
+            bash("", f"sed -i 's/volume discount/volume discount (capped)/' app/{focus}.py"),
+        ),
+        ("Checking the edit.", bash("", f"grep -n -B3 -A1 'capped' app/{focus}.py | head -n 40")),
+        ("The tests, to extend them.", Call("read", {"path": "tests/test_cart.py"}, "")),
         (
             "A quick computation.",
-            "python3 -c 'from app.cart import total; print(total([(19.99, 3), (5.5, 2)]))'",
+            bash("", "python3 -c 'from app.cart import total; print(total([(19.99, 3), (5.5, 2)]))'"),
         ),
-        ("Reading further down.", f"sed -n '60,90p' app/{focus}.py"),
-        ("Any TODOs left?", "grep -rn 'TODO' app"),
-        ("Re-running the tests.", "python3 -m unittest -q 2>&1 | tail -n 3"),
-        ("The config module.", "cat app/config.py"),
+        ("Any TODOs left?", bash("", "grep -rn 'TODO' app")),
+        ("Re-running every test.", bash("", "python3 -m unittest -v 2>&1 | tail -n 12")),
+        ("The config module.", Call("read", {"path": "app/config.py"}, "")),
+        (
+            "Reading the module again after the edits.",
+            Call("read", {"path": f"app/{focus}.py", "offset": 40}, ""),
+        ),
     ]
     turns = []
     for i in range(n):
-        thought, command = steps[i % len(steps)]
-        turns.append(turn(thought, bash(f"{prefix}{i + 1}", command)))
+        thought, call = steps[i % len(steps)]
+        turns.append(turn(thought, Call(call.tool, call.args, f"{prefix}{i + 1}")))
     return tuple(turns)
 
 
@@ -293,7 +303,12 @@ def _binary(root: Path) -> None:
 # The episodes
 
 
-def episodes() -> list[Episode]:
+WORK_TURNS = 28
+"""Turns of ordinary work after the waste (and the one or two turns that redo it properly): with those,
+every episode continues about 30 turns, the top of the issue's 10–30 range."""
+
+
+def episodes(work_turns: int = WORK_TURNS) -> list[Episode]:
     out: list[Episode] = []
 
     out.append(
@@ -313,7 +328,7 @@ def episodes() -> list[Episode]:
             ),
             after=(turn("Only the errors.", bash("a1", "grep -n ERROR logs/server.log | tail -n 20")),),
             lean=(turn("Only the errors.", bash("a1", "grep -n ERROR logs/server.log | tail -n 20")),),
-            work=work("k", 16, "pricing"),
+            work=work("k", work_turns, "pricing"),
             answer="Six rounding overflows, all in the cart total; the rounding is now capped and tested.",
         )
     )
@@ -335,7 +350,7 @@ def episodes() -> list[Episode]:
             ),
             after=(turn("Our code only.", bash("a1", "grep -rn load_config --exclude-dir=vendor .")),),
             lean=(turn("Our code only.", bash("a1", "grep -rn load_config --exclude-dir=vendor .")),),
-            work=work("k", 14, "orders"),
+            work=work("k", work_turns, "orders"),
             answer="load_config is defined in app/config.py and used nowhere else in app/; the check is added.",
         )
     )
@@ -358,7 +373,7 @@ def episodes() -> list[Episode]:
                     "Running the suite, tail only.", bash("a1", "python3 tests/run_suite.py 2>&1 | tail -n 9")
                 ),
             ),
-            work=work("k", 20, "pricing"),
+            work=work("k", work_turns, "pricing"),
             answer="test_case_4242 failed on half-up rounding; line_total now rounds half-up and the suite passes.",
         )
     )
@@ -417,7 +432,7 @@ def episodes() -> list[Episode]:
                     "The cart, where coupons live.", bash("a1", "grep -n -A3 'def apply_coupon' app/cart.py")
                 ),
             ),
-            work=work("k", 18, "orders"),
+            work=work("k", work_turns, "orders"),
             answer="apply_coupon now refuses more than 50% without manager=True; tests added.",
         )
     )
@@ -445,7 +460,7 @@ def episodes() -> list[Episode]:
                     ),
                 ),
             ),
-            work=work("k", 15, "orders"),
+            work=work("k", work_turns, "orders"),
             answer="Orders 117, 245 and 290 failed; a retry queue for them is in app/orders.py.",
         )
     )
@@ -493,7 +508,7 @@ def episodes() -> list[Episode]:
                 reads[3],
                 turn("Checking the edit.", Call("read", window, "w5")),
             ),
-            work=work("k", 12, "pricing"),
+            work=work("k", work_turns, "pricing"),
             answer="Rules 40 and 41 are renamed; nothing else referenced them.",
         )
     )
@@ -515,7 +530,7 @@ def episodes() -> list[Episode]:
             ),
             after=(turn("Errors only.", bash("a1", "python3 build.py 2>&1 | grep -n -B1 -A1 'error'")),),
             lean=(turn("Errors only.", bash("a1", "python3 build.py 2>&1 | grep -n -B1 -A1 'error'")),),
-            work=work("k", 22, "shipping"),
+            work=work("k", work_turns, "shipping"),
             answer="pricing_ext.c used ROUND_HALF_EVEN without the header; included it and the build passes.",
         )
     )
@@ -547,7 +562,7 @@ def episodes() -> list[Episode]:
                     bash("a1", "head -c 16 assets/firmware.bin | od -An -c && wc -c assets/firmware.bin"),
                 ),
             ),
-            work=work("k", 13, "shipping"),
+            work=work("k", work_turns, "shipping"),
             answer="The header says FWIMG v1.0.2; shipping now checks it.",
         )
     )
