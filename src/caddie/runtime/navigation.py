@@ -50,6 +50,8 @@ class SessionNavigator:
         """
         session = self._session
         self._require_idle("switching sessions")
+        # Rebuilt in a worker thread (a long session takes a while), before anyone else can see the new store.
+        restored = await asyncio.to_thread(store.build_context)
         await session.runner.emit("session_shutdown", SessionShutdownEvent(reason, store.session_file))
         if store is not session.store:
             session.store.close()  # the old file's write lock (shared, so reopening the same file keeps it)
@@ -60,7 +62,6 @@ class SessionNavigator:
             session.compactor.reset()
         session.exit_code = None
         await self._recreate_extensions()
-        restored = store.build_context()
         state = session.agent.state
         state.messages = restored.messages
         if restored.model is not None and (found := session.options.find_model(*restored.model)) is not None:
@@ -204,7 +205,8 @@ class SessionNavigator:
         if before_user and entry.parent_id is None:  # forking before the very first message: an empty session
             forked = self._new_store(previous)
         else:
-            forked = store.fork(entry.parent_id if before_user else entry_id)
+            # copies the branch and writes the new file: off the event loop (the session is idle meanwhile)
+            forked = await asyncio.to_thread(store.fork, entry.parent_id if before_user else entry_id)
         await self.replace_store(forked, "fork", previous)
         return True
 
