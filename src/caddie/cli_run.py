@@ -224,7 +224,6 @@ async def run_main(argv: list[str]) -> int:
     found = session.take_store_warnings() if mode != "rpc" else []
     for warning in [*build.warnings, *found]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
-    reason = build.reason
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
 
@@ -247,13 +246,13 @@ async def run_main(argv: list[str]) -> int:
                 session,
                 rpc_ui,
                 build.registry.find,
-                lambda: session.start(reason),
+                lambda: session.start("startup"),
                 has_auth=build.has_auth or build.registry.has_auth,
                 cli_extensions=args.extension,
                 max_line_bytes=int(_env_number("CADDIE_RPC_MAX_LINE_BYTES", 64 * 1024 * 1024)),
                 eof_grace_s=_env_number("CADDIE_RPC_EOF_GRACE_S", 5.0),
             )
-        await session.start(reason)
+        await session.start("startup")
         from caddie.modes.headless import run_headless
 
         if not prompts and session.is_idle and not session.has_background_work:

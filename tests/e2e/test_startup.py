@@ -205,3 +205,27 @@ def test_preload_is_not_started_for_views_of_a_session(caddie: Caddie, tmp_path:
     result = run_watched(caddie, record, "context")
     assert result.returncode == 0, result.stderr
     assert not record.exists() or record.read_text() == ""
+
+
+START_REASON = """\
+from pathlib import Path
+
+def register(api):
+    def on_start(event, ctx):
+        with Path("starts.txt").open("a") as f:
+            f.write(f"{event.reason} {len(ctx.session.entries())}\\n")
+    api.on("session_start", on_start)
+"""
+
+
+def test_a_continued_session_starts_with_reason_startup_as_in_pi(caddie: Caddie) -> None:
+    """Pi announces ``startup`` for every process start, ``-c`` included; ``resume`` is for a switch."""
+    (caddie.project / "start.py").write_text(START_REASON)
+    caddie.llm.push(fl.text("one"), fl.text("two"))
+    first = caddie.run("-p", "-e", "start.py", "--model", "fake/fake-model", "hello")
+    assert first.returncode == 0, first.stderr
+    again = caddie.run("-p", "-c", "-e", "start.py", "--model", "fake/fake-model", "again")
+    assert again.returncode == 0, again.stderr
+    lines = (caddie.project / "starts.txt").read_text().splitlines()
+    assert [line.split()[0] for line in lines] == ["startup", "startup"]
+    assert int(lines[1].split()[1]) > 0  # the second start saw the continued session's entries

@@ -4,7 +4,8 @@ mode (print, json, rpc, the TUI, ACP, the inspection views) and of the tests.
 Order of work: settings (project trust decides which project keys apply) → model registry and model →
 session store (new, continue, file, in-memory) → built-in tools → extensions → AgentSession, with its
 compaction engine built in (``SessionRequest.compaction``). The caller subscribes to the session, then
-calls ``session.start(build.reason)``.
+calls ``session.start("startup")`` (as Pi: also when the session was continued or opened from a file;
+``resume`` is for a switch within a running process).
 Every user mistake surfaces as a ``SetupError`` with one clear sentence; nothing here prints.
 """
 
@@ -15,7 +16,6 @@ import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.preload import start_provider_preload
@@ -161,8 +161,6 @@ class SessionBuild:
     registry: ModelRegistry
     warnings: list[str]
     has_auth: Callable[[Model], bool] | None = None
-    reason: Literal["startup", "resume"] = "startup"
-    """What ``session.start`` announces: ``resume`` when an existing session with entries was opened."""
 
 
 def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
@@ -388,8 +386,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         if model is not None:
             store.append_model_change(model.provider, model.id)
         store.append_thinking_level_change(thinking)
-    resumed = request.session in ("continue", "file") and len(store) > 0
-    return SessionBuild(session, registry, warnings, has_auth, "resume" if resumed else "startup")
+    return SessionBuild(session, registry, warnings, has_auth)
 
 
 def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:

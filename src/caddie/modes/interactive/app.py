@@ -185,7 +185,7 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         await self._load_themes()
         session.subscribe(self._on_event)
         session.on_shutdown = self.request_quit  # ctx.shutdown(): quit once the agent is idle
-        await session.start(build.reason)
+        await session.start("startup")  # as Pi, also for -c / --session
         await self.render_session()
         for warning in [*build.warnings, *install_shortcuts(self, session.runner)]:
             self.show_info(Text(warning), "warning")
