@@ -255,23 +255,53 @@ def _path_files(path: str, kind: Literal["skill", "prompt"], warnings: list[str]
         warnings.append(f"{what} path {path} does not exist")
         return []
     if os.path.isdir(path):
-        return skill_files(path, "caddie") if kind == "skill" else template_files(path)
+        return _files_in(path, kind)
     if path.endswith(".md"):
         return [path]
     warnings.append(f"{what} path {path} is not a Markdown (.md) file or a folder")
     return []
 
 
-def _skill_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candidate]:
+def _files_in(directory: str | Path, kind: Literal["skill", "prompt"], mode: WalkMode = "caddie") -> list[str]:
+    return skill_files(directory, mode) if kind == "skill" else template_files(directory)
+
+
+def _standard_dirs(
+    req: DiscoveryRequest, s: _ScopeSettings, kind: Literal["skill", "prompt"]
+) -> list[tuple[str, WalkMode, str]]:
+    """(folder, walk mode, base folder) a scope's skills or prompt templates are found in without settings."""
+    if kind == "prompt":
+        return [(os.path.join(s.base_dir, "prompts"), "caddie", s.base_dir)]
+    user_agents = os.path.join(str(agents_home()), "skills")
+    dirs: list[tuple[str, WalkMode, str]] = [(os.path.join(s.base_dir, "skills"), "caddie", s.base_dir)]
+    if s.scope == "project":
+        dirs += [
+            (d, "agents", os.path.dirname(d))
+            for d in ancestor_agents_skill_dirs(req.cwd)
+            if os.path.abspath(d) != os.path.abspath(user_agents)
+        ]
+    else:
+        dirs.append((user_agents, "agents", os.path.dirname(user_agents)))
+    return dirs
+
+
+def _candidates(
+    req: DiscoveryRequest, kind: Literal["skill", "prompt"], warnings: list[str]
+) -> list[_Candidate]:
+    """Every skill or prompt template file, in precedence order: CLI paths, packages, settings entries, the
+    scopes' standard folders, then extensions' paths."""
+    skill = kind == "skill"
+    what = "skill" if skill else "prompt template"
     out: list[_Candidate] = []
-    for raw in req.skill_paths:
-        for f in _path_files(_resolve(raw, req.cwd), "skill", warnings, "skill"):
+    for raw in req.skill_paths if skill else req.prompt_paths:
+        for f in _path_files(_resolve(raw, req.cwd), kind, warnings, what):
             out.append(_Candidate(f, "cli", "cli"))
-    if not req.no_skills:
+    if not (req.no_skills if skill else req.no_prompt_templates):
+        resource_kind = "skills" if skill else "prompts"
         for package in req.packages:
             for resource in package.resources:
-                if resource.kind == "skills" and resource.path is not None:
-                    for f in skill_files(resource.path, "caddie"):
+                if resource.kind == resource_kind and resource.path is not None:
+                    for f in _files_in(resource.path, kind):
                         out.append(
                             _Candidate(
                                 f,
@@ -280,80 +310,27 @@ def _skill_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candi
                                 resource.enabled,
                                 package=package.spec.source,
                                 settings_scope=package.spec.scope,
-                                filters=package.spec.filters.get("skills"),
+                                filters=package.spec.filters.get(resource_kind),
                             )
                         )
         scopes = scope_settings(req.cwd, req.project_trusted)
         for s in scopes:
-            for entry in plain_entries(s.skills):
-                for f in _path_files(_resolve(entry, s.base_dir), "skill", warnings, "skill"):
-                    enabled = is_enabled(f, s.skills, s.base_dir)
-                    out.append(
-                        _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
-                    )
-        user_agents = os.path.join(str(agents_home()), "skills")
-        for s in scopes:
-            dirs: list[tuple[str, WalkMode, str]]
-            if s.scope == "project":
-                dirs = [(os.path.join(s.base_dir, "skills"), "caddie", s.base_dir)]
-                dirs += [
-                    (d, "agents", os.path.dirname(d))
-                    for d in ancestor_agents_skill_dirs(req.cwd)
-                    if os.path.abspath(d) != os.path.abspath(user_agents)
-                ]
-            else:
-                dirs = [
-                    (os.path.join(s.base_dir, "skills"), "caddie", s.base_dir),
-                    (user_agents, "agents", os.path.dirname(user_agents)),
-                ]
-            for directory, mode, base in dirs:
-                for f in skill_files(directory, mode):
-                    enabled = is_enabled(f, s.skills, base)
-                    out.append(_Candidate(f, s.scope, s.scope, enabled, base, None, s.scope))
-    for extra in req.extension_skill_paths:
-        for f in _path_files(_resolve(extra.path, req.cwd), "skill", warnings, "skill"):
-            out.append(_Candidate(f, "extension", f"extension {extra.extension}"))
-    return out
-
-
-def _prompt_candidates(req: DiscoveryRequest, warnings: list[str]) -> list[_Candidate]:
-    out: list[_Candidate] = []
-    for raw in req.prompt_paths:
-        for f in _path_files(_resolve(raw, req.cwd), "prompt", warnings, "prompt template"):
-            out.append(_Candidate(f, "cli", "cli"))
-    if not req.no_prompt_templates:
-        for package in req.packages:
-            for resource in package.resources:
-                if resource.kind == "prompts" and resource.path is not None:
-                    for f in template_files(resource.path):
-                        out.append(
-                            _Candidate(
-                                f,
-                                "package",
-                                f"package {package.spec.source}",
-                                resource.enabled,
-                                package=package.spec.source,
-                                settings_scope=package.spec.scope,
-                                filters=package.spec.filters.get("prompts"),
-                            )
-                        )
-        scopes = scope_settings(req.cwd, req.project_trusted)
-        for s in scopes:
-            for entry in plain_entries(s.prompts):
-                for f in _path_files(_resolve(entry, s.base_dir), "prompt", warnings, "prompt template"):
-                    enabled = is_enabled(f, s.prompts, s.base_dir)
+            entries = s.skills if skill else s.prompts
+            for entry in plain_entries(entries):
+                for f in _path_files(_resolve(entry, s.base_dir), kind, warnings, what):
+                    enabled = is_enabled(f, entries, s.base_dir)
                     out.append(
                         _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
                     )
         for s in scopes:
-            for f in template_files(os.path.join(s.base_dir, "prompts")):
-                out.append(
-                    _Candidate(
-                        f, s.scope, s.scope, is_enabled(f, s.prompts, s.base_dir), s.base_dir, None, s.scope
+            entries = s.skills if skill else s.prompts
+            for directory, mode, base in _standard_dirs(req, s, kind):
+                for f in _files_in(directory, kind, mode):
+                    out.append(
+                        _Candidate(f, s.scope, s.scope, is_enabled(f, entries, base), base, None, s.scope)
                     )
-                )
-    for extra in req.extension_prompt_paths:
-        for f in _path_files(_resolve(extra.path, req.cwd), "prompt", warnings, "prompt template"):
+    for extra in req.extension_skill_paths if skill else req.extension_prompt_paths:
+        for f in _path_files(_resolve(extra.path, req.cwd), kind, warnings, what):
             out.append(_Candidate(f, "extension", f"extension {extra.extension}"))
     return out
 
@@ -363,7 +340,7 @@ def discover(req: DiscoveryRequest) -> Resources:
     warnings = result.warnings
     seen_files: set[str] = set()
     by_name: dict[str, Skill] = {}
-    for c in _skill_candidates(req, warnings):
+    for c in _candidates(req, "skill", warnings):
         real = os.path.realpath(c.path)
         if real in seen_files:
             continue  # the same file reached twice (a link, or listed in two places)
@@ -402,7 +379,7 @@ def discover(req: DiscoveryRequest) -> Resources:
 
     seen_files.clear()
     templates: dict[str, PromptTemplate] = {}
-    for c in _prompt_candidates(req, warnings):
+    for c in _candidates(req, "prompt", warnings):
         real = os.path.realpath(c.path)
         if real in seen_files:
             continue

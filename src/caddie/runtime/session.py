@@ -94,7 +94,6 @@ class SessionOptions:
     builtin_tools: dict[str, ToolDefinition]
     active_builtin: list[str]
     extensions: list[Extension] = field(default_factory=list)
-    extension_events: Any = None
     mode: Mode = "print"
     ui: ExtensionUI | None = None
     thinking_level: ThinkingLevel = "off"
