@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from caddie.ai.messages import (
     AgentMessage,
@@ -52,6 +54,9 @@ from caddie.session.store import (
     latest_session_file,
     list_sessions,
 )
+
+if TYPE_CHECKING:
+    from caddie.runtime.factory import SessionBuild
 from caddie.session.store import _summarize_file as summarize_session_file
 
 
@@ -269,31 +274,33 @@ def cmd_tree(path: str, cwd: str, out: TextIO) -> int:
 # context
 
 
+@contextlib.asynccontextmanager
+async def _read_only_session(session_file: str, cwd: str) -> AsyncIterator[SessionBuild]:
+    """The session file opened read-only with its extensions started (so they can say what the model is
+    sent), shut down again afterwards."""
+    from caddie.runtime.factory import SessionRequest, SetupError, open_session
+
+    request = SessionRequest(
+        cwd=cwd, mode="print", session="file", session_file=session_file, require_model=False, read_only=True
+    )
+    try:
+        build = await open_session(request)
+    except SetupError as e:
+        raise InspectError(str(e)) from None
+    await build.session.start("resume")
+    try:
+        yield build
+    finally:
+        await build.session.shutdown("quit")
+
+
 async def _context_stats(path: str | None, cwd: str, as_json: bool, out: TextIO) -> int:
     """``caddie context --stats``: the next request's window by category (``/context``'s picture)."""
     from caddie.modes.context_stats import render_stats, stats_of_session
-    from caddie.runtime.factory import SessionRequest, SetupError, open_session
 
     store_path = str(_open(path, cwd).path)
-    try:
-        build = await open_session(
-            SessionRequest(
-                cwd=cwd,
-                mode="print",
-                session="file",
-                session_file=store_path,
-                require_model=False,
-                read_only=True,
-            )
-        )
-    except SetupError as e:
-        raise InspectError(str(e)) from None
-    session = build.session
-    await session.start("resume")
-    try:
-        stats = await stats_of_session(session, build.registry)
-    finally:
-        await session.shutdown("quit")
+    async with _read_only_session(store_path, cwd) as build:
+        stats = await stats_of_session(build.session, build.registry)
     if as_json:
         payload = {"sessionFile": store_path, **stats.to_json()}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
@@ -364,28 +371,10 @@ def cmd_show_stats(path: str, cwd: str, out: TextIO) -> int:
 
 
 async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> int:
-    from caddie.runtime.factory import SessionRequest, SetupError, open_session
-
     store_path = str(_open(path, cwd).path)
-    try:
-        build = await open_session(
-            SessionRequest(
-                cwd=cwd,
-                mode="print",
-                session="file",
-                session_file=store_path,
-                require_model=False,
-                read_only=True,
-            )
-        )
-    except SetupError as e:
-        raise InspectError(str(e)) from None
-    session = build.session
-    await session.start("resume")
-    try:
+    async with _read_only_session(store_path, cwd) as build:
+        session = build.session
         messages = await session.context_for_next_request()
-    finally:
-        await session.shutdown("quit")
     llm = convert_to_llm(messages)
     tools = [t.name for t in session.active_tools()]
     if as_json:
@@ -410,34 +399,18 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
 async def export_session_file(path: str | None, cwd: str, output: str | None) -> Path:
     """Load the session's extensions (read-only) so they can say what the model is sent, then write the page."""
     from caddie.modes.export_html import default_export_path, export_session
-    from caddie.runtime.factory import SessionRequest, SetupError, open_session
 
     source = _open(path, cwd).path
     assert source is not None
-    try:
-        build = await open_session(
-            SessionRequest(
-                cwd=cwd,
-                mode="print",
-                session="file",
-                session_file=str(source),
-                require_model=False,
-                read_only=True,
+    async with _read_only_session(str(source), cwd) as build:
+        session = build.session
+        target = Path(output).expanduser() if output else default_export_path(session.store, source)
+        try:
+            return await export_session(
+                session.store, session.runner, target, source, settings=session.settings.data
             )
-        )
-    except SetupError as e:
-        raise InspectError(str(e)) from None
-    session = build.session
-    target = Path(output).expanduser() if output else default_export_path(session.store, source)
-    await session.start("resume")
-    try:
-        return await export_session(
-            session.store, session.runner, target, source, settings=session.settings.data
-        )
-    except OSError as e:
-        raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
-    finally:
-        await session.shutdown("quit")
+        except OSError as e:
+            raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -262,7 +262,9 @@ def _path_files(path: str, kind: Literal["skill", "prompt"], warnings: list[str]
     return []
 
 
-def _files_in(directory: str | Path, kind: Literal["skill", "prompt"], mode: WalkMode = "caddie") -> list[str]:
+def _files_in(
+    directory: str | Path, kind: Literal["skill", "prompt"], mode: WalkMode = "caddie"
+) -> list[str]:
     return skill_files(directory, mode) if kind == "skill" else template_files(directory)
 
 
