@@ -147,54 +147,86 @@ def _assistant_blocks(content: list[AssistantContent], allow_empty_signature: bo
     return blocks
 
 
+_NOTHING: dict[str, Any] = {}
+"""The cached conversion of a message that sends nothing (blank text); never sent, never changed."""
+
+
+def _convert_message(msg: UserMessage | AssistantMessage, allow_empty_signature: bool) -> dict[str, Any]:
+    """One user or assistant turn, or ``_NOTHING`` when it has nothing to send."""
+    if isinstance(msg, UserMessage):
+        if isinstance(msg.content, str):
+            if msg.content.strip():
+                return {"role": "user", "content": sanitize_text(msg.content)}
+            return _NOTHING
+        blocks = _user_blocks(msg.content)
+        return {"role": "user", "content": blocks} if blocks else _NOTHING
+    blocks = _assistant_blocks(msg.content, allow_empty_signature)
+    return {"role": "assistant", "content": blocks} if blocks else _NOTHING
+
+
+def _convert_result(result: ToolResultMessage) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": result.tool_call_id,
+        "content": _tool_result_content(result.content),
+        "is_error": result.is_error,
+    }
+
+
 def convert_messages(
     model: Model,
     context: Context,
     cache_control: dict[str, Any] | None = None,
     compat: ModelCompat | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``messages`` array after the standard repairs; consecutive tool results share one user turn."""
+    """The ``messages`` array after the standard repairs; consecutive tool results share one user turn.
+
+    With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
+    object comes back (the dicts are shared with earlier requests, so nothing here changes them)."""
     compat = compat if compat is not None else resolve_compat(model)
+    allow_empty = bool(compat.allow_empty_signature)
     messages = transform_messages(context.messages, model, _normalize_id)
+    cache = context.conversion_cache
+    scope = (
+        cache.scope(("anthropic-messages", model.api, model.provider, model.id, allow_empty))
+        if cache is not None
+        else None
+    )
     out: list[dict[str, Any]] = []
     i = 0
-    while i < len(messages):
+    n = len(messages)
+    while i < n:
         msg = messages[i]
-        if isinstance(msg, UserMessage):
-            if isinstance(msg.content, str):
-                if msg.content.strip():
-                    out.append({"role": "user", "content": sanitize_text(msg.content)})
-            else:
-                blocks = _user_blocks(msg.content)
-                if blocks:
-                    out.append({"role": "user", "content": blocks})
-        elif isinstance(msg, AssistantMessage):
-            blocks = _assistant_blocks(msg.content, bool(compat.allow_empty_signature))
-            if blocks:
-                out.append({"role": "assistant", "content": blocks})
-        else:
+        if isinstance(msg, ToolResultMessage):
             results: list[dict[str, Any]] = []
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+            while i < n:
                 result = messages[i]
-                assert isinstance(result, ToolResultMessage)
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": result.tool_call_id,
-                        "content": _tool_result_content(result.content),
-                        "is_error": result.is_error,
-                    }
-                )
+                if not isinstance(result, ToolResultMessage):
+                    break
+                block = scope.get(result) if scope is not None else None
+                if block is None:
+                    block = _convert_result(result)
+                    if scope is not None:
+                        scope.put(result, block)
+                results.append(block)
                 i += 1
-            i -= 1
             out.append({"role": "user", "content": results})
+            continue
+        entry = scope.get(msg) if scope is not None else None
+        if entry is None:
+            entry = _convert_message(msg, allow_empty)
+            if scope is not None:
+                scope.put(msg, entry)
+        if entry is not _NOTHING:
+            out.append(entry)
         i += 1
     if cache_control and out and out[-1]["role"] == "user":
-        last = out[-1]
+        last = out[-1] = dict(out[-1])  # a copy: the cached turn and its blocks are shared
         if isinstance(last["content"], str):
             last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache_control}]
         elif last["content"]:
-            last["content"][-1]["cache_control"] = cache_control
+            content = last["content"] = list(last["content"])
+            content[-1] = {**content[-1], "cache_control": cache_control}
     return out
 
 

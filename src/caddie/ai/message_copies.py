@@ -1,0 +1,127 @@
+"""Copies of the stored messages for code that must not touch them, reused across turns; and the
+per-message caches that such stable copies make possible.
+
+Extension ``context`` handlers get copies of the agent's messages, never the stored objects, so that a
+handler changing a message in place cannot corrupt the session. Copying the whole context every turn (one
+msgpack round trip) costs time linear in the session, and gives every turn new message objects, which
+defeats any per-message cache downstream. ``MessageCopies`` keeps each message's copy and hands the same
+copy out again for as long as it still equals its stored message by value: that check catches a handler
+that changed the copy in place, and caddie code that changed the stored message, and either way the
+message is copied afresh. ``seal`` is applied to what the handlers return: every object in it that is not
+an unchanged copy (one a handler changed in place, or one a handler made) is replaced by a fresh copy.
+
+So the objects caddie passes on to a provider are either unchanged copies, equal to their stored message
+each time they are passed on, or objects first seen this turn. That is what makes ``ConversionCache``
+sound: a provider's conversion of a message to its wire format is kept by the message's identity and
+reused while the same object comes back, and an object that comes back is one nobody has changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from caddie.ai.messages import AgentMessage, copy_messages
+
+
+class MessageCopies:
+    """Per-message deep copies of a session's messages, kept across turns (see the module docstring)."""
+
+    __slots__ = ("_by_original", "_by_copy")
+
+    def __init__(self) -> None:
+        self._by_original: dict[int, tuple[AgentMessage, AgentMessage]] = {}
+        """id(stored message) -> (stored message, its copy); only this turn's messages are kept."""
+        self._by_copy: dict[int, tuple[AgentMessage, AgentMessage]] = {}
+        """id(copy) -> (copy, stored message), for ``seal``."""
+
+    def copies(self, originals: list[AgentMessage]) -> list[AgentMessage]:
+        """Deep copies of ``originals``, in order, each equal to its original by value.
+
+        A copy handed out before is handed out again if it still equals its original; the others are
+        copied afresh, in one batch.
+        """
+        old = self._by_original
+        new: dict[int, tuple[AgentMessage, AgentMessage]] = {}
+        out: list[AgentMessage] = []
+        missing: list[int] = []
+        for i, m in enumerate(originals):
+            hit = old.get(id(m))
+            if hit is not None and hit[0] is m and hit[1] == m:
+                new[id(m)] = hit
+                out.append(hit[1])
+            else:
+                missing.append(i)
+                out.append(m)  # replaced below
+        if missing:
+            for i, copy in zip(missing, copy_messages([originals[i] for i in missing]), strict=True):
+                original = originals[i]
+                new[id(original)] = (original, copy)
+                out[i] = copy
+        self._by_original = new
+        self._by_copy = {id(c): (c, o) for o, c in new.values()}
+        return out
+
+    def seal(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """``messages`` with every object that is not an unchanged copy from the last ``copies`` replaced by
+        a fresh deep copy (the objects a handler made or changed in place keep their value, not identity)."""
+        by_copy = self._by_copy
+        out = list(messages)
+        missing: list[int] = []
+        for i, m in enumerate(out):
+            hit = by_copy.get(id(m))
+            if hit is None or hit[0] is not m or m != hit[1]:
+                missing.append(i)
+        if missing:
+            for i, copy in zip(missing, copy_messages([out[i] for i in missing]), strict=True):
+                out[i] = copy
+        return out
+
+
+class ConversionScope:
+    """One request's view of a ``ConversionCache``: ``get`` what an earlier request converted, ``put`` what
+    this one converts. Only the entries this request used or added are kept for the next."""
+
+    __slots__ = ("_old", "_new")
+
+    def __init__(self, old: dict[int, tuple[object, Any]], new: dict[int, tuple[object, Any]]) -> None:
+        self._old = old
+        self._new = new
+
+    def get(self, message: object) -> Any:
+        """The value ``put`` for this very object by an earlier request, or None."""
+        hit = self._old.get(id(message))
+        if hit is None or hit[0] is not message:
+            return None
+        self._new[id(message)] = hit
+        return hit[1]
+
+    def put(self, message: object, value: Any) -> None:
+        """Keep ``value`` (which callers must never change afterwards) for this object."""
+        self._new[id(message)] = (message, value)
+
+
+class ConversionCache:
+    """A provider's per-message wire-format conversions, kept across requests by message identity.
+
+    Only sound for message objects that nobody changes in place while they are cached: the runtime
+    passes one with the messages it has checked (``MessageCopies``), and providers use it only then. The
+    entries hold their messages, so an id is never reused while its entry lives. ``key`` names what else
+    the conversion depends on (API, provider, model, its compatibility flags); a new key drops the old
+    entries.
+    """
+
+    __slots__ = ("_key", "_entries")
+
+    def __init__(self) -> None:
+        self._key: Hashable = None
+        self._entries: dict[int, tuple[object, Any]] = {}
+
+    def scope(self, key: Hashable) -> ConversionScope:
+        old = self._entries if key == self._key else {}
+        new: dict[int, tuple[object, Any]] = {}
+        self._key, self._entries = key, new
+        return ConversionScope(old, new)
+
+    def clear(self) -> None:
+        self._key, self._entries = None, {}
