@@ -27,7 +27,7 @@ from caddie.ai.messages import AgentMessage, copy_messages
 class MessageCopies:
     """Per-message deep copies of a session's messages, kept across turns (see the module docstring)."""
 
-    __slots__ = ("_by_original", "_by_copy")
+    __slots__ = ("_by_copy", "_by_original")
 
     def __init__(self) -> None:
         self._by_original: dict[int, tuple[AgentMessage, AgentMessage]] = {}
@@ -82,7 +82,7 @@ class ConversionScope:
     """One request's view of a ``ConversionCache``: ``get`` what an earlier request converted, ``put`` what
     this one converts. Only the entries this request used or added are kept for the next."""
 
-    __slots__ = ("_old", "_new")
+    __slots__ = ("_new", "_old")
 
     def __init__(self, old: dict[int, tuple[object, Any]], new: dict[int, tuple[object, Any]]) -> None:
         self._old = old
@@ -106,22 +106,26 @@ class ConversionCache:
 
     Only sound for message objects that nobody changes in place while they are cached: the runtime
     passes one with the messages it has checked (``MessageCopies``), and providers use it only then. The
-    entries hold their messages, so an id is never reused while its entry lives. ``key`` names what else
-    the conversion depends on (API, provider, model, its compatibility flags); a new key drops the old
-    entries.
+    entries hold their messages, so an id is never reused while its entry lives. ``key`` names a kind of
+    conversion and what else it depends on (API, provider, model, compatibility flags); each key keeps
+    only what its last request used, and only the ``MAX_KEYS`` most recently used keys are kept.
     """
 
-    __slots__ = ("_key", "_entries")
+    MAX_KEYS = 4
+
+    __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._key: Hashable = None
-        self._entries: dict[int, tuple[object, Any]] = {}
+        self._entries: dict[Hashable, dict[int, tuple[object, Any]]] = {}
 
     def scope(self, key: Hashable) -> ConversionScope:
-        old = self._entries if key == self._key else {}
+        entries = self._entries
+        old = entries.pop(key, {})
         new: dict[int, tuple[object, Any]] = {}
-        self._key, self._entries = key, new
+        entries[key] = new  # the most recently used key last
+        while len(entries) > self.MAX_KEYS:
+            del entries[next(iter(entries))]
         return ConversionScope(old, new)
 
     def clear(self) -> None:
-        self._key, self._entries = None, {}
+        self._entries.clear()

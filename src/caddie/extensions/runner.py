@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from caddie.agent.events import MessageEndEvent
+from caddie.ai.message_copies import MessageCopies
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -34,7 +35,6 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from caddie.ai.message_copies import MessageCopies
 from caddie.extensions.event_types import (
     BeforeAgentStartEvent,
     BeforeAgentStartResult,

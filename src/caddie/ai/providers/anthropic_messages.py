@@ -185,8 +185,8 @@ def convert_messages(
     object comes back (the dicts are shared with earlier requests, so nothing here changes them)."""
     compat = compat if compat is not None else resolve_compat(model)
     allow_empty = bool(compat.allow_empty_signature)
-    messages = transform_messages(context.messages, model, _normalize_id)
     cache = context.conversion_cache
+    messages = transform_messages(context.messages, model, _normalize_id, cache)
     scope = (
         cache.scope(("anthropic-messages", model.api, model.provider, model.id, allow_empty))
         if cache is not None
