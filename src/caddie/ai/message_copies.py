@@ -25,15 +25,21 @@ from caddie.ai.messages import AgentMessage, copy_messages
 
 
 class MessageCopies:
-    """Per-message deep copies of a session's messages, kept across turns (see the module docstring)."""
+    """Per-message deep copies of a session's messages, kept across turns (see the module docstring).
 
-    __slots__ = ("_by_copy", "_by_original")
+    The checks run as list operations in C (identity and value comparisons of whole lists), so reusing
+    2,000 copies costs a fraction of a millisecond; per-message Python work is done only for the messages
+    that are new or changed.
+    """
+
+    __slots__ = ("_copies", "_original_of", "_originals")
 
     def __init__(self) -> None:
-        self._by_original: dict[int, tuple[AgentMessage, AgentMessage]] = {}
-        """id(stored message) -> (stored message, its copy); only this turn's messages are kept."""
-        self._by_copy: dict[int, tuple[AgentMessage, AgentMessage]] = {}
-        """id(copy) -> (copy, stored message), for ``seal``."""
+        self._originals: list[AgentMessage] = []
+        self._copies: list[AgentMessage] = []
+        """``_copies[i]`` is the copy of ``_originals[i]``, as last handed out."""
+        self._original_of: dict[int, AgentMessage] = {}
+        """id(copy) -> its original, for ``seal`` (the copies are alive in ``_copies``: ids are not reused)."""
 
     def copies(self, originals: list[AgentMessage]) -> list[AgentMessage]:
         """Deep copies of ``originals``, in order, each equal to its original by value.
@@ -41,39 +47,45 @@ class MessageCopies:
         A copy handed out before is handed out again if it still equals its original; the others are
         copied afresh, in one batch.
         """
-        old = self._by_original
-        new: dict[int, tuple[AgentMessage, AgentMessage]] = {}
-        out: list[AgentMessage] = []
-        missing: list[int] = []
-        for i, m in enumerate(originals):
-            hit = old.get(id(m))
-            if hit is not None and hit[0] is m and hit[1] == m:
-                new[id(m)] = hit
-                out.append(hit[1])
-            else:
-                missing.append(i)
-                out.append(m)  # replaced below
-        if missing:
-            for i, copy in zip(missing, copy_messages([originals[i] for i in missing]), strict=True):
-                original = originals[i]
-                new[id(original)] = (original, copy)
-                out[i] = copy
-        self._by_original = new
-        self._by_copy = {id(c): (c, o) for o, c in new.values()}
-        return out
+        old_originals, old_copies = self._originals, self._copies
+        k = len(old_originals)
+        if k <= len(originals) and originals[:k] == old_originals and old_copies == old_originals:
+            # The usual turn: the same messages (compared by identity first, by value otherwise), none
+            # changed in place, plus some new ones at the end.
+            out = old_copies + copy_messages(originals[k:]) if len(originals) > k else list(old_copies)
+            # (A reused copy stays mapped to the original it was made from: equal by value to this one.)
+            self._original_of.update(zip(map(id, out[k:]), originals[k:], strict=True))
+        else:
+            by_original = {id(o): (o, c) for o, c in zip(old_originals, old_copies, strict=True)}
+            out = []
+            missing: list[int] = []
+            for i, m in enumerate(originals):
+                hit = by_original.get(id(m))
+                if hit is not None and hit[0] is m and hit[1] == m:
+                    out.append(hit[1])
+                else:
+                    missing.append(i)
+                    out.append(m)  # replaced below
+            if missing:
+                for i, copy in zip(missing, copy_messages([originals[i] for i in missing]), strict=True):
+                    out[i] = copy
+            self._original_of = dict(zip(map(id, out), originals, strict=True))
+        self._originals, self._copies = list(originals), out
+        return list(out)
 
     def seal(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """``messages`` with every object that is not an unchanged copy from the last ``copies`` replaced by
         a fresh deep copy (the objects a handler made or changed in place keep their value, not identity)."""
-        by_copy = self._by_copy
         out = list(messages)
-        missing: list[int] = []
-        for i, m in enumerate(out):
-            hit = by_copy.get(id(m))
-            if hit is None or hit[0] is not m or m != hit[1]:
-                missing.append(i)
-        if missing:
-            for i, copy in zip(missing, copy_messages([out[i] for i in missing]), strict=True):
+        originals: list[Any] = list(map(self._original_of.get, map(id, out)))
+        made = [i for i, o in enumerate(originals) if o is None] if None in originals else []
+        for i in made:
+            originals[i] = out[i]  # compares equal to itself below; copied afterwards
+        changed = made
+        if out != originals:  # some copy was changed in place: find which
+            changed = [i for i, (m, o) in enumerate(zip(out, originals, strict=True)) if m is o or m != o]
+        if changed:
+            for i, copy in zip(changed, copy_messages([out[i] for i in changed]), strict=True):
                 out[i] = copy
         return out
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from caddie.ai.message_copies import ConversionCache
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -26,7 +27,6 @@ from caddie.ai.messages import (
     UserContent,
     UserMessage,
 )
-from caddie.ai.message_copies import ConversionCache
 from caddie.ai.model import Model
 
 NO_RESULT_TEXT = "No result provided"

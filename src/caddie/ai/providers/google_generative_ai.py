@@ -195,27 +195,63 @@ def _clean_id(tool_call_id: str, model: Model, _source: AssistantMessage) -> str
     return re.sub(r"[^a-zA-Z0-9_-]", "_", tool_call_id)[:64]
 
 
+_NOTHING: dict[str, Any] = {}
+"""The cached conversion of a message that sends nothing; never sent, never changed."""
+
+
+def _convert_message(msg: UserMessage | AssistantMessage, model: Model) -> dict[str, Any]:
+    if isinstance(msg, UserMessage):
+        if isinstance(msg.content, str):
+            return {"role": "user", "parts": [{"text": sanitize_text(msg.content)}]}
+        return {"role": "user", "parts": _user_parts(msg.content)} if msg.content else _NOTHING
+    parts = _model_parts(msg, model)
+    return {"role": "model", "parts": parts} if parts else _NOTHING
+
+
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
+    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``).
+
+    With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
+    object comes back (the cached dicts are shared between requests, so nothing here changes them)."""
+    cache = context.conversion_cache
+    scope = (
+        cache.scope(("google-generative-ai", model.api, model.provider, model.id, model.supports_images))
+        if cache is not None
+        else None
+    )
     contents: list[dict[str, Any]] = []
-    for msg in transform_messages(context.messages, model, _clean_id):
-        if isinstance(msg, UserMessage):
-            if isinstance(msg.content, str):
-                contents.append({"role": "user", "parts": [{"text": sanitize_text(msg.content)}]})
-            elif msg.content:
-                contents.append({"role": "user", "parts": _user_parts(msg.content)})
-        elif isinstance(msg, AssistantMessage):
-            parts = _model_parts(msg, model)
-            if parts:
-                contents.append({"role": "model", "parts": parts})
-        elif isinstance(msg, ToolResultMessage):
-            contents += _function_response(msg, model, contents)
+    group: list[dict[str, Any]] | None = None
+    """The parts of the open user turn of function responses (all of one turn's responses travel together)."""
+    for msg in transform_messages(context.messages, model, _clean_id, cache):
+        converted = scope.get(msg) if scope is not None else None
+        if isinstance(msg, ToolResultMessage):
+            if converted is None:
+                converted = _function_response(msg, model)
+                if scope is not None:
+                    scope.put(msg, converted)
+            part, image_turn = converted
+            if group is not None:
+                group.append(part)
+            else:
+                group = [part]
+                contents.append({"role": "user", "parts": group})
+            if image_turn is not None:
+                contents.append(image_turn)
+                group = None
+            continue
+        if converted is None:
+            converted = _convert_message(msg, model)
+            if scope is not None:
+                scope.put(msg, converted)
+        if converted is not _NOTHING:
+            contents.append(converted)
+            group = None
     return contents
 
 
-def _function_response(
-    msg: ToolResultMessage, model: Model, contents: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _function_response(msg: ToolResultMessage, model: Model) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``functionResponse`` part for one result, and the user turn carrying its images if they do not
+    travel inside it."""
     text = "\n".join(b.text for b in msg.content if isinstance(b, TextContent))
     images = [b for b in msg.content if isinstance(b, ImageContent)] if model.supports_images else []
     value = sanitize_text(text) if text else "(see attached image)" if images else ""
@@ -229,16 +265,8 @@ def _function_response(
         response["parts"] = image_parts
     if requires_tool_call_id(model.id):
         response["id"] = msg.tool_call_id
-    part = {"functionResponse": response}
-    added: list[dict[str, Any]] = []
-    last = contents[-1] if contents else None
-    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
-        last["parts"].append(part)  # all function responses of one turn travel together
-    else:
-        added.append({"role": "user", "parts": [part]})
-    if images and not nested:
-        added.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
-    return added
+    image_turn = {"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]}
+    return {"functionResponse": response}, image_turn if images and not nested else None
 
 
 def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
