@@ -47,9 +47,7 @@ def first_user_text(request: fl.RecordedRequest) -> str:
 
 
 @pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
-def test_a_handler_changing_its_messages_in_place_changes_that_request_only(
-    caddie: Caddie, api: str
-) -> None:
+def test_a_handler_changing_its_messages_in_place_changes_that_request_only(caddie: Caddie, api: str) -> None:
     caddie.llm.write_models_json(caddie.home / "agent", provider="fake", model_id="fake-model", api=api)
     ext = caddie.project.parent / "edit_in_place.py"
     ext.write_text(EXTENSION)

@@ -123,7 +123,7 @@ class ConversionCache:
     only what its last request used, and only the ``MAX_KEYS`` most recently used keys are kept.
     """
 
-    MAX_KEYS = 4
+    MAX_KEYS = 8
 
     __slots__ = ("_entries",)
 
