@@ -5,7 +5,7 @@ summary (compaction), the branch changes (tree navigation) or the model changes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -21,7 +21,7 @@ from caddie.ai.messages import (
     Usage,
     UserMessage,
 )
-from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.model import Api, Context, Model, StreamOptions
 from caddie.ai.providers import anthropic_messages, google_generative_ai, openai_completions, openai_responses
 from caddie.ai.providers.request import encode_body
 from tests.ai.helpers import READ_TOOL
@@ -69,9 +69,10 @@ def same_bytes(build: Build, model: Model, messages: list[LlmMessage], cache: Co
 
 
 @pytest.mark.parametrize("images", [False, True])
-@pytest.mark.parametrize("api", list(APIS))
-def test_cached_requests_are_the_uncached_bytes_through_a_session(api: str, images: bool) -> None:
-    build, provider = APIS[api]
+@pytest.mark.parametrize("name", list(APIS))
+def test_cached_requests_are_the_uncached_bytes_through_a_session(name: str, images: bool) -> None:
+    build, provider = APIS[name]
+    api = cast(Api, name)
     model = Model("model-a", "A", api, provider, "http://127.0.0.1:9", reasoning=True,
                   input=["text", "image"] if images else ["text"])  # fmt: skip
     other = Model("model-b", "B", api, "elsewhere", "http://127.0.0.1:9", input=model.input)

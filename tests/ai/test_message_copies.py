@@ -43,7 +43,9 @@ def test_a_copy_changed_in_place_is_replaced_and_the_stored_message_is_untouched
     copies = MessageCopies()
     first = copies.copies(stored)
     first[0].content[0].text = "vandalised"  # type: ignore[union-attr]
-    tool_call = first[1].content[0]
+    assistant = first[1]
+    assert isinstance(assistant, AssistantMessage)
+    tool_call = assistant.content[0]
     assert isinstance(tool_call, ToolCall)
     tool_call.arguments["path"] = "/etc/passwd"
     assert stored == conversation()
