@@ -9,7 +9,8 @@ JSON dump; ``google-genai``:
 ``models.generate_content_stream``'s conversion of contents and config to the REST shape). caddie no
 longer pays the second column. The *next turn* column is what the agent pays per turn: the same request
 built with a ``ConversionCache`` that the previous turn's request (the history without its last five
-messages) filled, so only the new messages are converted. Median of ``--repeat`` runs, milliseconds.
+messages) filled, so only the new messages are converted (and the previous request's converted prefix is
+resumed). Median of ``--repeat`` runs, milliseconds.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def timed_next_turn(
 ) -> float:
     """build + encode with a conversion cache filled by the previous turn's request (not timed)."""
     samples = []
-    previous = [*ctx.messages[:-5], ctx.messages[-1]] if len(ctx.messages) > 5 else ctx.messages[-1:]
+    previous = ctx.messages[:-5]
     for _ in range(repeat):
         cache = ConversionCache()
         build(model, Context(ctx.system_prompt, previous, ctx.tools, cache))

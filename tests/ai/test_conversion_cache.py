@@ -5,7 +5,7 @@ summary (compaction), the branch changes (tree navigation) or the model changes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
 
@@ -129,3 +129,39 @@ def test_openrouter_cache_markers_are_added_to_fresh_messages_not_cached_ones() 
         same_bytes(openai_completions.build_params, model, history, cache)
         history = [*history, AssistantMessage([TextContent(f"a{n}")], model.api, model.provider, model.id),
                    UserMessage(f"u{n}", n)]  # fmt: skip
+
+
+@pytest.mark.parametrize("retention", ["short", "none"])  # with and without Anthropic's cache marker
+@pytest.mark.parametrize("name", list(APIS))
+def test_a_request_resumed_from_the_last_one_never_changes_the_last_ones_body(
+    name: str, retention: Literal["short", "none"]
+) -> None:
+    """The next request reuses the last one's converted prefix (a checkpoint): extending the open user
+    turn of tool results, or answering a call the last request had to close, works on copies."""
+    build, provider = APIS[name]
+    api = cast(Api, name)
+    model = Model("model-a", "A", api, provider, "http://127.0.0.1:9")
+    calls = AssistantMessage([ToolCall("a", "read", {"path": "a"}), ToolCall("b", "read", {"path": "b"})],
+                             api, provider, model.id, Usage(), "toolUse")  # fmt: skip
+    cache = ConversionCache()
+    options = StreamOptions(session_id="s", cache_retention=retention)
+    history: list[LlmMessage] = [
+        UserMessage("go", 1),
+        calls,
+        ToolResultMessage("a", "read", [TextContent("A")]),
+    ]
+    steps: list[list[LlmMessage]] = [
+        [ToolResultMessage("b", "read", [TextContent("B")])],  # answers the call the last request closed
+        [ToolResultMessage("c", "read", [TextContent("C")])],  # extends the open turn of results
+        [AssistantMessage([TextContent("done")], api, provider, model.id), UserMessage("next", 2)],
+    ]
+    bodies: list[tuple[dict[str, Any], bytes]] = []
+    for step in [[], *steps]:
+        history = [*history, *step]
+        params = build(model, Context("Be terse.", history, [READ_TOOL], cache), options)
+        assert encode_body(params) == encode_body(
+            build(model, Context("Be terse.", history, [READ_TOOL]), options)
+        )
+        bodies.append((params, encode_body(params)))
+    for params, sent in bodies:
+        assert encode_body(params) == sent  # no later request changed an earlier one's body

@@ -18,7 +18,8 @@ reused while the same object comes back, and an object that comes back is one no
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import operator
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from caddie.ai.messages import AgentMessage, copy_messages
@@ -121,23 +122,49 @@ class ConversionCache:
     entries hold their messages, so an id is never reused while its entry lives. ``key`` names a kind of
     conversion and what else it depends on (API, provider, model, compatibility flags); each key keeps
     only what its last request used, and only the ``MAX_KEYS`` most recently used keys are kept.
+
+    A conversion that is a left fold over the messages can also keep a ``checkpoint``: its state after the
+    last request's messages. When the next request starts with those very objects (the usual turn: the
+    same history plus new messages), ``resume`` hands the state back and only the new messages are
+    visited; comparing the prefix is one pass of identity checks in C.
     """
 
     MAX_KEYS = 8
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_checkpoints", "_entries")
 
     def __init__(self) -> None:
         self._entries: dict[Hashable, dict[int, tuple[object, Any]]] = {}
+        self._checkpoints: dict[Hashable, tuple[list[object], Any]] = {}
 
-    def scope(self, key: Hashable) -> ConversionScope:
+    def scope(self, key: Hashable, *, keep: bool = False) -> ConversionScope:
+        """The entries of ``key`` for one request; with ``keep``, those the request does not visit stay
+        (a resumed request visits only the new messages)."""
         entries = self._entries
         old = entries.pop(key, {})
-        new: dict[int, tuple[object, Any]] = {}
+        new: dict[int, tuple[object, Any]] = dict(old) if keep else {}
         entries[key] = new  # the most recently used key last
         while len(entries) > self.MAX_KEYS:
-            del entries[next(iter(entries))]
+            dropped = next(iter(entries))
+            del entries[dropped]
+            self._checkpoints.pop(dropped, None)
         return ConversionScope(old, new)
+
+    def resume(self, key: Hashable, messages: Sequence[object]) -> tuple[int, Any] | None:
+        """``(n, state)`` when ``messages`` starts with the ``n`` very objects of ``key``'s checkpoint."""
+        checkpoint = self._checkpoints.get(key)
+        if checkpoint is None:
+            return None
+        inputs, state = checkpoint
+        if len(inputs) > len(messages) or False in map(operator.is_, messages, inputs):
+            return None
+        return len(inputs), state
+
+    def checkpoint(self, key: Hashable, messages: Sequence[object], state: Any) -> None:
+        """Keep ``state``, the fold's state after ``messages`` (which the caller must not change later)."""
+        if key in self._entries:
+            self._checkpoints[key] = (list(messages), state)
 
     def clear(self) -> None:
         self._entries.clear()
+        self._checkpoints.clear()

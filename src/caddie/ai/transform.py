@@ -167,18 +167,22 @@ def transform_messages(
     With ``cache`` (``Context.conversion_cache``: messages nobody changes in place), each message's repair
     is kept by identity and reused, so a repaired message is the same object from one request to the next.
     """
-    scope = (
-        cache.scope(
-            ("transform", model.api, model.provider, model.id, model.supports_images, normalize_tool_call_id)
-        )
-        if cache is not None
-        else None
-    )
-    id_map: dict[str, str] = {}
+    key = ("transform", model.api, model.provider, model.id, model.supports_images, normalize_tool_call_id)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    result: list[LlmMessage]
+    pending: list[ToolCall]
+    answered: set[str]
+    if resumed is not None:
+        start, (done, id_map_done, pending_done, answered_done) = resumed
+        result, id_map = list(done), dict(id_map_done)
+        pending, answered = list(pending_done), set(answered_done)
+    else:
+        start, result, id_map, pending, answered = 0, [], {}, [], set()
     transformed: list[LlmMessage] = []
     calls_of: list[list[ToolCall] | None] = []
     images_ok = model.supports_images
-    for original in messages:
+    for original in messages[start:] if start else messages:
         if isinstance(original, ToolResultMessage):
             new_id = id_map.get(original.tool_call_id)
             if new_id == original.tool_call_id:
@@ -213,10 +217,6 @@ def transform_messages(
         transformed.append(msg)
         calls_of.append(calls)
 
-    result: list[LlmMessage] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
-
     def close_pending() -> None:
         nonlocal pending, answered
         for call in pending:
@@ -247,5 +247,7 @@ def transform_messages(
         else:
             close_pending()
             result.append(msg)
+    if cache is not None:  # the state before the closing repairs: the next request resumes from here
+        cache.checkpoint(key, messages, (list(result), dict(id_map), list(pending), set(answered)))
     close_pending()
     return result

@@ -187,31 +187,35 @@ def convert_messages(
     allow_empty = bool(compat.allow_empty_signature)
     cache = context.conversion_cache
     messages = transform_messages(context.messages, model, _normalize_id, cache)
-    scope = (
-        cache.scope(("anthropic-messages", model.api, model.provider, model.id, allow_empty))
-        if cache is not None
-        else None
-    )
-    out: list[dict[str, Any]] = []
-    i = 0
-    n = len(messages)
-    while i < n:
-        msg = messages[i]
+    key = ("anthropic-messages", model.api, model.provider, model.id, allow_empty)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    out: list[dict[str, Any]]
+    if resumed is not None:
+        start, (done, after_result) = resumed
+        out = list(done)
+    else:
+        start, out, after_result = 0, [], False
+    group: list[dict[str, Any]] | None = None
+    """The content of the open user turn of tool results, once this request owns it."""
+    for msg in messages[start:] if start else messages:
         if isinstance(msg, ToolResultMessage):
-            results: list[dict[str, Any]] = []
-            while i < n:
-                result = messages[i]
-                if not isinstance(result, ToolResultMessage):
-                    break
-                block = scope.get(result) if scope is not None else None
-                if block is None:
-                    block = _convert_result(result)
-                    if scope is not None:
-                        scope.put(result, block)
-                results.append(block)
-                i += 1
-            out.append({"role": "user", "content": results})
+            block = scope.get(msg) if scope is not None else None
+            if block is None:
+                block = _convert_result(msg)
+                if scope is not None:
+                    scope.put(msg, block)
+            if not after_result:
+                group = [block]
+                out.append({"role": "user", "content": group})
+            elif group is not None:
+                group.append(block)
+            else:  # a turn the last request built (shared with it): extended as a copy
+                group = [*out[-1]["content"], block]
+                out[-1] = {"role": "user", "content": group}
+            after_result = True
             continue
+        after_result, group = False, None
         entry = scope.get(msg) if scope is not None else None
         if entry is None:
             entry = _convert_message(msg, allow_empty)
@@ -219,7 +223,8 @@ def convert_messages(
                 scope.put(msg, entry)
         if entry is not _NOTHING:
             out.append(entry)
-        i += 1
+    if cache is not None:
+        cache.checkpoint(key, messages, (list(out), after_result))
     if cache_control and out and out[-1]["role"] == "user":
         last = out[-1] = dict(out[-1])  # a copy: the cached turn and its blocks are shared
         if isinstance(last["content"], str):
