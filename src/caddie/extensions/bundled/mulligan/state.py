@@ -7,6 +7,7 @@ a marker in the session file. A runtime is recreated on every ``session_start`` 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,23 +44,38 @@ class AgentTokenMemo:
     memo holds its messages (an id is not reused while remembered) and keeps only the last call's.
     """
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_last", "_seen", "_total")
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[AgentMessage, int]] = {}
+        self._last: list[AgentMessage] = []
+        self._total = 0
 
     def estimate(self, messages: Sequence[AgentMessage]) -> int:
-        old = self._seen
-        new: dict[int, tuple[AgentMessage, int]] = {}
-        total = 0
-        for m in messages:
-            if isinstance(m, UserMessage):
-                continue
-            hit = old.get(id(m))
-            n = hit[1] if hit is not None and hit[0] is m else estimate_message_tokens_utf16(m)
-            new[id(m)] = (m, n)
-            total += n
-        self._seen = new
+        last = self._last
+        k = len(last)
+        if 0 < k <= len(messages) and False not in map(operator.is_, messages, last):
+            # The usual turn end: the last call's very messages and some new ones (one identity pass in C).
+            seen = self._seen
+            total = self._total
+            for m in messages[k:]:
+                if not isinstance(m, UserMessage):
+                    n = estimate_message_tokens_utf16(m)
+                    seen[id(m)] = (m, n)
+                    total += n
+        else:
+            old = self._seen
+            seen = {}
+            total = 0
+            for m in messages:
+                if isinstance(m, UserMessage):
+                    continue
+                hit = old.get(id(m))
+                n = hit[1] if hit is not None and hit[0] is m else estimate_message_tokens_utf16(m)
+                seen[id(m)] = (m, n)
+                total += n
+            self._seen = seen
+        self._last, self._total = list(messages), total
         return total
 
 
