@@ -214,15 +214,20 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
     object comes back (the cached dicts are shared between requests, so nothing here changes them)."""
     cache = context.conversion_cache
-    scope = (
-        cache.scope(("google-generative-ai", model.api, model.provider, model.id, model.supports_images))
-        if cache is not None
-        else None
-    )
-    contents: list[dict[str, Any]] = []
+    key = ("google-generative-ai", model.api, model.provider, model.id, model.supports_images)
+    messages = transform_messages(context.messages, model, _clean_id, cache)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    contents: list[dict[str, Any]]
+    if resumed is not None:  # the last request's contents for the same first messages (a checkpoint)
+        start, (done, open_group) = resumed
+        contents = list(done)
+    else:
+        start, contents, open_group = 0, [], False
     group: list[dict[str, Any]] | None = None
-    """The parts of the open user turn of function responses (all of one turn's responses travel together)."""
-    for msg in transform_messages(context.messages, model, _clean_id, cache):
+    """The parts of the open user turn of function responses (all of one turn's responses travel
+    together), once this request owns it; ``open_group``: ``contents[-1]`` is such a turn."""
+    for msg in messages[start:] if start else messages:
         converted = scope.get(msg) if scope is not None else None
         if isinstance(msg, ToolResultMessage):
             if converted is None:
@@ -230,14 +235,18 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
                 if scope is not None:
                     scope.put(msg, converted)
             part, image_turn = converted
-            if group is not None:
-                group.append(part)
-            else:
+            if not open_group:
                 group = [part]
                 contents.append({"role": "user", "parts": group})
+            elif group is not None:
+                group.append(part)
+            else:  # a turn the last request built (shared with it): extended as a copy
+                group = [*contents[-1]["parts"], part]
+                contents[-1] = {"role": "user", "parts": group}
+            open_group = True
             if image_turn is not None:
                 contents.append(image_turn)
-                group = None
+                group, open_group = None, False
             continue
         if converted is None:
             converted = _convert_message(msg, model)
@@ -245,7 +254,9 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
                 scope.put(msg, converted)
         if converted is not _NOTHING:
             contents.append(converted)
-            group = None
+            group, open_group = None, False
+    if cache is not None:
+        cache.checkpoint(key, messages, (list(contents), open_group))
     return contents
 
 

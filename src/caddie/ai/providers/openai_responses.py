@@ -262,15 +262,16 @@ def convert_messages(
         role = "developer" if model.reasoning and compat.supports_developer_role is not False else "system"
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
     cache = context.conversion_cache
-    scope = (
-        cache.scope(
-            ("openai-responses", model.api, model.provider, model.id, model.supports_images, providers)
-        )
-        if cache is not None
-        else None
-    )
-    msg_index = 0
-    for msg in messages:
+    key = ("openai-responses", model.api, model.provider, model.id, model.supports_images, providers)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    items_out: list[dict[str, Any]]
+    if resumed is not None:  # the last request's items for the same first messages (a checkpoint)
+        start, (done, msg_index) = resumed
+        items_out = list(done)
+    else:
+        start, items_out, msg_index = 0, [], 0
+    for msg in messages[start:] if start else messages:
         hit = scope.get(msg) if scope is not None else None
         if hit is not None and hit[0] == msg_index:
             items: list[dict[str, Any]] = hit[1]
@@ -280,8 +281,11 @@ def convert_messages(
                 scope.put(msg, (msg_index, items))
         if not items:
             continue
-        out += items
+        items_out += items
         msg_index += 1
+    if cache is not None:
+        cache.checkpoint(key, messages, (list(items_out), msg_index))
+    out += items_out
     return out
 
 
