@@ -37,7 +37,7 @@ from caddie.ai.messages import (
 from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer
 from caddie.ai.providers.cost import finish_usage
-from caddie.ai.providers.request import sanitize_text
+from caddie.ai.providers.request import encode_body, sanitize_text
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache
@@ -508,7 +508,7 @@ class _GeminiStream:
 
     async def __anext__(self) -> Any:
         try:
-            response = await self._chunks.__anext__()
+            chunk = await self._chunks.__anext__()
         except StopAsyncIteration:
             raise
         except Exception as exc:
@@ -516,23 +516,40 @@ class _GeminiStream:
             if converted is exc:
                 raise
             raise converted from exc
-        return json.loads(response.body) if response.body else {}
+        return chunk
 
     async def close(self) -> None:
         await self._chunks.aclose()
 
 
-async def post_stream(client: Any, model_id: str, params: dict[str, Any]) -> _GeminiStream:
-    """POST ``params`` to ``models/<id>:streamGenerateContent`` through the SDK's API client."""
+async def post_stream(client: Any, model_id: str, params: dict[str, Any] | bytes) -> _GeminiStream:
+    """POST the body to ``models/<id>:streamGenerateContent`` through the SDK's API client (its URL,
+    headers, retries, SSE decoding and error classes) as the bytes caddie serialised: given a dict, the
+    client's request path serialises it again with ``json.dumps``, which costs time linear in the
+    conversation on every turn (a fifth of a 2,000-message turn)."""
+    from google.genai import errors
+
+    api = client._api_client
     path = f"models/{model_id}:streamGenerateContent?alt=sse"
     try:
-        chunks = await client._api_client.async_request_streamed("post", path, params)
+        request = api._build_request("post", path, {}, None)
+        request.data = params if isinstance(params, bytes) else encode_body(params)
+        response = await api._async_request(http_request=request, stream=True)
     except Exception as exc:
         converted = _converted(exc)
         if converted is exc:
             raise
         raise converted from exc
-    return _GeminiStream(chunks)
+
+    async def chunks() -> AsyncIterator[Any]:
+        async for chunk in response:
+            if isinstance(chunk, dict) and next(iter(chunk), None) == "error":  # as the SDK's own stream
+                error = chunk["error"]
+                code: Any = error.get("code") if isinstance(error, dict) else None
+                await errors.APIError.raise_error_async(code, chunk, response)
+            yield chunk
+
+    return _GeminiStream(chunks())
 
 
 def make_client(base_url: str, api_key: str, headers: dict[str, str], idle: float) -> Any:
