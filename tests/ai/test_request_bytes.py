@@ -59,9 +59,9 @@ async def test_anthropic_messages_sends_exactly_the_body_caddie_serialised(llm: 
     assert llm.last_request.raw == encode_body(anthropic_messages.build_params(model, ctx, StreamOptions()))
 
 
-async def test_gemini_sends_the_body_caddie_built(llm: FakeLLM) -> None:
+async def test_gemini_sends_exactly_the_body_caddie_serialised(llm: FakeLLM) -> None:
     llm.push(fl.text("ok"))
     model = Model("gemini-2.5-flash", "G", "google-generative-ai", "google", f"{llm.url}/v1beta")
     ctx = conversation(model.api, model.provider, model.id)
     await run(google_generative_ai.PROVIDER, model, ctx, api_key="k")
-    assert llm.last_request.body == google_generative_ai.build_params(model, ctx, StreamOptions())
+    assert llm.last_request.raw == encode_body(google_generative_ai.build_params(model, ctx, StreamOptions()))

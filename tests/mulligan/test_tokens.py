@@ -25,6 +25,7 @@ from caddie.extensions.api import (
     utf16_prefix,
 )
 from caddie.extensions.bundled.mulligan.nudges import estimate_agent_tokens
+from caddie.extensions.bundled.mulligan.state import AgentTokenMemo
 from tests.mulligan.fakehost import assistant, assistant_text, call, result, user
 
 
@@ -130,3 +131,13 @@ class TestAgentTokens:
             CustomMessage("n", "z"),
         ]
         assert estimate_agent_tokens(msgs) == 3  # 1 + 1 + 1: each message rounded up on its own
+
+    def test_the_turn_end_memo_agrees_and_counts_a_replaced_message_afresh(self) -> None:
+        msgs: list[AgentMessage] = [user("zzzz"), assistant_text("x" * 40), result("c", "y" * 400)]
+        memo = AgentTokenMemo()
+        assert memo.estimate(msgs) == estimate_agent_tokens(msgs) == 110
+        msgs.append(assistant_text("w" * 8))
+        assert memo.estimate(msgs) == estimate_agent_tokens(msgs) == 112
+        msgs[2] = result("c", "[shrunk]")  # a new object where the big result was (a mulligan shrink)
+        assert memo.estimate(msgs) == estimate_agent_tokens(msgs) == 14
+        assert memo.estimate(msgs[:1]) == 0 and memo.estimate(msgs) == 14

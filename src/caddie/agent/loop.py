@@ -30,6 +30,7 @@ from caddie.agent.events import (
     TurnStartEvent,
 )
 from caddie.ai.abort import AbortSignal
+from caddie.ai.message_copies import ConversionCache
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -142,6 +143,9 @@ class LoopConfig:
     tool_context: Callable[[], Any] = lambda: None
     """The ``ctx`` handed to tool ``execute`` (the extension context)."""
     tool_execution: Literal["parallel", "sequential"] = "parallel"
+    conversion_cache: ConversionCache | None = None
+    """Handed to the provider with each request (``Context.conversion_cache``); only sound when
+    ``transform_context`` returns messages nobody changes in place (the runtime's checked copies)."""
 
 
 async def run_agent_loop(
@@ -260,6 +264,7 @@ async def _stream_assistant_response(
         current.system_prompt,
         config.convert_to_llm(messages),
         [t.as_provider_tool() for t in current.tools] or None,
+        config.conversion_cache,
     )
     options = config.stream_options(config.model)
     options.signal = signal

@@ -83,6 +83,9 @@ async def stream(
     if provider is None:
         yield ErrorEvent("error", error_message_for(model, f"No provider for API {model.api!r}"))
         return
+    if context.conversion_cache is not None and options.on_payload is not None:
+        # A payload hook may change the body in place, cached conversions included: convert afresh.
+        context = Context(context.system_prompt, context.messages, context.tools)
     async for event in provider.stream(model, context, options):
         if isinstance(event, ErrorEvent):
             finish_error(event.error, options)

@@ -28,6 +28,7 @@ from caddie.ai.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
+    LlmMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -100,10 +101,18 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> int:
     return sum(estimate_message_tokens(m) for m in messages)
 
 
-def estimate_request_tokens(context: Context) -> int:
-    """Rough size of a provider request: system prompt, messages and tool definitions, counted as above."""
+def content_chars(message: LlmMessage) -> int:
+    """The characters a user, assistant or tool-result message's content counts for."""
+    return _content_chars(message.content)
+
+
+def estimate_request_tokens(
+    context: Context, message_chars: Callable[[LlmMessage], int] = content_chars
+) -> int:
+    """Rough size of a provider request: system prompt, messages and tool definitions, counted as above
+    (``message_chars`` counts one message: a memo of ``content_chars`` may stand in for it)."""
     chars = len(context.system_prompt or "")
-    chars += sum(_content_chars(m.content) for m in context.messages)
+    chars += sum(map(message_chars, context.messages))
     for tool in context.tools or []:
         chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
     return math.ceil(chars / CHARS_PER_TOKEN)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from caddie.ai.message_copies import ConversionCache
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -149,7 +150,10 @@ def _transform_assistant(
 
 
 def transform_messages(
-    messages: list[LlmMessage], model: Model, normalize_tool_call_id: ToolCallIdNormalizer | None = None
+    messages: list[LlmMessage],
+    model: Model,
+    normalize_tool_call_id: ToolCallIdNormalizer | None = None,
+    cache: ConversionCache | None = None,
 ) -> list[LlmMessage]:
     """A repaired copy of ``messages`` for a call to ``model``.
 
@@ -159,23 +163,59 @@ def transform_messages(
     - tool-call ids from other models pass through ``normalize_tool_call_id`` and their results follow;
     - thinking from another model becomes plain text (redacted thinking is dropped; empty thinking too);
     - images become a placeholder text for a model without image input.
-    """
-    id_map: dict[str, str] = {}
-    transformed: list[LlmMessage] = []
-    images_ok = model.supports_images
-    for original in messages:
-        msg = original if images_ok else _downgrade_images(original, model)
-        if isinstance(msg, AssistantMessage):
-            msg = _transform_assistant(msg, model, normalize_tool_call_id, id_map)
-        elif isinstance(msg, ToolResultMessage):
-            new_id = id_map.get(msg.tool_call_id)
-            if new_id is not None and new_id != msg.tool_call_id:
-                msg = _updated(msg, tool_call_id=new_id)
-        transformed.append(msg)
 
-    result: list[LlmMessage] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
+    With ``cache`` (``Context.conversion_cache``: messages nobody changes in place), each message's repair
+    is kept by identity and reused, so a repaired message is the same object from one request to the next.
+    """
+    key = ("transform", model.api, model.provider, model.id, model.supports_images, normalize_tool_call_id)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    result: list[LlmMessage]
+    pending: list[ToolCall]
+    answered: set[str]
+    if resumed is not None:
+        start, (done, id_map_done, pending_done, answered_done) = resumed
+        result, id_map = list(done), dict(id_map_done)
+        pending, answered = list(pending_done), set(answered_done)
+    else:
+        start, result, id_map, pending, answered = 0, [], {}, [], set()
+    transformed: list[LlmMessage] = []
+    calls_of: list[list[ToolCall] | None] = []
+    images_ok = model.supports_images
+    for original in messages[start:] if start else messages:
+        if isinstance(original, ToolResultMessage):
+            new_id = id_map.get(original.tool_call_id)
+            if new_id == original.tool_call_id:
+                new_id = None
+            cached = scope.get(original) if scope is not None else None
+            if cached is not None and cached[0] == new_id:
+                msg: LlmMessage = cached[1]
+            else:
+                msg = original if images_ok else _downgrade_images(original, model)
+                if new_id is not None:
+                    msg = _updated(msg, tool_call_id=new_id)
+                if scope is not None:
+                    scope.put(original, (new_id, msg))
+            transformed.append(msg)
+            calls_of.append(None)
+            continue
+        hit = scope.get(original) if scope is not None else None
+        if hit is None:
+            msg = original if images_ok else _downgrade_images(original, model)
+            calls: list[ToolCall] | None = None
+            added: tuple[tuple[str, str], ...] = ()
+            if isinstance(msg, AssistantMessage):
+                own: dict[str, str] = {}
+                msg = _transform_assistant(msg, model, normalize_tool_call_id, own)
+                added = tuple(own.items())
+                calls = msg.tool_calls()
+            hit = (msg, calls, added)
+            if scope is not None:
+                scope.put(original, hit)
+        msg, calls, added = hit
+        id_map.update(added)
+        transformed.append(msg)
+        calls_of.append(calls)
 
     def close_pending() -> None:
         nonlocal pending, answered
@@ -192,12 +232,11 @@ def transform_messages(
         pending = []
         answered = set()
 
-    for msg in transformed:
+    for msg, calls in zip(transformed, calls_of, strict=True):
         if isinstance(msg, AssistantMessage):
             close_pending()
             if msg.stop_reason in ("error", "aborted"):
                 continue
-            calls = msg.tool_calls()
             if calls:
                 pending = calls
                 answered = set()
@@ -208,5 +247,7 @@ def transform_messages(
         else:
             close_pending()
             result.append(msg)
+    if cache is not None:  # the state before the closing repairs: the next request resumes from here
+        cache.checkpoint(key, messages, (list(result), dict(id_map), list(pending), set(answered)))
     close_pending()
     return result

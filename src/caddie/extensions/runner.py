@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from caddie.agent.events import MessageEndEvent
+from caddie.ai.message_copies import MessageCopies
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -33,7 +34,6 @@ from caddie.ai.messages import (
     TextContent,
     ToolResultMessage,
     UserMessage,
-    copy_messages,
 )
 from caddie.extensions.event_types import (
     BeforeAgentStartEvent,
@@ -145,6 +145,7 @@ class ExtensionRunner:
         self.extensions = extensions
         self._context = context
         self._on_error = on_error
+        self._copies = MessageCopies()
 
     def has_handlers(self, event: str) -> bool:
         return any(ext.handlers.get(event) for ext in self.extensions)
@@ -189,19 +190,32 @@ class ExtensionRunner:
         return result
 
     # -- events whose results matter ------------------------------------------------------------------
+    def context_copies(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """Copies of ``messages`` that nothing else holds a reference to (what a request is built from when
+        no ``context`` handler runs): the copies kept from the last turn where unchanged, fresh otherwise."""
+        return self._copies.copies(messages)
+
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """Each handler gets the previous one's output; the first gets a deep copy."""
+        """Each handler gets the previous one's output; the first gets deep copies, never the stored objects.
+
+        The copies are kept across turns (``MessageCopies``): a copy still equal to its stored message is
+        handed out again, so per-message caches downstream can key on it. After each handler, whatever is
+        not such an unchanged copy (a message the handler made, or changed in place) is replaced by a fresh
+        copy of itself, so no object a handler can still reach is passed on under an identity seen before.
+        """
 
         handlers = self._handlers("context")
+        copies = self._copies
+        current = copies.copies(messages)
         if not handlers:
-            return messages
-        current = copy_messages(messages)
+            return current
         ctx = self._context()
         for ext, handler in handlers:
             try:
                 value = await call_handler(handler, ContextEvent(current), ctx)
             except Exception as e:
                 self._report(ext, "context", e)
+                current = copies.seal(current)  # it may have changed messages before it raised
                 continue
             value = self._expect(ext, "context", value, ContextResult)
             if value is not None and value.messages is not None:
@@ -213,8 +227,10 @@ class ExtensionRunner:
                             ext.path, "context", "context handler returned messages that are not messages"
                         )
                     )
+                    current = copies.seal(current)
                     continue
                 current = list(value.messages)
+            current = copies.seal(current)
         return current
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:

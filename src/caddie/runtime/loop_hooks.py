@@ -19,6 +19,7 @@ from caddie.agent.loop import (
     ToolResultOverride,
 )
 from caddie.ai.abort import AbortSignal
+from caddie.ai.message_copies import ConversionCache
 from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage
 from caddie.ai.model import Model, StreamOptions
 from caddie.extensions.api import ToolCallEvent, ToolResultEvent
@@ -46,6 +47,9 @@ class LoopHooks:
     def __init__(self, session: AgentSession) -> None:
         self._session = session
         self._compacted_after: CompletedTurn | None = None
+        self._conversions = ConversionCache()
+        """The providers' per-message conversions, sound because every request is built from the runner's
+        checked copies (``_transform_context``)."""
 
     def config(self) -> LoopConfig:
         session = self._session
@@ -62,6 +66,7 @@ class LoopHooks:
             prepare_next_turn=self._prepare_next_turn,
             should_stop_after_turn=self._should_stop_after_turn,
             tool_context=session.context,
+            conversion_cache=self._conversions,
         )
 
     def _stream_options(self, model: Model) -> StreamOptions:
@@ -77,12 +82,14 @@ class LoopHooks:
         self, messages: list[AgentMessage], signal: AbortSignal
     ) -> list[AgentMessage]:
         """The ``context`` handlers' output; an abort never waits on them (``RunController.unless_aborted``):
-        the run then ends as aborted without a request."""
+        the run then ends as aborted without a request. Either way the request is built from the runner's
+        copies, never from the stored messages (which is what makes ``conversion_cache`` sound)."""
         session = self._session
-        if not session.runner.has_handlers("context"):
-            return messages
-        result = await session.run.unless_aborted(session.runner.emit_context(messages), signal, "context")
-        return messages if result is None else result
+        runner = session.runner
+        if not runner.has_handlers("context"):
+            return runner.context_copies(messages)
+        result = await session.run.unless_aborted(runner.emit_context(messages), signal, "context")
+        return runner.context_copies(messages) if result is None else result
 
     async def _before_tool_call(
         self, message: AssistantMessage, call: ToolCall, args: Any, ctx: AgentContext

@@ -147,54 +147,91 @@ def _assistant_blocks(content: list[AssistantContent], allow_empty_signature: bo
     return blocks
 
 
+_NOTHING: dict[str, Any] = {}
+"""The cached conversion of a message that sends nothing (blank text); never sent, never changed."""
+
+
+def _convert_message(msg: UserMessage | AssistantMessage, allow_empty_signature: bool) -> dict[str, Any]:
+    """One user or assistant turn, or ``_NOTHING`` when it has nothing to send."""
+    if isinstance(msg, UserMessage):
+        if isinstance(msg.content, str):
+            if msg.content.strip():
+                return {"role": "user", "content": sanitize_text(msg.content)}
+            return _NOTHING
+        blocks = _user_blocks(msg.content)
+        return {"role": "user", "content": blocks} if blocks else _NOTHING
+    blocks = _assistant_blocks(msg.content, allow_empty_signature)
+    return {"role": "assistant", "content": blocks} if blocks else _NOTHING
+
+
+def _convert_result(result: ToolResultMessage) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": result.tool_call_id,
+        "content": _tool_result_content(result.content),
+        "is_error": result.is_error,
+    }
+
+
 def convert_messages(
     model: Model,
     context: Context,
     cache_control: dict[str, Any] | None = None,
     compat: ModelCompat | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``messages`` array after the standard repairs; consecutive tool results share one user turn."""
+    """The ``messages`` array after the standard repairs; consecutive tool results share one user turn.
+
+    With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
+    object comes back (the dicts are shared with earlier requests, so nothing here changes them)."""
     compat = compat if compat is not None else resolve_compat(model)
-    messages = transform_messages(context.messages, model, _normalize_id)
-    out: list[dict[str, Any]] = []
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        if isinstance(msg, UserMessage):
-            if isinstance(msg.content, str):
-                if msg.content.strip():
-                    out.append({"role": "user", "content": sanitize_text(msg.content)})
-            else:
-                blocks = _user_blocks(msg.content)
-                if blocks:
-                    out.append({"role": "user", "content": blocks})
-        elif isinstance(msg, AssistantMessage):
-            blocks = _assistant_blocks(msg.content, bool(compat.allow_empty_signature))
-            if blocks:
-                out.append({"role": "assistant", "content": blocks})
-        else:
-            results: list[dict[str, Any]] = []
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
-                result = messages[i]
-                assert isinstance(result, ToolResultMessage)
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": result.tool_call_id,
-                        "content": _tool_result_content(result.content),
-                        "is_error": result.is_error,
-                    }
-                )
-                i += 1
-            i -= 1
-            out.append({"role": "user", "content": results})
-        i += 1
+    allow_empty = bool(compat.allow_empty_signature)
+    cache = context.conversion_cache
+    messages = transform_messages(context.messages, model, _normalize_id, cache)
+    key = ("anthropic-messages", model.api, model.provider, model.id, allow_empty)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    out: list[dict[str, Any]]
+    if resumed is not None:
+        start, (done, after_result) = resumed
+        out = list(done)
+    else:
+        start, out, after_result = 0, [], False
+    group: list[dict[str, Any]] | None = None
+    """The content of the open user turn of tool results, once this request owns it."""
+    for msg in messages[start:] if start else messages:
+        if isinstance(msg, ToolResultMessage):
+            block = scope.get(msg) if scope is not None else None
+            if block is None:
+                block = _convert_result(msg)
+                if scope is not None:
+                    scope.put(msg, block)
+            if not after_result:
+                group = [block]
+                out.append({"role": "user", "content": group})
+            elif group is not None:
+                group.append(block)
+            else:  # a turn the last request built (shared with it): extended as a copy
+                group = [*out[-1]["content"], block]
+                out[-1] = {"role": "user", "content": group}
+            after_result = True
+            continue
+        after_result, group = False, None
+        entry = scope.get(msg) if scope is not None else None
+        if entry is None:
+            entry = _convert_message(msg, allow_empty)
+            if scope is not None:
+                scope.put(msg, entry)
+        if entry is not _NOTHING:
+            out.append(entry)
+    if cache is not None:
+        cache.checkpoint(key, messages, (list(out), after_result))
     if cache_control and out and out[-1]["role"] == "user":
-        last = out[-1]
+        last = out[-1] = dict(out[-1])  # a copy: the cached turn and its blocks are shared
         if isinstance(last["content"], str):
             last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache_control}]
         elif last["content"]:
-            last["content"][-1]["cache_control"] = cache_control
+            content = last["content"] = list(last["content"])
+            content[-1] = {**content[-1], "cache_control": cache_control}
     return out
 
 

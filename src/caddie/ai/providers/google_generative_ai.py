@@ -37,7 +37,7 @@ from caddie.ai.messages import (
 from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer
 from caddie.ai.providers.cost import finish_usage
-from caddie.ai.providers.request import sanitize_text
+from caddie.ai.providers.request import encode_body, sanitize_text
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache
@@ -195,27 +195,74 @@ def _clean_id(tool_call_id: str, model: Model, _source: AssistantMessage) -> str
     return re.sub(r"[^a-zA-Z0-9_-]", "_", tool_call_id)[:64]
 
 
+_NOTHING: dict[str, Any] = {}
+"""The cached conversion of a message that sends nothing; never sent, never changed."""
+
+
+def _convert_message(msg: UserMessage | AssistantMessage, model: Model) -> dict[str, Any]:
+    if isinstance(msg, UserMessage):
+        if isinstance(msg.content, str):
+            return {"role": "user", "parts": [{"text": sanitize_text(msg.content)}]}
+        return {"role": "user", "parts": _user_parts(msg.content)} if msg.content else _NOTHING
+    parts = _model_parts(msg, model)
+    return {"role": "model", "parts": parts} if parts else _NOTHING
+
+
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
-    contents: list[dict[str, Any]] = []
-    for msg in transform_messages(context.messages, model, _clean_id):
-        if isinstance(msg, UserMessage):
-            if isinstance(msg.content, str):
-                contents.append({"role": "user", "parts": [{"text": sanitize_text(msg.content)}]})
-            elif msg.content:
-                contents.append({"role": "user", "parts": _user_parts(msg.content)})
-        elif isinstance(msg, AssistantMessage):
-            parts = _model_parts(msg, model)
-            if parts:
-                contents.append({"role": "model", "parts": parts})
-        elif isinstance(msg, ToolResultMessage):
-            contents += _function_response(msg, model, contents)
+    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``).
+
+    With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
+    object comes back (the cached dicts are shared between requests, so nothing here changes them)."""
+    cache = context.conversion_cache
+    key = ("google-generative-ai", model.api, model.provider, model.id, model.supports_images)
+    messages = transform_messages(context.messages, model, _clean_id, cache)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    contents: list[dict[str, Any]]
+    if resumed is not None:  # the last request's contents for the same first messages (a checkpoint)
+        start, (done, open_group) = resumed
+        contents = list(done)
+    else:
+        start, contents, open_group = 0, [], False
+    group: list[dict[str, Any]] | None = None
+    """The parts of the open user turn of function responses (all of one turn's responses travel
+    together), once this request owns it; ``open_group``: ``contents[-1]`` is such a turn."""
+    for msg in messages[start:] if start else messages:
+        converted = scope.get(msg) if scope is not None else None
+        if isinstance(msg, ToolResultMessage):
+            if converted is None:
+                converted = _function_response(msg, model)
+                if scope is not None:
+                    scope.put(msg, converted)
+            part, image_turn = converted
+            if not open_group:
+                group = [part]
+                contents.append({"role": "user", "parts": group})
+            elif group is not None:
+                group.append(part)
+            else:  # a turn the last request built (shared with it): extended as a copy
+                group = [*contents[-1]["parts"], part]
+                contents[-1] = {"role": "user", "parts": group}
+            open_group = True
+            if image_turn is not None:
+                contents.append(image_turn)
+                group, open_group = None, False
+            continue
+        if converted is None:
+            converted = _convert_message(msg, model)
+            if scope is not None:
+                scope.put(msg, converted)
+        if converted is not _NOTHING:
+            contents.append(converted)
+            group, open_group = None, False
+    if cache is not None:
+        cache.checkpoint(key, messages, (list(contents), open_group))
     return contents
 
 
-def _function_response(
-    msg: ToolResultMessage, model: Model, contents: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _function_response(msg: ToolResultMessage, model: Model) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``functionResponse`` part for one result, and the user turn carrying its images if they do not
+    travel inside it."""
     text = "\n".join(b.text for b in msg.content if isinstance(b, TextContent))
     images = [b for b in msg.content if isinstance(b, ImageContent)] if model.supports_images else []
     value = sanitize_text(text) if text else "(see attached image)" if images else ""
@@ -229,16 +276,8 @@ def _function_response(
         response["parts"] = image_parts
     if requires_tool_call_id(model.id):
         response["id"] = msg.tool_call_id
-    part = {"functionResponse": response}
-    added: list[dict[str, Any]] = []
-    last = contents[-1] if contents else None
-    if last is not None and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
-        last["parts"].append(part)  # all function responses of one turn travel together
-    else:
-        added.append({"role": "user", "parts": [part]})
-    if images and not nested:
-        added.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
-    return added
+    image_turn = {"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]}
+    return {"functionResponse": response}, image_turn if images and not nested else None
 
 
 def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
@@ -469,7 +508,7 @@ class _GeminiStream:
 
     async def __anext__(self) -> Any:
         try:
-            response = await self._chunks.__anext__()
+            chunk = await self._chunks.__anext__()
         except StopAsyncIteration:
             raise
         except Exception as exc:
@@ -477,23 +516,40 @@ class _GeminiStream:
             if converted is exc:
                 raise
             raise converted from exc
-        return json.loads(response.body) if response.body else {}
+        return chunk
 
     async def close(self) -> None:
         await self._chunks.aclose()
 
 
-async def post_stream(client: Any, model_id: str, params: dict[str, Any]) -> _GeminiStream:
-    """POST ``params`` to ``models/<id>:streamGenerateContent`` through the SDK's API client."""
+async def post_stream(client: Any, model_id: str, params: dict[str, Any] | bytes) -> _GeminiStream:
+    """POST the body to ``models/<id>:streamGenerateContent`` through the SDK's API client (its URL,
+    headers, retries, SSE decoding and error classes) as the bytes caddie serialised: given a dict, the
+    client's request path serialises it again with ``json.dumps``, which costs time linear in the
+    conversation on every turn (a fifth of a 2,000-message turn)."""
+    from google.genai import errors
+
+    api = client._api_client
     path = f"models/{model_id}:streamGenerateContent?alt=sse"
     try:
-        chunks = await client._api_client.async_request_streamed("post", path, params)
+        request = api._build_request("post", path, {}, None)
+        request.data = params if isinstance(params, bytes) else encode_body(params)
+        response = await api._async_request(http_request=request, stream=True)
     except Exception as exc:
         converted = _converted(exc)
         if converted is exc:
             raise
         raise converted from exc
-    return _GeminiStream(chunks)
+
+    async def chunks() -> AsyncIterator[Any]:
+        async for chunk in response:
+            if isinstance(chunk, dict) and next(iter(chunk), None) == "error":  # as the SDK's own stream
+                error = chunk["error"]
+                code: Any = error.get("code") if isinstance(error, dict) else None
+                await errors.APIError.raise_error_async(code, chunk, response)
+            yield chunk
+
+    return _GeminiStream(chunks())
 
 
 def make_client(base_url: str, api_key: str, headers: dict[str, str], idle: float) -> Any:

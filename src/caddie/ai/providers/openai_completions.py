@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import msgspec
+
 from caddie.ai.catalogue import missing_key_text
 from caddie.ai.messages import (
     AssistantContent,
@@ -122,19 +124,71 @@ def _image_part(block: ImageContent) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}}
 
 
+_NOTHING: dict[str, Any] = {}
+"""The cached conversion of a message that sends nothing; never sent, never changed."""
+
+
+def _convert_user(msg: UserMessage) -> dict[str, Any]:
+    if isinstance(msg.content, str):
+        return {"role": "user", "content": sanitize_text(msg.content)}
+    parts = [
+        {"type": "text", "text": sanitize_text(b.text)} if isinstance(b, TextContent) else _image_part(b)
+        for b in msg.content
+    ]
+    return {"role": "user", "content": parts} if parts else _NOTHING
+
+
+def _convert_result(
+    result: ToolResultMessage, model: Model, compat: ModelCompat
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``tool`` message for one result, and the image parts that follow the results as a user turn."""
+    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    has_images = any(isinstance(b, ImageContent) for b in result.content)
+    content = text if text else "(see attached image)" if has_images else "(no tool output)"
+    tool_msg: dict[str, Any] = {
+        "role": "tool",
+        "content": sanitize_text(content),
+        "tool_call_id": result.tool_call_id,
+    }
+    if compat.requires_tool_result_name and result.tool_name:
+        tool_msg["name"] = result.tool_name
+    images = (
+        [_image_part(b) for b in result.content if isinstance(b, ImageContent)]
+        if has_images and model.supports_images
+        else []
+    )
+    return tool_msg, images
+
+
+def _cache_key(model: Model, compat: ModelCompat) -> tuple[object, ...]:
+    """What a message's conversion depends on besides the message."""
+    flags = (model.reasoning, model.supports_images, msgspec.msgpack.encode(compat))
+    return ("openai-completions", model.api, model.provider, model.id, *flags)
+
+
 def convert_messages(
     model: Model, context: Context, compat: ModelCompat | None = None
 ) -> list[dict[str, Any]]:
-    """The ``messages`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
+    """The ``messages`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``).
+
+    With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
+    object comes back (not when OpenRouter's cache markers are added: they change the messages in place)."""
     compat = compat if compat is not None else resolve_compat(model)
-    messages = transform_messages(context.messages, model, _normalize_id)
+    cache = context.conversion_cache
+    messages = transform_messages(context.messages, model, _normalize_id, cache)
+    scope = (
+        cache.scope(_cache_key(model, compat))
+        if cache is not None and compat.cache_control_format is None
+        else None
+    )
     out: list[dict[str, Any]] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
     last_role: str | None = None
     i = 0
-    while i < len(messages):
+    n = len(messages)
+    while i < n:
         msg = messages[i]
         if (
             compat.requires_assistant_after_tool_result
@@ -142,44 +196,20 @@ def convert_messages(
             and isinstance(msg, UserMessage)
         ):
             out.append({"role": "assistant", "content": "I have processed the tool results."})
-        if isinstance(msg, UserMessage):
-            if isinstance(msg.content, str):
-                out.append({"role": "user", "content": sanitize_text(msg.content)})
-            else:
-                parts = [
-                    {"type": "text", "text": sanitize_text(b.text)}
-                    if isinstance(b, TextContent)
-                    else _image_part(b)
-                    for b in msg.content
-                ]
-                if parts:
-                    out.append({"role": "user", "content": parts})
-            last_role = "user"
-        elif isinstance(msg, AssistantMessage):
-            converted = _convert_assistant(msg, model, compat)
-            if converted is not None:
-                out.append(converted)
-            last_role = "assistant"
-        else:
+        if isinstance(msg, ToolResultMessage):
             images: list[dict[str, Any]] = []
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+            while i < n:
                 result = messages[i]
-                assert isinstance(result, ToolResultMessage)
-                text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-                has_images = any(isinstance(b, ImageContent) for b in result.content)
-                content = text if text else "(see attached image)" if has_images else "(no tool output)"
-                tool_msg: dict[str, Any] = {
-                    "role": "tool",
-                    "content": sanitize_text(content),
-                    "tool_call_id": result.tool_call_id,
-                }
-                if compat.requires_tool_result_name and result.tool_name:
-                    tool_msg["name"] = result.tool_name
-                out.append(tool_msg)
-                if has_images and model.supports_images:
-                    images += [_image_part(b) for b in result.content if isinstance(b, ImageContent)]
+                if not isinstance(result, ToolResultMessage):
+                    break
+                converted = scope.get(result) if scope is not None else None
+                if converted is None:
+                    converted = _convert_result(result, model, compat)
+                    if scope is not None:
+                        scope.put(result, converted)
+                out.append(converted[0])
+                images += converted[1]
                 i += 1
-            i -= 1
             if images:
                 if compat.requires_assistant_after_tool_result:
                     out.append({"role": "assistant", "content": "I have processed the tool results."})
@@ -192,6 +222,18 @@ def convert_messages(
                 last_role = "user"
             else:
                 last_role = "toolResult"
+            continue
+        entry = scope.get(msg) if scope is not None else None
+        if entry is None:
+            if isinstance(msg, UserMessage):
+                entry = _convert_user(msg)
+            else:
+                entry = _convert_assistant(msg, model, compat) or _NOTHING
+            if scope is not None:
+                scope.put(msg, entry)
+        if entry is not _NOTHING:
+            out.append(entry)
+        last_role = "user" if isinstance(msg, UserMessage) else "assistant"
         i += 1
     return out
 

@@ -20,6 +20,7 @@ and reasoning tokens. The body is serialised once by caddie and posted through t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -33,11 +34,11 @@ from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
     ImageContent,
+    LlmMessage,
     StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
-    ToolResultMessage,
     Usage,
     UserContent,
     UserMessage,
@@ -114,13 +115,18 @@ def _id_part(part: str) -> str:
 
 
 def tool_call_id_normalizer(model: Model, providers: frozenset[str]) -> Any:
-    """Pi's mapping of another model's tool-call ids to ones the Responses API accepts."""
+    """Pi's mapping of another model's tool-call ids to ones the Responses API accepts (one function per
+    provider, API and provider set, so a conversion cache can key on it)."""
+    return _normalizer(model.provider, model.api, providers)
 
+
+@functools.lru_cache(maxsize=64)
+def _normalizer(provider: str, api: str, providers: frozenset[str]) -> Any:
     def normalize(tool_call_id: str, _target: Model, source: AssistantMessage) -> str:
-        if model.provider not in providers or "|" not in tool_call_id:
+        if provider not in providers or "|" not in tool_call_id:
             return _id_part(tool_call_id)
         call_id, _, item_id = tool_call_id.partition("|")
-        foreign = source.provider != model.provider or source.api != model.api
+        foreign = source.provider != provider or source.api != api
         item = f"fc_{short_hash(item_id)}"[:64] if foreign else _id_part(item_id)
         if not item.startswith("fc_"):
             item = _id_part(f"fc_{item}")
@@ -248,38 +254,58 @@ def convert_messages(
 ) -> list[dict[str, Any]]:
     """The ``input`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
     compat = compat if compat is not None else resolve_compat(model)
-    messages = transform_messages(context.messages, model, tool_call_id_normalizer(model, providers))
+    messages = transform_messages(
+        context.messages, model, tool_call_id_normalizer(model, providers), context.conversion_cache
+    )
     out: list[dict[str, Any]] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role is not False else "system"
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
-    msg_index = 0
-    for msg in messages:
-        if isinstance(msg, UserMessage):
-            if isinstance(msg.content, str):
-                out.append(
-                    {"role": "user", "content": [{"type": "input_text", "text": sanitize_text(msg.content)}]}
-                )
-            else:
-                parts = _input_content(msg.content)
-                if not parts:
-                    continue
-                out.append({"role": "user", "content": parts})
-        elif isinstance(msg, AssistantMessage):
-            items = _assistant_items(msg, model, msg_index)
-            if not items:
-                continue
-            out += items
-        elif isinstance(msg, ToolResultMessage):
-            out.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": msg.tool_call_id.partition("|")[0],
-                    "output": _tool_output(model, msg.content),
-                }
-            )
+    cache = context.conversion_cache
+    key = ("openai-responses", model.api, model.provider, model.id, model.supports_images, providers)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
+    items_out: list[dict[str, Any]]
+    if resumed is not None:  # the last request's items for the same first messages (a checkpoint)
+        start, (done, msg_index) = resumed
+        items_out = list(done)
+    else:
+        start, items_out, msg_index = 0, [], 0
+    for msg in messages[start:] if start else messages:
+        hit = scope.get(msg) if scope is not None else None
+        if hit is not None and hit[0] == msg_index:
+            items: list[dict[str, Any]] = hit[1]
+        else:
+            items = _message_items(msg, model, msg_index)
+            if scope is not None:
+                scope.put(msg, (msg_index, items))
+        if not items:
+            continue
+        items_out += items
         msg_index += 1
+    if cache is not None:
+        cache.checkpoint(key, messages, (list(items_out), msg_index))
+    out += items_out
     return out
+
+
+def _message_items(msg: LlmMessage, model: Model, msg_index: int) -> list[dict[str, Any]]:
+    """The input items of one message (none for one with nothing to send); ``msg_index`` counts the
+    messages before it that sent something."""
+    if isinstance(msg, UserMessage):
+        if isinstance(msg.content, str):
+            return [{"role": "user", "content": [{"type": "input_text", "text": sanitize_text(msg.content)}]}]
+        parts = _input_content(msg.content)
+        return [{"role": "user", "content": parts}] if parts else []
+    if isinstance(msg, AssistantMessage):
+        return _assistant_items(msg, model, msg_index)
+    return [
+        {
+            "type": "function_call_output",
+            "call_id": msg.tool_call_id.partition("|")[0],
+            "output": _tool_output(model, msg.content),
+        }
+    ]
 
 
 def convert_tools(tools: list[Tool], compat: ModelCompat) -> list[dict[str, Any]]:

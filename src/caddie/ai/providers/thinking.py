@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from caddie.ai.messages import AssistantMessage
+from caddie.ai.messages import AssistantMessage, LlmMessage
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ThinkingLevel
-from caddie.ai.tokens import context_tokens_of_usage, estimate_message_tokens, estimate_request_tokens
+from caddie.ai.tokens import (
+    content_chars,
+    context_tokens_of_usage,
+    estimate_message_tokens,
+    estimate_request_tokens,
+)
 
 THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_ANSWER_TOKENS = 1024
@@ -53,7 +58,8 @@ def thinking_budget(level: ThinkingLevel) -> int:
 def context_tokens(context: Context) -> int:
     """What the request will hold, as Pi estimates it: the last reported usage plus estimates of the
     messages after it (only the tail is walked, so the cost does not grow with the conversation); the
-    whole request by characters when no usage was reported yet."""
+    whole request by characters when no usage was reported yet (each message's count then kept in
+    ``context.conversion_cache``, when there is one)."""
     messages = context.messages
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
@@ -65,7 +71,19 @@ def context_tokens(context: Context) -> int:
             return context_tokens_of_usage(message.usage) + sum(
                 estimate_message_tokens(m) for m in messages[index + 1 :]
             )
-    return estimate_request_tokens(context)
+    cache = context.conversion_cache
+    if cache is None:
+        return estimate_request_tokens(context)
+    scope = cache.scope("content-chars")
+
+    def chars_of(message: LlmMessage) -> int:
+        n: int | None = scope.get(message)
+        if n is None:
+            n = content_chars(message)
+            scope.put(message, n)
+        return n
+
+    return estimate_request_tokens(context, chars_of)
 
 
 def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:

@@ -168,7 +168,7 @@ def turn_end_metric_handler(m: Mulligan, event: TurnEndEvent, ctx: ExtensionCont
         if not config.enabled or not config.nudges.per_turn_drift:
             return
         if rt.last_filtered is not None:
-            now = estimate_agent_tokens(rt.last_filtered)
+            now = rt.agent_tokens.estimate(rt.last_filtered)
         else:
             usage = ctx.get_context_usage()
             now = usage.tokens if usage is not None and usage.tokens is not None else 0

@@ -7,10 +7,19 @@ a marker in the session file. A runtime is recreated on every ``session_start`` 
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caddie.extensions.api import AgentMessage, ExtensionAPI, ExtensionContext, Utf16TokenCounter
+from caddie.extensions.api import (
+    AgentMessage,
+    ExtensionAPI,
+    ExtensionContext,
+    UserMessage,
+    Utf16TokenCounter,
+    estimate_message_tokens_utf16,
+)
 from caddie.extensions.bundled.mulligan.config import MulliganConfig
 from caddie.extensions.bundled.mulligan.log import DebugLog
 from caddie.extensions.bundled.mulligan.markers import MarkerIndex, MarkerWriter
@@ -24,6 +33,50 @@ class BloatHit:
 
     def to_json(self) -> dict[str, Any]:
         return {"toolName": self.tool_name, "approxTokens": self.approx_tokens}
+
+
+class AgentTokenMemo:
+    """``estimate_agent_tokens`` for the turn-end metric, remembering each message's estimate by identity.
+
+    The view counted at each turn end is the one the filter returned, made of the host's copies of the
+    session's messages, and the host hands out the same copy again only while it is unchanged (anything a
+    handler changed or made arrives as a new object): so a message seen again is counted from the memo. The
+    memo holds its messages (an id is not reused while remembered) and keeps only the last call's.
+    """
+
+    __slots__ = ("_last", "_seen", "_total")
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[AgentMessage, int]] = {}
+        self._last: list[AgentMessage] = []
+        self._total = 0
+
+    def estimate(self, messages: Sequence[AgentMessage]) -> int:
+        last = self._last
+        k = len(last)
+        if 0 < k <= len(messages) and False not in map(operator.is_, messages, last):
+            # The usual turn end: the last call's very messages and some new ones (one identity pass in C).
+            seen = self._seen
+            total = self._total
+            for m in messages[k:]:
+                if not isinstance(m, UserMessage):
+                    n = estimate_message_tokens_utf16(m)
+                    seen[id(m)] = (m, n)
+                    total += n
+        else:
+            old = self._seen
+            seen = {}
+            total = 0
+            for m in messages:
+                if isinstance(m, UserMessage):
+                    continue
+                hit = old.get(id(m))
+                n = hit[1] if hit is not None and hit[0] is m else estimate_message_tokens_utf16(m)
+                seen[id(m)] = (m, n)
+                total += n
+            self._seen = seen
+        self._last, self._total = list(messages), total
+        return total
 
 
 @dataclass(slots=True)
@@ -48,6 +101,8 @@ class SessionRuntime:
     """The branch's retained tail, indexed incrementally by the filter."""
     tokens: Utf16TokenCounter = field(default_factory=Utf16TokenCounter, compare=False, repr=False)
     """Token estimates for the per-inference path."""
+    agent_tokens: AgentTokenMemo = field(default_factory=AgentTokenMemo, compare=False, repr=False)
+    """The turn-end metric's per-message estimates."""
 
     def next_seq(self) -> int:
         self.seq += 1
