@@ -31,7 +31,7 @@ from caddie.ai.providers.openai_responses import (
     resolve_compat,
 )
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
-from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.providers.transport import ClientCache, openai_client_factory
 from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent
 
 API = "azure-openai-responses"
@@ -89,8 +89,6 @@ class AzureOpenAIResponsesProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from openai import AsyncAzureOpenAI, DefaultAsyncHttpxClient
-
         output = new_output(model)
         output.api = API
         try:
@@ -120,15 +118,7 @@ class AzureOpenAIResponsesProvider:
                 always_cache_key=True,
             ),
             clients=_CLIENTS,
-            make_client=lambda key, hdrs, idle: AsyncAzureOpenAI(
-                api_key=key,
-                api_version=version,
-                base_url=base_url,
-                max_retries=options.max_retries,
-                default_headers=hdrs,
-                timeout=idle,
-                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
-            ),
+            make_client=openai_client_factory(base_url, options.max_retries, azure_api_version=version),
             create=lambda client, params: post_stream(client, "/responses", params),
         )
         async for event in events:

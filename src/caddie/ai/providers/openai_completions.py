@@ -42,7 +42,7 @@ from caddie.ai.providers.request import (
 )
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level, thinking_budget
-from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.providers.transport import ClientCache, openai_client_factory
 from caddie.ai.stream_events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -647,8 +647,6 @@ class OpenAICompletionsProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
-
         output = new_output(model)
         headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
         api_key = options.api_key
@@ -665,14 +663,7 @@ class OpenAICompletionsProvider:
             missing_key_text=_missing_key_text(model),
             build_params=lambda: build_params(model, context, options, compat),
             clients=_CLIENTS,
-            make_client=lambda key, hdrs, idle: AsyncOpenAI(
-                api_key=key,
-                base_url=model.base_url,
-                max_retries=options.max_retries,
-                default_headers=hdrs,
-                timeout=idle,
-                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
-            ),
+            make_client=openai_client_factory(model.base_url, options.max_retries),
             create=lambda client, params: post_stream(client, "/chat/completions", params),
         )
         async for event in events:

@@ -56,7 +56,7 @@ from caddie.ai.providers.request import (
 )
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
-from caddie.ai.providers.transport import ClientCache, redirect_hooks
+from caddie.ai.providers.transport import ClientCache, openai_client_factory
 from caddie.ai.stream_events import (
     AssistantMessageEvent,
     TextDeltaEvent,
@@ -675,8 +675,6 @@ class OpenAIResponsesProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
-        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
-
         output = new_output(model)
         compat = resolve_compat(model)
         headers = {"User-Agent": "caddie", **(model.headers or {})}
@@ -698,14 +696,7 @@ class OpenAIResponsesProvider:
             missing_key_text=missing_key_text(model.provider),
             build_params=lambda: build_params(model, context, options, compat),
             clients=_CLIENTS,
-            make_client=lambda key, hdrs, idle: AsyncOpenAI(
-                api_key=key,
-                base_url=model.base_url,
-                max_retries=options.max_retries,
-                default_headers=hdrs,
-                timeout=idle,
-                http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
-            ),
+            make_client=openai_client_factory(model.base_url, options.max_retries),
             create=lambda client, params: post_stream(client, "/responses", params),
         )
         async for event in events:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from caddie.ai.abort import AbortSignal
@@ -72,6 +72,32 @@ async def refuse_cross_origin_redirects(response: Any) -> None:
 def redirect_hooks() -> dict[str, list[Any]]:
     """``event_hooks`` for an SDK's httpx client (see ``refuse_cross_origin_redirects``)."""
     return {"response": [refuse_cross_origin_redirects]}
+
+
+def openai_client_factory(
+    base_url: str | None, max_retries: int, *, azure_api_version: str | None = None
+) -> Callable[[str | None, dict[str, str], Any], Any]:
+    """``make_client`` for ``stream_via_sdk`` on an OpenAI-protocol endpoint: an ``AsyncOpenAI`` (or, with
+    ``azure_api_version``, an ``AsyncAzureOpenAI``) with the key, headers, retries and idle timeout, on an
+    httpx client that refuses cross-origin redirects. The SDK is imported when a client is made."""
+
+    def make(key: str | None, headers: dict[str, str], idle: Any) -> Any:
+        import openai
+
+        where: dict[str, Any] = {"base_url": base_url}
+        if azure_api_version is not None:
+            where["api_version"] = azure_api_version
+        sdk_class = openai.AsyncAzureOpenAI if azure_api_version is not None else openai.AsyncOpenAI
+        return sdk_class(
+            api_key=key,
+            max_retries=max_retries,
+            default_headers=headers,
+            timeout=idle,
+            http_client=openai.DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
+            **where,
+        )
+
+    return make
 
 
 class ClientCache:
