@@ -54,10 +54,10 @@ from caddie.session.store import (
     latest_session_file,
     list_sessions,
 )
+from caddie.session.store import _summarize_file as summarize_session_file
 
 if TYPE_CHECKING:
     from caddie.runtime.factory import SessionBuild
-from caddie.session.store import _summarize_file as summarize_session_file
 
 
 class InspectError(Exception):
