@@ -840,6 +840,7 @@ class _Server(ThreadingHTTPServer):
     def get_request(self) -> tuple[socket.socket, Any]:
         conn, addr = super().get_request()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.owner.connections += 1
         return conn, addr
 
 
@@ -860,6 +861,8 @@ class _Handler(BaseHTTPRequestHandler):
                 body = None
         elif body_bytes:  # benchmarks: no parsing of megabytes of JSON; every agent streams
             body = {"stream": True}
+            if b'"include_usage":true' in body_bytes:  # Chat Completions clients that ask for usage get it
+                body["stream_options"] = {"include_usage": True}
         path = self.path.split("?", 1)[0]
         api = (
             "openai"
@@ -913,11 +916,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
+        keep_alive = self.server.owner.keep_alive
+        if not keep_alive:
+            self.send_header("Connection", "close")
         for k, v in reply.headers.items():
             self.send_header(k, v)
         self.end_headers()
-        self.close_connection = True
+        self.close_connection = not keep_alive
         stop = self.server.owner._stop
         try:
             for n, event in enumerate(events):
@@ -1092,7 +1097,13 @@ class FakeLLM:
         openai_models: list[str] | None = None,
         default_reply: ReplySource | None = None,
         parse_bodies: bool = True,
+        keep_alive: bool = False,
     ) -> None:
+        self.keep_alive = keep_alive
+        self.connections = 0
+        """TCP connections accepted so far."""
+        """True: streamed replies keep the connection open for the next request, as real APIs do
+        (benchmarks); False (tests): every stream ends its connection."""
         self.parse_bodies = parse_bodies
         """False: request bodies are kept raw and every request is answered as a stream (benchmarks)."""
         self.ollama_models = ollama_models

@@ -31,6 +31,22 @@ from caddie.ai.stream_events import (
     ToolCallEndEvent,
 )
 
+DRAIN_S = 0.1
+"""How long a stream whose final event has arrived may take to end its body."""
+
+
+async def _drain(sdk_stream: Any) -> None:
+    """Read the rest of a stream whose reply is complete: normally only the end of the body, already
+    received. A connection read to its end goes back to the pool, so the next request skips a new TCP (and
+    TLS) handshake; one closed early is dropped. A server that keeps the stream open after its final event
+    gets ``DRAIN_S``, then the connection is dropped as before; whatever it still says is ignored."""
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in sdk_stream:
+                pass
+    except Exception:  # late garbage, a reset, the timeout: the reply is already whole
+        pass
+
 
 def new_output(model: Model) -> AssistantMessage:
     return AssistantMessage(
@@ -156,6 +172,7 @@ async def stream_via_sdk(
             else:
                 idle_chunks += 1
             if assembler.complete():
+                await _drain(sdk_stream)
                 break
         if guard.aborted:
             raise Aborted()
