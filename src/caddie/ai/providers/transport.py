@@ -140,19 +140,27 @@ class StreamGuard:
 
     ``await guard.run(x)`` returns ``x``'s result, raises ``Aborted`` at once when the signal fires (the
     pending read is cancelled, which closes the HTTP stream) and ``Stalled`` when ``x`` takes longer than
-    the idle timeout.
+    the idle timeout. ``x`` runs in the caller's task (no task per chunk): an abort cancels that task only
+    while it waits in ``run``; one that fires in between is seen by the next ``run``.
     """
 
     def __init__(self, signal: AbortSignal | None, idle_timeout_s: float | None) -> None:
         self.idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
         self._loop = asyncio.get_running_loop()
-        self._abort: asyncio.Future[None] = self._loop.create_future()
+        self._aborted = False
+        self._waiting: asyncio.Task[Any] | None = None
+        """The task waiting in ``run``, which an abort cancels."""
+        self._cancelled_by_abort = False
         self._remove = signal.add_listener(self._on_abort) if signal is not None else None
 
     def _on_abort(self) -> None:
         def fire() -> None:
-            if not self._abort.done():
-                self._abort.set_result(None)
+            if self._aborted:
+                return
+            self._aborted = True
+            if self._waiting is not None:
+                self._cancelled_by_abort = True
+                self._waiting.cancel()
 
         try:
             self._loop.call_soon_threadsafe(fire)
@@ -161,33 +169,36 @@ class StreamGuard:
 
     @property
     def aborted(self) -> bool:
-        return self._abort.done()
+        return self._aborted
 
     async def run(self, awaitable: Awaitable[T], timeout_s: float | None = None) -> T:
         """``awaitable``'s result; ``Stalled`` after ``timeout_s`` (default: the idle timeout)."""
         limit = timeout_s if timeout_s is not None else self.idle_timeout_s
-        if self._abort.done():
+        if self._aborted:
             if asyncio.iscoroutine(awaitable):
                 awaitable.close()
             raise Aborted()
-        task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
-        waiting: set[asyncio.Future[Any]] = {task, self._abort}
+        task = asyncio.current_task()
+        assert task is not None
+        self._waiting = task
+        deadline = asyncio.timeout(limit)
         try:
-            done, _ = await asyncio.wait(waiting, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:  # our caller was cancelled: do not leave the read running
-            task.cancel()
+            async with deadline:
+                return await awaitable
+        except asyncio.CancelledError:
+            if self._cancelled_by_abort:
+                self._cancelled_by_abort = False
+                task.uncancel()
+                raise Aborted() from None
             raise
-        if task in done:
-            return task.result()
-        task.cancel()
-        await asyncio.wait({task}, timeout=1.0)
-        if self._abort.done():
-            raise Aborted()
-        raise Stalled(limit or 0.0)
+        except TimeoutError:
+            if deadline.expired():
+                raise Stalled(limit or 0.0) from None
+            raise
+        finally:
+            self._waiting = None
 
     def close(self) -> None:
         if self._remove is not None:
             self._remove()
             self._remove = None
-        if not self._abort.done():
-            self._abort.cancel()
