@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
-from caddie.ai.providers.preload import start_provider_preload
+from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
 from caddie.extensions.api import FlagSpec
@@ -45,6 +45,7 @@ from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
+from caddie.tools.validation import DEFERRED_MODULES
 
 
 @dataclass
@@ -270,7 +271,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     if model is None and not (request.read_only and request.model is None):  # views never probe for a model
         model = resolve_model(registry, settings, request.model, request.require_model)
     if not request.read_only:  # its SDK imports in a worker thread while the rest is set up
-        start_provider_preload(model)
+        import_later(DEFERRED_MODULES, after=start_provider_preload(model))
     if (
         request.thinking is None
         and restored is not None

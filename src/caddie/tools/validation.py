@@ -33,6 +33,11 @@ UNKNOWN_VALIDATION_ERROR = "Unknown validation error"
 MAX_ERRORS = 8
 
 
+DEFERRED_MODULES = ("caddie.tools.conversion", "caddie.tools.schema_check")
+"""Imported on the first tool call (``jsonschema`` takes ~80 ms); a session imports them in the background
+beforehand (``caddie.ai.providers.preload.import_later``)."""
+
+
 class ToolArgumentError(Exception):
     """Arguments a tool cannot run with; ``str(error)`` is the exact result text for the model."""
 
@@ -60,7 +65,7 @@ def validate_arguments(tool: ToolDefinition, args: Any, *, prepare: bool = True)
         except Exception as exc:
             raise ToolArgumentError(str(exc)) from exc
 
-    # jsonschema takes ~50 ms to import: not on the path to the first frame, only to the first tool call
+    # DEFERRED_MODULES: not on the path to the first frame or the first request, only to the first tool call
     from caddie.tools.conversion import coerce_with_json_schema, normalize_optional_nulls, typebox_convert
     from caddie.tools.schema_check import error_line, is_valid, typebox_errors
 

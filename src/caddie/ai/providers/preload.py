@@ -305,6 +305,30 @@ def start_provider_preload(model: _HasApi | None, *, responsive: bool = False) -
     return preload(api, responsive=responsive) if isinstance(api, str) else None
 
 
+def import_later(modules: tuple[str, ...], after: Future[None] | None = None) -> None:
+    """Import ``modules`` in a daemon thread once ``after`` (an SDK preload) has finished: slow imports
+    that only a later step needs (the first tool call's argument validation imports ``jsonschema``, ~80
+    ms), kept off the event loop without competing with the SDK import the first request waits for.
+    Best effort: a module that fails here is imported (and fails) again where it is needed."""
+
+    def run() -> None:
+        if after is not None:
+            try:
+                after.result()
+            except BaseException:
+                pass  # the SDK's problem is reported by the request; these modules are independent
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+
+    try:
+        threading.Thread(target=run, name="preload-later", daemon=True).start()
+    except RuntimeError:  # no threads left: the modules are imported where they are needed
+        pass
+
+
 async def wait_preloaded(api: str) -> None:
     """Wait (without blocking the event loop) until ``api``'s SDK is imported; start that if needed."""
     future = _started.get(api)
