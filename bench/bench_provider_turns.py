@@ -8,7 +8,10 @@ Each run is one ``-p`` process continuing a session file (or a new one) of the g
 was written by the same model (so reasoning items, signatures and tool-call ids replay as they would), and
 then making ``--turns`` scripted ``read`` tool calls against a fake server that answers at once; the
 figure is the wall time between the first and the last request arriving at the server, per turn: what
-the harness (and the provider SDK) spends per turn, with the model's own time removed. Median of runs.
+the harness (and the provider SDK) spends per turn, with the model's own time removed. Two figures per
+run: the mean over all turns (the first turn's one-off work included: lazy imports, first-use set-up, a
+JIT warming up) and the median turn (the steady state). Median of runs. The fake server keeps connections
+alive between requests, as the real APIs do (the agents' HTTP clients reuse them).
 
 APIs: openai-completions, openai-responses, anthropic-messages, google-generative-ai (both agents);
 anthropic-bedrock and anthropic-vertex (caddie only: Pi speaks Bedrock's Converse API and Gemini on
@@ -19,6 +22,7 @@ Results go to docs/benchmarks.md by hand.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -137,7 +141,8 @@ def write_session(path: Path, api: str, size: int, cwd: Path) -> None:
 # One run
 
 
-def run_once(who: str, api: str, size: int, turns: int, work: Path, pi_dir: Path) -> float:
+def run_once(who: str, api: str, size: int, turns: int, work: Path, pi_dir: Path) -> tuple[float, float]:
+    """(mean, median) milliseconds per turn."""
     project = work / "project"
     project.mkdir(parents=True, exist_ok=True)
     (project / "small.txt").write_text("alpha\nbeta\ngamma\n")
@@ -145,7 +150,7 @@ def run_once(who: str, api: str, size: int, turns: int, work: Path, pi_dir: Path
     if size:
         write_session(session, api, size, project)
     base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "CADDIE_DIR"}
-    with fl.FakeLLM(parse_bodies=False) as llm:
+    with fl.FakeLLM(parse_bodies=False, keep_alive=True) as llm:
         arrivals: list[float] = []
 
         def reply(index: int) -> Any:
@@ -185,7 +190,8 @@ def run_once(who: str, api: str, size: int, turns: int, work: Path, pi_dir: Path
             raise RuntimeError(
                 f"{who} {api} {size}: exit {proc.returncode}, {len(arrivals)} requests\n{proc.stderr[-2000:]}"
             )
-    return (arrivals[-1] - arrivals[0]) * 1000 / turns
+    gaps = [(later - earlier) * 1000 for earlier, later in itertools.pairwise(arrivals)]
+    return (arrivals[-1] - arrivals[0]) * 1000 / turns, statistics.median(gaps)
 
 
 def cloud_env(api: str, llm: fl.FakeLLM, work: Path) -> dict[str, str]:
@@ -213,11 +219,14 @@ def main() -> None:
     pi_dir = Path(os.environ.get("CADDIE_PI_DIR") or ROOT / ".cache" / "pi")
     have_pi = not args.no_pi and (pi_dir / "node_modules" / "@earendil-works" / "pi-coding-agent").exists()
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"{'api':<22} {'session':>9} {'caddie ms/turn':>15} {'pi ms/turn':>11} {'ratio':>6}")
+    print(
+        f"{'api':<22} {'session':>9} {'caddie mean':>12} {'pi mean':>8} {'ratio':>6}"
+        f" {'caddie median':>14} {'pi median':>10} {'ratio':>6}"
+    )
     for api in args.apis.split(","):
         for size in sizes:
             agents = ("caddie", "pi") if have_pi and api in PI_APIS else ("caddie",)
-            samples: dict[str, list[float]] = {who: [] for who in agents}
+            samples: dict[str, list[tuple[float, float]]] = {who: [] for who in agents}
             for _ in range(args.runs):  # interleaved, so load on a shared machine hits both alike
                 for who in agents:
                     work = Path(tempfile.mkdtemp(prefix="bench-turns-"))
@@ -225,12 +234,15 @@ def main() -> None:
                         samples[who].append(run_once(who, api, size, args.turns, work, pi_dir))
                     finally:
                         shutil.rmtree(work, ignore_errors=True)
-            results = {who: statistics.median(values) for who, values in samples.items()}
             label = "new" if size == 0 else f"{size} msgs"
-            pi = results.get("pi")
-            ratio = f"{results['caddie'] / pi:5.2f}x" if pi else "    -"
-            pi_text = f"{pi:11.1f}" if pi else f"{'-':>11}"
-            print(f"{api:<22} {label:>9} {results['caddie']:15.1f} {pi_text} {ratio}", flush=True)
+            line = f"{api:<22} {label:>9}"
+            for column, width in ((0, (12, 8)), (1, (14, 10))):
+                mine = statistics.median(run[column] for run in samples["caddie"])
+                theirs = statistics.median(run[column] for run in samples["pi"]) if "pi" in samples else None
+                ratio = f"{mine / theirs:5.2f}x" if theirs else "    -"
+                pi_text = f"{theirs:{width[1]}.1f}" if theirs else f"{'-':>{width[1]}}"
+                line += f" {mine:{width[0]}.1f} {pi_text} {ratio}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
