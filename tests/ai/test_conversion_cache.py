@@ -4,6 +4,7 @@ summary (compaction), the branch changes (tree navigation) or the model changes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, Literal, cast
 
@@ -21,7 +22,7 @@ from caddie.ai.messages import (
     Usage,
     UserMessage,
 )
-from caddie.ai.model import Api, Context, Model, StreamOptions
+from caddie.ai.model import Api, Context, Model, ModelCompat, StreamOptions
 from caddie.ai.providers import anthropic_messages, google_generative_ai, openai_completions, openai_responses
 from caddie.ai.providers.request import encode_body
 from tests.ai.helpers import READ_TOOL
@@ -76,6 +77,32 @@ def test_cached_requests_are_the_uncached_bytes_through_a_session(name: str, ima
     model = Model("model-a", "A", api, provider, "http://127.0.0.1:9", reasoning=True,
                   input=["text", "image"] if images else ["text"])  # fmt: skip
     other = Model("model-b", "B", api, "elsewhere", "http://127.0.0.1:9", input=model.input)
+    session(build, model, other, images)
+
+
+COMPLETIONS_COMPAT = {
+    "assistant-after-results": ModelCompat(requires_assistant_after_tool_result=True),
+    "thinking-as-text": ModelCompat(requires_thinking_as_text=True, requires_tool_result_name=True),
+    "reasoning-content": ModelCompat(requires_reasoning_content_on_assistant_messages=True),
+}
+
+
+@pytest.mark.parametrize("images", [False, True])
+@pytest.mark.parametrize("flags", list(COMPLETIONS_COMPAT))
+def test_chat_completions_compat_flags_keep_the_uncached_bytes_through_a_session(
+    flags: str, images: bool
+) -> None:
+    """The flags that change how messages merge or what an assistant turn says, through the same session;
+    the other model differs from the first only by its flags (the same id and provider)."""
+    model = Model("model-a", "A", "openai-completions", "openai", "http://127.0.0.1:9", reasoning=True,
+                  input=["text", "image"] if images else ["text"], compat=COMPLETIONS_COMPAT[flags])  # fmt: skip
+    session(openai_completions.build_params, model, dataclasses.replace(model, compat=None), images)
+
+
+def session(build: Build, model: Model, other: Model, images: bool) -> None:
+    """Requests for ``model`` (and one for ``other``) through growth, a shrink, unanswered and failed turns,
+    compaction and tree navigation, each checked against the request built without a cache."""
+    api, provider = model.api, model.provider
     foreign = turn(90, "openai-completions", "someone", "their-model")  # another model's turn: repaired
     cache = ConversionCache()
     history: list[LlmMessage] = [*foreign, *turn(0, api, provider, model.id, images=images)]
@@ -165,3 +192,84 @@ def test_a_request_resumed_from_the_last_one_never_changes_the_last_ones_body(
         bodies.append((params, encode_body(params)))
     for params, sent in bodies:
         assert encode_body(params) == sent  # no later request changed an earlier one's body
+
+
+@pytest.mark.parametrize("flags", ["default", "assistant-after-results"])
+def test_chat_completions_resumes_whole_turns_never_an_open_run_of_tool_results(flags: str) -> None:
+    """A request resumes the last one's converted messages (the checkpoint), but not the run of tool
+    results it ended with: the user turn carrying their images follows the whole run, and (with
+    ``requiresAssistantAfterToolResult``) what follows a run depends on whether it had images. A request
+    whose first messages are not the last request's very objects is converted afresh."""
+    compat = COMPLETIONS_COMPAT.get(flags, ModelCompat())
+    model = Model("model-a", "A", "openai-completions", "openai", "http://127.0.0.1:9",
+                  input=["text", "image"], compat=compat)  # fmt: skip
+    api, provider = model.api, model.provider
+    cache = ConversionCache()
+    options = StreamOptions(session_id="s")
+
+    def request(messages: list[LlmMessage]) -> list[dict[str, Any]]:
+        params = openai_completions.build_params(
+            model, Context("Be terse.", messages, [READ_TOOL], cache), options
+        )
+        fresh = openai_completions.build_params(model, Context("Be terse.", messages, [READ_TOOL]), options)
+        assert encode_body(params) == encode_body(fresh)
+        sent: list[dict[str, Any]] = params["messages"]
+        return sent
+
+    def image_turns(sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [m for m in sent if m["role"] == "user" and isinstance(m["content"], list)]
+
+    def result(call_id: str, image: bool) -> ToolResultMessage:
+        content: list[TextContent | ImageContent] = [TextContent(f"result {call_id}")]
+        return ToolResultMessage(
+            call_id, "read", [*content, ImageContent(PNG, "image/png")] if image else content
+        )
+
+    calls = AssistantMessage([ToolCall("a", "read", {"path": "a"}), ToolCall("b", "read", {"path": "b"})],
+                             api, provider, model.id, Usage(), "toolUse")  # fmt: skip
+    history: list[LlmMessage] = [UserMessage("go", 1), calls, result("a", True)]
+    request(history)
+    history = [*history, result("b", True)]  # answers the call the last request closed
+    (turn_of_images,) = image_turns(request(history))
+    assert len(turn_of_images["content"]) == 3
+    history = [*history, result("c", True)]  # the run goes on: one image turn after all its results
+    (turn_of_images,) = image_turns(request(history))
+    assert len(turn_of_images["content"]) == 4
+    history = [*history, UserMessage("and then?", 2)]  # a user turn right after the run
+    sent = request(history)
+    (turn_of_images,) = image_turns(sent)
+    history = [
+        *history,
+        AssistantMessage([TextContent("done")], api, provider, model.id),
+        UserMessage("ok", 3),
+    ]
+    resumed = request(history)
+    assert resumed[: len(sent)] == sent
+    assert image_turns(resumed)[0] is turn_of_images  # the last request's converted messages, resumed
+
+    # Result b replaced by one without an image (a shrink): its request must not resume the checkpoint.
+    shrunk = [*history[:3], result("b", False), *history[4:]]
+    (turn_of_images,) = image_turns(request(shrunk))
+    assert len(turn_of_images["content"]) == 3
+    # The same objects again, then a run without images that a user turn follows (no checkpoint inside it).
+    request(shrunk)
+    more = AssistantMessage(
+        [ToolCall("d", "read", {"path": "d"})], api, provider, model.id, Usage(), "toolUse"
+    )
+    history = [*shrunk, more, result("d", False)]
+    request(history)
+    history = [*history, UserMessage("next", 4)]
+    sent = request(history)
+    if compat.requires_assistant_after_tool_result:
+        assert sent[-2:] == [
+            {"role": "assistant", "content": "I have processed the tool results."},
+            {"role": "user", "content": "next"},
+        ]
+    # The same messages for a model that differs only by its flags: not the first model's checkpoint.
+    model = dataclasses.replace(
+        model,
+        compat=ModelCompat(
+            requires_assistant_after_tool_result=not compat.requires_assistant_after_tool_result
+        ),
+    )
+    request(history)

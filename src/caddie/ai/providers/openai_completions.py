@@ -172,22 +172,31 @@ def convert_messages(
     """The ``messages`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``).
 
     With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
-    object comes back (not when OpenRouter's cache markers are added: they change the messages in place)."""
+    object comes back, and so is the converted prefix (a checkpoint): a request that starts with the last
+    one's messages converts only the new ones. Not when OpenRouter's cache markers are added: they change
+    the messages in place. The cached dicts and lists are shared between requests and never changed."""
     compat = compat if compat is not None else resolve_compat(model)
     cache = context.conversion_cache
     messages = transform_messages(context.messages, model, _normalize_id, cache)
-    scope = (
-        cache.scope(_cache_key(model, compat))
-        if cache is not None and compat.cache_control_format is None
-        else None
-    )
+    if compat.cache_control_format is not None:
+        cache = None
+    key = _cache_key(model, compat)
+    resumed = cache.resume(key, messages) if cache is not None else None
+    scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
     out: list[dict[str, Any]] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
-    last_role: str | None = None
-    i = 0
+    converted: list[dict[str, Any]]
+    last_role: str | None
+    if resumed is not None:  # the converted messages the last request kept for the same first messages
+        i, (done, last_role) = resumed
+        converted = list(done)
+    else:
+        i, converted, last_role = 0, [], None
     n = len(messages)
+    run_start: tuple[int, int, str | None] = (n, 0, None)
+    """Where the last run of tool results began: the position, the converted length and the last role."""
     while i < n:
         msg = messages[i]
         if (
@@ -195,25 +204,26 @@ def convert_messages(
             and last_role == "toolResult"
             and isinstance(msg, UserMessage)
         ):
-            out.append({"role": "assistant", "content": "I have processed the tool results."})
+            converted.append({"role": "assistant", "content": "I have processed the tool results."})
         if isinstance(msg, ToolResultMessage):
+            run_start = (i, len(converted), last_role)
             images: list[dict[str, Any]] = []
             while i < n:
                 result = messages[i]
                 if not isinstance(result, ToolResultMessage):
                     break
-                converted = scope.get(result) if scope is not None else None
-                if converted is None:
-                    converted = _convert_result(result, model, compat)
+                pair = scope.get(result) if scope is not None else None
+                if pair is None:
+                    pair = _convert_result(result, model, compat)
                     if scope is not None:
-                        scope.put(result, converted)
-                out.append(converted[0])
-                images += converted[1]
+                        scope.put(result, pair)
+                converted.append(pair[0])
+                images += pair[1]
                 i += 1
             if images:
                 if compat.requires_assistant_after_tool_result:
-                    out.append({"role": "assistant", "content": "I have processed the tool results."})
-                out.append(
+                    converted.append({"role": "assistant", "content": "I have processed the tool results."})
+                converted.append(
                     {
                         "role": "user",
                         "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images],
@@ -232,9 +242,19 @@ def convert_messages(
             if scope is not None:
                 scope.put(msg, entry)
         if entry is not _NOTHING:
-            out.append(entry)
+            converted.append(entry)
         last_role = "user" if isinstance(msg, UserMessage) else "assistant"
         i += 1
+    if cache is not None:
+        # The state after whole turns: a run of tool results at the end is left out (resumed before it),
+        # since its closing user turn of images, and the assistant line before that, depend on the
+        # results that follow. Such a run was walked by this request: a checkpoint never ends in one.
+        if n and isinstance(messages[-1], ToolResultMessage):
+            at, length, role_there = run_start
+            cache.checkpoint(key, messages[:at], (converted[:length], role_there))
+        else:
+            cache.checkpoint(key, messages, (list(converted), last_role))
+    out += converted
     return out
 
 
