@@ -135,6 +135,12 @@ def contain_tool(tool: ToolDefinition) -> ToolDefinition:
     return tool
 
 
+PURE_CONTEXT_SOURCES = ("bundled:",)
+"""Extensions whose ``context`` handlers never change the messages they are given in place (they build
+what they return: copy-on-write), so ``MessageCopies.seal`` need not compare every copy with its original
+after them. caddie's bundled extensions; tests/mulligan/test_context_purity.py checks mulligan's handler."""
+
+
 class ExtensionRunner:
     def __init__(
         self,
@@ -202,6 +208,7 @@ class ExtensionRunner:
         handed out again, so per-message caches downstream can key on it. After each handler, whatever is
         not such an unchanged copy (a message the handler made, or changed in place) is replaced by a fresh
         copy of itself, so no object a handler can still reach is passed on under an identity seen before.
+        After a bundled handler (``PURE_CONTEXT_SOURCES``) only the messages it made are copied.
         """
 
         handlers = self._handlers("context")
@@ -211,6 +218,7 @@ class ExtensionRunner:
             return current
         ctx = self._context()
         for ext, handler in handlers:
+            edits = not ext.path.startswith(PURE_CONTEXT_SOURCES)
             try:
                 value = await call_handler(handler, ContextEvent(current), ctx)
             except Exception as e:
@@ -230,7 +238,7 @@ class ExtensionRunner:
                     current = copies.seal(current)
                     continue
                 current = list(value.messages)
-            current = copies.seal(current)
+            current = copies.seal(current, edited_in_place=edits)
         return current
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
