@@ -63,6 +63,7 @@ _MESSAGE_TYPES = (
     BranchSummaryMessage,
     CompactionSummaryMessage,
 )
+_EXACT_MESSAGE_TYPES: frozenset[type] = frozenset(_MESSAGE_TYPES)
 InputSource = Literal["interactive", "rpc", "extension", "print"]
 StreamingBehavior = Literal["steer", "follow_up"]
 
@@ -133,6 +134,13 @@ def contain_tool(tool: ToolDefinition) -> ToolDefinition:
     if prepare is not None and not getattr(prepare, "__caddie_contained__", False):
         tool.prepare_arguments = _contain_sync(prepare)
     return tool
+
+
+def _all_messages(values: list[Any]) -> bool:
+    """Every value is a message: one pass over the types in C, the per-value check only for subclasses."""
+    return set(map(type, values)) <= _EXACT_MESSAGE_TYPES or all(
+        isinstance(m, _MESSAGE_TYPES) for m in values
+    )
 
 
 PURE_CONTEXT_SOURCES = ("bundled:",)
@@ -227,9 +235,7 @@ class ExtensionRunner:
                 continue
             value = self._expect(ext, "context", value, ContextResult)
             if value is not None and value.messages is not None:
-                if not isinstance(value.messages, list) or not all(
-                    isinstance(m, _MESSAGE_TYPES) for m in value.messages
-                ):
+                if not isinstance(value.messages, list) or not _all_messages(value.messages):
                     self._on_error(
                         ExtensionError(
                             ext.path, "context", "context handler returned messages that are not messages"
