@@ -67,7 +67,7 @@ def test_a_changed_prefix_is_projected_afresh() -> None:
     replaced[3] = CustomMessage("note", "a different note", timestamp=2)  # another object at index 3
     again = _llm_messages(cfg, replaced)
     assert again == convert_to_llm(replaced)
-    assert again[3] != first[3] and again[3].content == [TextContent("a different note")]  # type: ignore[union-attr]
+    assert again[3] != first[3] and again[3].content == [TextContent("a different note")]
 
     shorter = messages[:3]  # e.g. after navigating the tree
     assert _llm_messages(cfg, shorter) == convert_to_llm(shorter)

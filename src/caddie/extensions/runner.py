@@ -144,9 +144,10 @@ def _all_messages(values: list[Any]) -> bool:
 
 
 PURE_CONTEXT_SOURCES = ("bundled:",)
-"""Extensions whose ``context`` handlers never change the messages they are given in place (they build
-what they return: copy-on-write), so ``MessageCopies.seal`` need not compare every copy with its original
-after them. caddie's bundled extensions; tests/mulligan/test_context_purity.py checks mulligan's handler."""
+"""caddie's own extensions: their ``context`` handlers never change the messages they are given in place
+(they build what they return: copy-on-write; tests/mulligan/test_context_purity.py checks mulligan's), and
+they touch no stored message. After such a handler ``MessageCopies.seal`` need not compare every copy with
+its original; while only they are loaded, neither does ``MessageCopies.copies`` (the test suite verifies)."""
 
 
 class ExtensionRunner:
@@ -160,6 +161,10 @@ class ExtensionRunner:
         self._context = context
         self._on_error = on_error
         self._copies = MessageCopies()
+
+    def _only_bundled(self) -> bool:
+        """Only caddie's bundled extensions are loaded: no third-party code can touch messages in place."""
+        return all(ext.path.startswith(PURE_CONTEXT_SOURCES) for ext in self.extensions)
 
     def has_handlers(self, event: str) -> bool:
         return any(ext.handlers.get(event) for ext in self.extensions)
@@ -207,7 +212,7 @@ class ExtensionRunner:
     def context_copies(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Copies of ``messages`` that nothing else holds a reference to (what a request is built from when
         no ``context`` handler runs): the copies kept from the last turn where unchanged, fresh otherwise."""
-        return self._copies.copies(messages)
+        return self._copies.copies(messages, only_trusted_code=self._only_bundled())
 
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Each handler gets the previous one's output; the first gets deep copies, never the stored objects.
@@ -221,7 +226,7 @@ class ExtensionRunner:
 
         handlers = self._handlers("context")
         copies = self._copies
-        current = copies.copies(messages)
+        current = copies.copies(messages, only_trusted_code=self._only_bundled())
         if not handlers:
             return current
         ctx = self._context()
