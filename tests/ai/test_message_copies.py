@@ -4,6 +4,8 @@ cache returns a conversion for a message that has changed or been replaced."""
 
 from __future__ import annotations
 
+import pytest
+
 from caddie.ai.message_copies import ConversionCache, MessageCopies
 from caddie.ai.messages import (
     AgentMessage,
@@ -62,6 +64,27 @@ def test_a_stored_message_changed_in_place_gets_a_fresh_copy() -> None:
     stored[2].content[0].text = "print('changed')"  # type: ignore[union-attr]
     second = copies.copies(stored)
     assert second == stored and second[2] is not first[2]
+
+
+def test_with_only_trusted_code_the_value_check_is_skipped_and_the_test_suite_verifies_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stored = conversation()
+    copies = MessageCopies()
+    first = copies.copies(stored, only_trusted_code=True)
+    stored.append(UserMessage([TextContent("next")], 5))
+    second = copies.copies(stored, only_trusted_code=True)  # verified (CADDIE_VERIFY_COPIES): unchanged
+    assert second[:4] == first and all(a is b for a, b in zip(first, second, strict=False))
+
+    stored[0].content[0].text = "changed in place"  # type: ignore[union-attr]  # what caddie never does
+    with pytest.raises(AssertionError, match=r"changed in place .* indices \[0\]"):
+        copies.copies(stored, only_trusted_code=True)
+
+    monkeypatch.delenv("CADDIE_VERIFY_COPIES")
+    trusted = copies.copies(stored, only_trusted_code=True)
+    assert trusted[0] is first[0] and trusted[0] != stored[0]  # trusted, not looked at: the stale copy
+    checked = copies.copies(stored)
+    assert checked[0] == stored[0] and checked[0] is not first[0]  # without the trust: caught, copied anew
 
 
 def test_a_replaced_history_compaction_or_tree_navigation_is_copied_anew() -> None:

@@ -254,6 +254,28 @@ async def _run_loop(
     await emit(AgentEndEvent(new_messages))
 
 
+_LLM_PROJECTION = ("convert_to_llm",)
+"""The ``ConversionCache`` key of the default ``convert_to_llm``'s checkpoint."""
+
+
+def _llm_messages(config: LoopConfig, messages: list[AgentMessage]) -> list[LlmMessage]:
+    """``config.convert_to_llm(messages)``; with the runtime's conversion cache and the default projection,
+    only the messages after last turn's (the very same objects) are projected, and the messages projected
+    from host roles keep their identity from turn to turn (so the provider's per-message caches hit)."""
+    cache = config.conversion_cache
+    if cache is None or config.convert_to_llm is not convert_to_llm:
+        return config.convert_to_llm(messages)
+    resumed = cache.resume(_LLM_PROJECTION, messages)
+    cache.scope(_LLM_PROJECTION, keep=True)  # (keeps the key alive: a checkpoint lives with its key)
+    if resumed is None:
+        projected: tuple[LlmMessage, ...] = tuple(convert_to_llm(messages))
+    else:
+        start, done = resumed
+        projected = done + tuple(convert_to_llm(messages[start:])) if start < len(messages) else done
+    cache.checkpoint(_LLM_PROJECTION, messages, projected)
+    return list(projected)
+
+
 async def _stream_assistant_response(
     current: AgentContext, config: LoopConfig, emit: Emit, signal: AbortSignal
 ) -> AssistantMessage:
@@ -262,7 +284,7 @@ async def _stream_assistant_response(
         messages = await config.transform_context(messages, signal)
     llm_context = Context(
         current.system_prompt,
-        config.convert_to_llm(messages),
+        _llm_messages(config, messages),
         [t.as_provider_tool() for t in current.tools] or None,
         config.conversion_cache,
     )

@@ -19,10 +19,19 @@ reused while the same object comes back, and an object that comes back is one no
 from __future__ import annotations
 
 import operator
+import os
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 from caddie.ai.messages import AgentMessage, copy_messages
+
+
+def _unchanged_trusted(copies: list[AgentMessage], originals: list[AgentMessage]) -> bool:
+    """True without looking, unless ``CADDIE_VERIFY_COPIES`` asks for the proof (see ``MessageCopies.copies``)."""
+    if os.environ.get("CADDIE_VERIFY_COPIES"):
+        changed = [i for i, (c, o) in enumerate(zip(copies, originals, strict=True)) if c != o]
+        assert not changed, f"messages changed in place while only caddie's own code ran: indices {changed}"
+    return True
 
 
 class MessageCopies:
@@ -42,15 +51,30 @@ class MessageCopies:
         self._original_of: dict[int, AgentMessage] = {}
         """id(copy) -> its original, for ``seal`` (the copies are alive in ``_copies``: ids are not reused)."""
 
-    def copies(self, originals: list[AgentMessage]) -> list[AgentMessage]:
+    def copies(self, originals: list[AgentMessage], *, only_trusted_code: bool = False) -> list[AgentMessage]:
         """Deep copies of ``originals``, in order, each equal to its original by value.
 
         A copy handed out before is handed out again if it still equals its original; the others are
         copied afresh, in one batch.
+
+        ``only_trusted_code``: no code but caddie's own (its bundled extensions included, whose ``context``
+        handlers are tested to be copy-on-write) could have reached the copies or the stored messages since
+        the last call, and caddie never changes a message in place once it is in the context. The usual
+        turn (the same messages plus new ones) then skips comparing every copy with its original by value,
+        the one per-turn cost here that grows with the session. With ``CADDIE_VERIFY_COPIES`` set (the
+        test suite sets it) the comparison still runs, and a difference raises ``AssertionError``.
         """
         old_originals, old_copies = self._originals, self._copies
         k = len(old_originals)
-        if k <= len(originals) and originals[:k] == old_originals and old_copies == old_originals:
+        if (
+            k <= len(originals)
+            and originals[:k] == old_originals
+            and (
+                _unchanged_trusted(old_copies, old_originals)
+                if only_trusted_code
+                else old_copies == old_originals
+            )
+        ):
             # The usual turn: the same messages (compared by identity first, by value otherwise), none
             # changed in place, plus some new ones at the end.
             out = old_copies + copy_messages(originals[k:]) if len(originals) > k else list(old_copies)
@@ -74,16 +98,20 @@ class MessageCopies:
         self._originals, self._copies = list(originals), out
         return list(out)
 
-    def seal(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+    def seal(self, messages: list[AgentMessage], *, edited_in_place: bool = True) -> list[AgentMessage]:
         """``messages`` with every object that is not an unchanged copy from the last ``copies`` replaced by
-        a fresh deep copy (the objects a handler made or changed in place keep their value, not identity)."""
+        a fresh deep copy (the objects a handler made or changed in place keep their value, not identity).
+
+        ``edited_in_place=False`` is for a handler known never to change the messages it is given (caddie's
+        bundled extensions, whose tests check it): only the objects it made are copied, and the comparison of
+        every copy with its original by value, linear in the session, is skipped."""
         out = list(messages)
         originals: list[Any] = list(map(self._original_of.get, map(id, out)))
         made = [i for i, o in enumerate(originals) if o is None] if None in originals else []
         for i in made:
             originals[i] = out[i]  # compares equal to itself below; copied afterwards
         changed = made
-        if out != originals:  # some copy was changed in place: find which
+        if edited_in_place and out != originals:  # some copy was changed in place: find which
             changed = [i for i, (m, o) in enumerate(zip(out, originals, strict=True)) if m is o or m != o]
         if changed:
             for i, copy in zip(changed, copy_messages([out[i] for i in changed]), strict=True):

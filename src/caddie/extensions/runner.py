@@ -63,6 +63,7 @@ _MESSAGE_TYPES = (
     BranchSummaryMessage,
     CompactionSummaryMessage,
 )
+_EXACT_MESSAGE_TYPES: frozenset[type] = frozenset(_MESSAGE_TYPES)
 InputSource = Literal["interactive", "rpc", "extension", "print"]
 StreamingBehavior = Literal["steer", "follow_up"]
 
@@ -135,6 +136,20 @@ def contain_tool(tool: ToolDefinition) -> ToolDefinition:
     return tool
 
 
+def _all_messages(values: list[Any]) -> bool:
+    """Every value is a message: one pass over the types in C, the per-value check only for subclasses."""
+    return set(map(type, values)) <= _EXACT_MESSAGE_TYPES or all(
+        isinstance(m, _MESSAGE_TYPES) for m in values
+    )
+
+
+PURE_CONTEXT_SOURCES = ("bundled:",)
+"""caddie's own extensions: their ``context`` handlers never change the messages they are given in place
+(they build what they return: copy-on-write; tests/mulligan/test_context_purity.py checks mulligan's), and
+they touch no stored message. After such a handler ``MessageCopies.seal`` need not compare every copy with
+its original; while only they are loaded, neither does ``MessageCopies.copies`` (the test suite verifies)."""
+
+
 class ExtensionRunner:
     def __init__(
         self,
@@ -146,6 +161,10 @@ class ExtensionRunner:
         self._context = context
         self._on_error = on_error
         self._copies = MessageCopies()
+
+    def _only_bundled(self) -> bool:
+        """Only caddie's bundled extensions are loaded: no third-party code can touch messages in place."""
+        return all(ext.path.startswith(PURE_CONTEXT_SOURCES) for ext in self.extensions)
 
     def has_handlers(self, event: str) -> bool:
         return any(ext.handlers.get(event) for ext in self.extensions)
@@ -193,7 +212,7 @@ class ExtensionRunner:
     def context_copies(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Copies of ``messages`` that nothing else holds a reference to (what a request is built from when
         no ``context`` handler runs): the copies kept from the last turn where unchanged, fresh otherwise."""
-        return self._copies.copies(messages)
+        return self._copies.copies(messages, only_trusted_code=self._only_bundled())
 
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Each handler gets the previous one's output; the first gets deep copies, never the stored objects.
@@ -202,15 +221,17 @@ class ExtensionRunner:
         handed out again, so per-message caches downstream can key on it. After each handler, whatever is
         not such an unchanged copy (a message the handler made, or changed in place) is replaced by a fresh
         copy of itself, so no object a handler can still reach is passed on under an identity seen before.
+        After a bundled handler (``PURE_CONTEXT_SOURCES``) only the messages it made are copied.
         """
 
         handlers = self._handlers("context")
         copies = self._copies
-        current = copies.copies(messages)
+        current = copies.copies(messages, only_trusted_code=self._only_bundled())
         if not handlers:
             return current
         ctx = self._context()
         for ext, handler in handlers:
+            edits = not ext.path.startswith(PURE_CONTEXT_SOURCES)
             try:
                 value = await call_handler(handler, ContextEvent(current), ctx)
             except Exception as e:
@@ -219,9 +240,7 @@ class ExtensionRunner:
                 continue
             value = self._expect(ext, "context", value, ContextResult)
             if value is not None and value.messages is not None:
-                if not isinstance(value.messages, list) or not all(
-                    isinstance(m, _MESSAGE_TYPES) for m in value.messages
-                ):
+                if not isinstance(value.messages, list) or not _all_messages(value.messages):
                     self._on_error(
                         ExtensionError(
                             ext.path, "context", "context handler returned messages that are not messages"
@@ -230,7 +249,7 @@ class ExtensionRunner:
                     current = copies.seal(current)
                     continue
                 current = list(value.messages)
-            current = copies.seal(current)
+            current = copies.seal(current, edited_in_place=edits)
         return current
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
