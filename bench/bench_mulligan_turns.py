@@ -12,10 +12,13 @@ call and its result are appended (to the agent's messages and to the store), the
 ``turn_end``. Timed, per turn: the ``context`` handler (``filter.context_handler``), the turn-end metric
 (``nudges.turn_end_metric_handler``) and the footer's savings refresh (``SavingsStatus.refresh``). The first
 turn (every per-session index built from scratch) is reported on its own; the steady state is the median of
-the other turns. Median of ``--runs`` fresh runs. Beside the times, how many messages the metric and the
-savings tracker estimate per steady turn (calls of ``estimate_message_tokens_utf16``): the Python work per
-message. ``--result-chars`` sets the size of each new ``read`` result: above ~16,000 characters a turn grows
-the context by more than the drift threshold (4,000 tokens), so the drift nudge is appended to every view.
+the other turns; of ``--runs`` fresh runs, the median first turn and the lowest steady state (the
+machine may be shared: the lowest is the least disturbed). Beside the times, how many messages the metric
+and the savings tracker estimate per steady turn (calls of ``estimate_message_tokens_utf16``): the Python
+work per message (3 with a nudge: it is new every turn). ``--result-chars`` sets the size of each new
+``read`` result: above ~16,000 characters a turn grows the context by more than the drift threshold (4,000
+tokens), so the drift nudge is appended to every view. The harness has a UI (the checkpoint banner is
+reconciled on every fire; ``-p`` has none). Results go to docs/benchmarks.md by hand.
 """
 
 from __future__ import annotations
@@ -151,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             results = [run(size, args.turns, Path(tmp), args.result_chars) for _ in range(args.runs)]
             for name in ("context", "metric", "savings"):
                 first = statistics.median(r[name][0] for r in results)
-                steady = statistics.median(r[name][1] for r in results)
-                counted = statistics.median(r[name][2] for r in results) if name != "context" else "-"
+                steady = min(r[name][1] for r in results)
+                counted = f"{statistics.median(r[name][2] for r in results):g}" if name != "context" else "-"
                 print(f"{size:>8} {name:<8} {first:>13.3f} {steady:>11.4f} {counted:>14}", flush=True)
     return 0
 
