@@ -18,6 +18,7 @@ from caddie.extensions.api import (
     UserMessage,
     Utf16TokenCounter,
     approx_tokens,
+    estimate_message_tokens_utf16,
     estimate_tokens_utf16,
     message_bytes,
     result_bytes,
@@ -151,11 +152,10 @@ class TestAgentTokenMemoIsIncremental:
     @pytest.fixture
     def estimated(self, monkeypatch: pytest.MonkeyPatch) -> list[AgentMessage]:
         seen: list[AgentMessage] = []
-        plain = state.estimate_message_tokens_utf16
 
         def counting(message: AgentMessage) -> int:
             seen.append(message)
-            return plain(message)
+            return estimate_message_tokens_utf16(message)
 
         monkeypatch.setattr(state, "estimate_message_tokens_utf16", counting)
         return seen
