@@ -51,7 +51,7 @@ from caddie.extensions.api import (
     estimate_message_tokens_utf16,
 )
 from caddie.extensions.bundled.mulligan.config import MulliganConfig
-from caddie.extensions.bundled.mulligan.markers import MarkerIndex
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle, MarkerIndex
 from caddie.extensions.bundled.mulligan.transforms import BranchIndexer, FilterTrace, filter_pipeline
 
 __all__ = [
@@ -260,7 +260,8 @@ class SavingsTracker:
         config = self._config
         if config.enabled:
             # The markers written before this request (file order): read on from the last request's.
-            bundle = self._markers.update(_Prefix(entries, self._order.get(entry_id, len(entries)))).bundle()
+            markers = self._markers.update(_Prefix(entries, self._order.get(entry_id, len(entries))))
+            bundle = markers.bundle() if markers.has_rewinds_or_shrinks() else MarkerBundle()
             if bundle.rewinds or bundle.shrinks:
                 # The branch is indexed only for a request that has markers to apply; the index then catches
                 # up on the entries since its last use (it is the same either way: see BranchIndexer).
@@ -275,14 +276,14 @@ class SavingsTracker:
                     tail=tail,
                     trace=trace,
                 )
-        rates = _cost_of(self._model, message)
         # the unfiltered world only grows, so its previous request is a prefix (until a compaction)
         shared = self._previous_length if self._previous_length is not None else 0
-        unfiltered_cost = _rate(self._cum[shared], self._cum[n] - self._cum[shared], rates)
         previous_view, self._previous_view, self._previous_length = self._previous_view, view, n
         if view is messages:
             self._series.append((entry_id, self._cum[n], self._cum[n]))
             return
+        rates = _cost_of(self._model, message)
+        unfiltered_cost = _rate(self._cum[shared], self._cum[n] - self._cum[shared], rates)
         unfiltered = self._cum[n]
         sent, overhead = unfiltered, self._cum_overhead[n]
         for i in trace.hidden:
