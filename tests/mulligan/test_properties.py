@@ -29,7 +29,15 @@ from caddie.extensions.api import (
     estimate_tokens_utf16,
     utf16_message_chars,
 )
-from caddie.extensions.bundled.mulligan.markers import MarkerIndex, RewindMarker, ShrinkMarker, read_markers
+from caddie.extensions.bundled.mulligan.markers import (
+    NUDGE,
+    MarkerIndex,
+    RewindMarker,
+    ShrinkMarker,
+    read_markers,
+)
+from caddie.extensions.bundled.mulligan.nudges import estimate_agent_tokens
+from caddie.extensions.bundled.mulligan.state import AgentTokenMemo
 from caddie.extensions.bundled.mulligan.transforms import (
     BranchIndexer,
     branch_tail,
@@ -318,3 +326,28 @@ def test_counting_only_the_new_tail_gives_the_full_count(steps: list[tuple[str, 
         else:
             view = copy.deepcopy(view[1:])
         assert counter.chars_extending(view) == sum(utf16_message_chars(m) for m in view)
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["grow", "copy", "edit", "drop", "nudge"]), st.lists(message, max_size=4)),
+        max_size=8,
+    )
+)
+def test_the_turn_end_memo_equals_the_plain_estimate(steps: list[tuple[str, list[AgentMessage]]]) -> None:
+    memo = AgentTokenMemo()
+    view: list[AgentMessage] = []
+    for n, (kind, batch) in enumerate(steps):
+        if kind == "grow" or not view:
+            view = [*view, *batch]  # the same objects and new ones: the usual turn
+        elif kind == "copy":
+            view = [*copy.deepcopy(view), *batch]  # equal messages, other objects
+        elif kind == "edit":
+            view = [user(f"edited {n} " * n), *view[1:]]
+        elif kind == "drop":
+            view = view[1:]
+        else:
+            view = [*view, CustomMessage(NUDGE, "n" * n, False, {"ephemeral": True}, n)]
+        assert memo.estimate(view) == estimate_agent_tokens(view)
+        view = [m for m in view if not (isinstance(m, CustomMessage) and m.custom_type == NUDGE)]

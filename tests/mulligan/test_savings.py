@@ -290,3 +290,36 @@ def test_the_tracker_starts_over_on_another_branch() -> None:
     again = tracker.update(store.entries(), store.branch())
     assert again == compute_savings(store.entries(), store.branch())
     assert again.requests == () and again.requests_total == 2
+
+
+def test_the_footer_totals_and_the_tracker_agree_with_a_fresh_computation_after_every_append() -> None:
+    store = SessionStore.in_memory()
+    tracker = SavingsTracker(model=MODEL)  # advanced after every append, as the footer does
+    checked = 0
+
+    def step(entry_id: str) -> str:
+        nonlocal checked
+        tracker.advance(store.entries(), store.branch())
+        fresh = compute_savings(store.entries(), store.branch(), model=MODEL)
+        assert tracker.totals() == (fresh.tokens, fresh.cost, fresh.priced)
+        assert tracker.savings() == fresh
+        checked += 1
+        return entry_id
+
+    step(store.append_message(UserMessage("go")))
+    results = []
+    for n in range(4):
+        step(store.append_message(_assistant(call=ToolCall(f"c{n}", "bash", {"command": "x"}))))
+        results.append(
+            step(store.append_message(ToolResultMessage(f"c{n}", "bash", [TextContent("y" * 800)])))
+        )
+        if n == 1:
+            _shrink_entry(store, results[0], 1)  # markers appear mid-session: the branch is indexed from here
+    step(store.append_message(_assistant("before")))
+    _shrink_entry(store, results[2], 2)
+    step(store.append_message(_assistant("more")))
+    step(store.append_compaction("summary", first_kept_entry_id=results[1], tokens_before=900))
+    for text in ("after", "again"):
+        step(store.append_message(UserMessage(text)))
+        step(store.append_message(_assistant(text)))
+    assert checked == 16 and tracker.totals()[0] > 0 and tracker.totals()[2]

@@ -18,12 +18,15 @@ from caddie.extensions.api import (
     UserMessage,
     Utf16TokenCounter,
     approx_tokens,
+    estimate_message_tokens_utf16,
     estimate_tokens_utf16,
     message_bytes,
     result_bytes,
     utf16_len,
     utf16_prefix,
 )
+from caddie.extensions.bundled.mulligan import state
+from caddie.extensions.bundled.mulligan.markers import HIGH_WATER, NUDGE
 from caddie.extensions.bundled.mulligan.nudges import estimate_agent_tokens
 from caddie.extensions.bundled.mulligan.state import AgentTokenMemo
 from tests.mulligan.fakehost import assistant, assistant_text, call, result, user
@@ -141,3 +144,70 @@ class TestAgentTokens:
         msgs[2] = result("c", "[shrunk]")  # a new object where the big result was (a mulligan shrink)
         assert memo.estimate(msgs) == estimate_agent_tokens(msgs) == 14
         assert memo.estimate(msgs[:1]) == 0 and memo.estimate(msgs) == 14
+
+
+class TestAgentTokenMemoIsIncremental:
+    """The turn-end memo counts only what is new since its last call (the messages it estimates are counted)."""
+
+    @pytest.fixture
+    def estimated(self, monkeypatch: pytest.MonkeyPatch) -> list[AgentMessage]:
+        seen: list[AgentMessage] = []
+
+        def counting(message: AgentMessage) -> int:
+            seen.append(message)
+            return estimate_message_tokens_utf16(message)
+
+        monkeypatch.setattr(state, "estimate_message_tokens_utf16", counting)
+        return seen
+
+    def test_a_grown_view_counts_only_its_new_messages(self, estimated: list[AgentMessage]) -> None:
+        view: list[AgentMessage] = [user("go"), assistant("c1"), result("c1", "x" * 40)]
+        memo = AgentTokenMemo()
+        assert memo.estimate(view) == estimate_agent_tokens(view)
+        estimated.clear()
+        grown = [*view, assistant("c2"), result("c2", "y" * 80)]
+        assert memo.estimate(grown) == estimate_agent_tokens(grown)
+        assert estimated == grown[3:]
+
+    def test_trailing_nudges_are_counted_every_time_and_do_not_break_the_next_view(
+        self, estimated: list[AgentMessage]
+    ) -> None:
+        base: list[AgentMessage] = [user("go"), assistant("c1"), result("c1", "x" * 40)]
+        memo = AgentTokenMemo()
+        first = [*base, CustomMessage(NUDGE, "n" * 400, False, {"ephemeral": True}, 1)]
+        assert memo.estimate(first) == estimate_agent_tokens(first) == estimate_agent_tokens(base) + 100
+        estimated.clear()
+        grown = [*base, assistant("c2"), result("c2", "y" * 80)]
+        second = [
+            *grown,
+            CustomMessage(NUDGE, "m" * 40, False, None, 2),
+            CustomMessage(HIGH_WATER, "h", False),
+        ]
+        assert memo.estimate(second) == estimate_agent_tokens(second)
+        assert estimated == second[3:]  # the new messages and this view's own nudges
+        estimated.clear()
+        assert memo.estimate(grown) == estimate_agent_tokens(grown) and estimated == []
+
+    def test_an_equal_message_made_again_keeps_its_count_and_a_changed_one_is_counted_afresh(
+        self, estimated: list[AgentMessage]
+    ) -> None:
+        view: list[AgentMessage] = [
+            user("go"),
+            assistant("c1"),
+            result("c1", "[shrunk]"),
+            assistant_text("ok"),
+        ]
+        memo = AgentTokenMemo()
+        memo.estimate(view)
+        estimated.clear()
+        again = [view[0], view[1], result("c1", "[shrunk]"), view[3]]  # a shrink's summary, made every fire
+        assert memo.estimate(again) == estimate_agent_tokens(again) and estimated == []
+        changed = [again[0], again[1], result("c1", "[shrunk, longer]" * 9), again[3]]
+        assert memo.estimate(changed) == estimate_agent_tokens(changed)
+        assert estimated == [changed[2]]  # the others come from the memo, by identity
+
+    def test_a_tuple_view_is_counted_like_a_list(self) -> None:
+        memo = AgentTokenMemo()
+        view = (user("go"), assistant_text("x" * 40))
+        assert memo.estimate(view) == estimate_agent_tokens(view) == 10
+        assert memo.estimate((*view, assistant_text("y" * 8))) == 12

@@ -238,6 +238,10 @@ class MarkerIndex:
             if isinstance(target, str) and target:
                 self._cancelled.add(target)
 
+    def has_rewinds_or_shrinks(self) -> bool:
+        """Whether any rewind or shrink was read, cancelled or not (without one, ``bundle()`` has none)."""
+        return bool(self._rewinds or self._shrinks)
+
     def bundle(self) -> MarkerBundle:
         cancelled = self._cancelled
         rewinds = tuple(r for r in self._rewinds if r.id is None or r.id not in cancelled)

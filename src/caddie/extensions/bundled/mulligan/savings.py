@@ -31,8 +31,10 @@ Only requests where the markers changed the view are listed (``requests``); tota
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from caddie.extensions.api import (
     AgentMessage,
@@ -49,7 +51,7 @@ from caddie.extensions.api import (
     estimate_message_tokens_utf16,
 )
 from caddie.extensions.bundled.mulligan.config import MulliganConfig
-from caddie.extensions.bundled.mulligan.markers import MarkerIndex
+from caddie.extensions.bundled.mulligan.markers import MarkerBundle, MarkerIndex
 from caddie.extensions.bundled.mulligan.transforms import BranchIndexer, FilterTrace, filter_pipeline
 
 __all__ = [
@@ -165,6 +167,10 @@ class SavingsTracker:
     ) -> None:
         self._model = model
         self._config = config or MulliganConfig()
+        self._generation = 0
+        """Changes whenever ``_requests`` does (``totals`` sums them again then)."""
+        self._totals: tuple[int, float] = (0, 0.0)
+        self._totals_of = -1
         self._reset()
 
     def _reset(self) -> None:
@@ -184,8 +190,29 @@ class SavingsTracker:
         self._series: list[tuple[str, int, int]] = []
         self._total = 0
         self._priced = True
+        self._generation += 1  # ``_requests`` is a new list
 
     def update(self, entries: Sequence[SessionEntry], branch: Sequence[SessionEntry]) -> SessionSavings:
+        self.advance(entries, branch)
+        return self.savings()
+
+    def savings(self) -> SessionSavings:
+        """The figures as of the last ``advance`` (``update``'s result)."""
+        return SessionSavings(
+            tuple(self._requests), self._total, self._priced and bool(self._requests), tuple(self._series)
+        )
+
+    def totals(self) -> tuple[int, float, bool]:
+        """``(tokens, cost, priced)`` of ``savings()``, without building it: summed again only when a
+        request was listed since the last call (what a footer refreshed after every turn needs)."""
+        if self._totals_of != self._generation:
+            listed = SessionSavings(tuple(self._requests))
+            self._totals = (listed.tokens, listed.cost)
+            self._totals_of = self._generation
+        return (*self._totals, self._priced and bool(self._requests))
+
+    def advance(self, entries: Sequence[SessionEntry], branch: Sequence[SessionEntry]) -> None:
+        """Process the assistant messages added since the last call (``update`` without its result)."""
         depth = self._depth
         if not (0 < depth <= len(branch) and branch[depth - 1].id == self._leaf_id) and depth:
             self._reset()
@@ -203,9 +230,6 @@ class SavingsTracker:
             self._extend(entry_to_context_messages(entry))
         self._depth = len(branch)
         self._leaf_id = branch[-1].id if branch else None
-        return SessionSavings(
-            tuple(self._requests), self._total, self._priced and bool(self._requests), tuple(self._series)
-        )
 
     def _extend(self, produced: Sequence[AgentMessage]) -> None:
         for m in produced:
@@ -231,14 +255,18 @@ class SavingsTracker:
         self._total += 1
         messages = self._messages
         n = len(messages)
-        prefix = branch[:k]
-        tail = self._indexer.tail(prefix)
         view = messages
         trace = FilterTrace()
         config = self._config
         if config.enabled:
-            bundle = self._markers.update(entries[: self._order.get(entry_id, len(entries))]).bundle()
+            # The markers written before this request (file order): read on from the last request's.
+            markers = self._markers.update(_Prefix(entries, self._order.get(entry_id, len(entries))))
+            bundle = markers.bundle() if markers.has_rewinds_or_shrinks() else MarkerBundle()
             if bundle.rewinds or bundle.shrinks:
+                # The branch is indexed only for a request that has markers to apply; the index then catches
+                # up on the entries since its last use (it is the same either way: see BranchIndexer).
+                prefix = branch[:k]
+                tail = self._indexer.tail(prefix)
                 view = filter_pipeline(
                     messages,
                     bundle.rewinds,
@@ -248,14 +276,14 @@ class SavingsTracker:
                     tail=tail,
                     trace=trace,
                 )
-        rates = _cost_of(self._model, message)
         # the unfiltered world only grows, so its previous request is a prefix (until a compaction)
         shared = self._previous_length if self._previous_length is not None else 0
-        unfiltered_cost = _rate(self._cum[shared], self._cum[n] - self._cum[shared], rates)
         previous_view, self._previous_view, self._previous_length = self._previous_view, view, n
         if view is messages:
             self._series.append((entry_id, self._cum[n], self._cum[n]))
             return
+        rates = _cost_of(self._model, message)
+        unfiltered_cost = _rate(self._cum[shared], self._cum[n] - self._cum[shared], rates)
         unfiltered = self._cum[n]
         sent, overhead = unfiltered, self._cum_overhead[n]
         for i in trace.hidden:
@@ -275,6 +303,7 @@ class SavingsTracker:
         sent_cost = _price(view, previous_view, rates, sent)
         if rates is None:
             self._priced = False
+        self._generation += 1
         self._requests.append(
             RequestSavings(
                 entry_id=entry_id,
@@ -287,6 +316,37 @@ class SavingsTracker:
                 unfiltered_cost=unfiltered_cost,
             )
         )
+
+
+class _Prefix(Sequence[SessionEntry]):
+    """The first ``n`` entries of a list, without copying them (``MarkerIndex.update`` reads only the end)."""
+
+    __slots__ = ("_entries", "_n")
+
+    def __init__(self, entries: Sequence[SessionEntry], n: int) -> None:
+        self._entries = entries
+        self._n = min(n, len(entries))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[SessionEntry]:
+        return itertools.islice(self._entries, self._n)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SessionEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> SessionEntry | Sequence[SessionEntry]:
+        if isinstance(index, slice):
+            return self._entries[slice(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(index)
+        return self._entries[index]
 
 
 def _context_entries(path: Sequence[SessionEntry]) -> Sequence[SessionEntry]:

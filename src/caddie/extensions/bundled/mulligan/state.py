@@ -7,13 +7,13 @@ a marker in the session file. A runtime is recreated on every ``session_start`` 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from caddie.extensions.api import (
     AgentMessage,
+    CustomMessage,
     ExtensionAPI,
     ExtensionContext,
     UserMessage,
@@ -22,7 +22,7 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.bundled.mulligan.config import MulliganConfig
 from caddie.extensions.bundled.mulligan.log import DebugLog
-from caddie.extensions.bundled.mulligan.markers import MarkerIndex, MarkerWriter
+from caddie.extensions.bundled.mulligan.markers import HIGH_WATER, NUDGE, MarkerIndex, MarkerWriter
 from caddie.extensions.bundled.mulligan.transforms import BranchIndexer
 
 
@@ -36,12 +36,19 @@ class BloatHit:
 
 
 class AgentTokenMemo:
-    """``estimate_agent_tokens`` for the turn-end metric, remembering each message's estimate by identity.
+    """``estimate_agent_tokens`` for the turn-end metric, kept across turn ends so that each one only counts
+    the messages that are new since the previous one.
 
-    The view counted at each turn end is the one the filter returned, made of the host's copies of the
-    session's messages, and the host hands out the same copy again only while it is unchanged (anything a
-    handler changed or made arrives as a new object): so a message seen again is counted from the memo. The
-    memo holds its messages (an id is not reused while remembered) and keeps only the last call's.
+    The view counted at each turn end is the one the filter returned: the previous turn end's view plus the
+    messages added since, in the usual turn. When the view starts with the previous one's messages (compared
+    as one list comparison in C: by identity, by value where the objects differ, as a re-made shrink
+    summary does), the previous total is kept and only the rest is counted; equal messages count the same.
+    Otherwise each message is counted again, from a memo by identity (the host hands out the same copy of a
+    message again only while it is unchanged; anything a handler changed or made arrives as a new object).
+    The memo holds its messages (an id is not reused while remembered) and keeps only the last call's.
+    The drift and high-water nudges the filter appends at the end are new on every inference: they are
+    counted on every call and not remembered, so the next view, which no longer ends with them, still
+    starts with the remembered messages.
     """
 
     __slots__ = ("_last", "_seen", "_total")
@@ -52,13 +59,17 @@ class AgentTokenMemo:
         self._total = 0
 
     def estimate(self, messages: Sequence[AgentMessage]) -> int:
+        end = len(messages)
+        while end and _is_nudge(messages[end - 1]):
+            end -= 1
+        head = messages[:end] if messages.__class__ is list else list(messages)[:end]
         last = self._last
         k = len(last)
-        if 0 < k <= len(messages) and False not in map(operator.is_, messages, last):
-            # The usual turn end: the last call's very messages and some new ones (one identity pass in C).
+        if 0 < k <= end and (head == last if k == end else head[:k] == last):
+            # The usual turn end: the last call's messages and some new ones.
             seen = self._seen
             total = self._total
-            for m in messages[k:]:
+            for m in head[k:]:
                 if not isinstance(m, UserMessage):
                     n = estimate_message_tokens_utf16(m)
                     seen[id(m)] = (m, n)
@@ -67,7 +78,7 @@ class AgentTokenMemo:
             old = self._seen
             seen = {}
             total = 0
-            for m in messages:
+            for m in head:
                 if isinstance(m, UserMessage):
                     continue
                 hit = old.get(id(m))
@@ -75,8 +86,14 @@ class AgentTokenMemo:
                 seen[id(m)] = (m, n)
                 total += n
             self._seen = seen
-        self._last, self._total = list(messages), total
+        self._last, self._total = head, total
+        for m in messages[end:]:
+            total += estimate_message_tokens_utf16(m)  # nudges: custom messages, never user messages
         return total
+
+
+def _is_nudge(message: AgentMessage) -> bool:
+    return isinstance(message, CustomMessage) and message.custom_type in (NUDGE, HIGH_WATER)
 
 
 @dataclass(slots=True)

@@ -41,16 +41,16 @@ class SavingsStatus:
         if self._tracker is None or key != self._key:
             self._tracker = SavingsTracker(model=model, config=self._m.config)
             self._key = key
-        savings = self._tracker.update(ctx.session.entries(), ctx.session.branch())
-        current = (savings.tokens, round(savings.cost, 6), savings.priced)
+        self._tracker.advance(ctx.session.entries(), ctx.session.branch())
+        tokens, cost, priced = self._tracker.totals()  # the full figures are built only when they changed
+        current = (tokens, round(cost, 6), priced)
         if current == self._last:
             return
         self._last = current
-        if savings.tokens <= 0:
+        if tokens <= 0:
             if ctx.has_ui:
                 ctx.ui.set_status(STATUS_KEY, None)
             return
         if ctx.has_ui:
-            cost = savings.cost if savings.priced else None
-            ctx.ui.set_status(STATUS_KEY, format_savings_status(savings.tokens, cost))
-        self._api.publish(EVENT, savings_json(savings))
+            ctx.ui.set_status(STATUS_KEY, format_savings_status(tokens, cost if priced else None))
+        self._api.publish(EVENT, savings_json(self._tracker.savings()))
