@@ -4,6 +4,8 @@ cache returns a conversion for a message that has changed or been replaced."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from caddie.ai.message_copies import ConversionCache, MessageCopies
@@ -148,3 +150,19 @@ def test_the_conversion_cache_keeps_a_few_keys_only() -> None:
         cache.scope(key).put(m, key)
     assert cache.scope(0).get(m) is None  # the oldest key went
     assert cache.scope(ConversionCache.MAX_KEYS).get(m) == ConversionCache.MAX_KEYS
+
+
+def test_a_checkpoint_resumes_for_the_same_or_equal_messages_and_never_for_changed_ones() -> None:
+    cache = ConversionCache()
+    history = conversation()
+    cache.scope("fold")
+    cache.checkpoint("fold", history, "state after four")
+    grown = [*history, UserMessage([TextContent("more")], 5)]
+    assert cache.resume("fold", grown) == (4, "state after four")
+    equal = [copy.deepcopy(m) for m in history]  # other objects, the same values: the same fold
+    assert cache.resume("fold", equal) == (4, "state after four")
+    changed = [*history]
+    changed[2] = ToolResultMessage("c1", "read", [TextContent("print('b')")], False, timestamp=3)
+    assert cache.resume("fold", changed) is None
+    assert cache.resume("fold", history[:3]) is None  # shorter than the checkpoint
+    assert cache.resume("other", grown) is None
