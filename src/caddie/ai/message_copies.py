@@ -18,6 +18,7 @@ reused while the same object comes back, and an object that comes back is one no
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -153,7 +154,7 @@ class ConversionCache:
     A conversion that is a left fold over the messages can also keep a ``checkpoint``: its state after the
     last request's messages. When the next request starts with those very objects (the usual turn: the
     same history plus new messages), ``resume`` hands the state back and only the new messages are
-    visited; comparing the prefix is one list comparison in C (identity first, value where objects differ).
+    visited; comparing the prefix is one pass of identity checks in C.
     """
 
     MAX_KEYS = 8
@@ -178,16 +179,14 @@ class ConversionCache:
         return ConversionScope(old, new)
 
     def resume(self, key: Hashable, messages: Sequence[object]) -> tuple[int, Any] | None:
-        """``(n, state)`` when ``messages`` starts with the ``n`` messages of ``key``'s checkpoint (the very
-        objects, or equal ones)."""
+        """``(n, state)`` when ``messages`` starts with the ``n`` very objects of ``key``'s checkpoint."""
         checkpoint = self._checkpoints.get(key)
         if checkpoint is None:
             return None
         inputs, state = checkpoint
-        n = len(inputs)
-        # One list comparison in C: identical objects compare equal without a look inside; another object
-        # equal by value gives the same conversion (a fold over values), one that differs fails the check.
-        if n > len(messages) or messages[:n] != inputs:
+        # Identity, not value: a message a handler changed in place is passed on under a new identity
+        # (``MessageCopies.seal``), while the checkpoint may hold the very object that was changed.
+        if len(inputs) > len(messages) or not all(map(operator.is_, messages, inputs)):
             return None
         return len(inputs), state
 
