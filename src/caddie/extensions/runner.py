@@ -221,7 +221,8 @@ class ExtensionRunner:
         handed out again, so per-message caches downstream can key on it. After each handler, whatever is
         not such an unchanged copy (a message the handler made, or changed in place) is replaced by a fresh
         copy of itself, so no object a handler can still reach is passed on under an identity seen before.
-        After a bundled handler (``PURE_CONTEXT_SOURCES``) only the messages it made are copied.
+        After a bundled handler (``PURE_CONTEXT_SOURCES``) only the messages it made are copied, and nothing
+        at all when it hands back the very list it was given.
         """
 
         handlers = self._handlers("context")
@@ -239,6 +240,8 @@ class ExtensionRunner:
                 current = copies.seal(current)  # it may have changed messages before it raised
                 continue
             value = self._expect(ext, "context", value, ContextResult)
+            if not edits and (value is None or value.messages is None or value.messages is current):
+                continue  # a bundled handler that changed nothing: the list it was given stands as checked
             if value is not None and value.messages is not None:
                 if not isinstance(value.messages, list) or not _all_messages(value.messages):
                     self._on_error(
