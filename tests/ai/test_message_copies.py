@@ -88,6 +88,10 @@ def test_with_only_trusted_code_the_value_check_is_skipped_and_the_test_suite_ve
     checked = copies.copies(stored)
     assert checked[0] == stored[0] and checked[0] is not first[0]  # without the trust: caught, copied anew
 
+    stored[1].content[0].arguments["path"] = "b.py"  # type: ignore[union-attr]
+    after_untrusted = copies.copies(stored, only_trusted_code=True)  # the last call was not trusted: checked
+    assert after_untrusted[1] == stored[1] and after_untrusted[1] is not checked[1]
+
 
 def test_a_replaced_history_compaction_or_tree_navigation_is_copied_anew() -> None:
     stored = conversation()

@@ -30,7 +30,10 @@ def _unchanged_trusted(copies: list[AgentMessage], originals: list[AgentMessage]
     """True without looking, unless ``CADDIE_VERIFY_COPIES`` asks for the proof (see ``MessageCopies.copies``)."""
     if os.environ.get("CADDIE_VERIFY_COPIES"):
         changed = [i for i, (c, o) in enumerate(zip(copies, originals, strict=True)) if c != o]
-        assert not changed, f"messages changed in place while only caddie's own code ran: indices {changed}"
+        if changed:
+            raise AssertionError(
+                f"messages changed in place while only caddie's own code ran: indices {changed}"
+            )
     return True
 
 
@@ -42,9 +45,11 @@ class MessageCopies:
     that are new or changed.
     """
 
-    __slots__ = ("_copies", "_original_of", "_originals")
+    __slots__ = ("_copies", "_original_of", "_originals", "_trusted_since")
 
     def __init__(self) -> None:
+        self._trusted_since = False
+        """The last call was made with ``only_trusted_code`` too (no other code had the copies since)."""
         self._originals: list[AgentMessage] = []
         self._copies: list[AgentMessage] = []
         """``_copies[i]`` is the copy of ``_originals[i]``, as last handed out."""
@@ -59,10 +64,11 @@ class MessageCopies:
 
         ``only_trusted_code``: no code but caddie's own (its bundled extensions included, whose ``context``
         handlers are tested to be copy-on-write) could have reached the copies or the stored messages since
-        the last call, and caddie never changes a message in place once it is in the context. The usual
-        turn (the same messages plus new ones) then skips comparing every copy with its original by value,
-        the one per-turn cost here that grows with the session. With ``CADDIE_VERIFY_COPIES`` set (the
-        test suite sets it) the comparison still runs, and a difference raises ``AssertionError``.
+        the last call (which was made with it too), and caddie never changes a message in place once it is
+        in the context. The usual turn (the same messages plus new ones) then skips comparing every copy
+        with its original by value, the one per-turn cost here that grows with the session. With
+        ``CADDIE_VERIFY_COPIES`` set (the test suite sets it) the comparison still runs, and a difference
+        raises ``AssertionError``.
         """
         old_originals, old_copies = self._originals, self._copies
         k = len(old_originals)
@@ -71,7 +77,7 @@ class MessageCopies:
             and originals[:k] == old_originals
             and (
                 _unchanged_trusted(old_copies, old_originals)
-                if only_trusted_code
+                if only_trusted_code and self._trusted_since
                 else old_copies == old_originals
             )
         ):
@@ -96,6 +102,7 @@ class MessageCopies:
                     out[i] = copy
             self._original_of = dict(zip(map(id, out), originals, strict=True))
         self._originals, self._copies = list(originals), out
+        self._trusted_since = only_trusted_code
         return list(out)
 
     def seal(self, messages: list[AgentMessage], *, edited_in_place: bool = True) -> list[AgentMessage]:
