@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from caddie.ai.messages import AgentMessage, copy_messages
@@ -147,6 +147,20 @@ class ConversionScope:
     def put(self, message: object, value: Any) -> None:
         """Keep ``value`` (which callers must never change afterwards) for this object."""
         self._new[id(message)] = (message, value)
+
+
+def cached_conversion(
+    scope: ConversionScope | None, message: object, convert: Callable[..., Any], *args: Any
+) -> Any:
+    """``convert(message, *args)``, kept in ``scope`` under the message's identity and taken from there
+    while the same object comes back (no scope: converted every time)."""
+    if scope is None:
+        return convert(message, *args)
+    value = scope.get(message)
+    if value is None:
+        value = convert(message, *args)
+        scope.put(message, value)
+    return value
 
 
 class ConversionCache:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.message_copies import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -201,11 +202,7 @@ def convert_messages(
     """The content of the open user turn of tool results, once this request owns it."""
     for msg in messages[start:] if start else messages:
         if isinstance(msg, ToolResultMessage):
-            block = scope.get(msg) if scope is not None else None
-            if block is None:
-                block = _convert_result(msg)
-                if scope is not None:
-                    scope.put(msg, block)
+            block = cached_conversion(scope, msg, _convert_result)
             if not after_result:
                 group = [block]
                 out.append({"role": "user", "content": group})
@@ -217,11 +214,7 @@ def convert_messages(
             after_result = True
             continue
         after_result, group = False, None
-        entry = scope.get(msg) if scope is not None else None
-        if entry is None:
-            entry = _convert_message(msg, allow_empty)
-            if scope is not None:
-                scope.put(msg, entry)
+        entry = cached_conversion(scope, msg, _convert_message, allow_empty)
         if entry is not _NOTHING:
             out.append(entry)
     if cache is not None:

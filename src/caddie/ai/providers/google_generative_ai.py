@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.message_copies import cached_conversion
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -228,13 +229,8 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     """The parts of the open user turn of function responses (all of one turn's responses travel
     together), once this request owns it; ``open_group``: ``contents[-1]`` is such a turn."""
     for msg in messages[start:] if start else messages:
-        converted = scope.get(msg) if scope is not None else None
         if isinstance(msg, ToolResultMessage):
-            if converted is None:
-                converted = _function_response(msg, model)
-                if scope is not None:
-                    scope.put(msg, converted)
-            part, image_turn = converted
+            part, image_turn = cached_conversion(scope, msg, _function_response, model)
             if not open_group:
                 group = [part]
                 contents.append({"role": "user", "parts": group})
@@ -248,12 +244,9 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
                 contents.append(image_turn)
                 group, open_group = None, False
             continue
-        if converted is None:
-            converted = _convert_message(msg, model)
-            if scope is not None:
-                scope.put(msg, converted)
-        if converted is not _NOTHING:
-            contents.append(converted)
+        entry = cached_conversion(scope, msg, _convert_message, model)
+        if entry is not _NOTHING:
+            contents.append(entry)
             group, open_group = None, False
     if cache is not None:
         cache.checkpoint(key, messages, (list(contents), open_group))

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.message_copies import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -213,11 +214,7 @@ def convert_messages(
                 result = messages[i]
                 if not isinstance(result, ToolResultMessage):
                     break
-                pair = scope.get(result) if scope is not None else None
-                if pair is None:
-                    pair = _convert_result(result, model, compat)
-                    if scope is not None:
-                        scope.put(result, pair)
+                pair = cached_conversion(scope, result, _convert_result, model, compat)
                 converted.append(pair[0])
                 images += pair[1]
                 i += 1
@@ -234,14 +231,7 @@ def convert_messages(
             else:
                 last_role = "toolResult"
             continue
-        entry = scope.get(msg) if scope is not None else None
-        if entry is None:
-            if isinstance(msg, UserMessage):
-                entry = _convert_user(msg)
-            else:
-                entry = _convert_assistant(msg, model, compat) or _NOTHING
-            if scope is not None:
-                scope.put(msg, entry)
+        entry = cached_conversion(scope, msg, _convert_entry, model, compat)
         if entry is not _NOTHING:
             converted.append(entry)
         last_role = "user" if isinstance(msg, UserMessage) else "assistant"
@@ -257,6 +247,13 @@ def convert_messages(
             cache.checkpoint(key, messages, (list(converted), last_role))
     out += converted
     return out
+
+
+def _convert_entry(msg: UserMessage | AssistantMessage, model: Model, compat: ModelCompat) -> Any:
+    """A user or assistant message's entry; ``_NOTHING`` for an assistant message that sends nothing."""
+    if isinstance(msg, UserMessage):
+        return _convert_user(msg)
+    return _convert_assistant(msg, model, compat) or _NOTHING
 
 
 def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat) -> dict[str, Any] | None:

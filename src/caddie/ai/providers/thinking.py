@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from caddie.ai.messages import AssistantMessage, LlmMessage
+from caddie.ai.message_copies import cached_conversion
+from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ThinkingLevel
 from caddie.ai.tokens import (
     content_chars,
@@ -75,15 +76,9 @@ def context_tokens(context: Context) -> int:
     if cache is None:
         return estimate_request_tokens(context)
     scope = cache.scope("content-chars")
-
-    def chars_of(message: LlmMessage) -> int:
-        n: int | None = scope.get(message)
-        if n is None:
-            n = content_chars(message)
-            scope.put(message, n)
-        return n
-
-    return estimate_request_tokens(context, chars_of)
+    return estimate_request_tokens(
+        context, lambda message: int(cached_conversion(scope, message, content_chars))
+    )
 
 
 def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
