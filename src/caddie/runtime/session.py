@@ -61,6 +61,7 @@ from caddie.runtime.session_events import (
     ThinkingLevelChangedEvent,
 )
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
+from caddie.runtime.tool_selection import ToolSelection
 from caddie.runtime.ui import HeadlessUI
 from caddie.runtime.user_bash import UserBash
 from caddie.session.context import SessionContext as StoredContext
@@ -115,6 +116,8 @@ class SessionOptions:
     """Discovery again, plus the skill and prompt paths extensions return from ``resources_discover``."""
     compactor: CompactorFactory | None = None
     """Builds the compaction engine for this session (None: no automatic or manual compaction)."""
+    tool_selection: ToolSelection = field(default_factory=ToolSelection)
+    """``--tools`` / ``--exclude-tools`` for tools extensions register after start-up."""
 
 
 class AgentSession:
@@ -153,6 +156,8 @@ class AgentSession:
         self._active_tools: list[str] = [
             n for n in dict.fromkeys([*options.active_builtin, *extension_tools]) if n in self._tool_map()
         ]
+        self._offered_tools = set(self._tool_map())
+        """Tool names known at the last ``activate_new_tools``: a tool registered later is new."""
         restored = options.restored or self.store.build_context()
         model = options.model
         if model is None and restored.model is not None:
@@ -404,10 +409,19 @@ class AgentSession:
         self._active_tools = [n for n in dict.fromkeys(names) if n in known]
         self.rebuild_system_prompt()
 
-    def activate_new_tools(self, add: bool) -> None:
-        """Extension tools not active yet become active (``add``); names no longer known are dropped."""
-        names = [*self._active_tools, *(t.name for t in self.runner.tools())] if add else self._active_tools
+    def activate_new_tools(self, add: bool, *, fresh: bool = False) -> None:
+        """Extension tools registered since the last call become active (``add``) when the tool selection
+        admits them (a tool switched off with ``set_active_tools`` stays off); names no longer known are
+        dropped. ``fresh``: the extensions were loaded again, every extension tool counts as new."""
         known = self._tool_map()
+        offered = set() if fresh else self._offered_tools
+        names = list(self._active_tools)
+        if add:
+            selection = self.options.tool_selection
+            names += [
+                t.name for t in self.runner.tools() if t.name not in offered and selection.admits(t.name)
+            ]
+        self._offered_tools = set(known)
         self._active_tools = [n for n in dict.fromkeys(names) if n in known]
         self.rebuild_system_prompt()
 
