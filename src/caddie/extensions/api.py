@@ -55,6 +55,9 @@ from caddie.ai.messages import (
     replace,
 )
 from caddie.ai.model import Model
+from caddie.ai.secrets import redact
+from caddie.ai.secrets import register as register_secret
+from caddie.ai.secrets import register_headers as register_secret_headers
 from caddie.ai.tokens import (
     CHARS_PER_TOKEN,
     Utf16TokenCounter,
@@ -279,6 +282,9 @@ __all__ = [
     "message_from_json",
     "message_to_json",
     "now_ms",
+    "redact",
+    "register_secret",
+    "register_secret_headers",
     "replace",
     "result_bytes",
     "text_result",

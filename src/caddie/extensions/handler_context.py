@@ -39,6 +39,8 @@ class ConfigScope:
     """``~/.caddie/agent/settings.json`` (relative paths resolved)."""
     project: dict[str, Any]
     """``<cwd>/.caddie/settings.json``."""
+    agent_dir: str = ""
+    """``~/.caddie/agent`` (``CADDIE_DIR``): where an extension keeps its own files (logs, credentials)."""
 
 
 class ExtensionUI(Protocol):

@@ -18,6 +18,7 @@ from caddie.ai.messages import AssistantMessage, CustomMessage, TextContent, Use
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
+from caddie.config.paths import agent_dir
 from caddie.config.settings import settings_files
 from caddie.extensions.api import (
     CommandSpec,
@@ -267,7 +268,9 @@ class ExtensionContextImpl:
 
     def config_scope(self) -> ConfigScope:
         user, project = settings_files(self._session.cwd)
-        return ConfigScope(self._session.cwd, self._session.options.project_trusted, user, project)
+        return ConfigScope(
+            self._session.cwd, self._session.options.project_trusted, user, project, str(agent_dir())
+        )
 
     async def complete(
         self,

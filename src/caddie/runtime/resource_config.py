@@ -66,7 +66,7 @@ def _trusted(cwd: str, trust: bool | None) -> bool:
 def extension_items(cwd: str, trusted: bool, extensions: Sequence[Extension]) -> list[ResourceItem]:
     """What extensions list with ``api.register_config_items`` (MCP servers…), as items to switch."""
     user, project = settings_files(cwd)
-    scope = ConfigScope(cwd, trusted, user, project)
+    scope = ConfigScope(cwd, trusted, user, project, str(agent_dir()))
     items: list[ResourceItem] = []
     for ext in extensions:
         for lister in ext.config_listers:
