@@ -3,7 +3,7 @@
 ``python small_server.py [stdio|http PORT]``. Tools: ``add``, ``shout`` (progress and a log line),
 ``crash`` (the process exits), ``hang`` (never answers), ``huge`` (a result of many lines), ``picture``
 (an image), ``grow`` (registers a new tool and sends ``list_changed``), ``ask`` (an elicitation), ``think``
-(a sampling request), ``roots`` (the client's roots), ``whoami`` (an environment variable). A prompt
+(a sampling request), ``roots`` (the client's roots), ``whoami`` (an environment variable), ``pid``. A prompt
 ``review`` and a resource ``notes://today``. With ``--bad-schema`` one more tool is listed whose input
 schema is not a valid JSON Schema; with ``--slow-start SECONDS`` the server waits before it reads stdin.
 """
@@ -99,6 +99,11 @@ async def think(question: str, ctx: Context) -> str:
 async def roots(ctx: Context) -> str:
     listed = await ctx.request_context.session.list_roots()
     return " ".join(str(r.uri) for r in listed.roots)
+
+
+@server.tool(description="The server's process id.")
+def pid() -> str:
+    return str(os.getpid())
 
 
 @server.tool(description="An environment variable of the server process.")

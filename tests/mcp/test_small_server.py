@@ -108,7 +108,7 @@ async def test_tools_results_progress_prompts_and_resources(tmp_path: Path) -> N
 
         # /mcp lists the server and its tools
         await run.session.prompt("/mcp")
-        assert "small — connected · 13 tools, 1 prompts, 1 resources" in run.notices()
+        assert "small — connected · 14 tools, 1 prompts, 1 resources" in run.notices()
         assert run.notices().count("tool broken: its input schema is invalid") == 1  # once, not per change
         await run.session.prompt("/mcp tools small")
         assert "mcp__small__add — Add two integers." in run.notices()
@@ -132,7 +132,7 @@ async def test_crash_gives_one_line_and_the_tools_go_away(tmp_path: Path) -> Non
 
         # /mcp reconnect starts it again and the tools come back
         await run.session.prompt("/mcp reconnect small")
-        assert 'MCP server "small" connected: 11 tools.' in run.notices()
+        assert 'MCP server "small" connected: 12 tools.' in run.notices()
         assert "mcp__small__add" in run.session.get_active_tools()
     finally:
         await run.session.shutdown("quit")

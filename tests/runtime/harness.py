@@ -130,6 +130,8 @@ async def start_session(
     tools: list[str] | None = None,
     bundled: bool = False,
     settings: dict[str, Any] | None = None,
+    exclude_tools: list[str] | None = None,
+    trust: bool | None = None,
 ) -> Run:
     """A started session on a faux model; the bundled extensions stay off unless ``bundled``."""
     data = dict(settings or {})
@@ -154,6 +156,8 @@ async def start_session(
             inline_extensions=list(extensions),
             flags=flags or {},
             tools=tools,
+            exclude_tools=exclude_tools or [],
+            trust=trust,
         )
     )
     build.session.agent.state.model = faux_model(reasoning=reasoning)  # the registry's faux does not reason
