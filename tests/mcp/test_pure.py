@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from caddie.extensions.api import AssistantMessage, ImageContent, TextContent
 from caddie.extensions.bundled.mcp import convert, elicitation
@@ -191,7 +192,7 @@ def test_sampling_round_trip() -> None:
 
 
 def test_prompt_arguments() -> None:
-    args = [{"name": "path", "required": True}, {"name": "focus"}]
+    args: list[dict[str, Any]] = [{"name": "path", "required": True}, {"name": "focus"}]
     assert prompt_arguments(args, "a.py look for races") == (
         {"path": "a.py", "focus": "look for races"},
         None,
