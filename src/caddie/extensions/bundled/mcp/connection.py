@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import time
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -267,7 +268,10 @@ class ServerConnection:
             getattr(caps, "logging", None) is not None
             and client.protocol_version not in self._sdk.modern_versions
         ):
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                warnings.simplefilter(
+                    "ignore"
+                )  # deprecated only from 2026-07-28; handshake-era servers use it
                 await client.set_logging_level("info")
 
     async def _read_lists(self, client: Any, kinds: set[str]) -> None:
