@@ -33,7 +33,7 @@ from caddie.extensions.api import (
 from caddie.extensions.bundled.mcp import convert, elicitation, oauth
 from caddie.extensions.bundled.mcp.config import SWITCH_KEY, ServerList, collect_servers
 from caddie.extensions.bundled.mcp.connection import Refused, ServerConnection, one_line
-from caddie.extensions.bundled.mcp.naming import command_name, find_mentions, tool_name
+from caddie.extensions.bundled.mcp.naming import PREFIX, command_name, find_mentions, safe, tool_name
 from caddie.extensions.bundled.mcp.sampling import sampling_reply, sampling_request
 from caddie.extensions.bundled.mcp.tools import make_tool
 
@@ -90,6 +90,7 @@ class McpRuntime:
         self.stopping: set[asyncio.Future[None]] = set()
         self.waited = False
         self.warned: set[str] = set()
+        self.prompt_handlers: dict[str, Callable[[str, Any], Any]] = {}
 
     # -- session events ---------------------------------------------------------------------------------
     async def on_session_start(self, event: SessionStartEvent, ctx: ExtensionContext) -> None:
@@ -181,7 +182,9 @@ class McpRuntime:
         for gone in self.commands.get(name, set()) - set(prompts):
             api.unregister_command(gone)
         for full, prompt in prompts.items():
-            api.register_command(full, self.prompt_command(name, prompt), _prompt_description(name, prompt))
+            handler = self.prompt_command(name, prompt)
+            self.prompt_handlers[full] = handler
+            api.register_command(full, handler, _prompt_description(name, prompt))
         self.commands[name] = set(prompts)
 
     def forget(self, name: str) -> None:
@@ -189,6 +192,7 @@ class McpRuntime:
             self.api.unregister_tool(tool)
         for command in self.commands.pop(name, set()):
             self.api.unregister_command(command)
+            self.prompt_handlers.pop(command, None)
 
     def warn(self, text: str) -> None:
         if text in self.warned:
@@ -350,7 +354,11 @@ class McpRuntime:
         return run
 
     async def on_input(self, event: InputEvent, ctx: ExtensionContext) -> InputResult | None:
-        """``@server:uri`` in a prompt attaches that resource (its text in a ``<resource>`` block)."""
+        """``@server:uri`` in a prompt attaches that resource (its text in a ``<resource>`` block). A prompt
+        command of a server still starting (``/mcp__server__prompt`` typed before it was ready, or given to
+        ``-p``) waits for the server, then runs."""
+        if event.text.startswith("/" + PREFIX):
+            return await self.late_command(event.text, ctx)
         names = {s.name for s in self.servers.servers if s.enabled}
         mentions = find_mentions(event.text, names)
         if not mentions:
@@ -393,6 +401,28 @@ class McpRuntime:
         if seconds > 0 and names:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*(self.ready(n) for n in names)), seconds)
+
+    async def late_command(self, text: str, ctx: ExtensionContext) -> InputResult | None:
+        command, _, args = text[1:].partition(" ")
+        owner = next(
+            (
+                s.name
+                for s in self.servers.servers
+                if s.enabled and command.startswith(f"{PREFIX}{safe(s.name)}__")
+            ),
+            None,
+        )
+        if owner is None or await self.ready(owner) is None:
+            return None
+        handler = self.prompt_handlers.get(command)
+        if handler is None:
+            ctx.ui.notify(
+                f'/{command}: MCP server "{owner}" has no such prompt (/mcp tools {owner} lists them)',
+                "error",
+            )
+            return InputResult("handled")
+        await handler(args.strip(), ctx)
+        return InputResult("handled")
 
     async def ready(self, name: str) -> ServerConnection | None:
         """The connection once it is ready (a prompt that names a server waits for it to finish starting)."""
