@@ -13,11 +13,11 @@ from pathlib import Path
 
 from acp import text_block
 from tests.acp.conftest import Setup
-from tests.acp.conftest import setup as setup  # noqa: F401  (the fixture)
+from tests.acp.conftest import setup as setup
 from tests.acp.harness import open_agent
 from tests.mcp.helpers import small
 from tests.rpc.conftest import Host
-from tests.rpc.conftest import host as host  # noqa: F401  (the fixture)
+from tests.rpc.conftest import host as host
 from tests.support import fake_llm as fl
 
 
@@ -42,7 +42,7 @@ def print_mode(home: Path, project: Path, *args: str) -> subprocess.CompletedPro
     )
 
 
-def test_print_mode(setup: Setup) -> None:  # noqa: F811
+def test_print_mode(setup: Setup) -> None:
     settings(setup.home)
     setup.llm.push(
         fl.tool_call("mcp__small__add", {"a": 20, "b": 22}),
@@ -62,7 +62,7 @@ def test_print_mode(setup: Setup) -> None:  # noqa: F811
     assert "Please review app.py looking for bugs." in setup.llm.llm_requests[-1].last_user_text
 
 
-def test_rpc_mode(host: Host) -> None:  # noqa: F811
+def test_rpc_mode(host: Host) -> None:
     settings(host.home)
     host.llm.push(fl.tool_call("mcp__small__ask", {}), fl.text("greeted"))
     rpc = host.rpc("--mcp-wait", "60")
@@ -87,7 +87,7 @@ def test_rpc_mode(host: Host) -> None:  # noqa: F811
         rpc.kill()
 
 
-async def test_acp_mode(setup: Setup) -> None:  # noqa: F811
+async def test_acp_mode(setup: Setup) -> None:
     settings(setup.home)
     setup.llm.push(fl.tool_call("mcp__small__add", {"a": 1, "b": 2}), fl.text("three"))
     async with open_agent(setup.home, setup.project, setup.llm) as agent:
