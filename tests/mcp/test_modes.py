@@ -59,7 +59,7 @@ def test_print_mode(setup: Setup) -> None:
     # a prompt command in print mode
     done = print_mode(setup.home, setup.project, "-p", "/mcp__small__review app.py")
     assert done.returncode == 0, done.stderr
-    assert "Please review app.py looking for bugs." in setup.llm.llm_requests[-1].last_user_text
+    assert "Please review app.py looking for bugs." in (setup.llm.llm_requests[-1].last_user_text or "")
 
 
 def test_rpc_mode(host: Host) -> None:
@@ -69,7 +69,9 @@ def test_rpc_mode(host: Host) -> None:
     try:
         rpc.send({"type": "prompt", "id": "p1", "message": "who am I?"})
         for value in ("Ann", "7"):
-            request = rpc.wait_for(lambda o: o.get("type") == "extension_ui_request" and o.get("method") == "input", 60)
+            request = rpc.wait_for(
+                lambda o: o.get("type") == "extension_ui_request" and o.get("method") == "input", 60
+            )
             rpc.send({"type": "extension_ui_response", "id": request["id"], "value": value})
         rpc.event("agent_end", 60)
         assert host.llm.llm_requests[1].tool_results[0][1] == "hello Ann, 7"
@@ -77,9 +79,13 @@ def test_rpc_mode(host: Host) -> None:
         # abort cancels a call the server never answers
         host.llm.push(fl.tool_call("mcp__small__hang", {}), fl.text("stopped"))
         rpc.send({"type": "prompt", "id": "p2", "message": "hang"})
-        rpc.wait_for(lambda o: o.get("type") == "tool_execution_start" and o.get("toolName") == "mcp__small__hang", 30)
+        rpc.wait_for(
+            lambda o: o.get("type") == "tool_execution_start" and o.get("toolName") == "mcp__small__hang", 30
+        )
         rpc.ok({"type": "abort"})
-        end = rpc.wait_for(lambda o: o.get("type") == "tool_execution_end" and o.get("toolName") == "mcp__small__hang", 30)
+        end = rpc.wait_for(
+            lambda o: o.get("type") == "tool_execution_end" and o.get("toolName") == "mcp__small__hang", 30
+        )
         assert end["isError"] is True
         assert "aborted" in json.dumps(end["result"])
         assert rpc.close() == 0
