@@ -99,6 +99,8 @@ class ServerConnection:
         self._wake = asyncio.Event()
         self._stale: set[str] = set()
         self._timed_out = False
+        self.patience: float | None = None
+        """Seconds to wait for the connection instead of ``startupTimeout`` (the user authorizing it)."""
         self.on_stopped: Callable[[], None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------------
@@ -135,7 +137,8 @@ class ServerConnection:
                 self._timed_out = True
                 me.cancel()
 
-        timer = loop.call_later(self.config.startup_timeout_ms / 1000, give_up)
+        limit = self.patience or self.config.startup_timeout_ms / 1000
+        timer = loop.call_later(limit, give_up)
         try:
             await self._connected(timer)
         except asyncio.CancelledError:
@@ -143,8 +146,7 @@ class ServerConnection:
                 self._finish("stopped", None)
                 raise
             me.uncancel()
-            seconds = self.config.startup_timeout_ms / 1000
-            self._finish("failed", f"did not answer within {seconds:g} s (startupTimeout)")
+            self._finish("failed", f"did not answer within {limit:g} s (startupTimeout)")
         except Exception as e:
             self._finish(*self._failure(e))
         else:
@@ -164,8 +166,8 @@ class ServerConnection:
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
             leaf = leaf.exceptions[0]
         name = type(leaf).__name__
-        if name in ("OAuthFlowError", "OAuthTokenError", "OAuthRegistrationError", "UnauthorizedError"):
-            return "needs-auth", f"needs authorization ({one_line(leaf)}); run /mcp auth {self.name}"
+        if name in ("AuthorizationNeeded", "OAuthFlowError", "OAuthTokenError", "OAuthRegistrationError"):
+            return "needs-auth", f"{one_line(leaf)}; run /mcp auth {self.name}"
         status = getattr(getattr(leaf, "response", None), "status_code", None)
         if status == 401:
             return "needs-auth", f"the server answered 401 Unauthorized; run /mcp auth {self.name}"

@@ -58,6 +58,20 @@ class TokenFile:
         entry: dict[str, Any] = old if isinstance(old, dict) else {}
         entry[field] = value
         data[self._key] = entry
+        self._write_all(data)
+
+    def drop_client_unless(self, redirect_uri: str) -> None:
+        """A client registered for another redirect address (an earlier listener's port) cannot finish this
+        authorization: forget it, so the SDK registers again."""
+        client = self._entry().get("client")
+        if isinstance(client, dict) and redirect_uri not in (client.get("redirect_uris") or []):
+            data = self._read()
+            entry = data.get(self._key)
+            if isinstance(entry, dict):
+                entry.pop("client", None)
+                self._write_all(data)
+
+    def _write_all(self, data: dict[str, Any]) -> None:
         os.makedirs(os.path.dirname(self._path) or ".", exist_ok=True)
         tmp = f"{self._path}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -72,9 +86,7 @@ class TokenFile:
     def forget(self) -> None:
         data = self._read()
         if data.pop(self._key, None) is not None:
-            fd = os.open(self._path, os.O_WRONLY | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2)
+            self._write_all(data)
 
     async def get_tokens(self) -> Any:
         raw = self._entry().get("tokens")
@@ -218,7 +230,10 @@ def provider(
 async def preset_client(storage: TokenFile, config: ServerConfig, flow: BrowserFlow, sdk: Any) -> None:
     """A client id given in the config (a server without dynamic registration) is stored as registered."""
     oauth = config.oauth
-    if oauth is None or not oauth.client_id or await storage.get_client_info() is not None:
+    if oauth is None or not oauth.client_id:
+        storage.drop_client_unless(flow.redirect_uri)
+        return
+    if await storage.get_client_info() is not None:
         return
     info: dict[str, Any] = {"client_id": oauth.client_id, "redirect_uris": [flow.redirect_uri]}
     if oauth.client_secret:

@@ -135,6 +135,8 @@ class McpRuntime:
             existing = conns.get(name)
             if existing is None:
                 conns[name] = conn = ServerConnection(config, self, self.log_path(name))
+                if name in self.auth_requests:  # the user is authorizing it in a browser
+                    conn.patience = oauth.AUTH_WAIT_SECONDS + config.startup_timeout_ms / 1000
                 conn.start()
             else:
                 conn = existing
@@ -304,7 +306,8 @@ class McpRuntime:
         if not any(k.lower() == "authorization" for k in headers):
             await flow.open()
             storage = oauth.TokenFile(os.path.join(self.agent_dir or ".", oauth.AUTH_FILE), config, sdk)
-            await oauth.preset_client(storage, config, flow, sdk)
+            if interactive:
+                await oauth.preset_client(storage, config, flow, sdk)
             auth = oauth.provider(sdk, config, storage, flow)
         http = sdk.httpx.AsyncClient(headers=headers, auth=auth, timeout=sdk.httpx.Timeout(30.0, read=300.0))
         try:

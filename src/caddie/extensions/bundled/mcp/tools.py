@@ -39,7 +39,9 @@ def result_of(server: str, tool: str, result: dict[str, Any]) -> ToolResult:
     """A ``CallToolResult`` as caddie's result; an error result raises ``ToolError`` with its text."""
     converted = convert.tool_result(result)
     if converted.is_error:
-        raise ToolError(convert.text_of(converted.content) or f"{server} reported an error from {tool}")
+        raise ToolError(
+            redact(convert.text_of(converted.content)) or f"{server} reported an error from {tool}"
+        )
     content: list[TextContent | ImageContent] = []
     details: dict[str, Any] = {"server": server, "tool": tool}
     text = convert.text_of(converted.content)
