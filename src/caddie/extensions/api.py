@@ -68,6 +68,15 @@ from caddie.ai.tokens import (
     result_bytes,
     utf16_message_chars,
 )
+from caddie.errors import (
+    Aborted,
+    CaddieError,
+    ConfigurationError,
+    ExtensionError,
+    ProviderError,
+    SessionStoreError,
+    UsageError,
+)
 from caddie.extensions._exec import ExecResult, run_process
 from caddie.extensions.event_types import (
     EVENT_NAMES,
@@ -165,6 +174,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "AbortSignal",
+    "Aborted",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
@@ -175,6 +185,7 @@ __all__ = [
     "BeforeAgentStartResult",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
+    "CaddieError",
     "CommandContext",
     "CommandHandler",
     "CommandSpec",
@@ -184,6 +195,7 @@ __all__ = [
     "ConfigItem",
     "ConfigLister",
     "ConfigScope",
+    "ConfigurationError",
     "ContentBlock",
     "ContextEvent",
     "ContextResult",
@@ -199,6 +211,7 @@ __all__ = [
     "ExecResult",
     "ExtensionAPI",
     "ExtensionContext",
+    "ExtensionError",
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
@@ -223,6 +236,7 @@ __all__ = [
     "NotifyLevel",
     "OnUpdate",
     "ProviderConfig",
+    "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
@@ -239,6 +253,7 @@ __all__ = [
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "SessionStoreError",
     "SessionTreeEvent",
     "ShortcutHandler",
     "ShortcutSpec",
@@ -261,6 +276,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnStartEvent",
     "Usage",
+    "UsageError",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -296,7 +312,7 @@ __all__ = [
 ]
 
 
-class ExtensionRuntimeNotReady(RuntimeError):
+class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
     def __init__(self) -> None:
         super().__init__(
             "Extension runtime not initialized: call action methods from handlers, not from register()"

@@ -207,7 +207,8 @@ class BuiltinCommands(SessionCommands):
         """The extensions, skills, prompt templates and packages that can be switched in settings."""
         session = self.session
         assert session is not None
-        from caddie.runtime.resource_config import ConfigError, list_resources
+        from caddie.errors import ConfigurationError
+        from caddie.runtime.resource_config import list_resources
 
         try:
             items, _ = await asyncio.to_thread(
@@ -216,7 +217,7 @@ class BuiltinCommands(SessionCommands):
                 trust=session.options.project_trusted,
                 extensions=session.extensions,
             )
-        except (OSError, ConfigError) as e:
+        except (OSError, ConfigurationError) as e:
             self.show_error(f"Could not list extensions, skills and packages: {e}")
             items = []
         self._resources = [
@@ -243,12 +244,13 @@ class BuiltinCommands(SessionCommands):
             self.theme = value
             updates = {"theme": value}
         else:
-            from caddie.runtime.resource_config import ConfigError, set_enabled
+            from caddie.errors import ConfigurationError
+            from caddie.runtime.resource_config import set_enabled
 
             item = next(i for i in self._resources if f"resource:{i.id}" == key)
             try:
                 said = await asyncio.to_thread(set_enabled, session.cwd, item, value == "on")
-            except (OSError, ConfigError) as e:
+            except (OSError, ConfigurationError) as e:
                 self.show_error(str(e))
                 return
             await self._load_resources()

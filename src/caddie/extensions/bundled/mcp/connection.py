@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from caddie.extensions.api import ExtensionError
 from caddie.extensions.bundled.mcp.config import ServerConfig
 from caddie.extensions.bundled.mcp.sdk import load_sdk
 
@@ -26,7 +27,7 @@ State = Literal["starting", "ready", "failed", "needs-auth", "stopped"]
 LOG_LINES_KEPT = 50
 
 
-class Refused(Exception):
+class Refused(ExtensionError):
     """A server's request (elicitation, sampling) that caddie answers with an error: the message says why."""
 
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from caddie.extensions.api import UsageError
+
 Kind = Literal["text", "number", "integer", "boolean", "choice", "choices"]
 YES, NO = "yes", "no"
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -75,7 +77,7 @@ def questions(schema: Mapping[str, Any]) -> list[Question]:
     return out
 
 
-class BadAnswer(ValueError):
+class BadAnswer(UsageError):
     """An answer that does not fit the question; the message says what would."""
 
 

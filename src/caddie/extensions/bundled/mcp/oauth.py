@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from caddie.extensions.api import register_secret
+from caddie.extensions.api import ConfigurationError, register_secret
 from caddie.extensions.bundled.mcp.config import ServerConfig
 
 AUTH_FILE = "mcp-auth.json"
@@ -28,7 +28,7 @@ CALLBACK_PATH = "/callback"
 AUTH_WAIT_SECONDS = 300.0
 
 
-class AuthorizationNeeded(Exception):
+class AuthorizationNeeded(ConfigurationError):
     """The server wants the user to authorize caddie, and this connection may not ask."""
 
 
