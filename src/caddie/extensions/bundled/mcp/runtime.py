@@ -28,6 +28,7 @@ from caddie.extensions.api import (
     SessionShutdownEvent,
     SessionStartEvent,
     TextContent,
+    register_secret,
     register_secret_headers,
 )
 from caddie.extensions.bundled.mcp import convert, elicitation, oauth
@@ -38,6 +39,8 @@ from caddie.extensions.bundled.mcp.sampling import sampling_reply, sampling_requ
 from caddie.extensions.bundled.mcp.tools import make_tool
 
 MCP_JSON = ".mcp.json"
+SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL")
+"""``env`` entries whose names hold one of these are secrets (redacted from error texts)."""
 NO_UI = "caddie is running without a user interface (print or json mode), so it cannot ask the user"
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ServerConnection]] = (
     weakref.WeakKeyDictionary()
@@ -281,6 +284,9 @@ class McpRuntime:
     def transport(self, conn: ServerConnection, sdk: Any, errlog: Any) -> Any:
         config = conn.config
         if config.transport == "stdio":
+            for name, value in config.env:
+                if any(word in name.upper() for word in SECRET_WORDS):
+                    register_secret(value)
             params = sdk.StdioServerParameters(
                 command=config.command,
                 args=list(config.args),
