@@ -11,7 +11,7 @@ from caddie.ai.messages import TextContent, ToolResultMessage
 from caddie.ai.providers.faux import faux_message, faux_tool_call
 from caddie.extensions.api import ExtensionAPI, ExtensionContext, SummaryUsageEvent
 from caddie.extensions.bundled.mcp.runtime import pool
-from tests.mcp.helpers import McpRun, mcp_session, small
+from tests.mcp.helpers import McpRun, mcp_session, small, until
 from tests.runtime.harness import inline_extension
 
 
@@ -66,7 +66,7 @@ async def test_elicitation_and_sampling_through_the_ui(tmp_path: Path) -> None:
 
 
 async def test_without_a_ui_requests_are_refused_with_the_reason(tmp_path: Path) -> None:
-    run = await mcp_session(tmp_path, {"small": small()}, mode="print")
+    run = await mcp_session(tmp_path, {"small": small()}, mode="print", flags={"mcp-wait": "60"})
     try:
         answer = await call(run, "mcp__small__ask")
         assert "without a user interface" in answer
@@ -108,3 +108,23 @@ async def test_mulligan_shrinks_an_mcp_result_and_quitting_ends_the_server(tmp_p
         pass
     else:
         raise AssertionError(f"the server process {pid} is still running after quit")
+
+
+async def test_headless_runs_start_servers_once_the_first_request_is_out(tmp_path: Path) -> None:
+    run = await mcp_session(tmp_path, {"small": small()}, mode="print", wait=())
+    try:
+        assert pool() == {}  # nothing competes with the first request
+        seen: list[int] = []
+
+        def first_reply(context: object, options: object, index: int, model: object) -> object:
+            seen.append(len(pool()))
+            return faux_message("hello")
+
+        run.faux.append_responses([first_reply])  # type: ignore[list-item]
+        await run.session.prompt("hi")
+        assert seen == [0]  # the request went out before any server was started
+        await until(
+            lambda: "mcp__small__add" in run.session.get_active_tools(), what="the tools after the reply"
+        )
+    finally:
+        await run.session.shutdown("quit")

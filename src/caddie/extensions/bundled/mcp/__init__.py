@@ -36,6 +36,7 @@ def register(api: ExtensionAPI) -> McpRuntime:
     api.on("session_shutdown", rt.on_session_shutdown)
     api.on("input", rt.on_input)
     api.on("before_agent_start", rt.on_before_agent_start)
+    api.on("message_start", rt.on_message_start)
     api.register_flag(
         "mcp-wait",
         "seconds the first request may wait for MCP servers still starting (default 0: it waits on none; "

@@ -87,6 +87,7 @@ def tools_report(rt: McpRuntime, name: str) -> str:
 
 
 async def mcp_command(rt: McpRuntime, args: str, ctx: CommandContext) -> None:
+    rt.start_deferred()  # headless runs start servers late; asking about them starts them now
     words = args.split()
     if not words:
         ctx.ui.notify(report(rt), "info")

@@ -39,6 +39,7 @@ from caddie.extensions.bundled.mcp.sampling import sampling_reply, sampling_requ
 from caddie.extensions.bundled.mcp.tools import make_tool
 
 MCP_JSON = ".mcp.json"
+HEADLESS = ("print", "json")
 SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL")
 """``env`` entries whose names hold one of these are secrets (redacted from error texts)."""
 NO_UI = "caddie is running without a user interface (print or json mode), so it cannot ask the user"
@@ -92,6 +93,8 @@ class McpRuntime:
         self.active = False
         self.stopping: set[asyncio.Future[None]] = set()
         self.waited = False
+        self.deferred = False
+        """Headless: the servers start once the first request is sent (``on_message_start``)."""
         self.warned: set[str] = set()
         self.prompt_handlers: dict[str, Callable[[str, Any], Any]] = {}
 
@@ -111,7 +114,31 @@ class McpRuntime:
                 "(trust the project, e.g. caddie --trust, to start them)",
                 "warning",
             )
-        self.reconcile()
+        if ctx.mode in HEADLESS and event.reason == "startup" and not self.wait_seconds(ctx) and not pool():
+            self.deferred = True  # -p: the first request goes out before any server competes for the CPU
+        else:
+            self.reconcile()
+
+    def start_deferred(self) -> None:
+        if self.deferred and self.active:
+            self.deferred = False
+            self.reconcile()
+
+    async def on_message_start(self, event: Any, ctx: ExtensionContext) -> None:
+        """Headless runs start their servers once the first request is on its way (the model's reply began)."""
+        if self.deferred and getattr(event.message, "role", None) == "assistant":
+            self.start_deferred()
+
+    def wait_seconds(self, ctx: ExtensionContext) -> float:
+        flag = self.api.get_flag("mcp-wait")
+        if not isinstance(flag, str) or not flag.strip():
+            return 0.0
+        try:
+            return max(0.0, float(flag))
+        except ValueError:
+            if not self.waited:
+                ctx.ui.notify(f"--mcp-wait {flag}: not a number of seconds; not waiting", "warning")
+            return 0.0
 
     async def on_session_shutdown(self, event: SessionShutdownEvent, ctx: ExtensionContext) -> None:
         self.active = False
@@ -399,13 +426,8 @@ class McpRuntime:
         """``--mcp-wait SECONDS``: the first request waits (that long at most) for servers still starting."""
         if self.waited:
             return
+        seconds = self.wait_seconds(ctx)
         self.waited = True
-        flag = self.api.get_flag("mcp-wait")
-        try:
-            seconds = float(flag) if isinstance(flag, str) else 0.0
-        except ValueError:
-            ctx.ui.notify(f"--mcp-wait {flag}: not a number of seconds; not waiting", "warning")
-            return
         names = [n for n, c in pool().items() if c.state == "starting"] if self.active else []
         if seconds > 0 and names:
             with contextlib.suppress(TimeoutError):
@@ -435,6 +457,7 @@ class McpRuntime:
 
     async def ready(self, name: str) -> ServerConnection | None:
         """The connection once it is ready (a prompt that names a server waits for it to finish starting)."""
+        self.start_deferred()
         conn = self.connection(name)
         while conn is not None and conn.state == "starting" and conn.running:
             await asyncio.sleep(0.05)
