@@ -123,6 +123,7 @@ def today() -> str:
 
 def main() -> None:
     args = sys.argv[1:]
+    print(f"small server {os.getpid()} starting", file=sys.stderr, flush=True)
     if "--bad-schema" in args:
 
         def broken() -> str:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from acp import text_block
 from tests.acp.conftest import Setup
 from tests.acp.conftest import setup as setup
@@ -47,15 +49,20 @@ def test_print_mode(setup: Setup) -> None:
     setup.llm.push(
         fl.tool_call("mcp__small__add", {"a": 20, "b": 22}),
         fl.tool_call("mcp__small__ask", {}),
+        fl.tool_call("mcp__small__pid", {}),
         fl.text("The sum is 42."),
         fl.text("reviewed"),
     )
     done = print_mode(setup.home, setup.project, "-p", "add 20 and 22, then ask me")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "The sum is 42."
-    results = setup.llm.llm_requests[2].tool_results
+    assert "small server" not in done.stderr  # its stderr went to the log
+    results = setup.llm.llm_requests[3].tool_results
     assert results[0][1] == "42"
     assert "caddie is running without a user interface" in results[1][1]
+    pid = int(results[2][1])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the server ended with the run
     # a prompt command in print mode
     done = print_mode(setup.home, setup.project, "-p", "/mcp__small__review app.py")
     assert done.returncode == 0, done.stderr

@@ -106,6 +106,10 @@ async def test_tools_results_progress_prompts_and_resources(tmp_path: Path) -> N
         sent = run.request_texts()[-1]
         assert '<resource server="small" uri="notes://today">\nbuy milk\n</resource>' in sent
 
+        # the server's stderr went to its log, not the screen
+        log = Path(pool()["small"].log_path)
+        assert f"small server {text(await call(run, 'mcp__small__pid'))} starting" in log.read_text()
+
         # /mcp lists the server and its tools
         await run.session.prompt("/mcp")
         assert "small — connected · 14 tools, 1 prompts, 1 resources" in run.notices()
