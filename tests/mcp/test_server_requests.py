@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from caddie.ai.messages import TextContent, ToolResultMessage
+from caddie.ai.messages import AssistantMessage, TextContent, ToolResultMessage, Usage
 from caddie.ai.providers.faux import faux_message, faux_tool_call
-from caddie.extensions.api import ExtensionAPI, ExtensionContext, SummaryUsageEvent
+from caddie.extensions.api import CustomEntry, ExtensionAPI, ExtensionContext, SummaryUsageEvent
 from caddie.extensions.bundled.mcp.runtime import pool
 from tests.mcp.helpers import McpRun, mcp_session, small, until
 from tests.runtime.harness import inline_extension
@@ -126,5 +126,36 @@ async def test_headless_runs_start_servers_once_the_first_request_is_out(tmp_pat
         await until(
             lambda: "mcp__small__add" in run.session.get_active_tools(), what="the tools after the reply"
         )
+    finally:
+        await run.session.shutdown("quit")
+
+
+async def test_a_goals_budget_counts_sampling_and_mcp_results(tmp_path: Path) -> None:
+    run = await mcp_session(tmp_path, {"small": small()}, settings={"disabledExtensions": ["mulligan"]})
+    try:
+        run.ui.answers = [True]  # approve the sampling request
+        run.faux.append_responses(
+            [
+                faux_message(
+                    [faux_tool_call("create_goal", {"objective": "ask the model", "token_budget": 1_000_000})]
+                ),
+                faux_message([faux_tool_call("mcp__small__think", {"question": "x" * 400})]),
+                faux_message("an answer", usage=Usage(input=5000, output=7)),  # the sampling request's cost
+                faux_message([faux_tool_call("update_goal", {"status": "complete"})]),
+                faux_message("done"),
+            ]
+        )
+        await run.session.prompt("set a goal and ask the model")
+        await run.session.wait_for_idle()
+        states = [
+            e.data for e in run.session.store.entries() if getattr(e, "custom_type", "") == "goal:state"
+        ]
+        final = states[-1]
+        assert final["status"] == "complete"
+        replies = [m for m in run.session.messages if isinstance(m, AssistantMessage)]
+        after_creation = sum(m.usage.input + m.usage.output for m in replies[1:-1])  # until complete
+        assert (
+            final["tokensUsed"] == after_creation + 5007
+        )  # the turns while the goal was active, and the sampling
     finally:
         await run.session.shutdown("quit")
