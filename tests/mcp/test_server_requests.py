@@ -148,7 +148,9 @@ async def test_a_goals_budget_counts_sampling_and_mcp_results(tmp_path: Path) ->
         await run.session.prompt("set a goal and ask the model")
         await run.session.wait_for_idle()
         states = [
-            e.data for e in run.session.store.entries() if getattr(e, "custom_type", "") == "goal:state"
+            e.data
+            for e in run.session.store.entries()
+            if isinstance(e, CustomEntry) and e.custom_type == "goal:state"
         ]
         final = states[-1]
         assert final["status"] == "complete"
