@@ -6,6 +6,7 @@ into ~/.cache/caddie/mcp-everything)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -126,10 +127,16 @@ async def test_server_everything_over_stdio(tmp_path: Path) -> None:
 
 @pytest.fixture
 def everything_http() -> Iterator[str]:
+    with serving("streamableHttp", "listening on port") as base:
+        yield f"{base}/mcp"
+
+
+@contextlib.contextmanager
+def serving(transport: str, ready: str) -> Iterator[str]:
     node, index = everything()
     port = free_port()
     proc = subprocess.Popen(
-        [node, index, "streamableHttp"],
+        [node, index, transport],
         env={"PORT": str(port), "PATH": "/usr/bin:/bin"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -139,9 +146,9 @@ def everything_http() -> Iterator[str]:
         assert proc.stderr is not None
         for _ in range(200):
             line = proc.stderr.readline()
-            if "listening on port" in line or not line:
+            if ready in line or not line:
                 break
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(10)
@@ -155,3 +162,13 @@ async def test_server_everything_over_streamable_http(tmp_path: Path, everything
         await asyncio.sleep(0)
     finally:
         await run.session.shutdown("quit")
+
+
+async def test_server_everything_over_sse(tmp_path: Path) -> None:
+    with serving("sse", "Server is running on port") as base:
+        run = await mcp_session(tmp_path, {"old": {"type": "sse", "url": f"{base}/sse"}})
+        try:
+            assert pool()["old"].state == "ready", pool()["old"].error
+            assert result_text(await call(run, "mcp__old__echo", {"message": "over sse"})) == "Echo: over sse"
+        finally:
+            await run.session.shutdown("quit")
