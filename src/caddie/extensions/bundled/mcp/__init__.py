@@ -8,8 +8,9 @@ resources ``@server:uri`` attachments. Built on the official ``mcp`` SDK, writte
 ``caddie.extensions.api``. docs/mcp.md is the user's guide.
 
 Layout: ``config``, ``naming``, ``convert``, ``schema``, ``elicitation``, ``sampling`` are pure; ``sdk``
-imports the SDK off the event loop; ``connection`` holds one server; ``oauth`` the SDK's auth for remote
-servers; ``tools``, ``runtime`` and ``commands`` are the glue.
+imports the SDK off the event loop; ``connection`` holds one server; ``transports`` reaches it (``oauth``:
+the SDK's auth for remote servers); ``asking`` puts a server's questions to the user; ``tools``, ``runtime``
+and ``commands`` are the glue.
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class BrowserFlow:
         if not self._interactive:
             raise AuthorizationNeeded("the server asks for authorization")
         self._show(url)
-        await asyncio.to_thread(_open_browser, url)
+        await asyncio.to_thread(open_in_browser, url)
 
     async def callback(self) -> tuple[str, str | None, str | None]:
         assert self._result is not None
@@ -190,7 +190,8 @@ class BrowserFlow:
             writer.close()
 
 
-def _open_browser(url: str) -> None:
+def open_in_browser(url: str) -> None:
+    """``webbrowser.open`` (``$BROWSER`` honoured); a machine without a browser just shows the URL."""
     with contextlib.suppress(Exception):
         webbrowser.open(url)
 

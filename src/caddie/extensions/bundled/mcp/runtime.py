@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +28,15 @@ from caddie.extensions.api import (
     SessionShutdownEvent,
     SessionStartEvent,
     TextContent,
-    register_secret,
-    register_secret_headers,
 )
-from caddie.extensions.bundled.mcp import convert, elicitation, oauth
+from caddie.extensions.bundled.mcp import asking, convert, oauth, transports
 from caddie.extensions.bundled.mcp.config import SWITCH_KEY, ServerList, collect_servers
-from caddie.extensions.bundled.mcp.connection import Refused, ServerConnection, one_line
+from caddie.extensions.bundled.mcp.connection import ServerConnection, one_line
 from caddie.extensions.bundled.mcp.naming import PREFIX, command_name, find_mentions, safe, tool_name
-from caddie.extensions.bundled.mcp.sampling import sampling_reply, sampling_request
 from caddie.extensions.bundled.mcp.tools import make_tool
 
 MCP_JSON = ".mcp.json"
 HEADLESS = ("print", "json")
-SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL")
-"""``env`` entries whose names hold one of these are secrets (redacted from error texts)."""
-NO_UI = "caddie is running without a user interface (print or json mode), so it cannot ask the user"
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ServerConnection]] = (
     weakref.WeakKeyDictionary()
 )
@@ -243,119 +237,24 @@ class McpRuntime:
             )
 
     async def elicit(self, conn: ServerConnection, params: dict[str, Any]) -> dict[str, Any]:
-        ctx = self.ctx
-        if ctx is None or not ctx.has_ui:
-            raise Refused(f"{NO_UI} (elicitation from {conn.name} refused)")
-        message = str(params.get("message", ""))
-        if params.get("mode") == "url":
-            url = str(params.get("url", ""))
-            ok = await ctx.ui.confirm(
-                f"{conn.name} asks you to open a page", f"{message}\n\n{url}\n\nOpen it?"
-            )
-            if not ok:
-                return {"action": "decline"}
-            await asyncio.to_thread(oauth._open_browser, url)
-            return {"action": "accept"}
-        content: dict[str, Any] = {}
-        for question in elicitation.questions(params.get("requestedSchema") or {}):
-            answer = await self.ask(ctx, conn.name, message, question)
-            if answer is _CANCEL:
-                return {"action": "cancel"}
-            if answer is not _SKIP:
-                content[question.key] = answer
-        return {"action": "accept", "content": content}
-
-    async def ask(self, ctx: ExtensionContext, server: str, message: str, q: elicitation.Question) -> Any:
-        error: str | None = None
-        for _ in range(5):
-            title = elicitation.prompt_title(server, message, q, error)
-            if q.kind == "boolean":
-                raw = await ctx.ui.select(title, [elicitation.YES, elicitation.NO])
-            elif q.kind == "choice":
-                raw = await ctx.ui.select(title, [label for label, _ in q.options])
-            else:
-                hint = ", ".join(label for label, _ in q.options) if q.kind == "choices" else None
-                raw = await ctx.ui.input(title, hint or elicitation.placeholder(q))
-            if raw is None:
-                return _CANCEL
-            if raw == "" and q.kind in ("text", "number", "integer", "choices"):
-                if q.default is not None:
-                    return q.default
-                if not q.required:
-                    return _SKIP
-                error = f"{q.title} is required"
-                continue
-            try:
-                return elicitation.parse(q, raw)
-            except elicitation.BadAnswer as e:
-                error = str(e)
-        return _CANCEL
+        return await asking.elicit(self.ctx, conn.name, params)
 
     async def sample(self, conn: ServerConnection, params: dict[str, Any]) -> dict[str, Any]:
-        ctx = self.ctx
-        if ctx is None or not ctx.has_ui:
-            raise Refused(f"{NO_UI} to approve a sampling request from {conn.name}")
-        request = sampling_request(params)
-        if not await ctx.ui.confirm(
-            f"{conn.name} asks the model (sampling)", f"{request.preview}\n\nSend this to {_model(ctx)}?"
-        ):
-            raise Refused("the user declined the sampling request")
-        try:
-            reply = await ctx.complete(request.messages, request.system_prompt, request.max_tokens)
-        except RuntimeError as e:
-            raise Refused(str(e)) from None
-        if reply.stop_reason in ("error", "aborted"):
-            raise Refused(f"the model request failed: {reply.error_message or reply.stop_reason}")
-        return sampling_reply(reply)
+        return await asking.sample(self.ctx, conn.name, params)
 
     def transport(self, conn: ServerConnection, sdk: Any, errlog: Any) -> Any:
-        config = conn.config
-        if config.transport == "stdio":
-            for name, value in config.env:
-                if any(word in name.upper() for word in SECRET_WORDS):
-                    register_secret(value)
-            params = sdk.StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env=dict(config.env) or None,
-                cwd=config.cwd or self.cwd,
-            )
-            return sdk.stdio_client(params, errlog=errlog)
-        return self.remote(conn, sdk)
-
-    @contextlib.asynccontextmanager
-    async def remote(self, conn: ServerConnection, sdk: Any) -> AsyncIterator[Any]:
-        """Streamable HTTP or SSE, with the configured headers and (unless an Authorization header is set)
-        OAuth through the SDK: stored tokens are used and refreshed; the browser opens only after
-        ``/mcp auth NAME``."""
-        config = conn.config
-        headers = dict(config.headers)
-        register_secret_headers(headers)
         interactive = conn.name in self.auth_requests
-        flow = oauth.BrowserFlow(
-            config.oauth.callback_port if config.oauth else None, self.show_auth_url(conn.name), interactive
+        self.auth_requests.discard(conn.name)
+        return transports.open_transport(
+            conn.config,
+            sdk,
+            errlog,
+            transports.Place(self.cwd, self.agent_dir),
+            interactive,
+            self.show_auth_url(conn.name),
         )
-        auth = None
-        if not any(k.lower() == "authorization" for k in headers):
-            await flow.open()
-            storage = oauth.TokenFile(os.path.join(self.agent_dir or ".", oauth.AUTH_FILE), config, sdk)
-            if interactive:
-                await oauth.preset_client(storage, config, flow, sdk)
-            auth = oauth.provider(sdk, config, storage, flow)
-        http = sdk.httpx.AsyncClient(headers=headers, auth=auth, timeout=sdk.httpx.Timeout(30.0, read=300.0))
-        try:
-            if config.transport == "sse":
-                async with sdk.sse_client(config.url, headers=headers, auth=auth) as streams:
-                    yield streams
-            else:
-                async with sdk.streamable_http_client(config.url, http_client=http) as streams:
-                    yield streams
-        finally:
-            self.auth_requests.discard(conn.name)
-            await http.aclose()
-            await flow.close()
 
-    def show_auth_url(self, name: str) -> Any:
+    def show_auth_url(self, name: str) -> Callable[[str], None]:
         def show(url: str) -> None:
             if self.ctx is not None:
                 self.ctx.ui.notify(f'Authorize caddie for MCP server "{name}": open {url}', "info")
@@ -512,17 +411,8 @@ class McpRuntime:
         return pool().get(name)
 
 
-_CANCEL = object()
-_SKIP = object()
-
-
 def _verb(state: str) -> str:
     return "needs authorization" if state == "needs-auth" else "failed"
-
-
-def _model(ctx: ExtensionContext) -> str:
-    model = ctx.model
-    return f"{model.provider}/{model.id}" if model is not None else "the model"
 
 
 def _safe_file(name: str) -> str:
