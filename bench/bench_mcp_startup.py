@@ -66,7 +66,13 @@ def env_for(home: Path) -> dict[str, str]:
     return env
 
 
-def first_request(home: Path, llm: fl.FakeLLM, cwd: Path, extra: list[str]) -> tuple[float, int]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a running process (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_request(home: Path, llm: fl.FakeLLM, cwd: Path, extra: list[str]) -> tuple[float, int, float]:
     llm.push(fl.text("ok"))
     before = len(llm.llm_requests)
     start = time.perf_counter()
@@ -79,9 +85,10 @@ def first_request(home: Path, llm: fl.FakeLLM, cwd: Path, extra: list[str]) -> t
     )
     llm.wait_for_requests(before + 1, timeout=120)
     at = (time.perf_counter() - start) * 1000
+    cpu = cpu_seconds(proc.pid) * 1000
     proc.wait(120)
     tools = [t for t in llm.llm_requests[before].tool_names if t.startswith("mcp__")]
-    return at, len(tools)
+    return at, len(tools), cpu
 
 
 def first_frame(home: Path, cwd: Path) -> tuple[float, float]:
@@ -113,16 +120,22 @@ def main() -> None:
         cwd.mkdir()
         homes = {"none": home_with(root, llm, {}), "three": home_with(root, llm, configured)}
         frames: dict[str, list[tuple[float, float]]] = {k: [] for k in homes}
-        requests: dict[str, list[tuple[float, int]]] = {k: [] for k in homes}
-        waited: list[tuple[float, int]] = []
+        requests: dict[str, list[tuple[float, int, float]]] = {k: [] for k in homes}
+        waited: list[tuple[float, int, float]] = []
         for run in range(args.runs + 1):  # the first round warms the caches and is not counted
             for name, home in homes.items():
                 frame = first_frame(home, cwd)
-                request = first_request(home, llm, cwd, [])
+                time.sleep(SETTLE_S)  # the servers of a closed UI are gone before the next run starts
                 if run:
                     frames[name].append(frame)
+        for run in range(args.runs + 1):
+            for name, home in homes.items():
+                request = first_request(home, llm, cwd, [])
+                time.sleep(SETTLE_S)
+                if run:
                     requests[name].append(request)
             wait = first_request(homes["three"], llm, cwd, ["--mcp-wait", "30"])
+            time.sleep(SETTLE_S)
             if run:
                 waited.append(wait)
         print(f"{args.runs} runs, python {sys.version.split()[0]}, {os.cpu_count()} cores")

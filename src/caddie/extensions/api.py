@@ -55,6 +55,7 @@ from caddie.ai.messages import (
     replace,
 )
 from caddie.ai.model import Model
+from caddie.ai.providers.preload import import_in_background
 from caddie.ai.secrets import redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
@@ -287,6 +288,7 @@ __all__ = [
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
+    "import_in_background",
     "is_finite_number",
     "is_js_number",
     "js_number",

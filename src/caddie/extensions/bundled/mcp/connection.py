@@ -100,6 +100,8 @@ class ServerConnection:
         self._wake = asyncio.Event()
         self._stale: set[str] = set()
         self._timed_out = False
+        self.responsive = False
+        """A UI is drawn by this process: the SDK's import hands the GIL back often."""
         self.patience: float | None = None
         """Seconds to wait for the connection instead of ``startupTimeout`` (the user authorizing it)."""
         self.on_stopped: Callable[[], None] | None = None
@@ -122,6 +124,8 @@ class ServerConnection:
             return
         self._stop.set()
         self._wake.set()
+        if self.state == "starting":  # nothing to finish: do not wait for a slow server to answer first
+            task.cancel()
         done, _ = await asyncio.wait({task}, timeout=timeout)
         if not done:
             task.cancel()
@@ -183,7 +187,7 @@ class ServerConnection:
         return f"{text} (stderr: {last})" if last and last not in text else text
 
     async def _connected(self, timer: asyncio.TimerHandle) -> None:
-        sdk = await load_sdk()
+        sdk = await load_sdk(self.responsive)
         self._sdk = sdk
         os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
         with open(self.log_path, "a", encoding="utf-8", errors="replace") as errlog:

@@ -159,6 +159,7 @@ class McpRuntime:
             existing = conns.get(name)
             if existing is None:
                 conns[name] = conn = ServerConnection(config, self, self.log_path(name))
+                conn.responsive = self.ctx is not None and self.ctx.mode == "tui"
                 if name in self.auth_requests:  # the user is authorizing it in a browser
                     conn.patience = oauth.AUTH_WAIT_SECONDS + config.startup_timeout_ms / 1000
                 conn.start()

@@ -8,6 +8,8 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
+from caddie.extensions.api import import_in_background
+
 _lock = threading.Lock()
 _sdk: SimpleNamespace | None = None
 
@@ -52,11 +54,25 @@ def _import() -> SimpleNamespace:
         return _sdk
 
 
-async def load_sdk() -> Any:
-    """The SDK's parts (a namespace), imported off the event loop the first time."""
+MODULES = (
+    "httpx2",
+    "mcp_types",
+    "mcp",
+    "mcp.client.auth",
+    "mcp.client.sse",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.shared.auth",
+)
+
+
+async def load_sdk(responsive: bool = True) -> Any:
+    """The SDK's parts (a namespace), imported off the event loop the first time (``responsive``: a UI keeps
+    answering keys while the thread imports)."""
     if _sdk is not None:
         return _sdk
-    return await asyncio.to_thread(_import)
+    await asyncio.wrap_future(import_in_background(MODULES, responsive=responsive))
+    return _import()
 
 
 def loaded() -> bool:
