@@ -12,6 +12,8 @@ server). Runs alternate none / three, so a drift in the shared machine's speed h
   the model (the session is open);
 - **first request**: ``caddie -p`` spawn → its request arriving at the fake model server, with the MCP tools
   that request carried;
+- **CPU until it**: the user + system CPU the caddie process had used when its request arrived (robust to
+  a busy machine, where wall times are not);
 - **with --mcp-wait 30**: the same when the first request may wait for the servers — what waiting would
   cost (the slow server caps it at ~5 s), and that the tools then are in the first request.
 
@@ -37,6 +39,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from pty_term import PtyProgram  # noqa: E402
 from tests.mcp.helpers import EVERYTHING_JS, SMALL, node  # noqa: E402
 from tests.support import fake_llm as fl  # noqa: E402
+
+SETTLE_S = 3.0
 
 
 def servers() -> dict[str, object]:
@@ -143,12 +147,13 @@ def main() -> None:
             print(f"{name} servers:")
             print(f"  first frame   {summary([f for f, _ in frames[name]])}")
             print(f"  ready         {summary([r for _, r in frames[name]])}")
-            tools = sorted({t for _, t in requests[name]})
-            print(f"  first request {summary([r for r, _ in requests[name]])}  MCP tools in it: {tools}")
+            tools = sorted({t for _, t, _ in requests[name]})
+            print(f"  first request {summary([r for r, _, _ in requests[name]])}  MCP tools in it: {tools}")
+            print(f"  CPU until it  {summary([c for _, _, c in requests[name]])}")
         print("three servers, --mcp-wait 30:")
-        print(
-            f"  first request {summary([r for r, _ in waited])}  MCP tools in it: {sorted({t for _, t in waited})}"
-        )
+        tools = sorted({t for _, t, _ in waited})
+        print(f"  first request {summary([r for r, _, _ in waited])}  MCP tools in it: {tools}")
+        print(f"  CPU until it  {summary([c for _, _, c in waited])}")
 
 
 if __name__ == "__main__":
