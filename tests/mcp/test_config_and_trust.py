@@ -54,8 +54,8 @@ async def test_a_trusted_projects_mcp_json_starts_and_tools_can_be_chosen(tmp_pa
     )  # fmt: skip
     try:
         assert pool()["proj"].state == "ready"
-        assert sorted(run.session.get_active_tools()) == ["mcp__proj__add", "read"]
-        assert len([t for t in run.session.all_tools() if t.name.startswith("mcp__proj__")]) == 12
+        assert sorted(run.session.core.tools.active_names()) == ["mcp__proj__add", "read"]
+        assert len([t for t in run.session.core.tools.all() if t.name.startswith("mcp__proj__")]) == 12
     finally:
         await run.session.shutdown("quit")
 

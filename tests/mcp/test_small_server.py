@@ -40,15 +40,15 @@ async def test_tools_results_progress_prompts_and_resources(tmp_path: Path) -> N
         tmp_path, {"small": small("--bad-schema", env={"GREETING": "${CADDIE_TEST_SECRET_NAME}"})}
     )
     try:
-        names = set(run.session.get_active_tools())
+        names = set(run.session.core.tools.active_names())
         assert {"mcp__small__add", "mcp__small__shout", "mcp__small__broken"} <= names
         # the broken schema became an open object, with one line saying so
-        broken = next(t for t in run.session.all_tools() if t.name == "mcp__small__broken")
+        broken = next(t for t in run.session.core.tools.all() if t.name == "mcp__small__broken")
         assert broken.json_schema()["additionalProperties"] is True
         assert run.notices().count("tool broken: its input schema is invalid") == 1
 
         # the model sees the server's schema and gets the server's answer
-        tool = next(t for t in run.session.all_tools() if t.name == "mcp__small__add")
+        tool = next(t for t in run.session.core.tools.all() if t.name == "mcp__small__add")
         assert tool.json_schema()["required"] == ["a", "b"]
         result = await call(run, "mcp__small__add", {"a": 2, "b": 40})
         assert text(result) == "42" and not result.is_error
@@ -86,7 +86,7 @@ async def test_tools_results_progress_prompts_and_resources(tmp_path: Path) -> N
 
         # list_changed: the new tool joins the session
         await call(run, "mcp__small__grow")
-        await until(lambda: "mcp__small__extra" in run.session.get_active_tools(), what="the extra tool")
+        await until(lambda: "mcp__small__extra" in run.session.core.tools.active_names(), what="the extra tool")
         assert text(await call(run, "mcp__small__extra")) == "extra ran"
 
         # a prompt is a command; its text becomes the user's turn
@@ -128,7 +128,7 @@ async def test_crash_gives_one_line_and_the_tools_go_away(tmp_path: Path) -> Non
         assert result.is_error
         assert "small" in text(result) and "crash" in text(result)
         await until(lambda: pool()["small"].state == "failed", what="the failed state")
-        assert not any(n.startswith("mcp__small__") for n in run.session.get_active_tools())
+        assert not any(n.startswith("mcp__small__") for n in run.session.core.tools.active_names())
         failures = [t for t, _ in run.ui.notices if t.startswith('MCP server "small" failed')]
         assert len(failures) == 1, run.ui.notices
         # the turn went on: the model got the error and answered
@@ -137,7 +137,7 @@ async def test_crash_gives_one_line_and_the_tools_go_away(tmp_path: Path) -> Non
         # /mcp reconnect starts it again and the tools come back
         await run.session.prompt("/mcp reconnect small")
         assert 'MCP server "small" connected: 12 tools.' in run.notices()
-        assert "mcp__small__add" in run.session.get_active_tools()
+        assert "mcp__small__add" in run.session.core.tools.active_names()
     finally:
         await run.session.shutdown("quit")
 

@@ -53,7 +53,7 @@ async def test_everything_in_the_terminal_ui(tmp_path: Path) -> None:
         session = app.session
         await until(
             pilot,
-            lambda: {"mcp__everything__echo", "mcp__small__ask"} <= set(session.get_active_tools()),
+            lambda: {"mcp__everything__echo", "mcp__small__ask"} <= set(session.core.tools.active_names()),
             timeout=60,
         )
         # a tool call, shown in the conversation
@@ -103,7 +103,7 @@ async def test_everything_in_the_terminal_ui(tmp_path: Path) -> None:
         await until(pilot, lambda: "small" not in pool(), timeout=15)
         await until(pilot, lambda: isinstance(app.screen, SettingsScreen), timeout=15)
         await pilot.press("escape")
-        assert not any(t.startswith("mcp__small__") for t in session.get_active_tools())
+        assert not any(t.startswith("mcp__small__") for t in session.core.tools.active_names())
         await app.shutdown_session()  # what quitting does (modes/interactive/entry.py)
         assert (
             '"disabledMcpServers": [\n    "small"\n  ]'

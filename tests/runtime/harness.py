@@ -160,7 +160,9 @@ async def start_session(
             trust=trust,
         )
     )
-    build.session.agent.state.model = faux_model(reasoning=reasoning)  # the registry's faux does not reason
+    build.session.core.agent.state.model = faux_model(
+        reasoning=reasoning
+    )  # the registry's faux does not reason
     events: list[SessionEvent] = []
     build.session.subscribe(events.append)
     await build.session.start()
