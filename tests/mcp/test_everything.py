@@ -57,7 +57,8 @@ async def call(run: McpRun, tool: str, args: dict[str, object] | None = None) ->
 async def exercise(run: McpRun, server: str) -> None:
     tool = f"mcp__{server}__"
     await until(
-        lambda: f"{tool}trigger-sampling-request" in run.session.core.tools.active_names(), what="conditional tools"
+        lambda: f"{tool}trigger-sampling-request" in run.session.core.tools.active_names(),
+        what="conditional tools",
     )
     assert result_text(await call(run, f"{tool}echo", {"message": "hi"})) == "Echo: hi"
     assert "The sum of 2 and 40 is 42." in result_text(await call(run, f"{tool}get-sum", {"a": 2, "b": 40}))

@@ -124,7 +124,8 @@ async def test_headless_runs_start_servers_once_the_first_request_is_out(tmp_pat
         await run.session.prompt("hi")
         assert seen == [0]  # the request went out before any server was started
         await until(
-            lambda: "mcp__small__add" in run.session.core.tools.active_names(), what="the tools after the reply"
+            lambda: "mcp__small__add" in run.session.core.tools.active_names(),
+            what="the tools after the reply",
         )
     finally:
         await run.session.shutdown("quit")

@@ -86,7 +86,9 @@ async def test_tools_results_progress_prompts_and_resources(tmp_path: Path) -> N
 
         # list_changed: the new tool joins the session
         await call(run, "mcp__small__grow")
-        await until(lambda: "mcp__small__extra" in run.session.core.tools.active_names(), what="the extra tool")
+        await until(
+            lambda: "mcp__small__extra" in run.session.core.tools.active_names(), what="the extra tool"
+        )
         assert text(await call(run, "mcp__small__extra")) == "extra ran"
 
         # a prompt is a command; its text becomes the user's turn
