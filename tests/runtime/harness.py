@@ -136,7 +136,7 @@ async def start_session(
     """A started session on a faux model; the bundled extensions stay off unless ``bundled``."""
     data = dict(settings or {})
     if not bundled:
-        data.setdefault("disabledExtensions", ["mulligan", "goal"])
+        data.setdefault("disabledExtensions", ["mulligan", "goal", "mcp"])
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
