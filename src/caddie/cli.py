@@ -5,6 +5,8 @@
     caddie session list|show|tree         look at saved sessions
     caddie context [SESSION] [--json]     what the model would be sent next
     caddie export [SESSION] [-o FILE]     the session as one offline HTML page
+    caddie checkpoints [SESSION] [--json] a session's file checkpoints (one before each prompt)
+    caddie restore CHECKPOINT [SESSION]   put the files back as a checkpoint saved them
     caddie install|remove|list|update     packages (extensions, skills, prompt templates)
     caddie config                         list and switch extensions, skills, prompts, packages
     caddie demo [--no-tui]                a 30-second scripted tour (no key needed)
@@ -26,7 +28,7 @@ from typing import NoReturn
 
 from caddie import __version__
 
-SUBCOMMANDS = ("session", "context", "export", "acp", "batch")
+SUBCOMMANDS = ("session", "context", "export", "acp", "batch", "checkpoints", "restore")
 MANAGE_COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 
 
@@ -96,6 +98,10 @@ def _main(args: list[str]) -> int:
             from caddie.modes.demo import run_demo
 
             return run_demo(args[1:])
+        if args and args[0] in ("checkpoints", "restore"):
+            from caddie.modes.checkpoints_cli import run as run_checkpoints
+
+            return run_checkpoints(args)
         if args and args[0] == "batch":
             from caddie.modes.batch import run_batch_command
 

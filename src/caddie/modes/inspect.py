@@ -439,9 +439,16 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
             tree.add_argument(
                 "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
             )
+            delete = sub.add_parser("delete", help="delete a session file and collect its file checkpoints")
+            delete.add_argument("file", help="session file, id or unique id prefix")
+            sub.add_parser("gc", help="collect the file checkpoints no session names any more")
             args = p.parse_args(rest)
             if args.what == "list":
                 return cmd_list(cwd, out)
+            if args.what in ("delete", "gc"):
+                from caddie.modes.checkpoints_cli import cmd_delete, cmd_gc
+
+                return cmd_delete(args.file, cwd, out) if args.what == "delete" else cmd_gc(out)
             if args.what == "show":
                 if args.stats:
                     return cmd_show_stats(args.file, cwd, out)

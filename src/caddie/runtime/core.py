@@ -12,6 +12,7 @@ and builds the parts, handing each this core as the host its own Protocol descri
 - ``user_bash``   ``UserBash`` (user_bash.py): ``!cmd``
 - ``preferences`` ``Preferences`` (preferences.py): model, thinking level, queue modes, toggles, stats
 - ``tools``       ``ToolsAndPrompt`` (tools_prompt.py): the active tools and the system prompt
+- ``checkpoints`` ``Checkpointing`` (checkpointing.py): file checkpoints before input, restores
 - ``compactor``   the engine built from ``SessionOptions.compactor`` (compaction_port.py, auto_compaction.py)
 
 No part imports this module: each depends on its Protocol, so the parts form no import circle and each can
@@ -48,6 +49,7 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
+from caddie.runtime.checkpointing import Checkpointing
 from caddie.runtime.compaction_port import Compactor, CompactorFactory, StreamFn
 from caddie.runtime.event_hub import EventHub
 from caddie.runtime.extension_bridge import CommandContextImpl, ExtensionBridge, ExtensionContextImpl
@@ -150,6 +152,7 @@ class SessionCore:
         self.navigator = SessionNavigator(self)
         self.user_bash = UserBash(self)
         self.preferences = Preferences(self)
+        self.checkpoints = Checkpointing(self)
         self.runner = ExtensionRunner(self.extensions, self.context, self.on_extension_error)
         self.tools = ToolsAndPrompt(
             self,
@@ -346,6 +349,9 @@ class SessionCore:
             if isinstance(message, AssistantMessage):
                 return message
         return None
+
+    async def navigate_to(self, entry_id: str) -> None:
+        await self.navigator.navigate_tree(entry_id)
 
     def abort(self) -> None:
         """Stop the current run (streaming reply ends ``aborted``, running tools get the signal)."""

@@ -7,7 +7,8 @@ between turns, and every agent event (extensions first, then the modes, then the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from caddie.agent.agent import Agent
@@ -27,6 +28,7 @@ from caddie.ai.model import Model, StreamOptions
 from caddie.config.settings import Settings
 from caddie.extensions.api import ExtensionContext, ToolCallEvent, ToolResultEvent
 from caddie.extensions.runner import ExtensionRunner
+from caddie.runtime.checkpointing import Checkpointing
 from caddie.runtime.compaction_port import Compactor, StreamFn
 from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
@@ -85,6 +87,11 @@ class LoopHooksHost(Protocol):
     def context(self, system_prompt: Callable[[], str] | None = None) -> ExtensionContext: ...
 
     async def publish_event(self, event: SessionEvent) -> None: ...
+
+    @property
+    def checkpoints(self) -> Checkpointing: ...
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
 
 
 class LoopHooks:
@@ -201,6 +208,8 @@ class LoopHooks:
         """Extensions first, then the modes, then the session file (``message_end`` → an entry)."""
         session = self._session
         runner = session.runner
+        if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage | CustomMessage):
+            await session.checkpoints.before_input()  # the files as they were before this input
         if isinstance(event, MessageEndEvent):
             replacement = await runner.emit_message_end(event.message)
             if replacement is not None and replacement is not event.message:
@@ -214,10 +223,12 @@ class LoopHooks:
             session.prompter.dequeue_display(event.message)
         elif isinstance(event, AgentEndEvent):
             event.will_retry = session.run.will_retry()
+            session.checkpoints.run_ended(session.spawn)
         await session.publish_event(event)
         if isinstance(event, MessageEndEvent):
             self._persist(event.message)
             if isinstance(event.message, AssistantMessage):
+                session.checkpoints.after_reply()
                 await session.run.reply_succeeded(event.message)
 
     def _persist(self, message: AgentMessage) -> None:

@@ -13,6 +13,8 @@ from typing import Literal
 
 from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
 from caddie.ai.model import Model, ThinkingLevel
+from caddie.checkpoints.records import Checkpoint
+from caddie.checkpoints.restore import RestoreReport
 from caddie.config.settings import Settings
 from caddie.errors import Aborted, UsageError
 from caddie.extensions.api import ContextUsage
@@ -179,6 +181,15 @@ class AgentSession:
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.core.store.append_label(entry_id, label)
+
+    # -- file checkpoints ---------------------------------------------------------------------------------
+    def checkpoints(self) -> list[Checkpoint]:
+        return self.core.checkpoints.list()
+
+    async def restore_checkpoint(
+        self, ref: str, *, files: bool = True, conversation: bool = False, force: bool = False
+    ) -> RestoreReport | None:
+        return await self.core.checkpoints.restore(ref, files=files, conversation=conversation, force=force)
 
     # -- reading ------------------------------------------------------------------------------------------
     @property

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
     from caddie.ai.model import Model, ThinkingLevel
+    from caddie.checkpoints.records import Checkpoint
+    from caddie.checkpoints.restore import RestoreReport
     from caddie.config.settings import Settings
     from caddie.extensions.api import ContextUsage
     from caddie.extensions.runner import ExtensionRunner
@@ -274,6 +276,20 @@ class Session(Protocol):
     def set_session_name(self, name: str) -> None: ...
 
     def set_label(self, entry_id: str, label: str | None) -> None: ...
+
+    # -- file checkpoints (docs/checkpoints.md) ------------------------------------------------------------
+    def checkpoints(self) -> list[Checkpoint]:
+        """The session's file checkpoints, oldest first (every branch)."""
+        ...
+
+    async def restore_checkpoint(
+        self, ref: str, *, files: bool = True, conversation: bool = False, force: bool = False
+    ) -> RestoreReport | None:
+        """Go back to checkpoint ``ref`` (a commit id or prefix, or its entry id): the workspace's files (a
+        checkpoint of the current ones taken first; files edited by hand since are left unless ``force``)
+        and/or the conversation as before its prompt. Refused while the agent works. The files' report, or
+        None when only the conversation moved."""
+        ...
 
     # -- reading ------------------------------------------------------------------------------------------
     @property
