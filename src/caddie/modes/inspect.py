@@ -302,13 +302,29 @@ async def _context_stats(path: str | None, cwd: str, as_json: bool, out: TextIO)
     store_path = str(_open(path, cwd).path)
     async with _read_only_session(store_path, cwd) as build:
         stats = await stats_of_session(build.session, build.registry)
+        checkpoints = checkpoint_storage(build.session.store)
     if as_json:
-        payload = {"sessionFile": store_path, **stats.to_json()}
+        payload = {"sessionFile": store_path, **stats.to_json(), "checkpoints": checkpoints}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
         return 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     _print_rich(render_stats(stats, color), out, color)
+    out.write(
+        f"File checkpoints: {checkpoints['count']} in this session; the workspace's shadow repository "
+        f"{checkpoints['repository']} holds {_size(int(str(checkpoints['bytes'])))}\n"
+    )
     return 0
+
+
+def checkpoint_storage(store: SessionStore) -> dict[str, object]:
+    """How many file checkpoints the session holds, and the size of its workspace's shadow repository."""
+    from caddie.checkpoints.records import checkpoints_of
+    from caddie.checkpoints.shadow import ShadowRepo
+
+    repo = ShadowRepo.for_cwd(store.cwd)
+    size = repo.size_bytes() if repo.exists else 0
+    count = len(checkpoints_of(store.entries()))
+    return {"count": count, "repository": str(repo.git_dir), "bytes": size}
 
 
 def _print_rich(renderable: object, out: TextIO, color: bool) -> None:

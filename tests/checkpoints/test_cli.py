@@ -1,0 +1,75 @@
+"""``caddie checkpoints`` / ``caddie restore`` / ``caddie session gc`` as a user runs them: real processes
+on a real project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from caddie.ai.providers.faux import faux_message
+from caddie.checkpoints.records import CHECKPOINT_TYPE
+from caddie.checkpoints.service import WorkspaceCheckpoints
+from caddie.session.store import SessionStore
+from tests.checkpoints.conftest import fingerprint
+
+
+def caddie(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "caddie", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=60,
+    )
+
+
+def test_list_restore_undo_and_refusals(project: Path) -> None:
+    before_git = fingerprint(project)
+    store = SessionStore.create(project)
+    service = WorkspaceCheckpoints(project, store.session_id)
+    store.append_custom(CHECKPOINT_TYPE, service.capture(None, idle=True))
+    store.append_message(faux_message("first reply"))
+    (project / "app.py").write_text("changed\n")
+    (project / "added.txt").write_text("new\n")
+    store.append_custom(CHECKPOINT_TYPE, service.capture(service.last_on_branch(store.branch()), idle=False))
+    store.close()
+
+    listed = caddie(project, "checkpoints", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert [set(r) >= {"id", "entryId", "timestamp", "files"} for r in rows] == [True, True]
+    assert rows[1]["files"] == [{"status": "A", "path": "added.txt"}, {"status": "M", "path": "app.py"}]
+    text = caddie(project, "checkpoints")
+    assert rows[0]["id"][:12] in text.stdout
+
+    # A session open in another caddie is refused, in one line.
+    holder = SessionStore.open(store.path)  # type: ignore[arg-type]
+    refused = caddie(project, "restore", rows[0]["id"][:8])
+    holder.close()
+    assert refused.returncode == 2 and "use /rewind in that caddie" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+    done = caddie(project, "restore", rows[0]["id"][:8], "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["written"] == ["app.py"] and report["removed"] == ["added.txt"]
+    assert (project / "app.py").read_text() == "print('v1')\n" and not (project / "added.txt").exists()
+
+    undo = caddie(project, "restore", report["before"])
+    assert undo.returncode == 0 and "To undo, restore checkpoint" in undo.stdout
+    assert (project / "app.py").read_text() == "changed\n" and (project / "added.txt").exists()
+
+    unknown = caddie(project, "restore", "ffffffff")
+    assert unknown.returncode == 2 and "No checkpoint 'ffffffff'" in unknown.stderr
+
+    stats = caddie(project, "context", "--stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["checkpoints"]["count"] == 4
+    assert json.loads(stats.stdout)["checkpoints"]["bytes"] > 0
+
+    assert caddie(project, "session", "gc").returncode == 0
+    assert fingerprint(project) == before_git
