@@ -406,6 +406,26 @@ async def get_commands(rpc: RpcServer, request: Request) -> None:
     await rpc.reply(request, {"commands": commands})
 
 
+async def get_checkpoints(rpc: RpcServer, request: Request) -> None:
+    """A caddie addition: the session's file checkpoints, oldest first (docs/checkpoints.md)."""
+    await rpc.reply(request, {"checkpoints": [c.to_json() for c in rpc.session.checkpoints()]})
+
+
+async def restore_checkpoint(rpc: RpcServer, request: Request) -> None:
+    """A caddie addition: go back to a checkpoint — its files, the conversation before its prompt, or both."""
+    ref = request.get("checkpoint")
+    if not isinstance(ref, str) or not ref:
+        raise ValueError("checkpoint must be a checkpoint id (or its entry id)")
+    files = _bool(request, "files") if "files" in request else True
+    conversation = _bool(request, "conversation") if "conversation" in request else False
+    force = _bool(request, "force") if "force" in request else False
+    report = await rpc.session.restore_checkpoint(ref, files=files, conversation=conversation, force=force)
+    data: dict[str, Any] = {"conversation": conversation}
+    if report is not None:
+        data.update(report.to_json())
+    await rpc.reply(request, data)
+
+
 async def handle(rpc: RpcServer, request: Request) -> None:
     """Answer one command; a ``UsageError`` (or a bad field) becomes its error response."""
     kind = request.get("type")
@@ -462,5 +482,7 @@ COMMANDS: dict[str, Command] = {
     "get_tree": get_tree,
     "set_session_name": set_session_name,
     "get_commands": get_commands,
+    "get_checkpoints": get_checkpoints,  # caddie additions from here on
+    "restore_checkpoint": restore_checkpoint,
 }
-"""Command ``type`` → handler (Pi 0.84.4's RPC commands)."""
+"""Command ``type`` → handler (Pi 0.84.4's RPC commands, then caddie's additions)."""
