@@ -83,6 +83,8 @@ from caddie.modes.acp.convert import (
     tool_title,
 )
 from caddie.modes.acp.ui import AcpUI, picked_option
+from caddie.modes.checkpoint_commands import COMMANDS as CHECKPOINT_COMMANDS
+from caddie.modes.checkpoint_commands import is_checkpoint_command, run_checkpoint_command
 from caddie.runtime.factory import SessionRequest, SetupError, open_session
 from caddie.runtime.session_api import Session
 from caddie.runtime.session_events import (
@@ -355,6 +357,7 @@ class AcpSession:
             for c in every
             if c.kind != "extension"
         ]
+        named += sorted(CHECKPOINT_COMMANDS.items())
         return [
             AvailableCommand(
                 name=name,
@@ -403,6 +406,8 @@ class AcpSession:
         text, images = prompt_to_user(blocks)
         if not text.strip() and not images:
             raise bad_params("The prompt is empty.")
+        if is_checkpoint_command(text) and not images:
+            return await self._checkpoint_command(text)
         self._prompting = True
         self._answered.clear()
         self._run_started.clear()
@@ -435,6 +440,16 @@ class AcpSession:
             elif last.stop_reason == "error":
                 raise RequestError(-32603, last.error_message or "The model request failed.")
         return PromptResponse(stop_reason=stop)
+
+    async def _checkpoint_command(self, text: str) -> PromptResponse:
+        """``/checkpoints`` and ``/rewind …`` (docs/checkpoints.md): answered as an agent message."""
+        try:
+            answer = await run_checkpoint_command(self.session, text)
+        except UsageError as e:
+            raise RequestError(-32603, str(e)) from None
+        self.send(helpers.update_agent_message_text(answer))
+        await self.flush()
+        return PromptResponse(stop_reason="end_turn")
 
     async def _grace_for_run(self, seconds: float = RUN_GRACE_S) -> None:
         """Give work a command spawned the moment it needs to start its run (``agent_start``)."""
