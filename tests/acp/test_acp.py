@@ -444,11 +444,12 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
             b'{"jsonrpc": "2.0", "id": "r2", "method": "session/prompt", "params": {"sessionId": 5}}\n'
         )
         await agent.raw(b'{"jsonrpc": "2.0", "id": "r3"}\n')
+        await agent.raw(b"[" * 100_000 + b"\n")  # nested beyond any stack: one parse error, no crash
 
         async def errors() -> list[dict[str, Any]]:
             for _ in range(100):
                 found = [m for m in raw if "error" in m]
-                if len(found) >= 5:
+                if len(found) >= 6:
                     return found
                 await asyncio.sleep(0.05)
             return [m for m in raw if "error" in m]
@@ -460,6 +461,7 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         assert ("r1", -32601) in by  # unknown method
         assert ("r2", -32602) in by  # bad params
         assert ("r3", -32600) in by  # neither request nor response
+        assert any("nested more than 200 levels deep" in json.dumps(m) for m in found)
 
         with pytest.raises(RequestError) as err:
             await agent.conn.prompt(session_id="nope", prompt=[text_block("hi")])
@@ -469,6 +471,21 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         new = await agent.conn.new_session(cwd=str(setup.project))
         assert new.session_id
         assert agent.process.returncode is None
+
+        # half an emoji (a lone surrogate escape) in a prompt: sent and saved as U+FFFD
+        setup.llm.push(fl.text("fine"))
+        prompt = {"sessionId": new.session_id, "prompt": [{"type": "text", "text": "half \\ud83d emoji"}]}
+        line = {"jsonrpc": "2.0", "id": "r4", "method": "session/prompt", "params": prompt}
+        await agent.raw(json.dumps(line).replace("\\\\", "\\").encode() + b"\n")
+        for _ in range(200):
+            if any(m.get("id") == "r4" for m in raw):
+                break
+            await asyncio.sleep(0.05)
+        [answer] = [m for m in raw if m.get("id") == "r4"]
+        assert answer["result"]["stopReason"] == "end_turn"
+        assert setup.llm.llm_requests[-1].last_user_text == "half \ufffd emoji"
+        [saved] = (setup.home / "agent" / "sessions").rglob(f"*{new.session_id}.jsonl")
+        assert "half \ufffd emoji" in saved.read_text(encoding="utf-8")
 
 
 async def test_thinking_streams_as_thought_chunks(setup: Setup) -> None:
