@@ -312,7 +312,8 @@ async def test_load_session_replays_and_continues(setup: Setup) -> None:
 
 
 async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session Pi wrote (in Pi's sessions folder) loads by id and replays."""
+    """A session Pi wrote (in Pi's sessions folder) is listed, loads by id and replays; a session made with
+    session/new is saved at once, so another process lists and loads it before it was ever prompted."""
     from caddie.session.store import encode_cwd
 
     fixture = Path(__file__).parent.parent / "fixtures" / "pi-sessions" / "linear.jsonl"
@@ -328,9 +329,15 @@ async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch:
     first_user = next(json.loads(line)["message"] for line in lines[1:] if '"role":"user"' in line)
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi_dir))
+    async with open_agent(setup.home, setup.project, setup.llm) as agent:  # made, never prompted
+        await agent.initialize()
+        unprompted = (await agent.conn.new_session(cwd=str(setup.project))).session_id
     editor = EditorClient()
     async with open_agent(setup.home, setup.project, setup.llm, client=editor) as agent:
         await agent.initialize()
+        listed = {s.session_id for s in (await agent.conn.list_sessions(cwd=str(setup.project))).sessions}
+        assert listed == {unprompted, header["id"]}  # caddie's, even unprompted, and Pi's
+        await agent.conn.load_session(cwd=str(setup.project), session_id=unprompted)
         await agent.conn.load_session(cwd=str(setup.project), session_id=header["id"])
         users = [u.content.text for u in editor.of("user_message_chunk")]
         assert users[0] == first_user["content"]
