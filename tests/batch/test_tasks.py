@@ -56,6 +56,15 @@ def good(repo: Path, task_id: str = "a", **extra: object) -> str:
         ('{"id": "b", "repo": "REPO", "objective": 5}', "line 3: 'objective' must be a non-empty string"),
         ('{"id": "b", "repo": "REPO"', "tasks.jsonl line 3: not valid JSON"),
         ('["b"]', "tasks.jsonl line 3: a task is a JSON object"),
+        ("[" * 100_000, "tasks.jsonl line 3: nested more than 200 levels deep"),
+        (
+            '{"id": "b", "repo": "REPO", "objective": "x", "ref": "--upload-pack=touch /tmp/X"}',
+            "line 3: ref '--upload-pack=touch /tmp/X' is not a branch, tag or commit name",
+        ),
+        (
+            '{"id": "b", "repo": "REPO", "objective": "x", "ref": "a..b"}',
+            "line 3: ref 'a..b' is not a branch",
+        ),
     ],
 )
 def test_a_bad_line_is_named_and_nothing_runs(

@@ -32,6 +32,11 @@ class Backend(Protocol):
 
     def live_spend(self) -> dict[str, int]: ...
 
+    def limit_spend(self, cap: int | None, already: int) -> None:
+        """The spend cap, and what tasks of the file spent in earlier runs: from now on every reply is
+        charged against ``cap`` before its task may make another request."""
+        ...
+
     def request_stop(self) -> None: ...
 
     def request_kill(self) -> None: ...
@@ -39,22 +44,52 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+class SpendLedger:
+    """Live spend per task against the batch's cap: the one rule both controls (local, Ray actor) apply."""
+
+    def __init__(self) -> None:
+        self.spend: dict[str, int] = {}
+        self.total = 0
+        self.cap: int | None = None
+        self.stop = False
+        self.kill = False
+
+    def limit(self, cap: int | None, already: int) -> None:
+        self.cap = cap
+        self.total = already + sum(self.spend.values())
+
+    def charge(self, task_id: str, tokens: int) -> bool:
+        """Count a reply; False (and stop everything) once the cap is reached."""
+        self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+        self.total += tokens
+        if self.cap is not None and self.total >= self.cap:
+            self.stop = True
+        return not self.stop
+
+
 class LocalControl:
     """Shared by the scheduler and the pool's threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.spend: dict[str, int] = {}
+        self._ledger = SpendLedger()
         self._stop = threading.Event()
         self._kill = threading.Event()
 
-    def report(self, task_id: str, tokens: int) -> None:
+    def limit(self, cap: int | None, already: int) -> None:
         with self._lock:
-            self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+            self._ledger.limit(cap, already)
+
+    def charge(self, task_id: str, tokens: int) -> bool:
+        with self._lock:
+            go = self._ledger.charge(task_id, tokens)
+        if not go:
+            self._stop.set()
+        return go
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return dict(self.spend)
+            return dict(self._ledger.spend)
 
     def stop_requested(self) -> bool:
         return self._stop.is_set()
@@ -101,6 +136,9 @@ class LocalBackend:
     def live_spend(self) -> dict[str, int]:
         return self.control.snapshot()
 
+    def limit_spend(self, cap: int | None, already: int) -> None:
+        self.control.limit(cap, already)
+
     def request_stop(self) -> None:
         self.control.request_stop()
 
@@ -116,25 +154,26 @@ class LocalBackend:
 
 
 class _ControlActor:
-    """One per batch, on the cluster: running tasks report spend here and ask whether to stop."""
+    """One per batch, on the cluster: running tasks charge each reply here and ask whether to stop."""
 
     def __init__(self) -> None:
-        self.spend: dict[str, int] = {}
-        self.stop = False
-        self.kill = False
+        self.ledger = SpendLedger()
 
-    def report(self, task_id: str, tokens: int) -> None:
-        self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+    def limit(self, cap: int | None, already: int) -> None:
+        self.ledger.limit(cap, already)
+
+    def charge(self, task_id: str, tokens: int) -> bool:
+        return self.ledger.charge(task_id, tokens)
 
     def snapshot(self) -> dict[str, int]:
-        return dict(self.spend)
+        return dict(self.ledger.spend)
 
     def flags(self) -> tuple[bool, bool]:
-        return self.stop, self.kill
+        return self.ledger.stop, self.ledger.kill
 
     def set_flags(self, stop: bool, kill: bool) -> None:
-        self.stop = self.stop or stop
-        self.kill = self.kill or kill
+        self.ledger.stop = self.ledger.stop or stop
+        self.ledger.kill = self.ledger.kill or kill
 
 
 class RayControl:
@@ -147,8 +186,15 @@ class RayControl:
         self._checked = 0.0
         self._flags = (False, False)
 
-    def report(self, task_id: str, tokens: int) -> None:
-        self.actor.report.remote(task_id, tokens)
+    def charge(self, task_id: str, tokens: int) -> bool:
+        ray: Any = importlib.import_module("ray")
+        try:
+            go: bool = ray.get(self.actor.charge.remote(task_id, tokens), timeout=60)
+        except Exception:  # the driver is gone: nobody can say the cap allows more
+            return False
+        if not go:
+            self._flags = (True, self._flags[1])
+        return go
 
     def _poll(self) -> tuple[bool, bool]:
         ray: Any = importlib.import_module("ray")
@@ -251,6 +297,9 @@ class RayBackend:
         except Exception:
             return {}
         return spend
+
+    def limit_spend(self, cap: int | None, already: int) -> None:
+        self._ray.get(self._actor.limit.remote(cap, already), timeout=60)
 
     def request_stop(self) -> None:
         self._actor.set_flags.remote(True, False)
