@@ -149,3 +149,21 @@ def test_caddie_batch_from_the_command_line(tmp_path: Path, repo: Path, faux_env
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("caddie batch: no task file at") and not bad.stdout
+
+
+def test_with_ray_only_the_summary_reaches_stdout() -> None:
+    """Ray's driver prints "(raylet) A worker died …" on stdout; with --ray, stdout leads to stderr and the
+    summary goes to the real stdout alone."""
+    code = (
+        "import os, sys\n"
+        "from caddie.modes.batch import keep_stdout_from_ray\n"
+        "out = keep_stdout_from_ray(sys.stdout)\n"
+        "os.write(1, b'(raylet) A worker died or was killed\\n')\n"
+        "print('printed by Ray in Python')\n"
+        "out.write('the summary\\n')\n"
+        "out.flush()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the summary\n"
+    assert "(raylet) A worker died" in done.stderr and "printed by Ray in Python" in done.stderr

@@ -137,6 +137,25 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
         console.print(f"run the same command again{more} to continue", markup=False, soft_wrap=True)
 
 
+def keep_stdout_from_ray(out: TextIO) -> TextIO:
+    """Ray's driver prints its own messages (``(raylet) A worker died …``) on the process's stdout, in the
+    middle of the summary a script may parse. When ``out`` is the real stdout, fd 1 (and ``sys.stdout``)
+    now lead to stderr for the rest of the process, and the summary goes to the returned copy of the real
+    stdout."""
+    if out is not sys.stdout:
+        return out
+    try:
+        fd = out.fileno()
+        err_fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's StringIO)
+        return out
+    out.flush()
+    private = os.dup(fd)
+    os.dup2(err_fd, fd)
+    sys.stdout = sys.stderr
+    return os.fdopen(private, "w", encoding="utf-8", errors="replace", closefd=True)
+
+
 def run_batch_command(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -210,6 +229,7 @@ def _run_locked(
     settings = RunSettings(workdir=str(workdir), model=args.model, retries=args.retries, env=env)
     backend: Backend
     if args.ray is not None:
+        out = keep_stdout_from_ray(out)
         backend = RayBackend(
             settings,
             address=args.ray or None,
@@ -228,6 +248,7 @@ def _run_locked(
     finally:
         backend.close()
     _summary(outcome, out, results_path, workdir, total_budget)
+    out.flush()
     if outcome.write_error is not None:
         err.write(
             f"caddie batch: {outcome.write_error}. Every line written before is kept; free some space and run "

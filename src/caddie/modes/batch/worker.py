@@ -427,8 +427,11 @@ def diff_stat(workspace: Path, base: str, log: Any) -> str:
         return f"({e})"
 
 
-def run_task(task: Task, settings: RunSettings, control: Control | None = None) -> dict[str, Any]:
-    """Run one task to its end (or to the batch's stop) and return its result record."""
+def run_task(
+    task: Task, settings: RunSettings, control: Control | None = None, where: str = ""
+) -> dict[str, Any]:
+    """Run one task to its end (or to the batch's stop) and return its result record. ``where`` names the
+    run in the task's log (``Ray task caddie:<id>``)."""
     control = control or NullControl()
     if control.stop_requested():  # queued on a busy cluster while the batch began to stop
         return {"id": task.id, "status": NOT_STARTED}
@@ -446,7 +449,8 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
     attempts = 0
     max_rss_kb = 0
     with paths.log.open("a", encoding="utf-8") as log:
-        log.write(f"--- {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} on {socket.gethostname()}\n")
+        when = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        log.write(f"--- {when} on {socket.gethostname()}{f' ({where})' if where else ''}\n")
         try:
             base = prepare_workspace(task, paths, log, deadline)
         except TaskFailed as e:
