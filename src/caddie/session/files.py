@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie.ai import secrets
+from caddie.errors import SessionStoreError
 from caddie.session.entries import (
     CURRENT_SESSION_VERSION,
     EntryFormatError,
@@ -29,7 +30,7 @@ from caddie.untrusted import MAX_JSON_DEPTH, NotRegularFileError, nesting_exceed
 from caddie.untrusted import loads as untrusted_json
 
 
-class SessionFileError(Exception):
+class SessionFileError(SessionStoreError):
     """A session file that cannot be used; the message names the file (and line) and what is wrong."""
 
 

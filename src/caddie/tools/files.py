@@ -9,11 +9,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from caddie.errors import Aborted
+
 CHUNK_BYTES = 1 << 20
-
-
-class Cancelled(Exception):
-    """Raised between chunks when the caller's ``cancelled()`` turns true."""
 
 
 @dataclass(slots=True)
@@ -37,7 +35,7 @@ def iter_line_pieces(
     index = 0
     while True:
         if cancelled():
-            raise Cancelled
+            raise Aborted
         chunk = fh.read(chunk_bytes or CHUNK_BYTES)
         parts = decoder.decode(chunk, final=not chunk).split("\n")
         for part in parts[:-1]:
@@ -56,7 +54,7 @@ def count_lines(fh: BinaryIO, cancelled: Callable[[], bool] = lambda: False) -> 
     lines = 1
     while True:
         if cancelled():
-            raise Cancelled
+            raise Aborted
         chunk = fh.read(CHUNK_BYTES)
         if not chunk:
             return lines

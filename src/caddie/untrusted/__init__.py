@@ -2,7 +2,7 @@
 text with lone UTF-16 surrogates (``text``), JSON nested too deeply to handle (``json_input``), paths that
 are not regular files (``files``), and control characters in text shown on a terminal (``text``).
 
-This package is the bottom layer: everything in caddie may use it, it uses nothing of caddie.
+This package is next to the bottom layer: everything in caddie may use it; it uses only ``caddie.errors``.
 """
 
 from caddie.untrusted.files import NotRegularFileError, non_regular_kind, open_regular, read_regular

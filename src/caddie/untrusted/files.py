@@ -11,9 +11,12 @@ import os
 import stat
 from typing import BinaryIO
 
+from caddie.errors import UsageError
 
-class NotRegularFileError(OSError):
-    """The path names a FIFO, device or socket: reading it could block or never end. ``kind`` says which."""
+
+class NotRegularFileError(UsageError, OSError):
+    """The path names a FIFO, device or socket: reading it could block or never end. ``kind`` says which.
+    An ``OSError`` too, like every other reason a file cannot be opened."""
 
     def __init__(self, kind: str, path: str = "") -> None:
         super().__init__(f"{path + ': ' if path else ''}it is {kind}, not a regular file")

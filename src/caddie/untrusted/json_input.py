@@ -14,6 +14,7 @@ import re
 from itertools import accumulate
 from typing import Any
 
+from caddie.errors import UsageError
 from caddie.untrusted.text import clean_strings, clean_text
 
 MAX_JSON_DEPTH = 200
@@ -25,8 +26,9 @@ _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
-class JsonInputError(ValueError):
-    """JSON that caddie will not decode; the message says why in a few words."""
+class JsonInputError(UsageError, ValueError):
+    """JSON that caddie will not decode; the message says why in a few words. A ``ValueError`` too, like
+    every other reason a JSON text cannot be decoded."""
 
 
 def nesting_exceeds(

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from caddie.errors import CaddieError
 from caddie.modes.batch.stop_extension import GATE_FD_ENV
 from caddie.modes.batch.tasks import Task
 
@@ -91,7 +92,7 @@ class TaskPaths:
         )
 
 
-class TaskFailed(Exception):
+class TaskFailed(CaddieError):
     """Workspace or setup failed: the task ends with status ``error``."""
 
 
@@ -199,6 +200,7 @@ def run_shell(command: str, cwd: Path, timeout: float | None) -> tuple[int | Non
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
+    # not Linux (no prctl): the child outlives a killed parent, as before
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
