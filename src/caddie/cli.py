@@ -139,6 +139,9 @@ def _main(args: list[str]) -> int:
 
         if terminated_by is None:
             raise
+        if terminated_by == signal.SIGINT:  # Ctrl+C in a headless run
+            print("caddie: interrupted; everything up to this point is saved", file=sys.stderr)
+            return 130
         name = signal.Signals(terminated_by).name
         print(f"caddie: stopped by {name}; everything up to this point is saved", file=sys.stderr)
         return 128 + terminated_by
