@@ -86,3 +86,16 @@ def test_only_regular_files_are_opened(tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"data")
     assert untrusted.read_regular(tmp_path / "f") == b"data"
     assert untrusted.non_regular_kind(tmp_path / "f") is None
+
+
+def test_deep_lines_are_found_among_many() -> None:
+    lines = [b'{"a":[1,2,{"b":"[[[["}]}'] * 40
+    lines[3] = b"[" * 201 + b"]" * 201
+    lines[37] = b'{"x":' * 300 + b"0" + b"}" * 300
+    lines[20] = b'["' + b"[" * 500 + b'"]'  # many brackets, all in a string
+    data = b"\n".join(lines)
+    spans, start = [], 0
+    for line in lines:
+        spans.append((start, start + len(line)))
+        start += len(line) + 1
+    assert untrusted.deep_lines(data, spans) == {3, 37}

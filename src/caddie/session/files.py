@@ -26,7 +26,7 @@ from caddie.session.entries import (
     entry_from_json,
     new_entry_id,
 )
-from caddie.untrusted import MAX_JSON_DEPTH, NotRegularFileError, nesting_exceeds, open_regular, utf8
+from caddie.untrusted import MAX_JSON_DEPTH, NotRegularFileError, deep_lines, open_regular, utf8
 from caddie.untrusted import loads as untrusted_json
 
 
@@ -272,8 +272,9 @@ def load_file(
     warnings: list[str] = []
 
     first = next((i for i, (a, b) in enumerate(spans) if view[a:b].tobytes().strip()), None)
+    too_deep = deep_lines(raw, spans)  # lines nested deeper than caddie reads: skipped and reported
     header_obj: object = None
-    if first is not None and not nesting_exceeds(raw, MAX_JSON_DEPTH, *spans[first]):
+    if first is not None and first not in too_deep:
         try:
             header_obj = decode_line(view[spans[first][0] : spans[first][1]])
         except (ValueError, EntryFormatError):
@@ -300,7 +301,7 @@ def load_file(
                 a, b = spans[index]
                 if not view[a:b].tobytes().strip():
                     continue
-                if nesting_exceeds(raw, MAX_JSON_DEPTH, a, b):
+                if index in too_deep:
                     warnings.append(_too_deep_warning(file, index))
                     continue
                 try:
@@ -326,7 +327,7 @@ def load_file(
                 a, b = spans[index]
                 if b - a < 2 and not view[a:b].tobytes().strip():
                     continue
-                if nesting_exceeds(raw, MAX_JSON_DEPTH, a, b):
+                if index in too_deep:
                     warnings.append(_too_deep_warning(file, index))
                     continue
                 try:

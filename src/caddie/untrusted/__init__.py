@@ -6,7 +6,7 @@ This package is next to the bottom layer: everything in caddie may use it; it us
 """
 
 from caddie.untrusted.files import NotRegularFileError, non_regular_kind, open_regular, read_regular
-from caddie.untrusted.json_input import MAX_JSON_DEPTH, JsonInputError, loads, nesting_exceeds
+from caddie.untrusted.json_input import MAX_JSON_DEPTH, JsonInputError, deep_lines, loads, nesting_exceeds
 from caddie.untrusted.text import REPLACE_SURROGATES, clean_strings, clean_text, for_terminal, utf8
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "NotRegularFileError",
     "clean_strings",
     "clean_text",
+    "deep_lines",
     "for_terminal",
     "loads",
     "nesting_exceeds",
