@@ -24,6 +24,7 @@ from caddie.extensions.bundled.goal.commands import (
     loop_command,
 )
 from caddie.extensions.bundled.goal.controller import GoalRuntime
+from caddie.extensions.bundled.goal.parsing import check_objective, parse_token_count
 from caddie.extensions.bundled.goal.tools import make_tools
 
 __all__ = ["GoalRuntime", "register"]
@@ -54,8 +55,11 @@ def register(api: ExtensionAPI) -> GoalRuntime:
         "goal",
         "pursue this objective to the end; with -p the exit code says how it ended "
         "(0 complete, 2 blocked, 3 budget reached, 4 paused, 5 usage limits)",
+        check=check_objective,
     )
-    api.register_flag("goal-budget", "token budget for --goal (input+output tokens), e.g. 200k")
+    api.register_flag(
+        "goal-budget", "token budget for --goal (input+output tokens), e.g. 200k", check=parse_token_count
+    )
     api.register_flag("goal-check", "shell command that must exit 0 before --goal can be completed")
 
     api.on("session_start", rt.on_session_start)

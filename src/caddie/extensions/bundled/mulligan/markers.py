@@ -33,6 +33,9 @@ NOTE = "mulligan:note"
 NUDGE = "mulligan:nudge"
 HIGH_WATER = "mulligan:high-water"
 CHECKPOINT_LABEL_PREFIX = "mulligan:checkpoint:"
+TOOLS = "mulligan:tools"
+"""caddie's own entry (not pi-mulligan's): with ``tools: "when-needed"``, the point on the branch from which
+the model is sent mulligan's tools (``{"schema": "caddie-mulligan", "v": 1, "kind": "tools", "reason", "ts"}``)."""
 
 
 @dataclass(slots=True)
