@@ -14,7 +14,6 @@ runs the check command; ``runtime`` (event handlers), ``tools`` and ``commands``
 from __future__ import annotations
 
 from caddie.extensions.api import CommandContext, ExtensionAPI
-from caddie.extensions.bundled.goal import timing
 from caddie.extensions.bundled.goal.commands import (
     CREATE_GOAL_DESCRIPTION,
     GOAL_DESCRIPTION,
@@ -25,14 +24,16 @@ from caddie.extensions.bundled.goal.commands import (
 )
 from caddie.extensions.bundled.goal.controller import GoalRuntime
 from caddie.extensions.bundled.goal.parsing import check_objective, parse_token_count
+from caddie.extensions.bundled.goal.timing import GoalOptions
 from caddie.extensions.bundled.goal.tools import make_tools
 
-__all__ = ["GoalRuntime", "register"]
+__all__ = ["GoalOptions", "GoalRuntime", "register"]
 
 
-def register(api: ExtensionAPI) -> GoalRuntime:
-    """Register tools, commands, flags and handlers; returns the extension's state (for tests)."""
-    rt = GoalRuntime(api, timing.OPTIONS)
+def register(api: ExtensionAPI, options: GoalOptions | None = None) -> GoalRuntime:
+    """Register tools, commands, flags and handlers; returns the extension's state (for tests). ``options``:
+    the clock, sleeping and the knobs tests turn down (default: the system clock, the usual limits)."""
+    rt = GoalRuntime(api, options or GoalOptions())
     tools = make_tools(rt)
     for tool in tools:
         api.register_tool(tool)
