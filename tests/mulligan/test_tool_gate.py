@@ -9,7 +9,7 @@ import pytest
 
 from caddie.extensions.api import ContextUsage, CustomEntry, TextContent
 from caddie.extensions.bundled.mulligan.markers import TOOLS
-from tests.mulligan.fakehost import Harness, assistant, call, result, user
+from tests.mulligan.fakehost import Harness, assistant, call, result, text_of, user
 
 MULLIGAN_TOOLS = ["mulligan_rewind", "mulligan_shrink", "mulligan_audit", "mulligan_cancel"]
 NEEDED = {"tools": "when-needed"}
