@@ -74,9 +74,7 @@ def test_the_drift_line_and_the_high_water_line_bring_them_in_for_the_request_th
     assert h.host.active_tools == MULLIGAN_TOOLS
     [entry] = tools_entries(h)
     assert entry.data["reason"] == "drift"
-    assert any(
-        "Previous turn added" in str(m.content) for m in h.view()[-1:]
-    )  # the line that request carries
+    assert "Previous turn added" in text_of(h.view()[-1])  # the line that request carries
 
     high = Harness({**NEEDED, "nudges": {"perTurnDrift": False}})
     high.host.usage = ContextUsage(tokens=75_000, context_window=100_000, percent=75.0)
