@@ -65,6 +65,15 @@ from caddie.ai.tokens import (
     result_bytes,
     utf16_message_chars,
 )
+from caddie.errors import (
+    Aborted,
+    CaddieError,
+    ConfigurationError,
+    ExtensionError,
+    ProviderError,
+    SessionStoreError,
+    UsageError,
+)
 from caddie.extensions._exec import ExecResult, run_process
 from caddie.extensions.event_types import (
     EVENT_NAMES,
@@ -160,6 +169,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "AbortSignal",
+    "Aborted",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
@@ -170,12 +180,14 @@ __all__ = [
     "BeforeAgentStartResult",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
+    "CaddieError",
     "CommandContext",
     "CommandHandler",
     "CommandSpec",
     "CompactionEntry",
     "CompactionSpec",
     "CompactionSummaryMessage",
+    "ConfigurationError",
     "ContentBlock",
     "ContextEvent",
     "ContextResult",
@@ -191,6 +203,7 @@ __all__ = [
     "ExecResult",
     "ExtensionAPI",
     "ExtensionContext",
+    "ExtensionError",
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
@@ -215,6 +228,7 @@ __all__ = [
     "NotifyLevel",
     "OnUpdate",
     "ProviderConfig",
+    "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
@@ -233,6 +247,7 @@ __all__ = [
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "SessionStoreError",
     "SessionTreeEvent",
     "ShortcutHandler",
     "ShortcutSpec",
@@ -255,6 +270,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnStartEvent",
     "Usage",
+    "UsageError",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -286,7 +302,7 @@ __all__ = [
 ]
 
 
-class ExtensionRuntimeNotReady(RuntimeError):
+class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
     def __init__(self) -> None:
         super().__init__(
             "Extension runtime not initialized: call action methods from handlers, not from register()"

@@ -101,7 +101,7 @@ async def export_session(
         from caddie.models import ModelRegistry
 
         registry = ModelRegistry()
-    except Exception:  # no catalogue (a broken models.json): the page shows tokens without prices
+    except Exception:  # no usable catalogue (a broken models.json): the savings are shown without prices
         pass
     savings = await ask_savings(runner, store.branch(), model_finder(registry, None))
     return export_session_html(store, out_path, visibility, source_file, savings)

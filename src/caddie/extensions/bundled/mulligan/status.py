@@ -60,7 +60,7 @@ class SavingsStatus:
         """Recompute (incrementally) and show; never raises."""
         try:
             self._refresh(ctx)
-        except Exception as e:
+        except Exception as e:  # the footer figure must never fail a turn: logged (mulligan's debug log)
             self._m.log.error("savings.status", "", {"error": str(e)})
 
     def _refresh(self, ctx: ExtensionContext) -> None:
