@@ -233,7 +233,7 @@ def check_flag_values(flags: dict[str, str | bool], specs: Mapping[str, Any]) ->
             continue
         try:
             check(value)
-        except ValueError as e:
+        except (ValueError, UsageError) as e:
             raise CliError(f"--{name}: {e}") from None
 
 

@@ -355,8 +355,8 @@ class ExtensionAPI:
         check: Callable[[str], object] | None = None,
     ) -> None:
         """Add a command-line option (``caddie --name value``); read it with ``get_flag``. ``check(value)``
-        raises ``ValueError`` with a sentence for the user when a value cannot be used: caddie then exits 2
-        with ``--name: <sentence>`` before anything runs."""
+        raises ``UsageError`` (or ``ValueError``) with a sentence for the user when a value cannot be used:
+        caddie then exits 2 with ``--name: <sentence>`` before anything runs."""
         name = name.removeprefix("--")
         self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path, check)
 

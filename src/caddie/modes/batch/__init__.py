@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from caddie.errors import UsageError
 from caddie.modes.batch.goal_options import check_option
 from caddie.modes.batch.tasks import BatchError, load_tasks
 
@@ -170,7 +171,7 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
             if not isinstance(parsed, int):
                 raise ValueError(parsed)
             total_budget = parsed
-        except ValueError:
+        except (ValueError, UsageError):
             raise BatchError(f"--total-budget {args.total_budget!r} is not a token count (e.g. 5M)") from None
     tasks_path = Path(args.tasks).expanduser().resolve()
     tasks = load_tasks(tasks_path)

@@ -36,7 +36,7 @@ def goal_option_checks() -> dict[str, Callable[[str], object]]:
 
 
 def check_option(name: str, value: str) -> object:
-    """The value as the option's extension reads it; ``ValueError`` with its sentence for a bad one (the value
-    as given when no extension checks the option)."""
+    """The value as the option's extension reads it; ``ValueError`` or ``UsageError`` with its sentence for a bad
+    one (the value as given when no extension checks the option)."""
     check = goal_option_checks().get(name)
     return value if check is None else check(value)

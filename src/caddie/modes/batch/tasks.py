@@ -113,7 +113,7 @@ def parse_task(line: str, where: str, base: Path) -> Task:
     if objective is not None:
         try:
             check_option("goal", objective)
-        except ValueError as e:
+        except (ValueError, errors.UsageError) as e:
             raise BatchError(f"{where}: objective: {e}") from None
     budget: int | None = None
     if data.get("budget") is not None:
@@ -125,7 +125,7 @@ def parse_task(line: str, where: str, base: Path) -> Task:
             if not isinstance(parsed, int):
                 raise ValueError(raw)
             budget = parsed
-        except ValueError:
+        except (ValueError, errors.UsageError):
             raise BatchError(
                 f'{where}: budget {raw!r} is not a token count (e.g. 200000 or "200k")'
             ) from None
