@@ -21,12 +21,13 @@ Every assistant message on the branch answers one model request. For each, two r
 The **net** saving is the difference (what the bill shows, and what the footer, ``/context``, ``caddie session
 show --stats`` and the export report); the **gross** is what the markers kept off (unfiltered − filtered
 messages). Tokens are mulligan's estimate (characters / 4, rounded up per message), so the figures add up.
-The system prompt and the other tools are the same in both requests and cancel out, except in a request that
-has no counterpart (``base_tokens`` is their size, when the caller knows it).
+The system prompt and the other tools (the base) are the same in both requests and cancel out, except in a
+request that has no counterpart and in pricing; the caller gives their size (``base``) when it knows it, and it
+is applied when the figures are read, so a tracker and a fresh computation asked at the same time agree.
 
 Prices come from the model's ``cost`` fields (dollars per million tokens). Prompt caching is priced where the
-provider reports it (from the first request whose usage records a cache read or write): in each world the
-start a request shares with that world's previous request (the tools and system prompt, then the messages up
+provider reports it: when some request of the branch reports a cache read or write, every request is priced as
+prefix-cached — in each world the start a request shares with that world's previous request (the tools and system prompt, then the messages up
 to the first that differs) is priced at the cache-read rate, the rest at the input rate (the cache-write rate
 when the provider reported cache writes for that request). Hiding content therefore saves the cache-read
 price of what would have been re-read, and costs the full price of what follows a newly hidden span once; a
@@ -36,12 +37,11 @@ output tokens of mulligan's own calls are priced at the output rate and count ag
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 from caddie.extensions.api import (
     CHARS_PER_TOKEN,
@@ -64,7 +64,7 @@ from caddie.extensions.api import (
     utf16_message_chars,
 )
 from caddie.extensions.bundled.mulligan.config import MulliganConfig
-from caddie.extensions.bundled.mulligan.markers import TOOLS, MarkerBundle, MarkerIndex
+from caddie.extensions.bundled.mulligan.markers import TOOLS, EntryPrefix, MarkerBundle, MarkerIndex
 from caddie.extensions.bundled.mulligan.notes import (
     BLOAT_REMINDER_MARK,
     render_drift_nudge,
@@ -415,7 +415,7 @@ class SavingsTracker:
         bundle = MarkerBundle()
         if config.enabled:
             # The markers written before this request (file order): read on from the last request's.
-            markers = self._markers.update(_Prefix(entries, self._order.get(entry_id, len(entries))))
+            markers = self._markers.update(EntryPrefix(entries, self._order.get(entry_id, len(entries))))
             bundle = markers.bundle()
             if bundle.rewinds or bundle.shrinks:
                 # The branch is indexed only for a request that has markers to apply; the index then catches
@@ -554,37 +554,6 @@ class SavingsTracker:
         return out
 
 
-class _Prefix(Sequence[SessionEntry]):
-    """The first ``n`` entries of a list, without copying them (``MarkerIndex.update`` reads only the end)."""
-
-    __slots__ = ("_entries", "_n")
-
-    def __init__(self, entries: Sequence[SessionEntry], n: int) -> None:
-        self._entries = entries
-        self._n = min(n, len(entries))
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __iter__(self) -> Iterator[SessionEntry]:
-        return itertools.islice(self._entries, self._n)
-
-    @overload
-    def __getitem__(self, index: int) -> SessionEntry: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[SessionEntry]: ...
-
-    def __getitem__(self, index: int | slice) -> SessionEntry | Sequence[SessionEntry]:
-        if isinstance(index, slice):
-            return self._entries[slice(*index.indices(self._n))]
-        if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
-            raise IndexError(index)
-        return self._entries[index]
-
-
 def _context_entries(path: Sequence[SessionEntry]) -> Sequence[SessionEntry]:
     """The compaction-aware selection the host builds a context from: [latest compaction, the entries it kept
     before itself, every entry after it], or the whole path."""
@@ -667,54 +636,3 @@ def _overhead(message: AgentMessage, chars: int, tokens: int) -> int:
         if calls:
             return tokens - _tokens(chars - utf16_message_chars(_Holder(calls)))
     return 0
-
-
-def format_tokens(n: int) -> str:
-    """950, 1.2k, 48k, 1.5M (of the absolute value)."""
-    n = abs(n)
-    if n < 1000:
-        return str(n)
-    if n < 10_000:
-        return f"{n / 1000:.1f}k"
-    if n < 1_000_000:
-        return f"{round(n / 1000)}k"
-    return f"{n / 1_000_000:.1f}M"
-
-
-def _signed(amount: float) -> str:
-    """A saving shows as a minus (off the bill), a cost as a plus (onto it)."""
-    return "\u2212" if amount >= 0 else "+"
-
-
-def format_savings_status(tokens: int, cost: float | None) -> str:
-    """``mulligan −48k tok · −$0.14`` (net; ``+`` when mulligan cost more than it saved; the cost part only
-    when the model has prices)."""
-    text = f"mulligan {_signed(tokens)}{format_tokens(tokens)} tok"
-    if cost is not None:
-        amount = abs(cost)
-        shown = f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.3f}"
-        text += f" · {_signed(cost)}{shown}"
-    return text
-
-
-def savings_details(savings: SessionSavings) -> str:
-    """One line: the gross beside the net, and what the net counts."""
-    cached = "; prompt cache priced as the provider reported it" if savings.cached else ""
-    return (
-        f"net of its tool schemas, notes, calls and nudges; gross {savings.gross_tokens:,} tokens kept off "
-        f"{savings.lighter} of {savings.requests_total} requests{cached}"
-    )
-
-
-def savings_json(savings: SessionSavings) -> dict[str, object]:
-    """The figures as the ``mulligan_savings`` event carries them (``--mode json``, RPC)."""
-    return {
-        "tokens": savings.tokens,
-        "grossTokens": savings.gross_tokens,
-        "overheadTokens": savings.overhead_tokens,
-        "cost": round(savings.cost, 6) if savings.priced else None,
-        "cached": savings.cached,
-        "requests": savings.lighter,
-        "requestsTotal": savings.requests_total,
-        "status": format_savings_status(savings.tokens, savings.cost if savings.priced else None),
-    }

@@ -18,10 +18,8 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.bundled.mulligan.savings import (
     SavingsTracker,
+    SessionSavings,
     compute_savings,
-    format_savings_status,
-    savings_details,
-    savings_json,
     schema_tokens,
 )
 from caddie.extensions.bundled.mulligan.state import Mulligan
@@ -113,3 +111,54 @@ class SavingsStatus:
                 series=savings.series,
             )
         )
+
+
+def format_tokens(n: int) -> str:
+    """950, 1.2k, 48k, 1.5M (of the absolute value)."""
+    n = abs(n)
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{round(n / 1000)}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def _signed(amount: float) -> str:
+    """A saving shows as a minus (off the bill), a cost as a plus (onto it)."""
+    return "\u2212" if amount >= 0 else "+"
+
+
+def format_savings_status(tokens: int, cost: float | None) -> str:
+    """``mulligan −48k tok · −$0.14`` (net; ``+`` when mulligan cost more than it saved; the cost part only
+    when the model has prices)."""
+    text = f"mulligan {_signed(tokens)}{format_tokens(tokens)} tok"
+    if cost is not None:
+        amount = abs(cost)
+        shown = f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.3f}"
+        text += f" · {_signed(cost)}{shown}"
+    return text
+
+
+def savings_details(savings: SessionSavings) -> str:
+    """One line: the gross beside the net, and what the net counts."""
+    cached = "; prompt cache priced as the provider reported it" if savings.cached else ""
+    return (
+        f"net of its tool schemas, notes, calls and nudges; gross {savings.gross_tokens:,} tokens kept off "
+        f"{savings.lighter} of {savings.requests_total} requests{cached}"
+    )
+
+
+def savings_json(savings: SessionSavings) -> dict[str, object]:
+    """The figures as the ``mulligan_savings`` event carries them (``--mode json``, RPC)."""
+    return {
+        "tokens": savings.tokens,
+        "grossTokens": savings.gross_tokens,
+        "overheadTokens": savings.overhead_tokens,
+        "cost": round(savings.cost, 6) if savings.priced else None,
+        "cached": savings.cached,
+        "requests": savings.lighter,
+        "requestsTotal": savings.requests_total,
+        "status": format_savings_status(savings.tokens, savings.cost if savings.priced else None),
+    }
