@@ -235,7 +235,7 @@ def chart(rows: list[Row], path: Path) -> None:
     for x, n in enumerate(names):
         r = needed.get(n) or always[n]
         top = max(r.off.total, r.on.total, r.limit.total) / 1000
-        label = f"{-r.saved:+.0%}".replace("-", "\u2212")
+        label = "\u00b10%" if round(r.saved, 2) == 0 else f"{-r.saved:+.0%}".replace("-", "\u2212")
         ax.annotate(
             label, (x, top), ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points"
         )
