@@ -246,6 +246,10 @@ class MarkerIndex:
         """Whether any rewind or shrink was read, cancelled or not (without one, ``bundle()`` has none)."""
         return bool(self._rewinds or self._shrinks)
 
+    def is_empty(self) -> bool:
+        """Nothing read yet that ``bundle()`` would carry (no rewind, shrink or turn metric)."""
+        return not (self._rewinds or self._shrinks or self._metrics)
+
     def bundle(self) -> MarkerBundle:
         cancelled = self._cancelled
         rewinds = tuple(r for r in self._rewinds if r.id is None or r.id not in cancelled)

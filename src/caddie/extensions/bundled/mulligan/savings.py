@@ -38,7 +38,6 @@ output tokens of mulligan's own calls are priced at the output rate and count ag
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -88,7 +87,8 @@ ModelLookup = Callable[[str, str], Model | None]
 
 
 def _tokens(chars: int) -> int:
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    """``ceil(chars / 4)``, in integers."""
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 def schema_tokens(tools: Sequence[ToolDefinition]) -> int:
@@ -105,9 +105,11 @@ def schema_tokens(tools: Sequence[ToolDefinition]) -> int:
     return _tokens(utf16_len(json.dumps(shapes, separators=(",", ":"), ensure_ascii=False)))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestSavings:
-    """One request on the branch: what mulligan's session sent, and what it would have sent without it."""
+    """One request on the branch: what mulligan's session sent, and what it would have sent without it (treat
+    it as read-only: not frozen, because a frozen dataclass is several times slower to build, and a session
+    makes one per request)."""
 
     entry_id: str
     """The assistant message entry that answered the request."""
@@ -179,6 +181,25 @@ class RequestSavings:
 
 
 @dataclass(frozen=True, slots=True)
+class SavingsTotals:
+    """The figures of a branch, summed (what the footer, the event and the views show)."""
+
+    tokens: int
+    """Net tokens saved."""
+    gross_tokens: int
+    cost: float
+    """Net dollars saved (0 without prices)."""
+    priced: bool
+    cached: bool
+    lighter: int
+    requests_total: int
+
+    @property
+    def overhead_tokens(self) -> int:
+        return self.gross_tokens - self.tokens
+
+
+@dataclass(frozen=True, slots=True)
 class SessionSavings:
     requests: tuple[RequestSavings, ...] = ()
     """Every request on the branch, in order."""
@@ -219,6 +240,17 @@ class SessionSavings:
         """Net dollars saved (requests without a priced model count 0)."""
         return sum(r.net_cost(self.cached, self.base) or 0.0 for r in self.requests)
 
+    def totals(self) -> SavingsTotals:
+        return SavingsTotals(
+            self.tokens,
+            self.gross_tokens,
+            self.cost,
+            self.priced,
+            self.cached,
+            self.lighter,
+            self.requests_total,
+        )
+
     @property
     def series(self) -> tuple[tuple[str, int, int | None], ...]:
         """Every request: (answering entry id, tokens sent with mulligan, tokens without it or None)."""
@@ -258,6 +290,9 @@ def compute_savings(
     system prompt and the other tools.
     """
     return SavingsTracker(model=model, config=config, schema=schema, base=base).update(entries, branch)
+
+
+_NO_MARKERS = MarkerBundle()
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +368,7 @@ class SavingsTracker:
         self._without_previous = 0  # tokens of the previous request without mulligan
         # running sums: net tokens and dollars without the base, requests with no counterpart, base rates
         self._sums = [0.0] * 6
+        self._gross = self._lighter = 0
 
     def update(self, entries: Sequence[SessionEntry], branch: Sequence[SessionEntry]) -> SessionSavings:
         self.advance(entries, branch)
@@ -350,8 +386,12 @@ class SavingsTracker:
         cost = cached + base * rate if self._caching else uncached + base * rate_uncached
         return round(tokens - extras * base), cost, self._priced and bool(self._requests)
 
-    def gross(self) -> int:
-        return sum(r.gross_tokens for r in self._requests)
+    def summary(self) -> SavingsTotals:
+        """``savings().totals()`` without building it (constant time: what a footer refreshed every turn reads)."""
+        tokens, cost, priced = self.totals()
+        return SavingsTotals(
+            tokens, self._gross, cost, priced, self._caching, self._lighter, len(self._requests)
+        )
 
     def advance(self, entries: Sequence[SessionEntry], branch: Sequence[SessionEntry]) -> None:
         """Process the assistant messages added since the last call (``update`` without its result)."""
@@ -377,18 +417,27 @@ class SavingsTracker:
         self._leaf_id = branch[-1].id if branch else None
 
     def _extend(self, produced: Sequence[AgentMessage]) -> None:
+        messages, cum_chars, cum, cum_overhead = (
+            self._messages,
+            self._cum_chars,
+            self._cum,
+            self._cum_overhead,
+        )
         for m in produced:
-            self._messages.append(m)
+            messages.append(m)
             chars = utf16_message_chars(m)
-            n = _tokens(chars)
-            self._cum_chars.append(self._cum_chars[-1] + chars)
-            self._cum.append(self._cum[-1] + n)
-            self._cum_overhead.append(self._cum_overhead[-1] + _overhead(m, chars, n))
-            if isinstance(m, AssistantMessage):
-                self._mulligan_reply = _only_mulligan_calls(m)
-            elif isinstance(m, UserMessage) or (
-                isinstance(m, CustomMessage) and not m.custom_type.startswith("mulligan:")
-            ):
+            n = -(-chars // CHARS_PER_TOKEN)
+            cum_chars.append(cum_chars[-1] + chars)
+            cum.append(cum[-1] + n)
+            kind = m.__class__
+            if kind is UserMessage:
+                cum_overhead.append(cum_overhead[-1])
+                self._mulligan_reply = False
+                continue
+            cum_overhead.append(cum_overhead[-1] + _overhead(m, chars, n))
+            if kind is AssistantMessage:
+                self._mulligan_reply = _only_mulligan_calls(m)  # type: ignore[arg-type]
+            elif kind is CustomMessage and not m.custom_type.startswith("mulligan:"):  # type: ignore[union-attr]
                 self._mulligan_reply = False
 
     def _rebuild(self, path: Sequence[SessionEntry]) -> None:
@@ -416,7 +465,7 @@ class SavingsTracker:
         if config.enabled:
             # The markers written before this request (file order): read on from the last request's.
             markers = self._markers.update(EntryPrefix(entries, self._order.get(entry_id, len(entries))))
-            bundle = markers.bundle()
+            bundle = _NO_MARKERS if markers.is_empty() else markers.bundle()
             if bundle.rewinds or bundle.shrinks:
                 # The branch is indexed only for a request that has markers to apply; the index then catches
                 # up on the entries since its last use (it is the same either way: see BranchIndexer).
@@ -445,7 +494,11 @@ class SavingsTracker:
         rates = _rates_of(self._model, message)
         if rates is None:
             self._priced = False
-        nudges = self._nudges(bundle, sent_chars, rates) if config.enabled else []
+        nudges = (
+            self._nudges(bundle, sent_chars, rates)
+            if config.enabled and (bundle.recent_metrics or (rates is not None and rates.window > 0))
+            else []
+        )
         nudge_tokens = sum(_tokens(utf16_len(text)) for text in nudges)
         usage = message.usage
         self._caching = self._caching or bool(usage.cache_read or usage.cache_write)
@@ -505,6 +558,8 @@ class SavingsTracker:
             lighter=view is not messages and (sent != unfiltered or bool(trace.hidden)),
         )
         self._requests.append(request)
+        self._gross += request.gross_tokens
+        self._lighter += request.lighter
         sums = self._sums
         sums[0] += request.net_tokens()
         sums[1] += request.extra
@@ -595,8 +650,13 @@ def _is_mulligan_call(block: object) -> bool:
 
 
 def _only_mulligan_calls(message: AssistantMessage) -> bool:
-    calls = [b for b in message.content if isinstance(b, ToolCall)]
-    return bool(calls) and all(_is_mulligan_call(c) for c in calls)
+    called = False
+    for block in message.content:
+        if block.__class__ is ToolCall:
+            if not block.name.startswith("mulligan_"):
+                return False
+            called = True
+    return called
 
 
 def _output_tokens(message: AssistantMessage) -> int:
@@ -630,9 +690,10 @@ def _overhead(message: AgentMessage, chars: int, tokens: int) -> int:
             return tokens - _tokens(chars - utf16_len(last.text))
         return 0
     if isinstance(message, AssistantMessage):
+        calls = [b for b in message.content if _is_mulligan_call(b)]
+        if not calls:
+            return 0
         if _only_mulligan_calls(message):
             return tokens
-        calls = [b for b in message.content if _is_mulligan_call(b)]
-        if calls:
-            return tokens - _tokens(chars - utf16_message_chars(_Holder(calls)))
+        return tokens - _tokens(chars - utf16_message_chars(_Holder(calls)))
     return 0

@@ -17,8 +17,8 @@ from caddie.extensions.api import (
     utf16_len,
 )
 from caddie.extensions.bundled.mulligan.savings import (
+    SavingsTotals,
     SavingsTracker,
-    SessionSavings,
     compute_savings,
     schema_tokens,
 )
@@ -69,18 +69,18 @@ class SavingsStatus:
             self._key = key
         self._tracker.base = base_tokens(self._api, ctx)  # as the views will count it if asked now
         self._tracker.advance(ctx.session.entries(), ctx.session.branch())
-        tokens, cost, priced = self._tracker.totals()
-        current = (tokens, round(cost, 6), priced)
+        totals = self._tracker.summary()
+        current = (totals.tokens, round(totals.cost, 6), totals.priced)
         if current == self._last:
             return
         self._last = current
-        if self._tracker.gross() <= 0:  # nothing kept off yet: no figure to show (its costs still count)
+        if totals.gross_tokens <= 0:  # nothing kept off yet: no figure to show (its costs still count)
             if ctx.has_ui:
                 ctx.ui.set_status(STATUS_KEY, None)
             return
         if ctx.has_ui:
-            ctx.ui.set_status(STATUS_KEY, format_savings_status(tokens, cost if priced else None))
-        self._api.publish(EVENT, savings_json(self._tracker.savings()))
+            ctx.ui.set_status(STATUS_KEY, status_text(totals))
+        self._api.publish(EVENT, savings_json(totals))
 
     def answer(self, event: SavingsEvent, ctx: ExtensionContext) -> None:
         """The ``savings`` event: the figures of the asked branch, priced from the catalogue."""
@@ -96,18 +96,18 @@ class SavingsStatus:
             schema=self.schema,
             base=base_tokens(self._api, ctx),
         )
-        cost = savings.cost if savings.priced else None
+        totals = savings.totals()
         event.report(
             Savings(
                 source="mulligan",
-                tokens=savings.tokens,
-                gross_tokens=savings.gross_tokens,
-                cost=cost,
-                cached=savings.cached,
-                requests=savings.lighter,
-                requests_total=savings.requests_total,
-                status=format_savings_status(savings.tokens, cost),
-                details=savings_details(savings),
+                tokens=totals.tokens,
+                gross_tokens=totals.gross_tokens,
+                cost=totals.cost if totals.priced else None,
+                cached=totals.cached,
+                requests=totals.lighter,
+                requests_total=totals.requests_total,
+                status=status_text(totals),
+                details=savings_details(totals),
                 series=savings.series,
             )
         )
@@ -141,24 +141,28 @@ def format_savings_status(tokens: int, cost: float | None) -> str:
     return text
 
 
-def savings_details(savings: SessionSavings) -> str:
+def status_text(totals: SavingsTotals) -> str:
+    return format_savings_status(totals.tokens, totals.cost if totals.priced else None)
+
+
+def savings_details(totals: SavingsTotals) -> str:
     """One line: the gross beside the net, and what the net counts."""
-    cached = "; prompt cache priced as the provider reported it" if savings.cached else ""
+    cached = "; prompt cache priced as the provider reported it" if totals.cached else ""
     return (
-        f"net of its tool schemas, notes, calls and nudges; gross {savings.gross_tokens:,} tokens kept off "
-        f"{savings.lighter} of {savings.requests_total} requests{cached}"
+        f"net of its tool schemas, notes, calls and nudges; gross {totals.gross_tokens:,} tokens kept off "
+        f"{totals.lighter} of {totals.requests_total} requests{cached}"
     )
 
 
-def savings_json(savings: SessionSavings) -> dict[str, object]:
+def savings_json(totals: SavingsTotals) -> dict[str, object]:
     """The figures as the ``mulligan_savings`` event carries them (``--mode json``, RPC)."""
     return {
-        "tokens": savings.tokens,
-        "grossTokens": savings.gross_tokens,
-        "overheadTokens": savings.overhead_tokens,
-        "cost": round(savings.cost, 6) if savings.priced else None,
-        "cached": savings.cached,
-        "requests": savings.lighter,
-        "requestsTotal": savings.requests_total,
-        "status": format_savings_status(savings.tokens, savings.cost if savings.priced else None),
+        "tokens": totals.tokens,
+        "grossTokens": totals.gross_tokens,
+        "overheadTokens": totals.overhead_tokens,
+        "cost": round(totals.cost, 6) if totals.priced else None,
+        "cached": totals.cached,
+        "requests": totals.lighter,
+        "requestsTotal": totals.requests_total,
+        "status": status_text(totals),
     }
