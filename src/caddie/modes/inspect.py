@@ -346,7 +346,7 @@ async def _show_stats(path: str, cwd: str, out: TextIO) -> int:
     async with _read_only_session(str(store.path), project) as build:
         session = build.session
         reports = await ask_savings(
-            session.runner, session.store.branch(), model_finder(build.registry, session.model)
+            session.extensions, session.store.branch(), model_finder(build.registry, session.model)
         )
     out.write(f"# session {store.session_id}\n# file: {store.path}\n")
     out.write(f"requests       {len(replies)}\n")
@@ -369,13 +369,14 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     async with _read_only_session(store_path, cwd) as build:
         session = build.session
         messages = await session.context_for_next_request()
+        state = session.state()
     llm = convert_to_llm(messages)
-    tools = [t.name for t in session.active_tools()]
+    tools = [t.name for t in state.tools]
     if as_json:
         payload = {
             "sessionFile": store_path,
             "model": session.model.ref if session.model else None,
-            "systemPrompt": session.system_prompt,
+            "systemPrompt": state.system_prompt,
             "tools": tools,
             "messages": [message_to_json(m) for m in llm],
         }
@@ -384,7 +385,7 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     out.write(
         f"# what the model would be sent next ({len(llm)} messages; tools: {', '.join(tools) or 'none'})\n"
     )
-    out.write(f"# session: {store_path}\n\n## system\n{session.system_prompt}\n\n")
+    out.write(f"# session: {store_path}\n\n## system\n{state.system_prompt}\n\n")
     for message in llm:
         out.write(render_message(message) + "\n\n")
     return 0
@@ -400,7 +401,7 @@ async def export_session_file(path: str | None, cwd: str, output: str | None) ->
         session = build.session
         target = Path(output).expanduser() if output else default_export_path(session.store, source)
         try:
-            return await export_session(session.store, session.runner, target, source)
+            return await export_session(session.store, session.extensions, target, source)
         except OSError as e:
             raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
 

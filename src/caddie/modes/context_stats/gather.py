@@ -35,8 +35,8 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
     branch = store.branch()
     event = branch_context(branch)
     visibility: dict[str, EntryVisibility] = {}
-    if session.runner.has_handlers("entry_visibility"):
-        await session.runner.emit("entry_visibility", event)
+    if session.extensions.has_handlers("entry_visibility"):
+        await session.extensions.emit("entry_visibility", event)
         for entry_id, answer in event.answers.items():
             if isinstance(answer, EntryVisibility) and answer.state in ("hidden", "replaced"):
                 visibility[entry_id] = answer
@@ -67,10 +67,11 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
         )
         return later_compaction or any(c > at for c in causes)
 
+    state = session.state()
     stats = compute_context_stats(
         changed_after=changed_after,
-        system_prompt=session.system_prompt,
-        tools=[t.as_provider_tool() for t in session.active_tools()],
+        system_prompt=state.system_prompt,
+        tools=[t.as_provider_tool() for t in state.tools],
         sent=[m for m, _ in kept],
         sent_entry_ids=[i for _, i in kept],
         branch_messages=event.messages,
@@ -78,7 +79,7 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
         visibility=visibility,
         model=session.model,
         reserve_tokens=reserve,
-        savings=await ask_savings(session.runner, branch, model_finder(registry, session.model)),
+        savings=await ask_savings(session.extensions, branch, model_finder(registry, session.model)),
     )
     if compacted:
         stats.notes.append(f"{len(compacted)} earlier entries are summarised by a compaction.")
