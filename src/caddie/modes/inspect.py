@@ -424,7 +424,9 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
                 "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
             )
             show.add_argument(
-                "--stats", action="store_true", help="usage and cost totals, and what mulligan saved"
+                "--stats",
+                action="store_true",
+                help="usage and cost totals, and what the extensions saved the bill (mulligan: net of its own costs)",
             )
             tree = sub.add_parser("tree", help="the entry tree with labels; the leaf is marked")
             tree.add_argument(
