@@ -21,6 +21,7 @@ from caddie.cli_args import (
     attachments,
     base_parser,
     check_faux_model,
+    check_flag_values,
     check_goal_flags,
     current_dir,
     read_stdin,
@@ -105,6 +106,7 @@ async def run_main(argv: list[str]) -> int:
     if args.export is not None:
         return await _export(args.export, args.messages, cwd)
     check_goal_flags(flags, specs)
+    check_flag_values(flags, specs)
     check_faux_model(args.model)
 
     mode = args.mode

@@ -96,6 +96,8 @@ from caddie.extensions.event_types import (
     ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    Savings,
+    SavingsEvent,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeForkEvent,
@@ -242,6 +244,8 @@ __all__ = [
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "Savings",
+    "SavingsEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionBeforeForkEvent",
@@ -387,10 +391,13 @@ class ExtensionAPI:
         description: str,
         kind: Literal["string", "boolean"] = "string",
         default: str | bool | None = None,
+        check: Callable[[str], object] | None = None,
     ) -> None:
-        """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
+        """Add a command-line option (``caddie --name value``); read it with ``get_flag``. ``check(value)``
+        raises ``UsageError`` (or ``ValueError``) with a sentence for the user when a value cannot be used:
+        caddie then exits 2 with ``--name: <sentence>`` before anything runs."""
         name = name.removeprefix("--")
-        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
+        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path, check)
 
     def register_shortcut(
         self, shortcut: str, handler: ShortcutHandler, description: str | None = None

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from caddie.extensions.bundled.goal.parsing import UsageError, parse_token_count
+from caddie.errors import UsageError
+from caddie.modes.batch.goal_options import check_option
 from caddie.modes.batch.tasks import BatchError, Task, load_tasks
 
 USAGE = "caddie batch TASKS.jsonl [--out results.jsonl] [--workers N] [--ray [ADDRESS]] [--total-budget TOKENS] [--model …]"
@@ -183,8 +184,11 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     total_budget = None
     if args.total_budget is not None:
         try:
-            total_budget = parse_token_count(args.total_budget)
-        except UsageError:
+            parsed = check_option("goal-budget", args.total_budget)  # a token count as --goal-budget takes it
+            if not isinstance(parsed, int):
+                raise ValueError(parsed)
+            total_budget = parsed
+        except (ValueError, UsageError):
             raise BatchError(f"--total-budget {args.total_budget!r} is not a token count (e.g. 5M)") from None
     tasks_path = Path(args.tasks).expanduser().resolve()
     tasks = load_tasks(tasks_path)

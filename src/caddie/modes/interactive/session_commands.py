@@ -211,7 +211,7 @@ class SessionCommands(TranscriptApp):
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.extensions, target, settings=session.settings.data)
+        path = await export_session(store, session.extensions, target)
         self.show_info(f"Exported the session to {path}")
 
     async def cmd_context(self, args: str) -> None:
