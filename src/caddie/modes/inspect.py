@@ -349,12 +349,18 @@ def cmd_show_stats(path: str, cwd: str, out: TextIO) -> int:
     enabled = "mulligan" not in (settings.get("disabledExtensions") or [])
     savings = savings_of_store(store, settings, registry) if enabled else None
     out.write(f"# session {store.session_id}\n# file: {store.path}\n")
+    estimated = sum(1 for m in replies if m.usage.estimated)
+    approx = "≈" if estimated else ""
     out.write(f"requests       {len(replies)}\n")
     out.write(
-        f"input tokens   {inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
-        f"output {output:,}\n"
+        f"input tokens   {approx}{inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
+        f"output {approx}{output:,}\n"
     )
-    out.write(f"cost           ${cost:.4f}\n")
+    if estimated:
+        out.write(
+            f"               (≈: estimated for {estimated} of {len(replies)} replies: the server reported no usage)\n"
+        )
+    out.write(f"cost           {approx}${cost:.4f}\n")
     if savings is None:
         out.write("mulligan       disabled for this project\n")
     elif not savings.requests:

@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from caddie.ai.messages import AssistantMessage, ToolCall, UserMessage
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.thinking import supported_thinking_levels
-from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
+from caddie.ai.tokens import (
+    context_estimate_rests_on_estimate,
+    context_tokens_of_usage,
+    estimate_context_tokens,
+)
 from caddie.extensions.api import ContextUsage, ModelSelectEvent
 from caddie.runtime.session_events import NoticeEvent
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
@@ -120,8 +124,10 @@ class Preferences:
             return None
         if self._compacted_without_usage():
             return ContextUsage(None, model.context_window, None)
-        tokens = estimate_context_tokens(session.messages)
-        return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100)
+        messages = session.messages
+        tokens = estimate_context_tokens(messages)
+        estimated = context_estimate_rests_on_estimate(messages)
+        return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100, estimated)
 
     def _compacted_without_usage(self) -> bool:
         """After a compaction, until a reply reports usage again, the size of the context is unknown (Pi)."""
@@ -144,11 +150,13 @@ class Preferences:
         user = assistant = tool_results = total = tool_calls = 0
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
         cost = 0.0
+        estimated = False
 
         def add(usage: Any) -> None:
-            nonlocal cost
+            nonlocal cost, estimated
             if usage is None:
                 return
+            estimated = estimated or usage.estimated is True
             tokens["input"] += usage.input
             tokens["output"] += usage.output
             tokens["cacheRead"] += usage.cache_read
@@ -182,6 +190,8 @@ class Preferences:
             "tokens": {**tokens, "total": sum(tokens.values())},
             "cost": cost,
         }
+        if estimated:  # caddie's addition: some replies' usage is estimated (their server reported none)
+            out["tokensEstimated"] = True
         usage = self.context_usage()
         if usage is not None:
             out["contextUsage"] = {
@@ -189,4 +199,6 @@ class Preferences:
                 "contextWindow": usage.context_window,
                 "percent": usage.percent,
             }
+            if usage.estimated:
+                out["contextUsage"]["estimated"] = True
         return out
