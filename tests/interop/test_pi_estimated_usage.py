@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.interop.pi import PI_PACKAGE, pi_session_context, require_pi
 from tests.support import fake_llm as fl
@@ -48,9 +49,10 @@ def test_pi_opens_and_continues_a_session_with_estimated_usage(tmp_path: Path) -
 
         pi = pi_session_context(file)
         assert pi["entryCount"] == len(written) - 1  # every entry but the header
-        assert [m["role"] for m in pi["messages"]] == ["user", "assistant", "toolResult", "assistant"]
-        assert pi["messages"][3]["content"][0]["text"] == "Said hi."
-        assert pi["messages"][3]["usage"]["input"] == replies[1]["usage"]["input"]
+        messages: list[dict[str, Any]] = pi["messages"]  # type: ignore[assignment]
+        assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+        assert messages[3]["content"][0]["text"] == "Said hi."
+        assert messages[3]["usage"]["input"] == replies[1]["usage"]["input"]
 
         pi_agent = tmp_path / "pi-home" / "agent"
         llm.write_models_json(pi_agent, contextWindow=32_768)
