@@ -42,8 +42,11 @@ class BuiltinCommands(SessionCommands):
         session, registry = self.session, self.registry
         assert session is not None and registry is not None
         if args:
-            model = registry.resolve(args)
+            model = await asyncio.to_thread(registry.resolve, args)  # a local server may be asked about it
         else:
+            await asyncio.to_thread(
+                registry.discover_local
+            )  # what local servers serve, and their context sizes
             models = self._pickable_models()
             if not models:
                 self.show_info(Text(registry.no_model_text()), "warning")
