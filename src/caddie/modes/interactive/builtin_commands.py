@@ -70,6 +70,11 @@ class BuiltinCommands(SessionCommands):
         await run_login(self, args)
         self._refresh_footer()
 
+    async def cmd_llama(self, args: str) -> None:  # the llama.cpp router's models (llama.py)
+        from caddie.modes.interactive.llama import run_llama
+
+        await run_llama(self)
+
     async def cmd_logout(self, args: str) -> None:
         from caddie.modes.interactive.login import run_logout
 
