@@ -38,3 +38,9 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     return root
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-model smoke test (tests/local_model) runs last: under .ci/run its server is still being
+    installed in the background while the rest of the suite runs."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/local_model/"))
