@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from caddie.ai import server_tokens
+from caddie.ai.abort import AbortController
 from caddie.ai.messages import (
     AssistantMessage,
     TextContent,
@@ -179,3 +180,18 @@ def test_the_mark_survives_both_session_codecs() -> None:
     assert isinstance(again, AssistantMessage) and again.usage.estimated is True
     decoded = msgspec.json.decode(msgspec.json.encode(message), type=AssistantMessage)
     assert decoded.usage.estimated is True
+
+
+async def test_an_aborted_reply_is_estimated_without_asking_the_server() -> None:
+    with fl.FakeLLM(routes=fake_local.llama_cpp_tokenizer()) as llm:
+        llm.push(fl.text("a long answer that is cut " * 20, no_usage=True, delay_s=0.05, chunk_size=8))
+        model = local_model(llm)
+        controller = AbortController()
+        last = None
+        async for event in stream(model, context(), StreamOptions(api_key="local", signal=controller.signal)):
+            if event.type == "text_delta":
+                controller.abort()
+            last = final_message(event) or last
+        assert last is not None and last.stop_reason == "aborted" and last.content
+        assert last.usage.estimated is True and last.usage.output >= 1
+        assert tokenizer_calls(llm) == []

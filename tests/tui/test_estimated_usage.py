@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.runtime.factory import SessionRequest
 from tests.support import fake_llm as fl
-from tests.tui.harness import LARGE, ready, screen_text, settle, submit, until, write_settings
+from tests.tui.harness import LARGE, make_app, ready, screen_text, settle, submit, until, write_settings
 
 
 @pytest.mark.parametrize("no_usage", [True, False], ids=["no-usage", "reported"])
@@ -46,3 +47,22 @@ async def test_estimates_are_marked_on_screen(
             await until(pilot, lambda: "Context window" in screen_text(app))
             context_text = screen_text(app)
             assert ("server reports no usage" in context_text) is no_usage
+
+
+async def test_an_answer_cut_at_the_output_limit_or_empty_is_pointed_out(tmp_path: Path) -> None:
+    app, _ = make_app(
+        tmp_path,
+        [faux_message("Once upon a time", stop_reason="length"), faux_message(""), faux_message("Done.")],
+    )
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "tell a story")
+        await settle(app, pilot)
+        await until(pilot, lambda: "stopped at the model's output limit" in screen_text(app))
+        await submit(pilot, app, "anything?")
+        await settle(app, pilot)
+        await until(pilot, lambda: "The model returned an empty answer." in screen_text(app))
+        await submit(pilot, app, "fine?")
+        await settle(app, pilot)
+        await until(pilot, lambda: "Done." in screen_text(app))
+        assert screen_text(app).count("The model returned an empty answer.") == 1

@@ -10,7 +10,8 @@ exactly as it was.
 
 The numbers come, best first, from:
 
-1. the server's own tokenizer, when the model is on a local server that has one
+1. the server's own tokenizer, when the model is on a local server that has one and the reply finished (an
+   aborted or failed one is never kept waiting on a server that may still be busy with it)
    (``caddie.ai.server_tokens``: llama.cpp's ``/tokenize``, vLLM's ``/tokenize``, llama-cpp-python's
    ``/extras/tokenize/count``) — exact counts of the request's and the reply's text, without the chat
    template's few tokens per message;
@@ -79,7 +80,9 @@ async def fill_missing_usage(
         return
     from caddie.ai.server_tokens import count_with_server  # only for servers that report no usage
 
-    counted = await count_with_server(model, context, message, options)
+    # After an abort or a failure the server may still be busy with the request: no waiting on it.
+    finished = message.stop_reason not in ("aborted", "error")
+    counted = await count_with_server(model, context, message, options) if finished else None
     if counted is not None:
         input_tokens, output_tokens = counted
     else:

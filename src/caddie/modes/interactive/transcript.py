@@ -236,6 +236,10 @@ class TranscriptApp(AppBase):
             self._streaming = None
             self._add_usage(message)
             self._refresh_footer()
+            from caddie.modes.headless import answer_note  # cut at the output limit, or empty
+
+            if (note := answer_note(message)) is not None:
+                self.show_info(note[:1].upper() + note[1:], "warning")
         elif isinstance(message, ToolResultMessage):
             pending = self._tools.get(message.tool_call_id)
             if pending is not None and pending.status not in ("done", "error"):
