@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from caddie.modes.batch import run_batch_command
+from caddie.modes.rpc.wire import stats_json
 from caddie.runtime.factory import SessionRequest, open_session
 from tests.support import fake_llm as fl
 
@@ -109,8 +110,8 @@ async def test_session_stats_carry_the_mark(runs: dict[bool, Run], monkeypatch: 
                 read_only=True,
             )
         )
-        stats = build.session.session_stats()
-        usage = build.session.get_context_usage()
+        stats = stats_json(build.session.stats())
+        usage = build.session.context_usage()
         await build.session.shutdown()
         assert stats["tokens"]["input"] > 1_000
         assert usage is not None and usage.estimated is flag

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import Input
 
 from caddie.config.paths import agent_dir
@@ -45,6 +47,21 @@ def server(
         yield llm
 
 
+async def shown(
+    pilot: Any, app: Any, kind: type[Screen[Any]], extra: Callable[[Any], bool] = lambda screen: True
+) -> Any:
+    """Wait until a ``kind`` dialog is on screen and mounted (its widgets composed), and return it."""
+
+    def ready_screen() -> bool:
+        screen: Any = app.screen
+        return (
+            isinstance(screen, kind) and screen.is_mounted and bool(screen.query("#dialog")) and extra(screen)
+        )
+
+    await until(pilot, ready_screen)
+    return app.screen
+
+
 def conversation(app: object) -> str:
     return " ".join(widget_text(app.conversation).split())  # type: ignore[attr-defined]  # unwrapped
 
@@ -54,10 +71,10 @@ async def test_login_stores_the_router_url_as_pi_does(tmp_path: Path, server: fl
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/login llama.cpp")
-        await until(pilot, lambda: type(app.screen) is InputScreen)
+        await shown(pilot, app, InputScreen, lambda screen: type(screen) is InputScreen)
         app.screen.query_one(Input).value = server.url + "/v1/"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SecretInputScreen))
+        await shown(pilot, app, SecretInputScreen)
         await pilot.press("enter")  # no key
         await until(pilot, lambda: "Stored the llama.cpp router" in conversation(app))
         assert "2 models, 1 loaded" in conversation(app)
@@ -75,10 +92,10 @@ async def test_login_refuses_a_server_that_is_not_a_router(tmp_path: Path) -> No
         async with app.run_test(size=SMALL) as pilot:
             await ready(app, pilot)
             await submit(pilot, app, "/login llama.cpp")
-            await until(pilot, lambda: type(app.screen) is InputScreen)
+            await shown(pilot, app, InputScreen, lambda screen: type(screen) is InputScreen)
             app.screen.query_one(Input).value = plain.url
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, SecretInputScreen))
+            await shown(pilot, app, SecretInputScreen)
             await type_text(pilot, "sk-x")
             await pilot.press("enter")
             await until(pilot, lambda: "not running in llama.cpp router mode" in conversation(app))
@@ -104,24 +121,24 @@ async def test_load_unloading_the_others_then_unload(
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/llama")
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         screen = app.screen
         assert isinstance(screen, ListScreen)
         assert [c.id for c in screen.choices][:2] == ["qwen-small", "gemma-tiny"]  # loaded first
         assert "loaded · 8k context" in str(screen.choices[0].prompt)
         screen.pick(1)
-        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await shown(pilot, app, SelectScreen)
         assert "1 model is loaded" in app.screen.title_text  # type: ignore[attr-defined]
         app.screen.pick(0)  # type: ignore[attr-defined]  # Unload all and load
         await until(pilot, lambda: "Loaded gemma-tiny" in conversation(app))
         assert router.states == {"qwen-small": "unloaded", "gemma-tiny": "loaded"}
         assert [(c[1], c[2]) for c in router.calls] == [("unload", "qwen-small"), ("load", "gemma-tiny")]
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         app.screen.pick(0)  # type: ignore[attr-defined]  # gemma-tiny, loaded now
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await shown(pilot, app, ConfirmScreen)
         await pilot.press("y")
         await until(pilot, lambda: "Unloaded gemma-tiny" in conversation(app))
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         await pilot.press("escape")
         assert app.registry is not None
         assert not [m for m in app.registry.available() if m.provider == "llama.cpp"]
@@ -136,23 +153,23 @@ async def test_a_load_can_be_stopped_and_a_failed_load_is_reported(
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/llama")
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         app.screen.pick(1)  # type: ignore[attr-defined]
-        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await shown(pilot, app, SelectScreen)
         app.screen.pick(1)  # type: ignore[attr-defined]  # Keep loaded and load
-        await until(pilot, lambda: isinstance(app.screen, ProgressScreen))
+        await shown(pilot, app, ProgressScreen)
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await shown(pilot, app, ConfirmScreen)
         await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         assert router.states["gemma-tiny"] == "unloaded" and ("POST", "unload", "gemma-tiny") in router.calls
         assert "Loaded gemma-tiny" not in conversation(app)
         router.load_polls, router.fail = 1, {"gemma-tiny"}
         app.screen.pick(1)  # type: ignore[attr-defined]
-        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await shown(pilot, app, SelectScreen)
         app.screen.pick(1)  # type: ignore[attr-defined]
         await until(pilot, lambda: "gemma-tiny failed to load" in conversation(app))
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         await pilot.press("escape")
 
 
@@ -164,14 +181,12 @@ async def test_download_searches_hugging_face_and_picks_a_quantization(
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/llama")
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         app.screen.pick(2)  # type: ignore[attr-defined]  # Download model…
-        await until(pilot, lambda: type(app.screen) is InputScreen)
+        await shown(pilot, app, InputScreen, lambda screen: type(screen) is InputScreen)
         app.screen.query_one(Input).value = "gemma"
         await pilot.press("enter")
-        await until(
-            pilot, lambda: isinstance(app.screen, ListScreen) and app.screen.title_text == "Download model"
-        )
+        await shown(pilot, app, ListScreen, lambda screen: screen.title_text == "Download model")
         results = app.screen
         assert isinstance(results, ListScreen) and [c.id for c in results.choices] == [
             GEMMA,
@@ -179,9 +194,7 @@ async def test_download_searches_hugging_face_and_picks_a_quantization(
         ]
         assert "12.3k downloads" in str(results.choices[0].prompt)
         results.pick(0)
-        await until(
-            pilot, lambda: isinstance(app.screen, ListScreen) and "quantization" in app.screen.title_text
-        )
+        await shown(pilot, app, ListScreen, lambda screen: "quantization" in screen.title_text)
         quants = app.screen
         assert isinstance(quants, ListScreen)
         assert [c.id for c in quants.choices] == ["Q4_K_M", "Q8_0"]
@@ -194,7 +207,7 @@ async def test_download_searches_hugging_face_and_picks_a_quantization(
             r.headers.get("authorization") for r in server.requests if r.path.startswith("/api/models")
         ]
         assert hf_auth and all(a == "Bearer hf-test-token" for a in hf_auth)
-        await until(pilot, lambda: isinstance(app.screen, ListScreen))
+        await shown(pilot, app, ListScreen)
         await pilot.press("escape")
 
 
@@ -206,12 +219,12 @@ async def test_an_unreachable_router_offers_retry_and_close(
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/llama")
-        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await shown(pilot, app, SelectScreen)
         assert "llama.cpp unavailable" in app.screen.title_text  # type: ignore[attr-defined]
         app.screen.pick(0)  # type: ignore[attr-defined]  # Retry: still nothing there
-        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await shown(pilot, app, SelectScreen)
         app.screen.pick(1)  # type: ignore[attr-defined]  # Close
         await until(pilot, lambda: not isinstance(app.screen, SelectScreen))
         await submit(pilot, app, "/llama")  # the UI still answers
-        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await shown(pilot, app, SelectScreen)
         await pilot.press("escape")
