@@ -36,6 +36,11 @@ def point(provider: str, base_url: str, **extra: Any) -> None:
     path.write_text(json.dumps(data))
 
 
+@pytest.fixture(autouse=True)
+def _discovery_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "1")  # the suite turns it off (tests/conftest.py)
+
+
 @pytest.fixture
 def server() -> Iterator[fl.FakeLLM]:
     with fl.FakeLLM() as llm:
@@ -235,3 +240,27 @@ def test_a_stored_router_login_wins_over_the_environment(monkeypatch: pytest.Mon
     assert model.base_url == "http://10.0.0.5:8080/v1" and registry.has_auth(model)
     stored = json.loads(registry.auth.path.read_text())
     assert stored["llama.cpp"] == {"type": "api_key", "env": {"LLAMA_BASE_URL": "http://10.0.0.5:8080"}}
+
+
+def test_discovery_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    with fl.FakeLLM(routes=fake_local.vllm_server({"served-model": 12288})) as vllm:
+        point("vllm", vllm.openai_base_url)
+        monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "0")
+        registry = ModelRegistry()
+        registry.discover_local()
+        assert registry.resolve("vllm/served-model").context_window == 32768
+        assert not registry.discovered() and vllm.requests == []
+
+
+def test_model_cycling_and_rpc_lists_include_what_servers_serve(isolated_caddie_dir: Path) -> None:
+    from caddie.runtime.factory import _available_models
+
+    with fl.FakeLLM(routes=fake_local.vllm_server({"served-model": 12288})) as vllm:
+        point("vllm", vllm.openai_base_url)
+        registry = ModelRegistry()
+        refs = [m.ref for m in _available_models(registry, registry.has_auth)]
+        asked = len(vllm.requests)
+        again = [m.ref for m in _available_models(registry, registry.has_auth)]
+        asked_again = len(vllm.requests)
+    assert "vllm/served-model" in refs and refs == again
+    assert asked >= 1 and asked_again == asked  # asked once per process, not on every call

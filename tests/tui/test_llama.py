@@ -22,6 +22,11 @@ from tests.tui.harness import SMALL, make_app, ready, submit, type_text, until, 
 GEMMA = "ggml-org/gemma-3-270m-GGUF"
 
 
+@pytest.fixture(autouse=True)
+def _discovery_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "1")  # the suite turns it off (tests/conftest.py)
+
+
 @pytest.fixture
 def router() -> fake_local.FakeRouter:
     return fake_local.FakeRouter({"qwen-small": "loaded", "gemma-tiny": "unloaded"}, n_ctx=8192)

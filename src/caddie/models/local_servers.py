@@ -35,6 +35,7 @@ from caddie.ai.providers.request import NO_KEY_PLACEHOLDER
 
 __all__ = [
     "DISCOVERY_TIMEOUT_S",
+    "LOCAL_DISCOVERY_ENV",
     "SERVER_KINDS",
     "LocalServer",
     "ServerModel",
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 DISCOVERY_TIMEOUT_S = 1.0
+LOCAL_DISCOVERY_ENV = "CADDIE_LOCAL_DISCOVERY"
+"""``0`` turns the asking off (the test suite does, so servers running on this machine cannot leak in)."""
 
 SERVER_KINDS: dict[str, str] = {
     "ollama": "ollama",

@@ -28,7 +28,13 @@ from caddie.errors import ConfigurationError
 from caddie.models import llama_router
 from caddie.models.auth import AuthStore
 from caddie.models.config_value import config_value_present, resolve_config_value
-from caddie.models.local_servers import DISCOVERY_TIMEOUT_S, SERVER_KINDS, LocalServer, ServerModels
+from caddie.models.local_servers import (
+    DISCOVERY_TIMEOUT_S,
+    LOCAL_DISCOVERY_ENV,
+    SERVER_KINDS,
+    LocalServer,
+    ServerModels,
+)
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
 from caddie.models.ollama import (
     OLLAMA_PROBE_TIMEOUT_S,
@@ -163,24 +169,35 @@ class ModelRegistry:
         (``discover_local``); the faux test provider is left out."""
         listed = [self._usable(m) for m in self._models if m.provider != "faux" and self.has_auth(m)]
         known = {m.ref for m in listed}
-        for provider, ids in self.servers.listed().items():
-            info = self._builtin.get(provider)
-            for model_id in ids:
-                found = self.find(provider, model_id) if info is not None else None
-                if found is not None and found.ref not in known and self.has_auth(found):
-                    listed.append(found)
-                    known.add(found.ref)
-        return listed
+        return listed + [m for m in self.discovered() if m.ref not in known]
 
-    def discover_local(self, timeout_s: float = DISCOVERY_TIMEOUT_S) -> None:
+    def discovered(self) -> list[Model]:
+        """The models local servers said they serve (``discover_local``), with their context sizes."""
+        out: list[Model] = []
+        for provider, ids in self.servers.listed().items():
+            if provider not in self._builtin and provider not in self._provider_configs:
+                continue
+            for model_id in ids:
+                found = self.find(provider, model_id)
+                if found is not None and self.has_auth(found):
+                    out.append(found)
+        return out
+
+    def discover_local(self, timeout_s: float = DISCOVERY_TIMEOUT_S, *, refresh: bool = True) -> None:
         """Ask every local server caddie knows (the keyless providers, a configured llama.cpp router, models.json
         providers on this machine or network) which models it serves and with what context size; those that do
-        not answer within ``timeout_s`` keep what was assumed."""
+        not answer within ``timeout_s`` keep what was assumed. ``refresh=False`` asks only servers not asked
+        yet in this process."""
         targets = [t for t in map(self._local_server, self.providers()) if t is not None]
+        if not refresh:
+            targets = [t for t in targets if not self.servers.asked(t.provider)]
         self.servers.ask_all(targets, timeout_s)
 
     def _local_server(self, provider: str) -> LocalServer | None:
-        """Where ``provider``'s server is, when it is a local one caddie can ask."""
+        """Where ``provider``'s server is, when it is a local one caddie can ask (``CADDIE_LOCAL_DISCOVERY=0``:
+        none is asked)."""
+        if self.env.get(LOCAL_DISCOVERY_ENV, "").strip() == "0":
+            return None
         kind = SERVER_KINDS.get(provider)
         config = self._provider_configs.get(provider)
         if provider == LLAMA_ROUTER:
