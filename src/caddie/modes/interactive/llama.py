@@ -14,6 +14,7 @@ runs in a worker thread (``caddie.models.llama_router``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import threading
@@ -200,21 +201,11 @@ async def _with_progress(
             try:
                 await asyncio.to_thread(cancel)
             finally:
-                with _suppress():
+                with contextlib.suppress(Exception):  # the stop is what the user sees, not its fallout
                     await task
             return True, None
         if task.done():
             return False, task.result()
-
-
-class _suppress:
-    """Ignore a stopped operation's own failure (the stop is what the user sees)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: object, value: object, traceback: object) -> bool:
-        return isinstance(value, Exception)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,11 +263,11 @@ async def run_llama(host: LlamaHost) -> None:
     except ConfigurationError as e:
         host.show_error(f"{e} (LLAMA_BASE_URL or /login {LLAMA_ROUTER}).")
         return
-    manager = _Manager(host, registry, client)
-    await manager.run()
+    dialog = _RouterModels(host, registry, client)
+    await dialog.run()
 
 
-class _Manager:
+class _RouterModels:
     """One ``/llama`` session: the model list, and each action picked from it."""
 
     def __init__(self, host: LlamaHost, registry: ModelRegistry, client: LlamaRouterClient) -> None:
@@ -378,7 +369,7 @@ class _Manager:
     async def restore(self, models: list[ServerModel]) -> None:
         self.host.show_info("Restoring previously loaded models")
         for model in models:
-            with _suppress():
+            with contextlib.suppress(LlamaRouterError):
                 await asyncio.to_thread(self.client.load, model.id)
                 await asyncio.to_thread(self.client.wait_loaded, model.id, lambda: False)
 
