@@ -416,6 +416,7 @@ def _list_models(search: str, extensions: list[Extension]) -> int:
     registry = ModelRegistry()
     for warning in [*registry.warnings, *ExtensionProviders(registry).attach(extensions)]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
+    registry.discover_local()  # the models local servers serve, with their context sizes
     models = registry.available()
     if not models:
         print(registry.no_model_text())

@@ -108,8 +108,8 @@ class AuthStore:
         return self._credentials.get(provider)
 
     def providers(self) -> list[str]:
-        """Providers with a stored key."""
-        return [name for name, c in self._credentials.items() if c.key]
+        """Providers with a stored credential: a key, or only settings (a llama.cpp router's URL)."""
+        return [name for name, c in self._credentials.items() if c.key or c.env]
 
     # -- writing ------------------------------------------------------------------------------------
     def set_key(self, provider: str, key: str, env: Mapping[str, str] | None = None) -> None:
@@ -121,6 +121,20 @@ class AuthStore:
         entry: dict[str, Any] = {"type": "api_key", "key": key}
         if env:
             entry["env"] = dict(env)
+        data = self._read() or {}
+        data[provider] = entry
+        self._write(data)
+        self.reload()
+
+    def set_credential(self, provider: str, key: str | None, env: Mapping[str, str]) -> None:
+        """Store ``env`` (and ``key`` when given) for ``provider``: a credential whose key is optional, as
+        Pi stores a llama.cpp router login (``{"type": "api_key", "env": {"LLAMA_BASE_URL": ...}}``)."""
+        key = (key or "").strip() or None
+        entry: dict[str, Any] = {"type": "api_key"}
+        if key:
+            secrets.register(key)
+            entry["key"] = key
+        entry["env"] = dict(env)
         data = self._read() or {}
         data[provider] = entry
         self._write(data)

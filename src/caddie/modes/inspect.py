@@ -354,12 +354,18 @@ async def _show_stats(path: str, cwd: str, out: TextIO) -> int:
             session.extensions, session.store.branch(), model_finder(build.registry, session.model)
         )
     out.write(f"# session {store.session_id}\n# file: {store.path}\n")
+    estimated = sum(1 for m in replies if m.usage.estimated)
+    approx = "≈" if estimated else ""
     out.write(f"requests       {len(replies)}\n")
     out.write(
-        f"input tokens   {inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
-        f"output {output:,}\n"
+        f"input tokens   {approx}{inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
+        f"output {approx}{output:,}\n"
     )
-    out.write(f"cost           ${cost:.4f}\n")
+    if estimated:
+        out.write(
+            f"               (≈: estimated for {estimated} of {len(replies)} replies: the server reported no usage)\n"
+        )
+    out.write(f"cost           {approx}${cost:.4f}\n")
     if not reports:
         out.write("saved          nothing reported (no loaded extension reports savings)\n")
     for report in reports:

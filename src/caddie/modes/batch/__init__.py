@@ -101,11 +101,12 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
     order = [s for s in STATUS_ORDER if s in groups] + sorted(set(groups) - set(STATUS_ORDER))
     for status in order:
         rs = groups[status]
+        approx = "≈" if any(r.get("tokens_estimated") for r in rs) else ""
         table.add_row(
             status,
             str(len(rs)),
-            f"{sum(int(r.get('tokens_in') or 0) for r in rs):,}",
-            f"{sum(int(r.get('tokens_out') or 0) for r in rs):,}",
+            f"{approx}{sum(int(r.get('tokens_in') or 0) for r in rs):,}",
+            f"{approx}{sum(int(r.get('tokens_out') or 0) for r in rs):,}",
             f"${sum(float(r.get('cost') or 0) for r in rs):.4f}",
             f"{sum(float(r.get('duration_s') or 0) for r in rs):.1f} s",
         )
@@ -129,7 +130,12 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
         console.print(
             f"stopped before the end ({why or 'stopped'}): {', '.join(outcome.stopped[:20])}", markup=False
         )
-    spend = f"{outcome.spent:,} tokens spent" + (f" of a {total_budget:,} cap" if total_budget else "")
+    approx = "≈" if any(r.get("tokens_estimated") for r in outcome.records.values()) else ""
+    spend = f"{approx}{outcome.spent:,} tokens spent" + (
+        f" of a {total_budget:,} cap" if total_budget else ""
+    )
+    if approx:
+        spend += " (≈: some servers reported no usage; caddie estimated it)"
     console.print(
         f"{spend}; results: {results_path}; workspaces and sessions: {workdir}", markup=False, soft_wrap=True
     )

@@ -418,6 +418,10 @@ def compute_context_stats(
         before += sum(n for m in sent[:last_index] for _, n in message_parts(m))
         if last.api == "faux":
             basis_reason = "the scripted faux model reports its own estimate, not a provider's count"
+        elif u.estimated:
+            basis_reason = (
+                f"the model's server reports no usage (caddie estimated the last request at {count:,} tokens)"
+            )
         elif changed_after is not None and changed_after(sent_entry_ids[last_index]):
             basis_reason = (
                 f"what is sent changed since the last request (reported: {count:,} tokens), "

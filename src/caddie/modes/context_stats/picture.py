@@ -75,7 +75,8 @@ def render_stats(stats: ContextStats, color: bool = True) -> Any:
     head.append("Context window", style="bold")
     if stats.model:
         head.append(f"  {stats.model}")
-    used = f"  {stats.used_tokens:,} tokens"
+    approx = "≈" if stats.basis == "estimated" else ""
+    used = f"  {approx}{stats.used_tokens:,} tokens"
     if window > 0:
         used += f" of {window:,} ({stats.used_tokens / window:.0%})"
     head.append(used)

@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.screen import ModalScreen
 from textual.widgets import Input
 
+from caddie.ai.catalogue import LLAMA_ROUTER
 from caddie.models import ModelRegistry
 from caddie.modes.interactive.dialogs import InputScreen, SelectScreen
 from caddie.runtime.session import AgentSession
@@ -75,6 +76,11 @@ async def run_login(host: LoginHost, args: str) -> None:
     else:
         provider = await _pick(host, "Log in to which provider? (type to filter)", options)
     if provider is None:
+        return
+    if provider == LLAMA_ROUTER:  # a router URL and an optional key, as Pi asks (llama.py)
+        from caddie.modes.interactive.llama import run_llama_login
+
+        await run_llama_login(host)
         return
     info = registry.provider_info(provider)
     title = info.title if info is not None else provider
