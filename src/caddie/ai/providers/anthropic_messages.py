@@ -28,7 +28,6 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
-from caddie.ai.providers import repeat_post
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.request import (
@@ -522,13 +521,15 @@ class _EventAssembler:
 
 
 async def post_stream(client: Any, path: str, params: dict[str, Any] | bytes) -> Any:
-    """POST a body through the ``anthropic`` client and return its SSE stream of plain dicts: caddie's
-    own serialisation, no SDK re-walk of the messages (see ``encode_body``), and after the first request
-    no SDK request assembly either (``repeat_post``; Bedrock and Vertex clients always take the SDK's way)."""
+    """POST a body through the ``anthropic`` client's public ``post`` (auth, headers, error classes; Bedrock
+    and Vertex clients sign or route it) and return its SSE stream of plain dicts: caddie's own
+    serialisation, no SDK re-walk of the messages (see ``encode_body``)."""
     import anthropic
 
     body = params if isinstance(params, bytes) else encode_body(params)
-    return await repeat_post.post_stream(client, path, body, anthropic, "AsyncAnthropic")
+    return await client.post(
+        path, cast_to=object, content=body, stream=True, stream_cls=anthropic.AsyncStream[object]
+    )
 
 
 class AnthropicMessagesProvider:

@@ -31,7 +31,6 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
-from caddie.ai.providers import repeat_post
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.request import (
@@ -642,12 +641,14 @@ class _ChunkAssembler:
 
 
 async def post_stream(client: Any, path: str, params: dict[str, Any]) -> Any:
-    """POST caddie's own serialised body through the ``openai`` client (auth, retries off, error classes)
-    and return its SSE stream of plain dicts — no SDK re-walk of the messages (see ``encode_body``), and
-    after the first request no SDK request assembly either (``repeat_post``)."""
+    """POST caddie's own serialised body through the ``openai`` client's public ``post`` (auth, headers,
+    error classes) and return its SSE stream of plain dicts — no SDK re-walk of the messages (see
+    ``encode_body``)."""
     import openai
 
-    return await repeat_post.post_stream(client, path, encode_body(params), openai, "AsyncOpenAI")
+    return await client.post(
+        path, cast_to=object, content=encode_body(params), stream=True, stream_cls=openai.AsyncStream[object]
+    )
 
 
 def _missing_key_text(model: Model) -> str:

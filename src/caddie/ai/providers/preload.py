@@ -65,8 +65,8 @@ def _anthropic_client(sdk: ModuleType) -> object:
     return sdk.AsyncAnthropic(api_key="preload", base_url="http://127.0.0.1:9")
 
 
-def _genai_client(sdk: ModuleType) -> object:
-    return sdk.Client(api_key="preload")
+def _http_client(sdk: ModuleType) -> object:
+    return sdk.AsyncClient()
 
 
 def _warm_openai_request_types() -> None:
@@ -149,6 +149,8 @@ def _warm_anthropic_event_types() -> None:
 
 
 _OPENAI_RESPONSES = ("openai", "openai.resources.responses", *_HTTP_STACK)
+_PLAIN_HTTP = SdkSpec(("httpx2", "caddie.ai.providers.http_stream", *_HTTP_STACK), _http_client)
+"""APIs sent as plain HTTP (``http_stream``): the HTTP client the SDKs are built on."""
 _SPECS: dict[str, SdkSpec] = {
     "openai-completions": SdkSpec(
         ("openai", "openai.resources.chat.completions", "openai.resources.chat.chat", *_HTTP_STACK),
@@ -167,7 +169,7 @@ _SPECS: dict[str, SdkSpec] = {
         _anthropic_client,
         (_warm_anthropic_event_types,),
     ),
-    "google-generative-ai": SdkSpec(("google.genai", "google.genai.models", *_HTTP_STACK), _genai_client),
+    "google-generative-ai": _PLAIN_HTTP,
 }
 _PROVIDER_HOOKS = ("_known_create_fields", "preload_warmup")
 """Module-level functions of a provider module that cache something slow on their first call."""
