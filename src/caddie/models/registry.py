@@ -7,6 +7,11 @@ Built in: ``caddie.ai.catalogue`` (Pi's providers and models, keyless local serv
 A key comes from, in this order: auth.json (``/login``), models.json ``apiKey`` (``$ENV_VAR``, ``${ENV_VAR}``,
 ``!shell command``, a bare environment variable name, or a literal), the provider's environment variables
 (Pi's names: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``GEMINI_API_KEY``...). Local servers need none.
+
+A subscription login stored in auth.json (``oauth``) owns its provider: ``request_auth`` gives each request
+the login's token, renewed when it expires (``caddie.models.oauth``). Without anything stored, Anthropic
+also takes ``ANTHROPIC_AUTH_TOKEN`` (sent as ``Authorization: Bearer``) and ``ANTHROPIC_OAUTH_TOKEN`` (a
+Claude Pro/Max token), before ``ANTHROPIC_API_KEY``, as Pi does.
 """
 
 from __future__ import annotations
@@ -16,17 +21,20 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from caddie.ai import catalogue, secrets
 from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, ProviderInfo
 from caddie.ai.model import Model, ModelCompat
-from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, is_local_base_url
+from caddie.ai.oauth import FLOW_NAMES, builtin_flow
+from caddie.ai.oauth.types import OAuthFlow, RequestAuth
+from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, headers_contain, is_local_base_url
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings
 from caddie.models.auth import AuthStore
 from caddie.models.config_value import config_value_present, resolve_config_value
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
+from caddie.models.oauth import OAuthCredentials
 from caddie.models.ollama import (
     OLLAMA_PROBE_TIMEOUT_S,
     OLLAMA_URL_ENV,
@@ -34,7 +42,18 @@ from caddie.models.ollama import (
     probe_ollama,
 )
 
-__all__ = ["DEFAULT_MODELS", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
+__all__ = ["DEFAULT_MODELS", "LoginOption", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
+
+ANTHROPIC_AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+ANTHROPIC_OAUTH_TOKEN_ENV = "ANTHROPIC_OAUTH_TOKEN"
+
+
+class LoginOption(NamedTuple):
+    """One entry of ``/login``'s menu: a provider and how to log in to it (``oauth`` or ``api_key``)."""
+
+    provider: str
+    label: str
+    kind: str
 
 
 class NoModelConfigured(Exception):
@@ -111,6 +130,9 @@ class ModelRegistry:
         self._registered: dict[str, tuple[dict[str, Any], str]] = {}
         """Providers extensions registered (``api.register_provider``): name → (config, extension path)."""
         self._registered_problems: dict[str, list[str]] = {}
+        self._flows: dict[str, OAuthFlow] = {}
+        """Logins extensions registered (``register_provider`` with ``oauth``)."""
+        self.oauth = OAuthCredentials(self.auth, self.oauth_flow)
         self.refresh()
 
     @property
@@ -150,12 +172,24 @@ class ModelRegistry:
 
     # -- lookup -----------------------------------------------------------------------------------
     def all(self) -> list[Model]:
-        """Every known model (built-in and models.json), including those without a key."""
-        return [self._usable(m) for m in self._models]
+        """Every known model (built-in and models.json), including those without a key; a login that names
+        the models its account may use (Copilot's ``availableModelIds``) hides the others of its provider."""
+        allowed = self._account_models()
+        return [
+            self._usable(m) for m in self._models if m.provider not in allowed or m.id in allowed[m.provider]
+        ]
 
     def available(self) -> list[Model]:
         """Models that have auth (a key, or a keyless local server); the faux test provider is left out."""
-        return [self._usable(m) for m in self._models if m.provider != "faux" and self.has_auth(m)]
+        return [m for m in self.all() if m.provider != "faux" and self.has_auth(m)]
+
+    def _account_models(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for provider in self.auth.oauth_providers():
+            ids = (self.auth.oauth(provider) or {}).get("availableModelIds")
+            if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+                out[provider] = set(ids)
+        return out
 
     def providers(self) -> list[str]:
         names = list(self._builtin)
@@ -171,6 +205,80 @@ class ModelRegistry:
         out = [(p.name, p.title) for p in self._builtin.values() if p.needs_key]
         out += [(n, n) for n in self._provider_configs if n not in self._builtin]
         return out
+
+    def login_options(self) -> list[LoginOption]:
+        """``/login``'s menu: every subscription login (built-in, models.json ``oauth``, extensions'), then
+        every provider a key can be stored for."""
+        logins: list[LoginOption] = []
+        for provider in [*FLOW_NAMES, *self._provider_configs, *self._flows]:
+            if any(o.provider == provider for o in logins) or self.oauth_flow(provider) is None:
+                continue
+            if provider in FLOW_NAMES and provider not in self._flows:
+                name, label = FLOW_NAMES[provider]
+            else:
+                flow = self.oauth_flow(provider)
+                assert flow is not None
+                name, label = flow.name, flow.login_label
+            logins.append(LoginOption(provider, label or name, "oauth"))
+        keys = [LoginOption(name, label, "api_key") for name, label in self.login_providers()]
+        return logins + keys
+
+    # -- subscription logins ------------------------------------------------------------------------
+    def register_oauth(self, provider: str, flow: OAuthFlow) -> None:
+        """An extension's login for ``provider`` (``register_provider`` with ``oauth``)."""
+        self._flows[provider] = flow
+
+    def oauth_flow(self, provider: str) -> OAuthFlow | None:
+        """The login of ``provider``: an extension's, a models.json ``"oauth": "radius"`` gateway's, or the
+        built-in one."""
+        flow = self._flows.get(provider)
+        if flow is not None:
+            return flow
+        config = self._provider_configs.get(provider)
+        if config is not None and config.oauth == "radius" and config.base_url and provider != "radius":
+            from caddie.ai.oauth.radius import RadiusOAuth
+
+            return RadiusOAuth(provider, config.base_url)
+        return builtin_flow(provider)
+
+    async def request_auth(self, model: Model) -> RequestAuth | None:
+        """How a request to ``model`` authenticates when that is more than its key (see the module
+        docstring): a stored login's token (renewed when due), Anthropic's bearer variables, or the key as
+        ``Authorization: Bearer`` for an ``authHeader`` provider. None: the key alone (``api_key_for``)."""
+        provider = model.provider
+        if self.oauth.has_login(provider):
+            return await self.oauth.request_auth(provider)
+        token_auth = self._anthropic_env_auth(provider)
+        if token_auth is not None:
+            return token_auth
+        config = self._provider_configs.get(provider)
+        if config is not None and config.auth_header and not headers_contain(model.headers, "authorization"):
+            key = self.api_key_for(model)
+            if key and key != NO_KEY_PLACEHOLDER:
+                return RequestAuth(headers={"Authorization": f"Bearer {key}"})
+        return None
+
+    def _anthropic_env_auth(self, provider: str) -> RequestAuth | None:
+        """``ANTHROPIC_AUTH_TOKEN`` / ``ANTHROPIC_OAUTH_TOKEN`` when nothing for Anthropic is stored or
+        configured."""
+        if provider != "anthropic" or self.auth.get(provider) is not None:
+            return None
+        config = self._provider_configs.get(provider)
+        if config is not None and config.api_key:
+            return None
+        env = self._provider_env(provider)
+        bearer = env.get(ANTHROPIC_AUTH_TOKEN_ENV)
+        if bearer:
+            secrets.register(bearer)
+            return RequestAuth(headers={"Authorization": f"Bearer {bearer}"})
+        token = env.get(ANTHROPIC_OAUTH_TOKEN_ENV)
+        if token:
+            secrets.register(token)
+            return RequestAuth(api_key=token)
+        return None
+
+    def _has_login_or_token(self, provider: str) -> bool:
+        return self.oauth.has_login(provider) or self._anthropic_env_auth(provider) is not None
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model ``provider/model_id``; open providers (local servers, faux) make one up for any id."""
@@ -279,6 +387,9 @@ class ModelRegistry:
         """The key to send for ``model`` (runs ``!command`` keys); a placeholder for keyless local servers;
         None when no key is configured."""
         env = self._provider_env(model.provider)
+        login = self.auth.oauth(model.provider)
+        if login is not None and isinstance(login.get("access"), str):
+            return str(login["access"])  # renewed, when due, by request_auth
         credential = self.auth.get(model.provider)
         candidates: list[str] = []
         if credential is not None and credential.key:
@@ -303,6 +414,8 @@ class ModelRegistry:
         key commands."""
         if self._missing_url_env(model):
             return False
+        if self._has_login_or_token(model.provider):
+            return True
         env = self._provider_env(model.provider)
         credential = self.auth.get(model.provider)
         if credential is not None and credential.key and config_value_present(credential.key, env):
@@ -332,7 +445,7 @@ class ModelRegistry:
         env = self._provider_env(provider)
         credential = self.auth.get(provider)
         config = self._provider_configs.get(provider)
-        return bool(
+        return self._has_login_or_token(provider) or bool(
             (credential is not None and credential.key and config_value_present(credential.key, env))
             or (config is not None and config.api_key and config_value_present(config.api_key, env))
             or any(env.get(name) for name in self._env_keys(provider))

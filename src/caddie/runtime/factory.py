@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
+from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
@@ -26,6 +27,7 @@ from caddie.extensions.loader import ExtensionSource, collect_sources, load_exte
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
 from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured
+from caddie.models.oauth import authenticated_stream
 from caddie.resources.discovery import (
     DiscoveryRequest,
     ExtraPath,
@@ -362,6 +364,11 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
+    # Subscription logins and bearer tokens: every request gets its (renewed) token; --api-key wins.
+    skip = model.provider if request.api_key and model is not None else None
+    options.stream_fn = authenticated_stream(
+        options.stream_fn, lambda m: registry.request_auth(m) if m.provider != skip else _no_auth()
+    )
     if request.compaction and not request.read_only:
         from caddie.runtime.auto_compaction import CompactionEngine
 
@@ -438,3 +445,7 @@ def scoped_models(
                 seen.add((m.provider, m.id))
                 out.append((m, level))
     return out
+
+
+async def _no_auth() -> RequestAuth | None:
+    return None

@@ -53,9 +53,9 @@ def _credential(reply: http.Reply, what: str) -> Credential:
 
 
 class AnthropicOAuth:
-    name = "Anthropic (Claude Pro/Max)"
-    login_label = None
-    is_subscription = True
+    name: str = "Anthropic (Claude Pro/Max)"
+    login_label: str | None = None
+    is_subscription: bool = True
 
     async def login(self, interaction: LoginInteraction) -> Credential:
         verifier, challenge = generate_pkce()

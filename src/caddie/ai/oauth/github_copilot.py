@@ -164,9 +164,9 @@ async def _enable(token: str, model_ids: list[str], domain: str | None) -> list[
 
 
 class GitHubCopilotOAuth:
-    name = "GitHub Copilot"
-    login_label = None
-    is_subscription = True
+    name: str = "GitHub Copilot"
+    login_label: str | None = None
+    is_subscription: bool = True
 
     async def login(self, interaction: LoginInteraction) -> Credential:
         answer = await interaction.prompt(

@@ -55,9 +55,9 @@ def _http_url(value: object) -> bool:
 
 
 class KimiCodingOAuth:
-    name = "Kimi Code (subscription)"
-    login_label = "Sign in with Kimi Code"
-    is_subscription = True
+    name: str = "Kimi Code (subscription)"
+    login_label: str | None = "Sign in with Kimi Code"
+    is_subscription: bool = True
 
     async def login(self, interaction: LoginInteraction) -> Credential:
         host = oauth_host()

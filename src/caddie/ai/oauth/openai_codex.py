@@ -102,9 +102,9 @@ async def _exchange(code: str, verifier: str, redirect_uri: str) -> Credential:
 
 
 class OpenAICodexOAuth:
-    name = "OpenAI (ChatGPT Plus/Pro)"
-    login_label = None
-    is_subscription = True
+    name: str = "OpenAI (ChatGPT Plus/Pro)"
+    login_label: str | None = None
+    is_subscription: bool = True
 
     async def login(self, interaction: LoginInteraction) -> Credential:
         method = await interaction.prompt(

@@ -44,9 +44,9 @@ async def _exchange(code: str, verifier: str) -> Credential:
 
 
 class OpenRouterOAuth:
-    name = "OpenRouter OAuth"
-    login_label = "Sign in with OpenRouter"
-    is_subscription = False
+    name: str = "OpenRouter OAuth"
+    login_label: str | None = "Sign in with OpenRouter"
+    is_subscription: bool = False
 
     async def login(self, interaction: LoginInteraction) -> Credential:
         verifier, challenge = generate_pkce()

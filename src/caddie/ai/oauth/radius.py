@@ -50,8 +50,8 @@ class OAuthReplyError(LoginFailed):
 
 
 class RadiusOAuth:
-    is_subscription = False
-    login_label = None
+    is_subscription: bool = False
+    login_label: str | None = None
 
     def __init__(self, name: str = "Radius", gateway: str = DEFAULT_GATEWAY) -> None:
         self.name = name

@@ -49,9 +49,9 @@ def _credential(body: dict[str, object], previous_refresh: str | None = None) ->
 
 
 class XaiOAuth:
-    name = "xAI (Grok/X subscription)"
-    login_label = "Sign in with SuperGrok or X Premium"
-    is_subscription = True
+    name: str = "xAI (Grok/X subscription)"
+    login_label: str | None = "Sign in with SuperGrok or X Premium"
+    is_subscription: bool = True
 
     async def login(self, interaction: LoginInteraction) -> Credential:
         reply = await http.post_form(
