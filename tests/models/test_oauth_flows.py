@@ -93,7 +93,9 @@ async def test_anthropic_browser_login_exchanges_the_code_with_pkce_and_a_random
     assert (
         before + 3600_000 - 5 * 60_000 <= credential["expires"] <= time.time() * 1000 + 3600_000 - 5 * 60_000
     )
-    assert secrets.is_registered(str(TOKEN["access_token"])) and secrets.is_registered(str(TOKEN["refresh_token"]))
+    assert secrets.is_registered(str(TOKEN["access_token"])) and secrets.is_registered(
+        str(TOKEN["refresh_token"])
+    )
 
 
 def urlsplit_path(url: str) -> str:

@@ -65,9 +65,14 @@ def from_claude_code_name(name: str, tools: Iterable[Tool] | None) -> str:
     return name
 
 
+CLAUDE_CODE_API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` Claude Code (and Pi) sends; newer SDKs default to a later one."""
+
+
 def oauth_headers(betas: Sequence[str]) -> dict[str, str]:
     """The headers of a Claude Pro/Max request (before the model's and the caller's own)."""
     return {
+        "anthropic-version": CLAUDE_CODE_API_VERSION,
         "accept": "application/json",
         "anthropic-dangerous-direct-browser-access": "true",
         "anthropic-beta": ",".join([*CLAUDE_CODE_BETAS, *betas]),
