@@ -143,3 +143,86 @@ def test_a_claude_pro_max_login_sends_claude_codes_request_as_pi_does(tmp_path: 
     second = caddie[1].body["messages"]
     assert second[1]["content"][0]["name"] == "Read"
     assert "the answer is 42" in json.dumps(second[2])
+
+
+def codex_access_token(account: str) -> str:
+    def part(data: dict[str, Any]) -> str:
+        import base64
+
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part({'https://api.openai.com/auth': {'chatgpt_account_id': account}})}.sig"
+
+
+CODEX_HEADERS = (
+    "authorization",
+    "chatgpt-account-id",
+    "originator",
+    "openai-beta",
+    "accept",
+    "content-type",
+    "session-id",
+    "x-client-request-id",
+)
+
+
+def test_a_chatgpt_login_sends_the_codex_request_as_pi_does(tmp_path: Path) -> None:
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    token = codex_access_token("acct-pi-1234")
+    login = {
+        "type": "oauth",
+        "access": token,
+        "refresh": "rt-codex",
+        "expires": int(time.time() * 1000) + 3_600_000,
+        "accountId": "acct-pi-1234",
+    }
+    (agent / "auth.json").write_text(json.dumps({"openai-codex": login}))
+    with fl.FakeLLM() as llm:
+        (agent / "models.json").write_text(
+            json.dumps({"providers": {"openai-codex": {"baseUrl": f"{llm.url}/backend-api"}}})
+        )
+        replies = [
+            fl.Reply(
+                thinking="Look at the notes first.",
+                tool_calls=[fl.ToolCallSpec("read", {"path": "notes.txt"}, "call_1")],
+                encrypted_reasoning="gAAAA-encrypted-codex-reasoning",
+            ),
+            fl.text("It says 42."),
+        ]
+        args = [
+            "--model",
+            "openai-codex/gpt-5.5",
+            "--thinking",
+            "high",
+            "--tools",
+            "read,bash",
+            "What do the notes say?",
+        ]
+        caddie, pi = run_both(tmp_path, agent, llm, replies, args)
+
+    assert len(caddie) == len(pi) == 2
+    for ours, theirs in zip(caddie, pi, strict=True):
+        assert ours.path == theirs.path == "/backend-api/codex/responses"
+        session_free = {
+            k: v
+            for k, v in ours.headers.items()
+            if k in CODEX_HEADERS and k not in ("session-id", "x-client-request-id")
+        }
+        assert session_free == {
+            k: v
+            for k, v in theirs.headers.items()
+            if k in CODEX_HEADERS and k not in ("session-id", "x-client-request-id")
+        }
+        assert ours.headers.get("session-id") == ours.body.get("prompt_cache_key")
+        assert theirs.headers.get("session-id") == theirs.body.get("prompt_cache_key")
+        ours_body = {k: v for k, v in ours.body.items() if k not in ("instructions", "prompt_cache_key")}
+        theirs_body = {k: v for k, v in theirs.body.items() if k not in ("instructions", "prompt_cache_key")}
+        assert ours_body == theirs_body
+    first = caddie[0]
+    assert first.headers["authorization"] == f"Bearer {token}"
+    assert first.headers["chatgpt-account-id"] == "acct-pi-1234" and first.headers["originator"] == "pi"
+    assert first.body["store"] is False and first.body["text"] == {"verbosity": "low"}
+    assert first.body["reasoning"] == {"effort": "high", "summary": "auto"}
+    replayed = [i for i in caddie[1].body["input"] if i.get("type") == "reasoning"]
+    assert replayed and replayed[0]["encrypted_content"] == "gAAAA-encrypted-codex-reasoning"

@@ -861,6 +861,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing ---------------------------------------------------------------------------------
     def _record(self, body_bytes: bytes) -> RecordedRequest:
         body: Any = None
+        if self.headers.get("content-encoding", "").lower() == "zstd" and body_bytes:
+            import zstandard  # Pi compresses its Codex requests
+
+            body_bytes = zstandard.ZstdDecompressor().decompressobj().decompress(body_bytes)
         if self.server.owner.parse_bodies:
             try:
                 body = json.loads(body_bytes) if body_bytes else None
@@ -1208,7 +1212,7 @@ class FakeLLM:
     def llm_requests(self) -> list[RecordedRequest]:
         """Only the chat requests (POSTs to either protocol), not model listings."""
         with self._lock:
-            return [r for r in self.requests if r.api != "other"]
+            return [r for r in self.requests if r.api != "other" and r.method == "POST"]
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout

@@ -26,6 +26,7 @@ Api: TypeAlias = Literal[
     "google-generative-ai",
     "anthropic-bedrock",
     "anthropic-vertex",
+    "openai-codex-responses",
     "faux",
 ]
 """The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""
@@ -271,3 +272,5 @@ class StreamOptions:
     on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None
     """Sees (and may replace) the provider payload just before it is sent (``before_provider_request``)."""
     on_response: Callable[[ProviderResponse], Awaitable[None]] | None = None
+    transport: Literal["auto", "sse", "websocket", "websocket-cached"] | None = None
+    """Settings ``transport`` (Pi's): how ``openai-codex-responses`` talks to its server; None: ``auto``."""

@@ -40,6 +40,7 @@ _BUILTIN_MODULES = {
     "google-generative-ai": "caddie.ai.providers.google_generative_ai",
     "anthropic-bedrock": "caddie.ai.providers.anthropic_bedrock",
     "anthropic-vertex": "caddie.ai.providers.anthropic_vertex",
+    "openai-codex-responses": "caddie.ai.providers.openai_codex_responses",
     "faux": "caddie.ai.providers.faux",
 }
 _registry: dict[str, ApiProvider] = {}

@@ -32,6 +32,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
+from caddie.ai.providers.claude_code import copilot_headers, is_copilot
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.request import (
     NO_KEY_PLACEHOLDER,
@@ -662,7 +663,10 @@ class OpenAICompletionsProvider:
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
         output = new_output(model)
-        headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
+        headers = {"User-Agent": "caddie", **(model.headers or {})}
+        if is_copilot(model):
+            headers.update(copilot_headers(context.messages))
+        headers.update(options.headers or {})
         api_key = options.api_key
         if not api_key and (headers_contain(headers, "authorization") or is_local_base_url(model.base_url)):
             api_key = NO_KEY_PLACEHOLDER

@@ -170,6 +170,9 @@ _SPECS: dict[str, SdkSpec] = {
         (_warm_anthropic_event_types,),
     ),
     "google-generative-ai": _PLAIN_HTTP,
+    "openai-codex-responses": SdkSpec(
+        ("httpx2", "caddie.ai.providers.http_stream", "websockets.asyncio.client", *_HTTP_STACK), _http_client
+    ),
 }
 _PROVIDER_HOOKS = ("_known_create_fields", "preload_warmup")
 """Module-level functions of a provider module that cache something slow on their first call."""
