@@ -4,7 +4,6 @@ each provider's documented protocol: what each flow sends, what it stores, and h
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import Iterator
 
@@ -73,6 +72,7 @@ async def test_anthropic_browser_login_exchanges_the_code_with_pkce_and_a_random
     user = ScriptedUser(browser=Browser("auth-code-1"))
     before = time.time() * 1000
     credential = await anthropic.FLOW.login(user)
+    await asyncio.gather(*user.visits)
     query = user.auth_query()
     assert urlsplit_path(user.auth_url) == "/oauth/authorize"
     assert query["client_id"] == anthropic.CLIENT_ID and query["code"] == "true"
@@ -149,8 +149,7 @@ async def test_the_loopback_binds_127_0_0_1_ignores_a_wrong_state_and_times_out(
             )
     finally:
         server.close()
-    with socket.socket() as probe:  # closed: the port is free again
-        probe.bind(("127.0.0.1", server.port))
+    assert server._server is None
 
 
 async def test_anthropic_refresh_and_an_expired_refresh_token(server: FakeOAuthServer) -> None:
@@ -433,6 +432,7 @@ async def test_openrouter_login_mints_a_permanent_key_through_the_callback(serve
     server.route("POST", "/api/v1/auth/keys", (200, {"key": "sk-or-v1-minted-key-0123456789"}))
     user = ScriptedUser(browser=Browser("or-code"))
     credential = await openrouter.FLOW.login(user)
+    await asyncio.gather(*user.visits)
     query = user.auth_query()
     assert (
         query["callback_url"].startswith("http://127.0.0.1:") and "/oauth/callback/" in query["callback_url"]
