@@ -226,3 +226,72 @@ def test_a_chatgpt_login_sends_the_codex_request_as_pi_does(tmp_path: Path) -> N
     assert first.body["reasoning"] == {"effort": "high", "summary": "auto"}
     replayed = [i for i in caddie[1].body["input"] if i.get("type") == "reasoning"]
     assert replayed and replayed[0]["encrypted_content"] == "gAAAA-encrypted-codex-reasoning"
+
+
+def test_over_the_websocket_caddie_sends_pis_messages_and_continuations(tmp_path: Path) -> None:
+    from tests.support.fake_codex_ws import FakeCodexWebSocket
+
+    require_pi()
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    token = codex_access_token("acct-ws-1")
+    login = {
+        "type": "oauth",
+        "access": token,
+        "refresh": "rt",
+        "expires": int(time.time() * 1000) + 3_600_000,
+        "accountId": "acct-ws-1",
+    }
+    (agent / "auth.json").write_text(json.dumps({"openai-codex": login}))
+    runs: list[tuple[list[dict[str, Any]], list[dict[str, str]]]] = []
+    for who in ("caddie", "pi"):
+        with FakeCodexWebSocket() as ws, fl.FakeLLM() as llm:
+            ws.replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
+            (agent / "models.json").write_text(
+                json.dumps({"providers": {"openai-codex": {"baseUrl": ws.url}}})
+            )
+            args = ["--model", "openai-codex/gpt-5.5", "--thinking", "low", "--tools", "read", "Notes?"]
+            caddie, pi = run_both_one(tmp_path, agent, llm, who, args)
+            assert caddie == pi == []  # nothing went over SSE
+            runs.append((list(ws.messages), [h for _, h in ws.handshakes]))
+    (ours, our_handshakes), (theirs, their_handshakes) = runs
+    assert len(our_handshakes) == len(their_handshakes) == 1
+    for key in ("authorization", "chatgpt-account-id", "originator", "openai-beta"):
+        assert our_handshakes[0][key] == their_handshakes[0][key]
+    assert len(ours) == len(theirs) == 2
+    drop = ("instructions", "prompt_cache_key")
+    for a, b in zip(ours, theirs, strict=True):
+        assert {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+    assert ours[1]["previous_response_id"] == "resp_ws_1"
+
+
+def run_both_one(
+    tmp_path: Path, agent: Path, llm: fl.FakeLLM, who: str, args: list[str]
+) -> tuple[list[fl.RecordedRequest], list[fl.RecordedRequest]]:
+    """Run one agent (``who``) on the agent folder; its SSE requests (as both tuple members)."""
+    node = require_pi()
+    (agent / "settings.json").write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "notes.txt").write_text("the answer is 42\n")
+    env = clean_env(tmp_path / "home")
+    if who == "caddie":
+        cmd = [sys.executable, "-m", "caddie", "-p", "--no-session", "--no-context-files"]
+        run_env = {**env, "CADDIE_DIR": str(agent.parent), "PYTHONPATH": str(REPO / "src")}
+    else:
+        pi_cli = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
+        cmd = [
+            node,
+            str(pi_cli),
+            "-p",
+            "--no-session",
+            "--no-context-files",
+            "--no-skills",
+            "--no-extensions",
+        ]
+        run_env = {**env, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1"}
+    proc = subprocess.run(
+        [*cmd, *args], cwd=project, env=run_env, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, f"{who}: {proc.stderr[-3000:]}"
+    return list(llm.llm_requests), list(llm.llm_requests)

@@ -299,8 +299,12 @@ class _WebSocketEvents:
             event = await _receive(self.connection.socket)
         mapped = codex_event(event)
         if mapped.get("type") == "response.completed":
+            # The reply is whole: the connection is free for the session's next request at once (the
+            # stream may be closed later, when its consumer lets go of it).
             self._done = True
             self.completed = mapped
+            self.connection.busy = False
+            self.connection.last_used = time.monotonic()
         return mapped
 
     async def close(self) -> None:
