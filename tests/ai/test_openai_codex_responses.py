@@ -73,20 +73,18 @@ async def test_a_changed_request_sends_the_whole_input_again(ws: FakeCodexWebSoc
 
 
 async def test_a_refused_websocket_falls_back_to_sse_for_the_rest_of_the_session(
-    ws: FakeCodexWebSocket,
+    ws: FakeCodexWebSocket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws.refuse = True
     with fl.FakeLLM() as llm:
         # The SSE endpoint is the fake LLM's; the WebSocket is the refusing fake, on another port.
         m = model(f"{llm.url}/backend-api")
-        codex_ws_url = codex.websocket_url
-        try:
-            codex.websocket_url = lambda _base: f"ws://127.0.0.1:{ws.port}/backend-api/codex/responses"  # type: ignore[assignment]
-            llm.push(fl.text("via sse"), fl.text("again"))
-            one = await run(codex.PROVIDER, m, context(UserMessage("hi")), api_key=TOKEN, session_id="s3")
-            two = await run(codex.PROVIDER, m, context(UserMessage("hi")), api_key=TOKEN, session_id="s3")
-        finally:
-            codex.websocket_url = codex_ws_url  # type: ignore[assignment]
+        monkeypatch.setattr(
+            codex, "websocket_url", lambda _base: f"ws://127.0.0.1:{ws.port}/backend-api/codex/responses"
+        )
+        llm.push(fl.text("via sse"), fl.text("again"))
+        one = await run(codex.PROVIDER, m, context(UserMessage("hi")), api_key=TOKEN, session_id="s3")
+        two = await run(codex.PROVIDER, m, context(UserMessage("hi")), api_key=TOKEN, session_id="s3")
         assert one.message.stop_reason == two.message.stop_reason == "stop"
         assert len(ws.handshakes) == 1  # the second request did not try again
         sse = llm.llm_requests
