@@ -45,7 +45,12 @@ def clean_env(home: Path) -> dict[str, str]:
 
 
 def run_both(
-    tmp_path: Path, agent: Path, llm: fl.FakeLLM, replies: list[fl.Reply], args: list[str]
+    tmp_path: Path,
+    agent: Path,
+    llm: fl.FakeLLM,
+    replies: list[fl.Reply],
+    args: list[str],
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[list[fl.RecordedRequest], list[fl.RecordedRequest]]:
     """Run caddie, then Pi, on the same agent folder and project; each one's requests to the fake."""
     node = require_pi()
@@ -54,7 +59,7 @@ def run_both(
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     (project / "notes.txt").write_text("the answer is 42\n")
-    env = clean_env(tmp_path / "home")
+    env = {**clean_env(tmp_path / "home"), **(extra_env or {})}
     results = []
     for who in ("caddie", "pi"):
         llm.clear()
@@ -295,3 +300,37 @@ def run_both_one(
     )
     assert proc.returncode == 0, f"{who}: {proc.stderr[-3000:]}"
     return list(llm.llm_requests), list(llm.llm_requests)
+
+
+COPILOT_HEADERS = (
+    "authorization",
+    "x-initiator",
+    "openai-intent",
+    "copilot-vision-request",
+    "editor-version",
+    "editor-plugin-version",
+    "copilot-integration-id",
+    "user-agent",
+    "anthropic-beta",
+)
+
+
+def test_copilot_requests_carry_pis_copilot_headers_on_every_api(tmp_path: Path) -> None:
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "auth.json").write_text("{}")
+    token = "tid=copilot-token-0123456789;exp=9999999999"
+    for model_id in ("claude-sonnet-4.5", "gpt-5.5", "gpt-4.1"):
+        with fl.FakeLLM() as llm:
+            base = llm.url if model_id.startswith("claude") else llm.openai_base_url
+            (agent / "models.json").write_text(json.dumps({"providers": {"github-copilot": {"baseUrl": base}}}))
+            replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
+            args = ["--model", f"github-copilot/{model_id}", "--thinking", "off", "--tools", "read", "Notes?"]
+            caddie, pi = run_both(tmp_path, agent, llm, replies, args, extra_env={"COPILOT_GITHUB_TOKEN": token})
+        assert len(caddie) == len(pi) == 2, model_id
+        for ours, theirs in zip(caddie, pi, strict=True):
+            mine = {k: v for k, v in ours.headers.items() if k in COPILOT_HEADERS}
+            pis = {k: v for k, v in theirs.headers.items() if k in COPILOT_HEADERS}
+            assert mine == pis, model_id
+        assert [r.headers["x-initiator"] for r in caddie] == ["user", "agent"]
+        assert caddie[0].headers["authorization"] == f"Bearer {token}"
