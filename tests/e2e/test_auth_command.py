@@ -20,20 +20,28 @@ FAR = int(time.time() * 1000) + 10 * 3_600_000
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith(("CADDIE_", "PI_"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith(("CADDIE_", "PI_"))
+    }
     return {**base, "HOME": str(home), **extra}
 
 
 def caddie(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = env_for(home, CADDIE_DIR=str(home / ".caddie"), PYTHONPATH=str(REPO / "src"), **extra)
-    return subprocess.run([sys.executable, "-m", "caddie", "auth", *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "caddie", "auth", *args], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def pi(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     node = require_pi()
     cli = PI_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
     env = env_for(home, PI_CODING_AGENT_DIR=str(home / ".caddie" / "agent"), PI_OFFLINE="1")
-    return subprocess.run([node, str(cli), "auth", *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [node, str(cli), "auth", *args], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.fixture
@@ -44,7 +52,12 @@ def home(tmp_path: Path) -> Path:
         json.dumps(
             {
                 "openai": {"type": "api_key", "key": "sk-stored-openai-key-0123456789"},
-                "anthropic": {"type": "oauth", "access": "sk-ant-oat01-stored-0123", "refresh": "sk-ant-ort01-r", "expires": FAR},
+                "anthropic": {
+                    "type": "oauth",
+                    "access": "sk-ant-oat01-stored-0123",
+                    "refresh": "sk-ant-ort01-r",
+                    "expires": FAR,
+                },
             }
         )
     )
@@ -85,19 +98,59 @@ def test_a_due_login_is_renewed_and_stored_before_its_token_is_printed(home: Pat
     data["anthropic"]["expires"] = int(time.time() * 1000) + 10 * 60_000  # valid, but under 30 minutes
     auth_path.write_text(json.dumps(data))
     with FakeOAuthServer() as server:
-        server.route("POST", "/v1/oauth/token", (200, {"access_token": "sk-ant-oat01-renewed", "refresh_token": "sk-ant-ort01-new", "expires_in": 28800}))
-        done = caddie(home, "print-bearer-token", "--provider", "anthropic", CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"))
+        server.route(
+            "POST",
+            "/v1/oauth/token",
+            (
+                200,
+                {
+                    "access_token": "sk-ant-oat01-renewed",
+                    "refresh_token": "sk-ant-ort01-new",
+                    "expires_in": 28800,
+                },
+            ),
+        )
+        done = caddie(
+            home,
+            "print-bearer-token",
+            "--provider",
+            "anthropic",
+            CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"),
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout == "sk-ant-oat01-renewed\n"
         assert json.loads(auth_path.read_text())["anthropic"]["refresh"] == "sk-ant-ort01-new"
         # --no-refresh neither renews nor writes; the default check does renew a due login.
         auth_path.write_text(json.dumps({"anthropic": {**data["anthropic"], "expires": 0}}))
-        stale = caddie(home, "check", "--provider", "anthropic", "--no-refresh", "--json", CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"))
+        stale = caddie(
+            home,
+            "check",
+            "--provider",
+            "anthropic",
+            "--no-refresh",
+            "--json",
+            CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"),
+        )
         assert json.loads(stale.stdout) == {"status": "ready", "provider": "anthropic", "authType": "oauth"}
         assert len(server.calls("/v1/oauth/token")) == 1
         server.route("POST", "/v1/oauth/token", (400, {"error": "invalid_grant"}))
-        dead = caddie(home, "check", "--provider", "anthropic", CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"))
+        dead = caddie(
+            home,
+            "check",
+            "--provider",
+            "anthropic",
+            CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"),
+        )
         assert (dead.returncode, dead.stdout) == (2, "invalid\n")
-        printed = caddie(home, "print-bearer-token", "--provider", "anthropic", CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"))
+        printed = caddie(
+            home,
+            "print-bearer-token",
+            "--provider",
+            "anthropic",
+            CADDIE_OAUTH_ENDPOINTS=server.endpoints("https://platform.claude.com"),
+        )
         assert printed.returncode == 1
-        assert printed.stderr.strip().endswith("run /login anthropic again.") and "\n" not in printed.stderr.strip()
+        assert (
+            printed.stderr.strip().endswith("run /login anthropic again.")
+            and "\n" not in printed.stderr.strip()
+        )

@@ -323,10 +323,14 @@ def test_copilot_requests_carry_pis_copilot_headers_on_every_api(tmp_path: Path)
     for model_id in ("claude-sonnet-4.5", "gpt-5.5", "gpt-4.1"):
         with fl.FakeLLM() as llm:
             base = llm.url if model_id.startswith("claude") else llm.openai_base_url
-            (agent / "models.json").write_text(json.dumps({"providers": {"github-copilot": {"baseUrl": base}}}))
+            (agent / "models.json").write_text(
+                json.dumps({"providers": {"github-copilot": {"baseUrl": base}}})
+            )
             replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
             args = ["--model", f"github-copilot/{model_id}", "--thinking", "off", "--tools", "read", "Notes?"]
-            caddie, pi = run_both(tmp_path, agent, llm, replies, args, extra_env={"COPILOT_GITHUB_TOKEN": token})
+            caddie, pi = run_both(
+                tmp_path, agent, llm, replies, args, extra_env={"COPILOT_GITHUB_TOKEN": token}
+            )
         assert len(caddie) == len(pi) == 2, model_id
         for ours, theirs in zip(caddie, pi, strict=True):
             mine = {k: v for k, v in ours.headers.items() if k in COPILOT_HEADERS}

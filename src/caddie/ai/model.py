@@ -27,6 +27,7 @@ Api: TypeAlias = Literal[
     "anthropic-bedrock",
     "anthropic-vertex",
     "openai-codex-responses",
+    "pi-messages",
     "faux",
 ]
 """The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""

@@ -41,6 +41,7 @@ _BUILTIN_MODULES = {
     "anthropic-bedrock": "caddie.ai.providers.anthropic_bedrock",
     "anthropic-vertex": "caddie.ai.providers.anthropic_vertex",
     "openai-codex-responses": "caddie.ai.providers.openai_codex_responses",
+    "pi-messages": "caddie.ai.providers.pi_messages",
     "faux": "caddie.ai.providers.faux",
 }
 _registry: dict[str, ApiProvider] = {}

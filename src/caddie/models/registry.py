@@ -34,6 +34,7 @@ from caddie.config.settings import Settings
 from caddie.models.auth import AuthStore
 from caddie.models.config_value import config_value_present, resolve_config_value
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
+from caddie.models.models_store import ModelRefresher, ModelsStore
 from caddie.models.oauth import OAuthCredentials
 from caddie.models.ollama import (
     OLLAMA_PROBE_TIMEOUT_S,
@@ -132,6 +133,9 @@ class ModelRegistry:
         self._registered_problems: dict[str, list[str]] = {}
         self._flows: dict[str, OAuthFlow] = {}
         """Logins extensions registered (``register_provider`` with ``oauth``)."""
+        self._model_refreshers: dict[str, ModelRefresher] = {}
+        """Extensions' ``refreshModels``: provider → a function returning its current models."""
+        self.models_store = ModelsStore(self.models_json_path.parent / "models-store.json")
         self.oauth = OAuthCredentials(self.auth, self.oauth_flow)
         self.refresh()
 
@@ -152,6 +156,20 @@ class ModelRegistry:
             self.models_json_path, models, self._builtin, self.env
         )
         self.warnings = problems + self.auth.warnings
+        for name, entry in self.models_store.read().items():  # dynamic catalogues (Radius, extensions)
+            stored = [
+                m
+                for m in entry.get("models") or []
+                if isinstance(m, dict) and m.get("provider", name) == name
+            ]
+            if not stored or not self._is_dynamic(name):
+                continue
+            spec = {"baseUrl": stored[0].get("baseUrl"), "api": stored[0].get("api"), "models": stored}
+            scratch = dict(self._provider_configs)  # the stored list adds models; it never replaces a config
+            self._models, found = apply_provider(
+                name, spec, str(self.models_store.path), self._models, self._builtin, self.env, scratch
+            )
+            self.warnings += found
         self._registered_problems = {}
         for name, (config, source) in self._registered.items():  # extensions' providers go on top
             self._models, self._registered_problems[name] = apply_provider(
@@ -240,6 +258,50 @@ class ModelRegistry:
 
             return RadiusOAuth(provider, config.base_url)
         return builtin_flow(provider)
+
+    def register_model_refresher(self, provider: str, refresher: ModelRefresher) -> None:
+        """An extension's ``refreshModels`` for ``provider``: called by ``refresh_models``."""
+        self._model_refreshers[provider] = refresher
+
+    def _is_dynamic(self, provider: str) -> bool:
+        from caddie.ai.oauth.radius import RadiusOAuth
+
+        return provider in self._model_refreshers or isinstance(self.oauth_flow(provider), RadiusOAuth)
+
+    async def refresh_models(self, provider: str) -> list[str]:
+        """Load ``provider``'s current model list where it is dynamic (a Radius gateway's catalogue, an
+        extension's ``refreshModels``), keep it in models-store.json (Pi's file) and use it; returns
+        problems, one line each. Providers with a fixed list: nothing to do."""
+        from caddie.ai.oauth.radius import RadiusOAuth
+
+        refresher = self._model_refreshers.get(provider)
+        flow = self.oauth_flow(provider)
+        if refresher is not None:
+            models = await refresher()
+            config = self._provider_configs.get(provider)
+            base_url = config.base_url if config is not None else None
+            api: str | None = config.api if config is not None else None
+        elif isinstance(flow, RadiusOAuth):
+            credential = await self.oauth.credential(provider)
+            token = str(credential.get("access")) if credential else self.auth_key(provider)
+            base_url, models = await flow.load_catalogue(token)
+            api = "pi-messages"
+        else:
+            return []
+        # Pi's shape: every model names its provider, API and base URL.
+        fixed = {
+            "provider": provider,
+            **({"api": api} if api else {}),
+            **({"baseUrl": base_url} if base_url else {}),
+        }
+        entry: dict[str, Any] = {"models": [{**dict(m), **fixed} for m in models]}
+        self.models_store.write(provider, entry)
+        self.refresh()
+        return list(self._registered_problems.get(provider, []))
+
+    def auth_key(self, provider: str) -> str | None:
+        credential = self.auth.get(provider)
+        return credential.key if credential is not None else None
 
     async def request_auth(self, model: Model) -> RequestAuth | None:
         """How a request to ``model`` authenticates when that is more than its key (see the module

@@ -170,6 +170,7 @@ _SPECS: dict[str, SdkSpec] = {
         (_warm_anthropic_event_types,),
     ),
     "google-generative-ai": _PLAIN_HTTP,
+    "pi-messages": _PLAIN_HTTP,
     "openai-codex-responses": SdkSpec(
         ("httpx2", "caddie.ai.providers.http_stream", "websockets.asyncio.client", *_HTTP_STACK), _http_client
     ),
