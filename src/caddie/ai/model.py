@@ -28,6 +28,7 @@ Api: TypeAlias = Literal[
     "anthropic-vertex",
     "openai-codex-responses",
     "pi-messages",
+    "mistral-conversations",
     "faux",
 ]
 """The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""

@@ -42,6 +42,7 @@ _BUILTIN_MODULES = {
     "anthropic-vertex": "caddie.ai.providers.anthropic_vertex",
     "openai-codex-responses": "caddie.ai.providers.openai_codex_responses",
     "pi-messages": "caddie.ai.providers.pi_messages",
+    "mistral-conversations": "caddie.ai.providers.mistral_conversations",
     "faux": "caddie.ai.providers.faux",
 }
 _registry: dict[str, ApiProvider] = {}
