@@ -20,6 +20,7 @@ from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,
     LlmMessage,
+    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -51,6 +52,12 @@ from caddie.ai.transform import transform_messages
 
 API = "mistral-conversations"
 ID_LENGTH = 9
+_STOPS: dict[str, StopReason] = {
+    "stop": "stop",
+    "length": "length",
+    "model_length": "length",
+    "tool_calls": "toolUse",
+}
 _EFFORT_MODELS = ("mistral-small-2603", "mistral-small-latest", "mistral-medium-3.5")
 
 
@@ -286,12 +293,7 @@ class MistralAssembler:
         if reason:
             self.finished = True
             out.raw_stop_reason = str(reason)
-            out.stop_reason = {
-                "stop": "stop",
-                "length": "length",
-                "model_length": "length",
-                "tool_calls": "toolUse",
-            }.get(str(reason), "error")
+            out.stop_reason = _STOPS.get(str(reason), "error")
             if out.stop_reason == "error":
                 out.error_message = f"Provider stopped with: {reason}"
         delta = choice.get("delta") or {}
