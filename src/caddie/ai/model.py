@@ -29,6 +29,8 @@ Api: TypeAlias = Literal[
     "openai-codex-responses",
     "pi-messages",
     "mistral-conversations",
+    "google-vertex",
+    "bedrock-converse-stream",
     "faux",
 ]
 """The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""

@@ -43,6 +43,8 @@ _BUILTIN_MODULES = {
     "openai-codex-responses": "caddie.ai.providers.openai_codex_responses",
     "pi-messages": "caddie.ai.providers.pi_messages",
     "mistral-conversations": "caddie.ai.providers.mistral_conversations",
+    "google-vertex": "caddie.ai.providers.google_vertex",
+    "bedrock-converse-stream": "caddie.ai.providers.bedrock_converse_stream",
     "faux": "caddie.ai.providers.faux",
 }
 _registry: dict[str, ApiProvider] = {}

@@ -172,6 +172,7 @@ _SPECS: dict[str, SdkSpec] = {
     "google-generative-ai": _PLAIN_HTTP,
     "pi-messages": _PLAIN_HTTP,
     "mistral-conversations": _PLAIN_HTTP,
+    "google-vertex": _PLAIN_HTTP,
     "openai-codex-responses": SdkSpec(
         ("httpx2", "caddie.ai.providers.http_stream", "websockets.asyncio.client", *_HTTP_STACK), _http_client
     ),
