@@ -340,7 +340,35 @@ class ModelRegistry:
         return None
 
     def _has_login_or_token(self, provider: str) -> bool:
-        return self.oauth.has_login(provider) or self._anthropic_env_auth(provider) is not None
+        return (
+            self.oauth.has_login(provider)
+            or self._anthropic_env_auth(provider) is not None
+            or self._ambient_credentials(provider)
+        )
+
+    def _ambient_credentials(self, provider: str) -> bool:
+        """Cloud credentials the provider's client finds by itself: AWS's chain for Amazon Bedrock, Google's
+        application-default credentials for Vertex (checked without running anything)."""
+        env = self.env
+        home = Path(env.get("HOME") or Path.home())
+        if provider == "amazon-bedrock":
+            files = [env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"]
+            keys = (
+                "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_PROFILE",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+            )
+            return any(env.get(k) for k in keys) or any(Path(f).is_file() for f in files)
+        if provider == "google-vertex":
+            explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+            adc = (
+                Path(explicit)
+                if explicit
+                else home / ".config" / "gcloud" / "application_default_credentials.json"
+            )
+            return adc.is_file()
+        return False
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model ``provider/model_id``; open providers (local servers, faux) make one up for any id."""
