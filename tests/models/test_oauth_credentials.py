@@ -253,3 +253,36 @@ def test_copilot_account_models_filter_the_list_and_anthropic_env_tokens(tmp_pat
     assert reg.has_auth(model)
     auth = asyncio.run(reg.request_auth(model))
     assert auth is not None and auth.api_key == "sk-ant-oat01-env"
+
+
+async def test_extension_providers_auth_header_and_refreshed_models(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+
+    async def refresh_models() -> list[dict[str, object]]:
+        return [{"id": "fresh-1", "contextWindow": 12000}]
+
+    problems = reg.register_provider(
+        "corp",
+        {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "corp-key-0123456789",
+            "authHeader": True,
+            "refreshModels": refresh_models,
+            "models": [{"id": "static-1"}],
+        },
+        "ext.py",
+    )
+    assert problems == []
+    static = reg.find("corp", "static-1")
+    assert static is not None
+    auth = await reg.request_auth(static)
+    assert auth is not None and auth.headers == {"Authorization": "Bearer corp-key-0123456789"}
+    assert await reg.refresh_models("corp") == []
+    fresh = reg.find("corp", "fresh-1")
+    assert fresh is not None and fresh.context_window == 12000
+    stored = json.loads((tmp_path / "models-store.json").read_text())["corp"]["models"][0]
+    assert stored["provider"] == "corp" and stored["api"] == "openai-completions"
+    assert reg.register_provider("bad", {"oauth": {"name": "x"}}, "ext.py") == [
+        'provider bad: "oauth" needs a "login" function (and "refreshToken", "getApiKey")'
+    ]

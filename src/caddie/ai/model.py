@@ -37,11 +37,22 @@ Api: TypeAlias = Literal[
 APIS: tuple[Api, ...] = get_args(Api)
 
 
+_EXTENSION_APIS: set[str] = set()
+"""APIs extensions provide (``register_provider`` with ``streamSimple``): their own names."""
+
+
+def register_api_name(name: str) -> None:
+    """Let ``name`` be used as a model's ``api`` (an extension provides its stream function)."""
+    _EXTENSION_APIS.add(name)
+
+
 def as_api(value: object) -> Api | None:
-    """``value`` when it names an API caddie speaks, else None."""
+    """``value`` when it names an API caddie speaks (built in, or provided by an extension), else None."""
     for api in APIS:
         if value == api:
             return api
+    if isinstance(value, str) and value in _EXTENSION_APIS:
+        return value  # type: ignore[return-value]  # an extension's API: a name outside the built-in list
     return None
 
 

@@ -15,13 +15,24 @@ with that auth; the error of a failed refresh becomes the request's error messag
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from caddie.ai import secrets
 from caddie.ai.model import Context, Model, StreamOptions
-from caddie.ai.oauth.types import LoginFailed, OAuthFlow, RefreshFailed, RequestAuth, now_ms
+from caddie.ai.oauth.types import (
+    LoginEvent,
+    LoginFailed,
+    LoginInteraction,
+    LoginPrompt,
+    OAuthFlow,
+    RefreshFailed,
+    RequestAuth,
+    now_ms,
+    register_credential,
+)
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent
 from caddie.models.auth import AuthStore
@@ -148,3 +159,95 @@ def authenticated_stream(
             yield event
 
     return stream
+
+
+class CallbackLogin:
+    """The login callbacks an extension's ``oauth.login`` gets (Pi's ``OAuthLoginCallbacks``, Python names):
+    ``on_auth(url, instructions=None)``, ``on_device_code(user_code, verification_uri, ...)``,
+    ``on_progress(message)``, ``await on_prompt(message, placeholder=None)``, ``await on_select(message,
+    options)`` (options: ``[{"id", "label"}]``; returns the id, or None)."""
+
+    def __init__(self, interaction: LoginInteraction) -> None:
+        self._interaction = interaction
+
+    def on_auth(self, url: str, instructions: str | None = None) -> None:
+        self._interaction.notify(LoginEvent("auth_url", instructions or "", url=url))
+
+    def on_device_code(self, user_code: str, verification_uri: str, *_args: Any, **_kwargs: Any) -> None:
+        self._interaction.notify(LoginEvent("device_code", url=verification_uri, code=user_code))
+
+    def on_progress(self, message: str) -> None:
+        self._interaction.notify(LoginEvent("progress", message))
+
+    async def on_prompt(self, message: str, placeholder: str | None = None) -> str:
+        answer = await self._interaction.prompt(LoginPrompt("text", message, placeholder or ""))
+        if answer is None:
+            raise LoginFailed("Login cancelled; nothing stored.")
+        return answer
+
+    async def on_select(self, message: str, options: list[dict[str, str]]) -> str | None:
+        pairs = tuple((str(o["id"]), str(o.get("label") or o["id"])) for o in options)
+        return await self._interaction.prompt(LoginPrompt("select", message, options=pairs))
+
+
+class ExtensionOAuthFlow:
+    """An extension's ``oauth`` (Pi's shape: ``name``, ``login``, ``refreshToken``, ``getApiKey``;
+    ``loginLabel``) as a login flow."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.name: str = str(spec.get("name") or "OAuth")
+        label = spec.get("loginLabel")
+        self.login_label: str | None = label if isinstance(label, str) else None
+        self.is_subscription: bool = bool(spec.get("isSubscription", False))
+        self._login = spec["login"]
+        self._refresh = spec.get("refreshToken")
+        self._api_key = spec.get("getApiKey")
+
+    async def login(self, interaction: LoginInteraction) -> dict[str, Any]:
+        result = await _maybe_await(self._login(CallbackLogin(interaction)))
+        return self._credential(result)
+
+    async def refresh(self, credential: dict[str, Any]) -> dict[str, Any]:
+        if self._refresh is None:
+            return credential
+        try:
+            result = await _maybe_await(self._refresh(dict(credential)))
+        except (LoginFailed, LoginExpired):
+            raise
+        except Exception as exc:
+            raise RefreshFailed(str(exc) or type(exc).__name__) from None
+        return self._credential(result)
+
+    def to_auth(self, credential: dict[str, Any]) -> RequestAuth:
+        key = self._api_key(dict(credential)) if self._api_key is not None else credential.get("access")
+        return RequestAuth(api_key=str(key or ""))
+
+    def _credential(self, result: Any) -> dict[str, Any]:
+        if not isinstance(result, Mapping) or not all(k in result for k in ("access", "refresh", "expires")):
+            raise LoginFailed(
+                f'The {self.name} login returned no credential with "access", "refresh" and "expires".'
+            )
+        credential = {**result, "type": "oauth"}
+        register_credential(credential)
+        return credential
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class ExtensionStream:
+    """An extension's ``streamSimple(model, context, options)`` as an API provider: whatever it yields (or
+    returns as an async iterable of events) is the request's events."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self._fn = fn
+
+    async def stream(
+        self, model: Model, context: Context, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        produced = self._fn(model, context, options)
+        if inspect.isawaitable(produced):
+            produced = await produced
+        async for event in produced:
+            yield event

@@ -25,17 +25,18 @@ from typing import Any, NamedTuple
 
 from caddie.ai import catalogue, secrets
 from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, ProviderInfo
-from caddie.ai.model import Model, ModelCompat
+from caddie.ai.model import Model, ModelCompat, register_api_name
 from caddie.ai.oauth import FLOW_NAMES, builtin_flow
 from caddie.ai.oauth.types import OAuthFlow, RequestAuth
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, headers_contain, is_local_base_url
+from caddie.ai.stream import register_api
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings
 from caddie.models.auth import AuthStore
 from caddie.models.config_value import config_value_present, resolve_config_value
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
 from caddie.models.models_store import ModelRefresher, ModelsStore
-from caddie.models.oauth import OAuthCredentials
+from caddie.models.oauth import ExtensionOAuthFlow, ExtensionStream, OAuthCredentials
 from caddie.models.ollama import (
     OLLAMA_PROBE_TIMEOUT_S,
     OLLAMA_URL_ENV,
@@ -156,7 +157,15 @@ class ModelRegistry:
             self.models_json_path, models, self._builtin, self.env
         )
         self.warnings = problems + self.auth.warnings
-        for name, entry in self.models_store.read().items():  # dynamic catalogues (Radius, extensions)
+        self._registered_problems = {}
+        for name, (config, source) in self._registered.items():  # extensions' providers go on top
+            self._models, self._registered_problems[name] = apply_provider(
+                name, config, source, self._models, self._builtin, self.env, self._provider_configs
+            )
+        for (
+            name,
+            entry,
+        ) in self.models_store.read().items():  # dynamic catalogues (Radius, extensions): last, they replace
             stored = [
                 m
                 for m in entry.get("models") or []
@@ -170,21 +179,48 @@ class ModelRegistry:
                 name, spec, str(self.models_store.path), self._models, self._builtin, self.env, scratch
             )
             self.warnings += found
-        self._registered_problems = {}
-        for name, (config, source) in self._registered.items():  # extensions' providers go on top
-            self._models, self._registered_problems[name] = apply_provider(
-                name, config, source, self._models, self._builtin, self.env, self._provider_configs
-            )
 
     def register_provider(self, name: str, config: Mapping[str, Any], source: str) -> list[str]:
         """Add or change provider ``name`` for an extension (``api.register_provider``; the config has the
-        shape of a models.json provider). Returns its problems, one line each (empty when all is well)."""
-        self._registered[name] = (dict(config), source)
+        shape of a models.json provider, plus Pi's ``oauth`` login, ``streamSimple`` stream function for
+        its own ``api``, ``authHeader`` and ``refreshModels``). Returns its problems, one line each (empty
+        when all is well)."""
+        spec = dict(config)
+        oauth, stream, refresher = (
+            spec.pop("oauth", None),
+            spec.pop("streamSimple", None),
+            spec.pop("refreshModels", None),
+        )
+        problems: list[str] = []
+        if oauth is not None:
+            if not isinstance(oauth, Mapping) or not callable(oauth.get("login")):
+                problems.append(
+                    f'provider {name}: "oauth" needs a "login" function (and "refreshToken", "getApiKey")'
+                )
+            else:
+                self.register_oauth(name, ExtensionOAuthFlow(oauth))
+        if stream is not None:
+            api = spec.get("api")
+            if not callable(stream) or not isinstance(api, str) or not api:
+                problems.append(f'provider {name}: "streamSimple" needs a function and an "api" name for it')
+            else:
+                register_api_name(api)
+                register_api(api, ExtensionStream(stream))
+        if refresher is not None:
+            if callable(refresher):
+                self.register_model_refresher(name, refresher)
+            else:
+                problems.append(f'provider {name}: "refreshModels" must be a function')
+        if problems:
+            return problems
+        self._registered[name] = (spec, source)
         self.refresh()
         return list(self._registered_problems.get(name, []))
 
     def unregister_provider(self, name: str) -> None:
         """Drop what ``register_provider`` added; built-in models it changed come back."""
+        self._flows.pop(name, None)
+        self._model_refreshers.pop(name, None)
         if self._registered.pop(name, None) is not None:
             self.refresh()
 
