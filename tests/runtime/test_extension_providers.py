@@ -101,7 +101,8 @@ async def test_a_config_caddie_cannot_use_is_refused_with_one_clear_sentence(tmp
     api.register_provider("corp", LOCAL)
 
     with pytest.raises(
-        ValueError, match=r"unknown key\(s\) flavor; caddie understands api, apiKey, authHeader, baseUrl, compat"
+        ValueError,
+        match=r"unknown key\(s\) flavor; caddie understands api, apiKey, authHeader, baseUrl, compat",
     ):
         api.register_provider("corp", {"baseUrl": "http://x", "flavor": {}})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(ValueError, match='"oauth" needs a "login" function'):

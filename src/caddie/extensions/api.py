@@ -80,6 +80,15 @@ from caddie.ai.tokens import (
     result_bytes,
     utf16_message_chars,
 )
+from caddie.errors import (
+    Aborted,
+    CaddieError,
+    ConfigurationError,
+    ExtensionError,
+    ProviderError,
+    SessionStoreError,
+    UsageError,
+)
 from caddie.extensions._exec import ExecResult, run_process
 from caddie.extensions.event_types import (
     EVENT_NAMES,
@@ -173,6 +182,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "AbortSignal",
+    "Aborted",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
@@ -184,12 +194,14 @@ __all__ = [
     "BeforeAgentStartResult",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
+    "CaddieError",
     "CommandContext",
     "CommandHandler",
     "CommandSpec",
     "CompactionEntry",
     "CompactionSpec",
     "CompactionSummaryMessage",
+    "ConfigurationError",
     "ContentBlock",
     "Context",
     "ContextEvent",
@@ -208,6 +220,7 @@ __all__ = [
     "ExecResult",
     "ExtensionAPI",
     "ExtensionContext",
+    "ExtensionError",
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
@@ -232,6 +245,7 @@ __all__ = [
     "NotifyLevel",
     "OnUpdate",
     "ProviderConfig",
+    "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
@@ -248,6 +262,7 @@ __all__ = [
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "SessionStoreError",
     "SessionTreeEvent",
     "ShortcutHandler",
     "ShortcutSpec",
@@ -281,6 +296,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnStartEvent",
     "Usage",
+    "UsageError",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -312,7 +328,7 @@ __all__ = [
 ]
 
 
-class ExtensionRuntimeNotReady(RuntimeError):
+class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
     def __init__(self) -> None:
         super().__init__(
             "Extension runtime not initialized: call action methods from handlers, not from register()"

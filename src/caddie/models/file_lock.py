@@ -18,13 +18,15 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+from caddie.errors import ConfigurationError
+
 STALE_S = 30.0
 """A lock not refreshed for this long belongs to a process that died (Pi's ``stale``)."""
 WAIT_S = 30.0
 """How long to wait for a held lock before giving up."""
 
 
-class LockTimeout(OSError):
+class LockTimeout(ConfigurationError, OSError):
     """The lock stayed held (and fresh) for the whole wait."""
 
 

@@ -35,6 +35,7 @@ from caddie.ai.oauth.types import (
 )
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent
+from caddie.errors import ConfigurationError
 from caddie.models.auth import AuthStore
 
 MIN_VALIDITY_MS = 5 * 60 * 1000
@@ -44,7 +45,7 @@ REFRESH_TIMEOUT_S = 15.0
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
 
 
-class LoginExpired(Exception):
+class LoginExpired(ConfigurationError):
     """A login that can no longer be used (refused refresh, unknown flow); the message is one line saying
     to log in again."""
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from caddie.ai.model import Model
 from caddie.ai.oauth.types import LoginFailed
+from caddie.errors import UsageError
 from caddie.models import ModelNotFound, ModelRegistry
 from caddie.models.oauth import MIN_VALIDITY_MS, LoginExpired
 
@@ -38,7 +39,7 @@ _DURATION = re.compile(r"^(\d+)(ms|s|m|h)$", re.IGNORECASE)
 _UNITS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
 
 
-class AuthCommandError(Exception):
+class AuthCommandError(UsageError):
     """A usage or credential problem; the message is Pi's text. ``late``: found while checking the
     arguments' meaning (``check`` then exits 2, as Pi's does), not while reading them."""
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from caddie.ai import secrets
+from caddie.errors import ConfigurationError, ProviderError
 
 __all__ = [
     "LoginEvent",
@@ -37,11 +38,11 @@ Credential = dict[str, Any]
 """An auth.json ``oauth`` entry (see the module docstring)."""
 
 
-class LoginFailed(Exception):
+class LoginFailed(ConfigurationError):
     """A login that cannot finish; the message is one sentence for the user."""
 
 
-class RefreshFailed(Exception):
+class RefreshFailed(ProviderError):
     """The provider refused to renew a login (the refresh token expired or was revoked): the message says
     what went wrong; the caller adds what to do (log in again)."""
 

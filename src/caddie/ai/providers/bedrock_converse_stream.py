@@ -39,7 +39,6 @@ from caddie.ai.messages import (
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
 from caddie.ai.providers.cost import finish_usage
-from caddie.ai.providers.failures import SetupError
 from caddie.ai.providers.request import sanitize_text
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level, thinking_budget
@@ -57,6 +56,7 @@ from caddie.ai.stream_events import (
     ToolCallStartEvent,
 )
 from caddie.ai.transform import transform_messages
+from caddie.errors import ProviderError
 
 API = "bedrock-converse-stream"
 AMBIENT = "aws-credential-chain"
@@ -253,7 +253,7 @@ def make_client(model: Model, token: str | None, idle: float) -> Any:
         import boto3
         from botocore.config import Config
     except ImportError as exc:
-        raise SetupError(EXTRA_HINT) from exc
+        raise ProviderError(EXTRA_HINT) from exc
     region, endpoint = region_for(model)
     settings: dict[str, Any] = {"read_timeout": idle if idle > 0 else None, "retries": {"max_attempts": 1}}
     token = token or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
@@ -459,7 +459,7 @@ class ConverseAssembler:
             self._close(index)
 
 
-class BedrockStreamError(Exception):
+class BedrockStreamError(ProviderError):
     """An exception event inside the stream (Pi's prefixes: ``Throttling error: …``)."""
 
     PREFIXES: ClassVar[dict[str, str]] = {

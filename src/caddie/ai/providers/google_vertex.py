@@ -22,12 +22,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from caddie.ai.model import Context, Model, StreamOptions
-from caddie.ai.providers.failures import SetupError
 from caddie.ai.providers.google_generative_ai import GeminiAssembler, build_params, post_stream
 from caddie.ai.providers.http_stream import make_http_client
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.transport import ClientCache
 from caddie.ai.stream_events import AssistantMessageEvent
+from caddie.errors import ProviderError
 
 API = "google-vertex"
 AMBIENT = "gcp-vertex-credentials"
@@ -47,14 +47,14 @@ CREDENTIALS_HINT = (
 def resolve_project() -> str:
     project = os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("GCLOUD_PROJECT")
     if not project:
-        raise SetupError("Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT.")
+        raise ProviderError("Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT.")
     return project
 
 
 def resolve_location() -> str:
     location = os.environ.get("GOOGLE_CLOUD_LOCATION")
     if not location:
-        raise SetupError("Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION.")
+        raise ProviderError("Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION.")
     return location
 
 
@@ -93,7 +93,7 @@ class _AdcToken:
             import google.auth.exceptions
             import google.auth.transport.requests
         except ImportError as exc:
-            raise SetupError(EXTRA_HINT) from exc
+            raise ProviderError(EXTRA_HINT) from exc
         with self._lock:
             try:
                 if self._credentials is None:
@@ -101,7 +101,7 @@ class _AdcToken:
                 if not self._credentials.valid:
                     self._credentials.refresh(google.auth.transport.requests.Request())
             except google.auth.exceptions.DefaultCredentialsError:
-                raise SetupError(CREDENTIALS_HINT) from None
+                raise ProviderError(CREDENTIALS_HINT) from None
             return str(self._credentials.token)
 
     async def token(self) -> str:

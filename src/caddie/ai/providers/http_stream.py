@@ -19,11 +19,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.providers.transport import redirect_hooks
+from caddie.errors import ProviderError
 
 __all__ = ["HttpStatusError", "SseEvent", "SseStream", "make_http_client", "post_sse"]
 
 
-class HttpStatusError(Exception):
+class HttpStatusError(ProviderError):
     """A reply with an error status (or an error object inside a 200 stream): ``status_code``, the decoded
     ``body`` (JSON when it is JSON, else its text) and the ``response`` (its ``headers``)."""
 

@@ -47,6 +47,7 @@ from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache
 from caddie.ai.stream_events import AssistantMessageEvent
+from caddie.errors import ProviderError
 
 API = "openai-codex-responses"
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
@@ -58,7 +59,7 @@ DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 _TERMINAL = ("response.completed", "response.done", "response.incomplete")
 
 
-class CodexError(Exception):
+class CodexError(ProviderError):
     """An error the Codex backend reported in the stream (an ``error`` or ``response.failed`` event)."""
 
     def __init__(self, message: str, code: str | None = None) -> None:

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 
 from caddie.ai.model import THINKING_LEVELS
+from caddie.errors import CaddieError  # its message is shown alone; others get their type's name
 from caddie.modes.interactive.commands import (
     CommandInfo,
     merge_commands,
@@ -50,8 +51,6 @@ if TYPE_CHECKING:  # the runtime, the agent and the tools are imported after the
     from caddie.runtime.session import AgentSession
 
 SHUTDOWN_TIMEOUT_S = 5.0
-USER_ERRORS = frozenset({"SessionError", "ModelNotFound"})
-"""Errors whose message is shown alone (others are prefixed with their type)."""
 
 _THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
@@ -198,11 +197,21 @@ class AppBase(App[int]):
     def command_infos(self) -> list[CommandInfo]:
         extension: list[CommandInfo] = []
         if self.session is not None:
-            for spec in self.session.runner.commands().values():
+            for spec in self.session.extensions.commands().values():
                 extension.append(
                     CommandInfo(spec.name, spec.description or "", spec.source, spec.get_argument_completions)
                 )
-            extension += resource_commands(self.session.resource_commands())
+            extension += resource_commands(
+                [
+                    (
+                        c.name,
+                        f"{c.argument_hint} — {c.description}" if c.argument_hint else c.description or "",
+                        f"{c.kind} · {c.scope}",
+                    )
+                    for c in self.session.commands()
+                    if c.kind != "extension"
+                ]
+            )
         merged = merge_commands(extension)
         return [self._with_arguments(c) for c in merged]
 
@@ -235,7 +244,7 @@ class AppBase(App[int]):
             self.footer.show(FooterState(short_path(self.startup.request.cwd), None, None, None))
             return
         model = session.model
-        usage = session.get_context_usage()
+        usage = session.context_usage()
         inp, out, cr, cw, cost = self._usage
         self.footer.show(
             FooterState(
@@ -276,7 +285,7 @@ class AppBase(App[int]):
             try:
                 await work
             except Exception as e:
-                self.show_error(str(e) if _is_user_error(e) else f"{type(e).__name__}: {e}")
+                self.show_error(str(e) if isinstance(e, CaddieError) else f"{type(e).__name__}: {e}")
 
         self.run_worker(guarded(), group="work", exit_on_error=False)
 
@@ -312,11 +321,3 @@ class AppBase(App[int]):
             self.show_error(f"Wait for the agent to finish (or press Esc) before {what}.")
             return False
         return True
-
-
-def _is_user_error(error: Exception) -> bool:
-    """A caddie ``SessionError`` or ``ModelNotFound`` (or a subclass): its message is the whole story.
-    Known by name, so that this module does not import the runtime before the first frame."""
-    return any(
-        cls.__name__ in USER_ERRORS and cls.__module__.startswith("caddie.") for cls in type(error).__mro__
-    )
