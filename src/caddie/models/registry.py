@@ -209,7 +209,7 @@ class ModelRegistry:
                 register_api(api, ExtensionStream(stream))
         if refresher is not None:
             if callable(refresher):
-                self.register_model_refresher(name, refresher)
+                self._model_refreshers[name] = refresher
             else:
                 problems.append(f'provider {name}: "refreshModels" must be a function')
         if problems:
@@ -296,10 +296,6 @@ class ModelRegistry:
             return RadiusOAuth(provider, config.base_url)
         return builtin_flow(provider)
 
-    def register_model_refresher(self, provider: str, refresher: ModelRefresher) -> None:
-        """An extension's ``refreshModels`` for ``provider``: called by ``refresh_models``."""
-        self._model_refreshers[provider] = refresher
-
     def _is_dynamic(self, provider: str) -> bool:
         from caddie.ai.oauth.radius import RadiusOAuth
 
@@ -320,7 +316,8 @@ class ModelRegistry:
             api: str | None = config.api if config is not None else None
         elif isinstance(flow, RadiusOAuth):
             credential = await self.oauth.credential(provider)
-            token = str(credential.get("access")) if credential else self.auth_key(provider)
+            stored_key = self.auth.get(provider)
+            token = str(credential.get("access")) if credential else (stored_key.key if stored_key else None)
             base_url, models = await flow.load_catalogue(token)
             api = "pi-messages"
         else:
@@ -335,10 +332,6 @@ class ModelRegistry:
         self.models_store.write(provider, entry)
         self.refresh()
         return list(self._registered_problems.get(provider, []))
-
-    def auth_key(self, provider: str) -> str | None:
-        credential = self.auth.get(provider)
-        return credential.key if credential is not None else None
 
     async def request_auth(self, model: Model) -> RequestAuth | None:
         """How a request to ``model`` authenticates when that is more than its key (see the module
@@ -380,32 +373,8 @@ class ModelRegistry:
         return (
             self.oauth.has_login(provider)
             or self._anthropic_env_auth(provider) is not None
-            or self._ambient_credentials(provider)
+            or ambient_credentials(provider, self.env)
         )
-
-    def _ambient_credentials(self, provider: str) -> bool:
-        """Cloud credentials the provider's client finds by itself: AWS's chain for Amazon Bedrock, Google's
-        application-default credentials for Vertex (checked without running anything)."""
-        env = self.env
-        home = Path(env.get("HOME") or Path.home())
-        if provider == "amazon-bedrock":
-            files = [env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"]
-            keys = (
-                "AWS_BEARER_TOKEN_BEDROCK",
-                "AWS_PROFILE",
-                "AWS_ACCESS_KEY_ID",
-                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-            )
-            return any(env.get(k) for k in keys) or any(Path(f).is_file() for f in files)
-        if provider == "google-vertex":
-            explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
-            adc = (
-                Path(explicit)
-                if explicit
-                else home / ".config" / "gcloud" / "application_default_credentials.json"
-            )
-            return adc.is_file()
-        return False
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model ``provider/model_id``; open providers (local servers, faux) make one up for any id."""
@@ -673,3 +642,27 @@ class ModelRegistry:
         if self.warnings:
             lines.append("Also: " + " ".join(self.warnings))
         return "\n".join(lines)
+
+
+def ambient_credentials(provider: str, env: Mapping[str, str]) -> bool:
+    """Cloud credentials the provider's client finds by itself: AWS's chain for Amazon Bedrock, Google's
+    application-default credentials for Vertex (checked without running anything)."""
+    home = Path(env.get("HOME") or Path.home())
+    if provider == "amazon-bedrock":
+        files = [env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"]
+        keys = (
+            "AWS_BEARER_TOKEN_BEDROCK",
+            "AWS_PROFILE",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        )
+        return any(env.get(k) for k in keys) or any(Path(f).is_file() for f in files)
+    if provider == "google-vertex":
+        explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+        adc = (
+            Path(explicit)
+            if explicit
+            else home / ".config" / "gcloud" / "application_default_credentials.json"
+        )
+        return adc.is_file()
+    return False
