@@ -46,7 +46,7 @@ async def test_each_prompt_takes_a_checkpoint_and_restore_brings_back_files_and_
     await session.prompt("and now?")
     await session.wait_for_idle()
 
-    found = session.checkpoints()
+    found = session.checkpoints.all()
     assert [c.reason for c in found] == ["prompt", "prompt"]
     assert found[0].prompt == "make changes" and found[1].prompt == "and now?"
     assert _files(found[1]) == {("A", "notes.md"), ("M", "app.py"), ("D", "lib/util.py"), ("A", "gen/x")}
@@ -55,19 +55,19 @@ async def test_each_prompt_takes_a_checkpoint_and_restore_brings_back_files_and_
     prompt_entry = store.children(found[0].entry_id)[0]
     assert prompt_entry.type == "message"
 
-    report = await session.restore_checkpoint(found[0].id[:8], conversation=True)
+    report = await session.checkpoints.restore(found[0].id[:8], conversation=True)
     assert report is not None
     assert sorted(report.written) == ["app.py", "lib/util.py"]
     assert sorted(report.removed) == ["gen/x", "notes.md"]
     assert (project / "app.py").read_text() == "print('v1')\n" and not (project / "gen").exists()
     assert store.leaf_id == found[0].entry_id  # the conversation as it was before "make changes"
     assert session.messages == [] and run.ui.editor_text == "make changes"
-    restore_points = [c for c in session.checkpoints() if c.reason == "restore"]
+    restore_points = [c for c in session.checkpoints.all() if c.reason == "restore"]
     assert len(restore_points) == 1 and restore_points[0].restores == found[0].id
     assert fingerprint(project) == before_git
 
     # Undo: the files as they were before the restore.
-    await session.restore_checkpoint(report.before)
+    await session.checkpoints.restore(report.before)
     assert (project / "app.py").read_text() == "print('v2')\n" and (project / "gen" / "x").exists()
 
     # The session file holds every checkpoint: a resumed session knows them.
@@ -101,7 +101,7 @@ async def test_a_follow_up_iteration_takes_its_own_checkpoint(project: Path) -> 
     )
     await run.session.prompt("go")
     await run.session.wait_for_idle()
-    found = run.session.checkpoints()
+    found = run.session.checkpoints.all()
     assert [c.prompt for c in found] == ["go", "keep going"]
     assert _files(found[1]) == {("A", "a.txt")}
     await run.session.shutdown()
@@ -123,7 +123,7 @@ async def test_restore_is_refused_while_the_agent_works_and_in_memory_sessions_t
     task = asyncio.create_task(session.prompt("slow"))
     await started.wait()
     with pytest.raises(RestoreRefused, match="The agent is working"):
-        await session.restore_checkpoint(session.checkpoints()[0].id)
+        await session.checkpoints.restore(session.checkpoints.all()[0].id)
     session.abort()
     await task
     await session.wait_for_idle()
@@ -133,8 +133,8 @@ async def test_restore_is_refused_while_the_agent_works_and_in_memory_sessions_t
     memory.faux.set_responses([faux_message("ok")])
     await memory.session.prompt("hi")
     await memory.session.wait_for_idle()
-    assert memory.session.checkpoints() == []
+    assert memory.session.checkpoints.all() == []
     assert not any(isinstance(e, CustomEntry) for e in memory.session.store.entries())
     with pytest.raises(RestoreRefused, match="no file checkpoints"):
-        await memory.session.restore_checkpoint("abcd")
+        await memory.session.checkpoints.restore("abcd")
     await memory.session.shutdown()

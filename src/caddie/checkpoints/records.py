@@ -156,3 +156,16 @@ def hand_edited_since(
     for c in newer:
         out.update(c.edited)
     return out
+
+
+def checkpoint_at(entries: Sequence[SessionEntry], entry_id: str) -> Checkpoint | None:
+    """The checkpoint that goes with ``entry_id`` when moving there: the entry itself, or the one taken just
+    before it (a prompt's parent). None for any other entry (its files were never saved as such)."""
+    by_id = {e.id: e for e in entries}
+    entry = by_id.get(entry_id)
+    if entry is None:
+        return None
+    for candidate in (entry, by_id.get(entry.parent_id or "")):
+        if candidate is not None and is_checkpoint(candidate):
+            return checkpoints_of([candidate])[0]
+    return None

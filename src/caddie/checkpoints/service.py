@@ -131,6 +131,14 @@ class WorkspaceCheckpoints:
         self.mark_run_end()  # the restored files are not hand edits
         return report
 
+    def changed_since(self, target: Checkpoint) -> list[str]:
+        """The files that differ between ``target`` and the state the session's last run left (empty when
+        no run has ended yet, or the checkpoint is gone)."""
+        run_end = self.repo.ref(RUN_END_REF + self.session_id)
+        if run_end is None or not self.repo.has_commit(target.id):
+            return []
+        return [c.path for c in self.repo.changes(target.id, run_end)]
+
     def last_on_branch(self, branch: Sequence[SessionEntry]) -> str | None:
         found = checkpoints_of(branch)
         return found[-1].id if found else None

@@ -41,14 +41,14 @@ async def run_checkpoint_command(session: Session, text: str) -> str:
     """Carry out ``/checkpoints`` or ``/rewind …``; the answer for the user (a ``UsageError`` for a mistake)."""
     name, _, rest = text[1:].partition(" ")
     if name == "checkpoints":
-        return listing(session.checkpoints())
+        return listing(session.checkpoints.all())
     words = rest.split()
     force = "--force" in words
     words = [w for w in words if w != "--force"]
     if not words or len(words) > 2 or (len(words) == 2 and words[1] not in SCOPES):
         raise UsageError("Usage: /rewind CHECKPOINT [both|files|conversation] [--force] (see /checkpoints).")
     files, conversation = SCOPES[words[1] if len(words) == 2 else "both"]
-    report = await session.restore_checkpoint(words[0], files=files, conversation=conversation, force=force)
+    report = await session.checkpoints.restore(words[0], files=files, conversation=conversation, force=force)
     lines = [report.summary()] if report is not None else []
     if conversation:
         lines.append("The conversation continues from before that checkpoint's prompt.")

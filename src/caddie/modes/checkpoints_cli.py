@@ -1,5 +1,5 @@
 """``caddie checkpoints`` and ``caddie restore``: a session's file checkpoints, listed and restored from the
-shell; ``caddie session delete`` / ``gc`` collect the checkpoints no session names any more.
+shell (``caddie session delete`` / ``gc``, which collect them, are in ``session_gc``).
 
 Restoring writes to the session (the checkpoint of the current files it takes first, and with
 ``--conversation`` where the conversation continues), so it takes the session file's lock: a session open
@@ -16,11 +16,9 @@ import sys
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from caddie.checkpoints.collect import collect
 from caddie.checkpoints.records import CHECKPOINT_TYPE, Checkpoint, checkpoints_of
 from caddie.checkpoints.restore import RestoreReport
 from caddie.checkpoints.service import CheckpointSettings, RestoreRefused, WorkspaceCheckpoints
-from caddie.config.paths import sessions_root
 from caddie.config.settings import load_settings
 from caddie.modes.inspect import InspectError, resolve_session
 from caddie.session.files import SessionLockedError
@@ -132,35 +130,6 @@ def _report(report: RestoreReport, as_json: bool, out: TextIO, conversation: boo
     out.write(report.summary() + "\n")
     if conversation:
         out.write("The conversation continues from before that checkpoint's prompt: caddie --resume.\n")
-
-
-def cmd_delete(session: str, cwd: str, out: TextIO) -> int:
-    path = _session_path(session, cwd)
-    try:
-        store = SessionStore.open(path)
-    except SessionLockedError as e:
-        raise CheckpointsCliError(str(e)) from None
-    except (SessionFileError, OSError) as e:
-        raise CheckpointsCliError(str(e)) from None
-    store.close()
-    path.unlink()
-    done = collect(sessions_root())
-    out.write(f"Deleted {path}; {done.dropped} checkpoint(s) no session names any more were collected.\n")
-    return 0
-
-
-def cmd_gc(out: TextIO) -> int:
-    done = collect(sessions_root())
-    out.write(
-        f"Collected {done.dropped} checkpoint(s) no session names, in {done.repositories} checkpoint "
-        f"repositor{'y' if done.repositories == 1 else 'ies'} ({done.removed} removed whole): "
-        f"{_mb(done.bytes_before)} → {_mb(done.bytes_after)}.\n"
-    )
-    return 0
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1024 / 1024:.1f} MB"
 
 
 def run(argv: list[str], out: TextIO | None = None) -> int:

@@ -466,9 +466,20 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
             if args.what == "list":
                 return cmd_list(cwd, out)
             if args.what in ("delete", "gc"):
-                from caddie.modes.checkpoints_cli import cmd_delete, cmd_gc
+                from caddie.errors import UsageError as _Usage
+                from caddie.modes.session_gc import cmd_delete, cmd_gc
 
-                return cmd_delete(args.file, cwd, out) if args.what == "delete" else cmd_gc(out)
+                try:
+                    if args.what == "gc":
+                        return cmd_gc(out)
+                    path = resolve_session(args.file, cwd)
+                    if not path.exists():
+                        raise InspectError(f"no session file at {path} (see: caddie session list)")
+                    return cmd_delete(path, out)
+                except InspectError:
+                    raise
+                except _Usage as e:
+                    raise InspectError(str(e)) from None
             if args.what == "show":
                 if args.stats:
                     return cmd_show_stats(args.file, cwd, out)

@@ -113,8 +113,18 @@ class Checkpointing:
         return data
 
     # -- reading and restoring ----------------------------------------------------------------------------
-    def list(self) -> list[Checkpoint]:
+    def all(self) -> list[Checkpoint]:
         return checkpoints_of(self._session.store.entries())
+
+    async def changes(self, ref: str) -> list[str]:
+        service = self.service()
+        if service is None:
+            return []
+        found = find(self.all(), ref)
+        if not found:
+            return []
+        await self._wait_for_run_end()
+        return await asyncio.to_thread(service.changed_since, found[-1])
 
     async def restore(
         self, ref: str, *, files: bool = True, conversation: bool = False, force: bool = False
@@ -135,9 +145,7 @@ class Checkpointing:
             raise RestoreRefused(
                 "This session has no file checkpoints (it has no session file, or checkpoints are off)."
             )
-        target = (
-            service.target(store.entries(), ref) if service is not None else _find_entry(self.list(), ref)
-        )
+        target = service.target(store.entries(), ref) if service is not None else _find_entry(self.all(), ref)
         report = None
         if files:
             assert service is not None

@@ -13,8 +13,6 @@ from typing import Literal
 
 from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
 from caddie.ai.model import Model, ThinkingLevel
-from caddie.checkpoints.records import Checkpoint
-from caddie.checkpoints.restore import RestoreReport
 from caddie.config.settings import Settings
 from caddie.errors import Aborted, UsageError
 from caddie.extensions.api import ContextUsage
@@ -25,6 +23,7 @@ from caddie.runtime.session_api import (
     ModelCycle,
     PromptSource,
     QueueMode,
+    SessionCheckpoints,
     SessionState,
     SessionStats,
     ShutdownReason,
@@ -182,14 +181,7 @@ class AgentSession:
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.core.store.append_label(entry_id, label)
 
-    # -- file checkpoints ---------------------------------------------------------------------------------
-    def checkpoints(self) -> list[Checkpoint]:
-        return self.core.checkpoints.list()
-
-    async def restore_checkpoint(
-        self, ref: str, *, files: bool = True, conversation: bool = False, force: bool = False
-    ) -> RestoreReport | None:
-        return await self.core.checkpoints.restore(ref, files=files, conversation=conversation, force=force)
+    checkpoints = property(lambda self: _checkpoints_of(self), doc="See ``Session.checkpoints``.")
 
     # -- reading ------------------------------------------------------------------------------------------
     @property
@@ -264,3 +256,7 @@ class AgentSession:
     async def context_for_next_request(self) -> list[AgentMessage]:
         core = self.core
         return await core.runner.emit_context(list(core.messages))
+
+
+def _checkpoints_of(session: AgentSession) -> SessionCheckpoints:
+    return session.core.checkpoints

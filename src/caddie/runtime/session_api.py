@@ -131,6 +131,28 @@ class ModelCycle:
     """Cycled among the scoped models (``--models``, settings ``enabledModels``) rather than all."""
 
 
+class SessionCheckpoints(Protocol):
+    """A session's file checkpoints (one before each prompt and goal iteration; docs/checkpoints.md)."""
+
+    def all(self) -> list[Checkpoint]:
+        """Every checkpoint of the session file, oldest first (every branch)."""
+        ...
+
+    async def changes(self, ref: str) -> list[str]:
+        """The files the session's runs changed since checkpoint ``ref`` (as the last run left them): what
+        restoring it would put back. Empty when nothing changed or it is unknown."""
+        ...
+
+    async def restore(
+        self, ref: str, *, files: bool = True, conversation: bool = False, force: bool = False
+    ) -> RestoreReport | None:
+        """Go back to checkpoint ``ref`` (a commit id or prefix, or its entry id): the workspace's files (a
+        checkpoint of the current ones taken first; files edited by hand since are left unless ``force``)
+        and/or the conversation as before its prompt. Refused while the agent works. The files' report, or
+        None when only the conversation moved."""
+        ...
+
+
 class Session(Protocol):
     """A running session: one conversation (its session file), the agent working on it, its extensions."""
 
@@ -280,17 +302,9 @@ class Session(Protocol):
     def set_label(self, entry_id: str, label: str | None) -> None: ...
 
     # -- file checkpoints (docs/checkpoints.md) ------------------------------------------------------------
-    def checkpoints(self) -> list[Checkpoint]:
-        """The session's file checkpoints, oldest first (every branch)."""
-        ...
-
-    async def restore_checkpoint(
-        self, ref: str, *, files: bool = True, conversation: bool = False, force: bool = False
-    ) -> RestoreReport | None:
-        """Go back to checkpoint ``ref`` (a commit id or prefix, or its entry id): the workspace's files (a
-        checkpoint of the current ones taken first; files edited by hand since are left unless ``force``)
-        and/or the conversation as before its prompt. Refused while the agent works. The files' report, or
-        None when only the conversation moved."""
+    @property
+    def checkpoints(self) -> SessionCheckpoints:
+        """The session's file checkpoints: listing, what changed since one, restoring."""
         ...
 
     # -- reading ------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("resume", "Pick a previous session of this project to resume"),
     CommandInfo("tree", "Move to any point of this session's tree and continue from there"),
     CommandInfo("fork", "Start a new session from an earlier user message"),
+    CommandInfo("rewind", "Go back to before an earlier prompt: the conversation, the files, or both"),
     CommandInfo("compact", "Summarize older messages to free context (/compact [instructions])"),
     CommandInfo("session", "Show the session file, id, messages, tokens and cost"),
     CommandInfo("context", "Show the context window by category, the largest items, what mulligan saved"),

@@ -107,8 +107,13 @@ class SessionCommands(TranscriptApp):
                 "Summarize the branch you are leaving?",
                 "A summary keeps what was learnt there in the context of the new position.",
             )
+        from caddie.modes.interactive.rewind import offer_files, restore
+
+        files = await offer_files(self, str(target))
         await session.navigate_tree(str(target), summarize=summarize)
         await self.render_session()
+        if files is not None:
+            await restore(self, files, files=True, conversation=False)
 
     async def cmd_fork(self, args: str) -> None:
         session = self.session
@@ -130,11 +135,24 @@ class SessionCommands(TranscriptApp):
         if entry_id is None:
             return
         text = dict(candidates)[str(entry_id)]
+        from caddie.modes.interactive.rewind import offer_files, restore
+
+        files = await offer_files(self, str(entry_id))
         if not await self._switching(session.fork(str(entry_id))):
             return
         await self.render_session()
         self.editor.set_text(text)
         self.notify("Forked into a new session.", timeout=2)
+        if files is not None:
+            await restore(self, files, files=True, conversation=False)
+
+    async def cmd_rewind(self, args: str) -> None:
+        """Claude Code's /rewind: the conversation, the files, or both, back to before an earlier prompt."""
+        if not self._require_idle("rewinding"):
+            return
+        from caddie.modes.interactive.rewind import run_rewind
+
+        await run_rewind(self)
 
     async def cmd_compact(self, args: str) -> None:
         """Like Pi's ``/compact``: stops a running turn first, then summarizes the older messages."""

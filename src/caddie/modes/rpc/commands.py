@@ -408,7 +408,7 @@ async def get_commands(rpc: RpcServer, request: Request) -> None:
 
 async def get_checkpoints(rpc: RpcServer, request: Request) -> None:
     """A caddie addition: the session's file checkpoints, oldest first (docs/checkpoints.md)."""
-    await rpc.reply(request, {"checkpoints": [c.to_json() for c in rpc.session.checkpoints()]})
+    await rpc.reply(request, {"checkpoints": [c.to_json() for c in rpc.session.checkpoints.all()]})
 
 
 async def restore_checkpoint(rpc: RpcServer, request: Request) -> None:
@@ -419,7 +419,7 @@ async def restore_checkpoint(rpc: RpcServer, request: Request) -> None:
     files = _bool(request, "files") if "files" in request else True
     conversation = _bool(request, "conversation") if "conversation" in request else False
     force = _bool(request, "force") if "force" in request else False
-    report = await rpc.session.restore_checkpoint(ref, files=files, conversation=conversation, force=force)
+    report = await rpc.session.checkpoints.restore(ref, files=files, conversation=conversation, force=force)
     data: dict[str, Any] = {"conversation": conversation}
     if report is not None:
         data.update(report.to_json())
