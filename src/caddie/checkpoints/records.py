@@ -169,3 +169,27 @@ def checkpoint_at(entries: Sequence[SessionEntry], entry_id: str) -> Checkpoint 
         if candidate is not None and is_checkpoint(candidate):
             return checkpoints_of([candidate])[0]
     return None
+
+
+def checkpoint_for_span(branch: Sequence[SessionEntry], start_id: str) -> Checkpoint | None:
+    """The checkpoint that holds the files as they were when the span of ``branch`` starting at ``start_id``
+    began: the last one before it with no assistant reply in between (the span opens a prompt's work), else
+    the first one after its start with none in between (only idle time passed: a marker set, then a prompt).
+    None when neither exists."""
+    ids = [e.id for e in branch]
+    if start_id not in ids:
+        return None
+    at = ids.index(start_id)
+
+    def replies(entries: Sequence[SessionEntry]) -> bool:
+        return any(isinstance(e, MessageEntry) and e.message.role == "assistant" for e in entries)
+
+    for i in range(at - 1, -1, -1):
+        if is_checkpoint(branch[i]):
+            if not replies(branch[i + 1 : at]):
+                return checkpoints_of([branch[i]])[0]
+            break
+    for i in range(at, len(branch)):
+        if is_checkpoint(branch[i]):
+            return None if replies(branch[at:i]) else checkpoints_of([branch[i]])[0]
+    return None

@@ -84,6 +84,7 @@ from caddie.ai.tokens import (
     result_bytes,
     utf16_message_chars,
 )
+from caddie.checkpoints.restore import RestoreReport
 from caddie.errors import (
     Aborted,
     CaddieError,
@@ -263,6 +264,7 @@ __all__ = [
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "RestoreReport",
     "Savings",
     "SavingsEvent",
     "SessionBeforeCompactEvent",

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.model import Model
+from caddie.checkpoints.restore import RestoreReport
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
@@ -189,6 +190,15 @@ class ExtensionContext(Protocol):
         ...
 
     def shutdown(self) -> None: ...
+
+    async def restore_files(self, entry_id: str) -> RestoreReport | None:
+        """Put the workspace's files back as they were when the span of the current branch starting at
+        ``entry_id`` began: the file checkpoint taken there (before the prompt that opens the span, or the
+        first one after it when only idle time lies between; docs/checkpoints.md). A checkpoint of the
+        current files is taken first; files edited by hand since are left and listed in ``conflicts``.
+        Works during a run (from a tool), unlike a user's restore. None when no checkpoint marks that point
+        or the session takes none (no session file, checkpoints off)."""
+        ...
 
     def stop_after_turn(self) -> None:
         """End the current run once this turn's tools finish: no further model request is made — no next

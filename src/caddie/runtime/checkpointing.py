@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from caddie.checkpoints.records import CHECKPOINT_TYPE, Checkpoint, checkpoints_of, find
+from caddie.checkpoints.records import CHECKPOINT_TYPE, Checkpoint, checkpoint_for_span, checkpoints_of, find
 from caddie.checkpoints.restore import RestoreReport
 from caddie.checkpoints.service import CheckpointSettings, RestoreRefused, WorkspaceCheckpoints
 from caddie.config.settings import Settings
@@ -162,6 +162,22 @@ class Checkpointing:
             )
             await session.navigate_to(prompt_entry)
         return report
+
+    async def restore_span(self, start_id: str) -> RestoreReport | None:
+        """``ctx.restore_files``: the files back as they were when the span of the current branch starting
+        at ``start_id`` began (an extension's restore, allowed during a run: it is the agent's own step)."""
+        service = self.service()
+        if service is None:
+            return None
+        store = self._session.store
+        target = checkpoint_for_span(store.branch(), start_id)
+        if target is None or not service.repo.has_commit(target.id):
+            return None
+        await self._wait_for_run_end()
+        before = await self.take("restore", idle=False, restores=target.id)
+        if before is None:
+            return None
+        return await asyncio.to_thread(service.restore_files, target, before, store.branch())
 
     async def _wait_for_run_end(self) -> None:
         task, self._run_end = self._run_end, None

@@ -19,6 +19,7 @@ from caddie.ai.messages import AssistantMessage, CustomMessage, TextContent, Use
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
+from caddie.checkpoints.restore import RestoreReport
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, settings_files
 from caddie.errors import UsageError
@@ -35,6 +36,7 @@ from caddie.extensions.api import (
 )
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
+from caddie.runtime.checkpointing import Checkpointing
 from caddie.runtime.compaction_port import Compactor, StreamFn
 from caddie.runtime.preferences import Preferences
 from caddie.runtime.prompting import Prompter
@@ -69,6 +71,9 @@ class SessionSwitching(Protocol):
 
 class ContextHost(Protocol):
     """What ``ctx`` reads and does."""
+
+    @property
+    def checkpoints(self) -> Checkpointing: ...
 
     @property
     def store(self) -> SessionStore: ...
@@ -374,6 +379,9 @@ class ExtensionContextImpl:
     def config_scope(self) -> ConfigScope:
         user, project = settings_files(self._session.cwd)
         return ConfigScope(self._session.cwd, self._session.project_trusted, user, project, str(agent_dir()))
+
+    async def restore_files(self, entry_id: str) -> RestoreReport | None:
+        return await self._session.checkpoints.restore_span(entry_id)
 
     async def complete(
         self,

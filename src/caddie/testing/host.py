@@ -24,6 +24,7 @@ from caddie.extensions.api import (
     MessageEntry,
     Mode,
     Model,
+    RestoreReport,
     SessionEntry,
     SessionHeader,
     ToolDefinition,
@@ -289,6 +290,10 @@ class FakeContext:
 
     def shutdown(self) -> None:
         self._host.calls.append("shutdown")
+
+    async def restore_files(self, entry_id: str) -> RestoreReport | None:
+        """No workspace behind the fake: nothing to restore."""
+        return None
 
     def config_scope(self) -> ConfigScope:
         return ConfigScope(self._host.session.cwd, self._host.trusted, copy.deepcopy(self._host.settings), {})

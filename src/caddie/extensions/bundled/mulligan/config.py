@@ -141,6 +141,9 @@ class RewindConfig(_Section):
     max_retries_per_prompt: Count = 5
     abort_context_fraction: Annotated[float, BeforeValidator(_fraction_closed)] = 0.9
     require_mutation_warning: JsBool = True
+    restore_files: Literal["never", "ask", "always"] | None = None
+    """caddie's: restore the files a rewound turn or checkpoint span changed (None: ``ask`` with a terminal
+    UI, ``never`` headless); see file_restore.py."""
 
 
 class ShrinkConfig(_Section):

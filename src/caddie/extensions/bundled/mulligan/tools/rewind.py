@@ -28,6 +28,7 @@ from caddie.extensions.api import (
     text_result,
 )
 from caddie.extensions.bundled.mulligan.config import GRANULARITIES
+from caddie.extensions.bundled.mulligan.file_restore import files_note, restore_span_files
 from caddie.extensions.bundled.mulligan.ledger import FileLedger, extract_file_ledger
 from caddie.extensions.bundled.mulligan.markers import (
     CHECKPOINT_LABEL_PREFIX,
@@ -61,6 +62,12 @@ MUTATION_WARNING = (
 )
 
 
+FILES_RESTORED = (
+    "The workspace's files the hidden span changed were restored (see note); what its commands did beyond "
+    "them persists."
+)
+
+
 def make_rewind_tool(m: Mulligan) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
@@ -69,7 +76,7 @@ def make_rewind_tool(m: Mulligan) -> ToolDefinition:
         on_update: Callable[[ToolResult], None],
         ctx: ExtensionContext,
     ) -> ToolResult:
-        return run_rewind(m, tool_call_id, params, ctx)
+        return await run_rewind(m, tool_call_id, params, ctx)
 
     return ToolDefinition(
         name="mulligan_rewind",
@@ -81,7 +88,7 @@ def make_rewind_tool(m: Mulligan) -> ToolDefinition:
     )
 
 
-def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: ExtensionContext) -> ToolResult:
+async def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: ExtensionContext) -> ToolResult:
     args: Mapping[str, Any] = params if isinstance(params, Mapping) else {}
     requested = args.get("granularity")
     granularity = requested if requested in GRANULARITIES else "last_tool_call_group"
@@ -157,8 +164,14 @@ def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: ExtensionContex
         }
         if name is not None:
             payload["checkpoint"] = name
+        files = await restore_span_files(
+            config.rewind.restore_files, ctx, granularity, hide_entry_ids, ledger
+        )
         marker_id = m.writer(ctx).rewind(payload)
-        leave_note(m.api, render_note(note, ledger, granularity), marker_id or tool_call_id)
+        rendered = render_note(note, ledger, granularity)
+        if files is not None:
+            rendered += "\n\n" + files_note(files)
+        leave_note(m.api, rendered, marker_id or tool_call_id)
         if granularity == "checkpoint" and isinstance(name, str):
             _consume_checkpoint(m, ctx, name)
 
@@ -169,7 +182,9 @@ def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: ExtensionContex
             )
         else:
             text = f"Mulligan: rewound {granularity}. {k} messages will be hidden from your view starting next turn. Note left."
-        if config.rewind.require_mutation_warning and ledger.has_side_effects:
+        if files is not None and files.any_restored:
+            text += " " + FILES_RESTORED
+        elif config.rewind.require_mutation_warning and ledger.has_side_effects:
             text += " " + MUTATION_WARNING
         details = {
             "granularity": granularity,
