@@ -53,9 +53,9 @@ async def _run(project: Path, mode: str, restore: str | None, answers: list[Any]
         m
         for m in run.session.messages
         if isinstance(m, CustomMessage) and "Mulligan rewind" in text_of(m.content)
-    ]  # type: ignore[arg-type]
+    ]
     await run.session.shutdown()
-    return run, text_of(notes[-1].content)  # type: ignore[arg-type]
+    return run, text_of(notes[-1].content)
 
 
 async def test_always_restores_the_span_files_and_the_note_says_which(project: Path) -> None:
