@@ -7,6 +7,8 @@ to run in a worker thread; the caller appends the entries they return to the ses
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,7 @@ from caddie.checkpoints import restore as restoring
 from caddie.checkpoints.records import Checkpoint, checkpoints_of, entry_data, find, hand_edited_since
 from caddie.checkpoints.shadow import (
     DEFAULT_MAX_FILE_BYTES,
+    Change,
     CheckpointError,
     ShadowRepo,
     unsuitable_workspace,
@@ -55,6 +58,11 @@ class WorkspaceCheckpoints:
         self.workspace = workspace_of(cwd)
         self.repo = ShadowRepo(self.workspace)
         self.session_id = session_id
+        self._run_end_ref = RUN_END_REF + (
+            session_id
+            if re.fullmatch(r"[A-Za-z0-9_-]{1,80}", session_id)
+            else hashlib.sha256(session_id.encode()).hexdigest()
+        )
 
     def unavailable(self) -> str | None:
         """Why this session takes no checkpoints (a sentence), or None."""
@@ -74,15 +82,21 @@ class WorkspaceCheckpoints:
         snap = self.repo.snapshot(
             f"{reason} checkpoint of session {self.session_id}", parent, self.settings.max_file_bytes
         )
-        files = self.repo.changes(parent, snap.commit) if parent and self.repo.has_commit(parent) else []
+        files = self._changes(parent, snap.commit) if parent else []
         edited: list[str] = []
         if idle:
-            run_end = self.repo.ref(RUN_END_REF + self.session_id)
+            run_end = self.repo.ref(self._run_end_ref)
             if run_end is not None:
-                edited = [c.path for c in self.repo.changes(run_end, snap.commit)]
+                edited = [c.path for c in self._changes(run_end, snap.commit)]
         return entry_data(
             snap.commit, reason, [(c.status, c.path) for c in files], edited, snap.skipped, restores
         )
+
+    def _changes(self, old: str, new: str) -> list[Change]:
+        try:
+            return self.repo.changes(old, new)
+        except CheckpointError:  # ``old`` was collected
+            return []
 
     def mark_run_end(self) -> None:
         """Remember the files as a run left them: what differs at the next checkpoint was changed by hand."""
@@ -90,7 +104,7 @@ class WorkspaceCheckpoints:
             f"end of a run of session {self.session_id}",
             None,
             self.settings.max_file_bytes,
-            ref=RUN_END_REF + self.session_id,
+            ref=self._run_end_ref,
         )
 
     # -- restoring ---------------------------------------------------------------------------------------
@@ -134,7 +148,7 @@ class WorkspaceCheckpoints:
     def changed_since(self, target: Checkpoint) -> list[str]:
         """The files that differ between ``target`` and the state the session's last run left (empty when
         no run has ended yet, or the checkpoint is gone)."""
-        run_end = self.repo.ref(RUN_END_REF + self.session_id)
+        run_end = self.repo.ref(self._run_end_ref)
         if run_end is None or not self.repo.has_commit(target.id):
             return []
         return [c.path for c in self.repo.changes(target.id, run_end)]

@@ -21,7 +21,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +35,10 @@ KEEP_UNNAMED_SECONDS = 24 * 3600
 """A checkpoint no session file names yet (its session not written yet) survives collection this long."""
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_PATHS_AT_ONCE = 2000
+"""More changed paths than this are staged by one walk of the whole tree instead of as a path list."""
+_TREES: dict[str, str] = {}
+"""Commit → tree of the snapshots this process made: unchanged snapshots are told apart without git."""
 
 
 class CheckpointError(SessionStoreError):
@@ -55,6 +59,7 @@ class Snapshot:
     commit: str
     skipped: list[str] = field(default_factory=list)
     """Files left out for their size."""
+    tree: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,25 +170,49 @@ class ShadowRepo:
         the ref ``refs/checkpoints/<commit>`` (or by ``ref`` when given)."""
         with self.locked():
             self._copy_project_excludes()
-            candidates = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-            big = sorted(_too_big(self.workspace, _split(candidates), max_file_bytes))
-            spec = ["."] + [f":(exclude,literal){p}" for p in big]
-            self.git(
-                "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-                data=_nul_join(spec), ok=(0, 1),
-            )  # fmt: skip
+            first = not (self.git_dir / "caddie-index").exists()
+            candidates = _split(self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard"))
+            big = sorted(_too_big(self.workspace, candidates, max_file_bytes))
+            skip = set(big)
+            changed = [p for p in candidates if p not in skip]
+            if first or len(changed) > _PATHS_AT_ONCE or not self._add(changed):
+                # the whole tree (first snapshot, many changes, or a path gone since it was listed)
+                self._add(["."], exclude=big)
             if big:
                 self.git(
                     "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
                     data=_nul_join(f":(literal){p}" for p in big),
                 )  # fmt: skip
             tree = self.git("write-tree").decode().strip()
-            args = ["commit-tree", tree, "-m", message]
-            if parent is not None and self.has_commit(parent):
-                args += ["-p", parent]
-            commit = self.git(*args).decode().strip()
+            commit = self._commit(tree, message, parent)
             self.git("update-ref", ref or f"refs/checkpoints/{commit}", commit)
-            return Snapshot(commit, big)
+            _TREES[commit] = tree
+            return Snapshot(commit, big, tree)
+
+    def _add(self, paths: list[str], exclude: Sequence[str] = ()) -> bool:
+        """Stage ``paths`` (literal; ``.``: everything) as they are on disk, deletions included."""
+        if not paths:
+            return True
+        spec = ["."] if paths == ["."] else [f":(literal){p}" for p in paths]
+        spec += [f":(exclude,literal){p}" for p in exclude]
+        try:
+            self.git(
+                "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+                data=_nul_join(spec), ok=(0, 1),
+            )  # fmt: skip
+        except CheckpointError:
+            if paths == ["."]:
+                raise
+            return False
+        return True
+
+    def _commit(self, tree: str, message: str, parent: str | None) -> str:
+        if parent is not None and _SHA.match(parent):
+            try:
+                return self.git("commit-tree", tree, "-p", parent, "-m", message).decode().strip()
+            except CheckpointError:
+                pass  # the parent was collected: a root commit then
+        return self.git("commit-tree", tree, "-m", message).decode().strip()
 
     def has_commit(self, commit: str) -> bool:
         if not _SHA.match(commit) or not self.exists:
@@ -199,6 +228,8 @@ class ShadowRepo:
 
     def changes(self, old: str, new: str) -> list[Change]:
         """What differs going from snapshot ``old`` to snapshot ``new``."""
+        if old in _TREES and _TREES.get(old) == _TREES.get(new):
+            return []
         out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
         parts = _split(out)
         return [Change(parts[i][0], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
@@ -240,6 +271,10 @@ class ShadowRepo:
     def ref(self, name: str) -> str | None:
         if not self.exists:
             return None
+        with contextlib.suppress(OSError, UnicodeDecodeError):  # a loose ref: read without a process
+            value = (self.git_dir / name).read_text(encoding="ascii").strip()
+            if _SHA.match(value):
+                return value
         out = self.git("rev-parse", "-q", "--verify", name, ok=(0, 1, 128)).decode().strip()
         return out or None
 
@@ -301,6 +336,7 @@ _CONFIG = {
     "core.hooksPath": os.devnull,
     "core.symlinks": "true",
     "gc.auto": "0",
+    "index.version": "4",
     "advice.addEmbeddedRepo": "false",
     "advice.addIgnoredFile": "false",
     "commit.gpgSign": "false",
