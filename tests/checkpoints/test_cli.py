@@ -73,3 +73,46 @@ def test_list_restore_undo_and_refusals(project: Path) -> None:
 
     assert caddie(project, "session", "gc").returncode == 0
     assert fingerprint(project) == before_git
+
+
+def test_a_checkpoint_survives_a_killed_run_and_restores_from_the_shell(
+    project: Path, tmp_path: Path
+) -> None:
+    """``caddie -p`` is killed (SIGKILL) while the agent's command runs: the checkpoint taken before the
+    prompt is on disk, and ``caddie restore`` takes back what the agent did before it died."""
+    import signal
+    import time
+
+    from tests.support import fake_llm as fl
+
+    home = Path(os.environ["CADDIE_DIR"])
+    marker = tmp_path / "started"
+    with fl.FakeLLM() as llm:
+        llm.write_models_json(home / "agent", provider="fake", model_id="fake-model")
+        llm.push(
+            fl.tool_call("write", {"path": "app.py", "content": "broken\n"}, id="w"),
+            fl.tool_call("bash", {"command": f"rm lib/util.py; touch {marker}; sleep 60"}, id="b"),
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "caddie", "--model", "fake/fake-model", "-p", "break things"],
+            cwd=project,
+            env=dict(os.environ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    assert (project / "app.py").read_text() == "broken\n" and not (project / "lib" / "util.py").exists()
+    listed = caddie(project, "checkpoints", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert row["prompt"] == "break things"
+    done = caddie(project, "restore", row["id"])
+    assert done.returncode == 0, done.stderr
+    assert (project / "app.py").read_text() == "print('v1')\n" and (
+        project / "lib" / "util.py"
+    ).read_text() == "X = 2\n"
