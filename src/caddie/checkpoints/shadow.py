@@ -184,6 +184,8 @@ class ShadowRepo:
                     data=_nul_join(f":(literal){p}" for p in big),
                 )  # fmt: skip
             tree = self.git("write-tree").decode().strip()
+            if ref is None and parent is not None and _TREES.get(parent) == tree:
+                return Snapshot(parent, big, tree)  # nothing changed: the same checkpoint again
             commit = self._commit(tree, message, parent)
             self.git("update-ref", ref or f"refs/checkpoints/{commit}", commit)
             _TREES[commit] = tree
