@@ -135,6 +135,24 @@ async def test_restore_is_refused_while_the_agent_works_and_in_memory_sessions_t
     await memory.session.wait_for_idle()
     assert memory.session.checkpoints.all() == []
     assert not any(isinstance(e, CustomEntry) for e in memory.session.store.entries())
-    with pytest.raises(RestoreRefused, match="no file checkpoints"):
+    with pytest.raises(RestoreRefused, match="no file checkpoints: it has no session file"):
         await memory.session.checkpoints.restore("abcd")
     await memory.session.shutdown()
+
+
+async def test_without_git_the_prompt_still_runs_and_says_once_why_there_is_no_checkpoint(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    run = await start_session(project, session="new", tools=["write"])
+    run.faux.set_responses([faux_message("one"), faux_message("two")])
+    for prompt in ("first", "second"):
+        await run.session.prompt(prompt)
+        await run.session.wait_for_idle()
+    assert [m.role for m in run.session.messages] == ["user", "assistant", "user", "assistant"]
+    notices = [e.message for e in run.events if e.type == "notice" and "checkpoint" in e.message]
+    assert len(notices) == 1 and "need git, which is not installed" in notices[0]
+    assert run.session.checkpoints.all() == []
+    await run.session.shutdown()

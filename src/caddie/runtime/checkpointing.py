@@ -56,14 +56,13 @@ class Checkpointing:
         store = self._session.store
         if store.path is None:
             return None
-        settings = CheckpointSettings.from_settings(self._session.settings.get("checkpoints"))
-        service = WorkspaceCheckpoints(store.cwd, store.session_id, settings)
-        why = service.unavailable()
-        if why is not None:
-            if settings.enabled:
-                self._warn(why)
-            return None
+        service = WorkspaceCheckpoints(store.cwd, store.session_id, self._settings())
+        if service.unavailable() is not None:
+            return None  # said where it matters: /rewind, `caddie checkpoints`, a restore's error
         return service
+
+    def _settings(self) -> CheckpointSettings:
+        return CheckpointSettings.from_settings(self._session.settings.get("checkpoints"))
 
     # -- taking (called by the loop hooks) ------------------------------------------------------------
     async def before_input(self) -> None:
@@ -100,15 +99,15 @@ class Checkpointing:
             data = await asyncio.to_thread(
                 service.capture, parent, idle=idle, reason=reason, restores=restores
             )
-        except CaddieError as e:
-            self._warn(f"No file checkpoint was taken: {e}")
+        except (CaddieError, OSError) as e:  # a disk or git failure never stops the prompt
+            self._warn(f"No file checkpoint was taken: {e}", key=str(e))
             return None
         store.append_custom(CHECKPOINT_TYPE, data)
         if data["skipped"]:
             skipped = ", ".join(data["skipped"][:5]) + (" …" if len(data["skipped"]) > 5 else "")
             self._warn(
-                f"Checkpoint {data['commit'][:12]} left out files over the size limit "
-                f"(settings checkpoints.maxFileBytes): {skipped}"
+                "File checkpoints leave out files over the size limit (settings checkpoints.maxFileBytes); "
+                f"a restore will not touch them: {skipped}"
             )
         return data
 
@@ -142,8 +141,9 @@ class Checkpointing:
         store = session.store
         service = self.service()
         if files and service is None:
+            why = WorkspaceCheckpoints(store.cwd, store.session_id, self._settings()).unavailable()
             raise RestoreRefused(
-                "This session has no file checkpoints (it has no session file, or checkpoints are off)."
+                why or "This session has no file checkpoints: it has no session file (--no-session)."
             )
         target = service.target(store.entries(), ref) if service is not None else _find_entry(self.all(), ref)
         report = None
@@ -187,13 +187,14 @@ class Checkpointing:
     async def _guarded(self, work: Awaitable[None]) -> None:
         try:
             await work
-        except CaddieError as e:
-            self._warn(f"The files at the end of the run could not be saved: {e}")
+        except (CaddieError, OSError) as e:
+            self._warn(f"The files at the end of the run could not be saved: {e}", key=str(e))
 
-    def _warn(self, message: str) -> None:
-        if message in self._warned:
+    def _warn(self, message: str, key: str | None = None) -> None:
+        """Once per cause (``key``, else the message) for the session's life."""
+        if (key or message) in self._warned:
             return
-        self._warned.add(message)
+        self._warned.add(key or message)
         log.warning("%s", message)
         self._session.publish_soon(NoticeEvent(message, "warning"))
 

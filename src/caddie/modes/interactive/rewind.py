@@ -48,7 +48,10 @@ async def run_rewind(host: RewindHost) -> None:
     branch_ids = {e.id for e in session.store.branch()}
     points = [c for c in session.checkpoints.all() if c.reason == "prompt" and c.entry_id in branch_ids]
     if not points:
-        host.show_info("There is no checkpoint to rewind to yet: one is taken before each prompt.")
+        host.show_info(
+            "There is no checkpoint to rewind to yet: one is taken before each prompt, in a project folder, "
+            "when the session is saved (see docs/checkpoints.md)."
+        )
         return
     choices = [Choice(c.entry_id, _label(c)[:120]) for c in reversed(points)]
     picker = ListScreen(
