@@ -151,7 +151,9 @@ async def test_an_aborted_run_pauses_the_goal(tmp_path: Path) -> None:
         tmp_path, mode="tui", steps=[PacedStep(say("a long answer " * 20), delay_ms=20), say("x")]
     )
     await gs.session.prompt("/goal write a lot")
-    await asyncio.sleep(0.1)
+    while not gs.requests:  # the answer has started streaming (a file checkpoint may come first)
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
     gs.session.abort()
     await gs.idle()
     assert gs.goal()["status"] == "paused" and len(gs.requests) == 1
