@@ -209,8 +209,6 @@ class LoopHooks:
         """Extensions first, then the modes, then the session file (``message_end`` → an entry)."""
         session = self._session
         runner = session.runner
-        if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage | CustomMessage):
-            await session.checkpoints.before_input()  # the files as they were before this input
         if isinstance(event, MessageEndEvent):
             replacement = await runner.emit_message_end(event.message)
             if replacement is not None and replacement is not event.message:
@@ -226,6 +224,9 @@ class LoopHooks:
             event.will_retry = session.run.will_retry()
             session.checkpoints.run_ended(session.spawn)
         await session.publish_event(event)
+        if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage | CustomMessage):
+            # The files as they were before this input: shown at once, saved before its entry is written.
+            await session.checkpoints.before_input()
         if isinstance(event, MessageEndEvent):
             self._persist(event.message)
             if isinstance(event.message, AssistantMessage):
