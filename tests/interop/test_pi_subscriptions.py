@@ -4,8 +4,10 @@ fake — and the test compares what each sent: the headers that carry auth and i
 
 Claude Pro/Max (Anthropic OAuth): ``Authorization: Bearer``, Claude Code's betas, user agent and ``x-app``,
 the identity block first in the system prompt, and Claude Code's tool names both ways (the model calls
-``Read``; both agents run their ``read`` and send the call back as ``Read``). Skips (with the reason) where
-Pi is absent; fails under ``CI=1``.
+``Read``; both agents run their ``read`` and send the call back as ``Read``). ChatGPT (Codex over SSE and
+the WebSocket), Copilot's headers, xAI, Kimi Code and OpenRouter logins, and a Radius gateway (Pi's own
+``pi-messages`` protocol, its catalogue read from models-store.json). Skips (with the reason) where Pi is
+absent; fails under ``CI=1``.
 """
 
 from __future__ import annotations
@@ -338,3 +340,169 @@ def test_copilot_requests_carry_pis_copilot_headers_on_every_api(tmp_path: Path)
             assert mine == pis, model_id
         assert [r.headers["x-initiator"] for r in caddie] == ["user", "agent"]
         assert caddie[0].headers["authorization"] == f"Bearer {token}"
+
+
+SUBSCRIPTION_HEADERS = ("authorization", "x-api-key", "content-type", "accept")
+
+
+def write_login(agent: Path, provider: str, access: str, **extra: Any) -> None:
+    login = {"type": "oauth", "access": access, "refresh": "rt-" + provider, **extra}
+    login.setdefault("expires", int(time.time() * 1000) + 3_600_000)
+    (agent / "auth.json").write_text(json.dumps({provider: login}))
+
+
+def test_xai_kimi_and_openrouter_logins_send_what_pi_sends(tmp_path: Path) -> None:
+    """A Pi-written xAI (SuperGrok/X Premium), Kimi Code and OpenRouter login each reach the provider's API
+    with the same auth headers and bodies from both agents."""
+    require_pi()
+    cases = [
+        ("xai", "grok-4.3", "xai-oauth-access-token-0123", {}, "openai"),
+        ("kimi-coding", "kimi-for-coding", "kimi-oauth-access-token-0123", {}, "anthropic"),
+        (
+            "openrouter",
+            "anthropic/claude-sonnet-4.5",
+            "sk-or-v1-minted-by-oauth-0123",
+            {"refresh": "", "expires": 9007199254740991},
+            "openai",
+        ),
+    ]
+    for provider, model_id, access, extra, flavour in cases:
+        agent = tmp_path / provider / "caddie-home" / "agent"
+        agent.mkdir(parents=True)
+        write_login(agent, provider, access, **extra)
+        with fl.FakeLLM() as llm:
+            base = llm.url if flavour == "anthropic" else llm.openai_base_url
+            (agent / "models.json").write_text(json.dumps({"providers": {provider: {"baseUrl": base}}}))
+            replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
+            args = ["--model", f"{provider}/{model_id}", "--thinking", "off", "--tools", "read", "Notes?"]
+            caddie, pi = run_both(tmp_path / provider, agent, llm, replies, args)
+        assert len(caddie) == len(pi) == 2, provider
+        for ours, theirs in zip(caddie, pi, strict=True):
+            assert ours.path == theirs.path, provider
+            mine = {k: v for k, v in ours.headers.items() if k in SUBSCRIPTION_HEADERS}
+            pis = {k: v for k, v in theirs.headers.items() if k in SUBSCRIPTION_HEADERS}
+            assert mine == pis, provider
+            assert without_instructions(ours.body) == without_instructions(theirs.body), provider
+        assert caddie[0].headers["authorization"] == f"Bearer {access}", provider
+
+
+def without_instructions(body: dict[str, Any]) -> dict[str, Any]:
+    """A body with each agent's own system prompt blanked, wherever the API puts it, and without the
+    session id each agent made up (``prompt_cache_key``)."""
+    copy = json.loads(json.dumps(body))
+    copy.pop("prompt_cache_key", None)
+    if "instructions" in copy:
+        copy["instructions"] = "<system prompt>"
+    for block in copy.get("system", []) if isinstance(copy.get("system"), list) else []:
+        block["text"] = "<system prompt>"
+    if isinstance(copy.get("system"), str):
+        copy["system"] = "<system prompt>"
+    for item in copy.get("messages", []) + copy.get("input", []):
+        if isinstance(item, dict) and item.get("role") in ("system", "developer"):
+            item["content"] = "<system prompt>"
+    return copy
+
+
+NO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+"""A gateway reports Pi's whole usage, cost included (a prepaid subscription: nothing per token)."""
+PI_EVENTS_TOOL: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "read"},
+    {"type": "toolcall_delta", "contentIndex": 0, "delta": '{"path": "notes.txt"}'},
+    {
+        "type": "toolcall_end",
+        "contentIndex": 0,
+        "toolCall": {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}},
+    },
+    {
+        "type": "done",
+        "reason": "toolUse",
+        "usage": {
+            "input": 10,
+            "output": 5,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 15,
+            "cost": NO_COST,
+        },
+        "responseId": "resp-1",
+    },
+]
+PI_EVENTS_TEXT: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "text_start", "contentIndex": 0},
+    {"type": "text_delta", "contentIndex": 0, "delta": "It says 42."},
+    {"type": "text_end", "contentIndex": 0, "content": "It says 42."},
+    {
+        "type": "done",
+        "reason": "stop",
+        "usage": {
+            "input": 20,
+            "output": 4,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 24,
+            "cost": NO_COST,
+        },
+        "responseId": "resp-2",
+    },
+]
+
+
+def test_a_radius_gateway_login_sends_pis_own_protocol_as_pi_does(tmp_path: Path) -> None:
+    """A models.json Radius gateway (``"oauth": "radius"``) with a Pi-written login and the catalogue Pi
+    stored in models-store.json: both agents list the gateway's model and send the same pi-messages
+    request (path, bearer token, Pi's JSON context) to it."""
+    from tests.ai.test_pi_messages import Gateway
+
+    require_pi()
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    gateway = Gateway()
+    try:
+        model = {
+            "id": "gw-model",
+            "name": "Gateway model",
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 64000,
+            "maxTokens": 4000,
+            "api": "pi-messages",
+            "provider": "corp",
+            "baseUrl": f"{gateway.url}/v1",
+        }
+        now = int(time.time() * 1000)
+        (agent / "models-store.json").write_text(json.dumps({"corp": {"models": [model], "checkedAt": now}}))
+        (agent / "models.json").write_text(
+            json.dumps({"providers": {"corp": {"baseUrl": gateway.url, "oauth": "radius"}}})
+        )
+        write_login(agent, "corp", "radius-access-token-0123")
+        runs = []
+        for who in ("caddie", "pi"):
+            gateway.requests.clear()
+            gateway.replies = [PI_EVENTS_TOOL, PI_EVENTS_TEXT]
+            args = ["--model", "corp/gw-model", "--thinking", "off", "--tools", "read", "Notes?"]
+            with fl.FakeLLM() as unused:
+                run_both_one(tmp_path, agent, unused, who, args)
+            runs.append(list(gateway.requests))
+    finally:
+        gateway.close()
+    ours, theirs = runs
+    assert len(ours) == len(theirs) == 2
+    for (our_path, our_headers, our_body), (their_path, their_headers, their_body) in zip(
+        ours, theirs, strict=True
+    ):
+        assert our_path == their_path == "/v1/messages"
+        for key in ("authorization", "content-type", "accept"):
+            assert our_headers.get(key) == their_headers.get(key), key
+        for body in (our_body, their_body):
+            body["context"]["systemPrompt"] = "<system prompt>"
+            body["options"].pop("sessionId", None)  # each agent's own session
+            for message in body["context"]["messages"]:
+                message.pop("timestamp", None)
+        assert our_body["options"] == their_body["options"]
+        assert json.dumps(our_body["context"]["tools"]) == json.dumps(their_body["context"]["tools"])
+        assert our_body["context"]["messages"] == their_body["context"]["messages"]
+        assert our_body == their_body
+    assert ours[0][1]["authorization"] == "Bearer radius-access-token-0123"
