@@ -5,7 +5,8 @@ fake — and the test compares what each sent: the headers that carry auth and i
 Claude Pro/Max (Anthropic OAuth): ``Authorization: Bearer``, Claude Code's betas, user agent and ``x-app``,
 the identity block first in the system prompt, and Claude Code's tool names both ways (the model calls
 ``Read``; both agents run their ``read`` and send the call back as ``Read``). ChatGPT (Codex over SSE and
-the WebSocket), Copilot's headers, xAI, Kimi Code and OpenRouter logins, and a Radius gateway (Pi's own
+the WebSocket), Copilot's headers, xAI, Kimi Code and OpenRouter logins, ``ANTHROPIC_OAUTH_TOKEN`` and
+``ANTHROPIC_AUTH_TOKEN``, and a Radius gateway (Pi's own
 ``pi-messages`` protocol, its catalogue read from models-store.json). Skips (with the reason) where Pi is
 absent; fails under ``CI=1``.
 """
@@ -506,3 +507,33 @@ def test_a_radius_gateway_login_sends_pis_own_protocol_as_pi_does(tmp_path: Path
         assert our_body["context"]["messages"] == their_body["context"]["messages"]
         assert our_body == their_body
     assert ours[0][1]["authorization"] == "Bearer radius-access-token-0123"
+
+
+def test_anthropics_token_variables_send_what_pi_sends(tmp_path: Path) -> None:
+    """``ANTHROPIC_OAUTH_TOKEN`` (a Claude Pro/Max token: Claude Code's request) and ``ANTHROPIC_AUTH_TOKEN``
+    (a bearer token for a gateway), with nothing stored for Anthropic."""
+    require_pi()
+    cases = {
+        "ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-from-the-environment-0123",
+        "ANTHROPIC_AUTH_TOKEN": "gateway-bearer-token-0123",
+    }
+    for variable, token in cases.items():
+        agent = tmp_path / variable / "caddie-home" / "agent"
+        agent.mkdir(parents=True)
+        (agent / "auth.json").write_text("{}")
+        with fl.FakeLLM() as llm:
+            (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": llm.url}}}))
+            replies = [fl.text("Hello.")]
+            args = ["--model", "anthropic/claude-sonnet-4-5", "--thinking", "off", "--tools", "read", "Hi"]
+            caddie, pi = run_both(tmp_path / variable, agent, llm, replies, args, extra_env={variable: token})
+        assert len(caddie) == len(pi) == 1, variable
+        if variable == "ANTHROPIC_OAUTH_TOKEN":  # Claude Code's identity, pinned version included
+            assert headers(caddie[0]) == headers(pi[0]), variable
+        else:  # each agent's own user agent and its SDK's API version; the auth is the same
+            auth = ("authorization", "x-api-key", "anthropic-beta", "x-app")
+            assert {k: caddie[0].headers.get(k) for k in auth} == {k: pi[0].headers.get(k) for k in auth}
+        assert without_instructions(caddie[0].body) == without_instructions(pi[0].body), variable
+        assert caddie[0].headers["authorization"] == f"Bearer {token}", variable
+        first_block = caddie[0].body["system"][0]["text"]
+        identity = "You are Claude Code, Anthropic's official CLI for Claude."
+        assert (first_block == identity) == (variable == "ANTHROPIC_OAUTH_TOKEN"), variable
