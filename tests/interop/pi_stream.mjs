@@ -13,4 +13,8 @@ const module = await import(
 );
 let last;
 for await (const event of module.streamSimple(model, context, options)) last = event;
-process.stdout.write(JSON.stringify({ type: last?.type, reason: last?.reason ?? last?.message?.stopReason }));
+process.stdout.write(JSON.stringify({
+  type: last?.type,
+  reason: last?.reason ?? last?.message?.stopReason,
+  error: last?.error?.errorMessage,
+}));

@@ -291,7 +291,11 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
     """The REST ``GenerateContentRequest`` body for one streamed call."""
     params: dict[str, Any] = {"contents": convert_messages(model, context)}
     if context.system_prompt:
-        params["systemInstruction"] = {"parts": [{"text": sanitize_text(context.system_prompt)}]}
+        # As @google/genai sends a system prompt given as text (Pi): a user-role Content.
+        params["systemInstruction"] = {
+            "parts": [{"text": sanitize_text(context.system_prompt)}],
+            "role": "user",
+        }
     if context.tools:
         params["tools"] = convert_tools(context.tools)
     generation: dict[str, Any] = {}
