@@ -1,7 +1,8 @@
 """The wire APIs caddie added for Pi parity — ``mistral-conversations``, ``google-vertex`` and
 ``bedrock-converse-stream`` — side by side with Pi 0.84.4's own pi-ai modules: the same model and
 conversation (a tool call and its result, then a follow-up) sent by each to the same fake server must give
-the same path and body. Skips (with the reason) where Pi or an optional SDK is absent; fails under ``CI=1``."""
+the same path and the same bytes (Bedrock's body is serialised by boto3 itself, so there the JSON is
+compared). Skips (with the reason) where Pi or an optional SDK is absent; fails under ``CI=1``."""
 
 from __future__ import annotations
 
@@ -33,16 +34,27 @@ def llm() -> Iterator[fl.FakeLLM]:
         yield server
 
 
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+"""A 1×1 PNG: a user image and a tool result's image travel too."""
 NO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
 
 
-def conversation(api: str, provider: str, model_id: str, call_id: str) -> list[dict[str, Any]]:
+def conversation(
+    api: str, provider: str, model_id: str, call_id: str, thinking: bool = False
+) -> list[dict[str, Any]]:
     usage = {"input": 9, "output": 3, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12, "cost": NO_COST}
+    thought = [{"type": "thinking", "thinking": "The notes first.", "thinkingSignature": "c2lnbmF0dXJl"}]
+    image = {"type": "image", "data": PNG, "mimeType": "image/png"}
     return [
-        {"role": "user", "content": "What do the notes say?", "timestamp": 1},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "What do the notes say?"}, image],
+            "timestamp": 1,
+        },
         {
             "role": "assistant",
             "content": [
+                *(thought if thinking else []),
                 {"type": "text", "text": "Reading them."},
                 {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "notes.txt"}},
             ],
@@ -57,7 +69,7 @@ def conversation(api: str, provider: str, model_id: str, call_id: str) -> list[d
             "role": "toolResult",
             "toolCallId": call_id,
             "toolName": "read",
-            "content": [{"type": "text", "text": "the answer is 42"}],
+            "content": [{"type": "text", "text": "the answer is 42"}, image],
             "isError": False,
             "timestamp": 3,
         },
@@ -73,7 +85,7 @@ def pi_model(model: Model) -> dict[str, Any]:
         "provider": model.provider,
         "baseUrl": model.base_url,
         "reasoning": model.reasoning,
-        "input": model.input,
+        "input": ["text", "image"],
         "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
         "contextWindow": model.context_window,
         "maxTokens": model.max_tokens,
@@ -81,7 +93,11 @@ def pi_model(model: Model) -> dict[str, Any]:
 
 
 async def side_by_side(
-    llm: fl.FakeLLM, model: Model, messages: list[dict[str, Any]], api_key: str | None
+    llm: fl.FakeLLM,
+    model: Model,
+    messages: list[dict[str, Any]],
+    api_key: str | None,
+    reasoning: str | None = None,
 ) -> tuple[fl.RecordedRequest, fl.RecordedRequest]:
     """(caddie's request, Pi's request) for one turn of ``messages`` with the ``read`` tool."""
     node = require_pi()
@@ -91,7 +107,10 @@ async def side_by_side(
         "api": model.api,
         "model": pi_model(model),
         "context": {"systemPrompt": "You are terse.", "messages": messages, "tools": [READ]},
-        "options": {"apiKey": api_key} if api_key else {},
+        "options": {
+            **({"apiKey": api_key} if api_key else {}),
+            **({"reasoning": reasoning} if reasoning else {}),
+        },
     }
     proc = subprocess.run(
         [node, str(HERE / "pi_stream.mjs")],
@@ -107,19 +126,26 @@ async def side_by_side(
     ctx = Context("You are terse.", [message_from_json(m) for m in messages], tools)  # type: ignore[misc]
     provider = get_api(model.api)
     assert provider is not None
-    result = await run(provider, model, ctx, api_key=api_key)
+    result = await run(provider, model, ctx, api_key=api_key, reasoning=reasoning)
     assert result.message.stop_reason == "stop", result.message.error_message
     theirs, ours = llm.llm_requests
     return ours, theirs
 
 
 async def test_mistral_conversations_sends_pis_body(llm: fl.FakeLLM) -> None:
-    model = Model("devstral-medium-latest", "Devstral", "mistral-conversations", "mistral", llm.url)
+    model = Model(
+        "devstral-medium-latest",
+        "Devstral",
+        "mistral-conversations",
+        "mistral",
+        llm.url,
+        input=["text", "image"],
+    )
     messages = conversation(model.api, model.provider, model.id, "abcDEF123")
     ours, theirs = await side_by_side(llm, model, messages, "mistral-key-0123")
     assert ours.path == theirs.path
     assert ours.headers["authorization"] == theirs.headers["authorization"] == "Bearer mistral-key-0123"
-    assert ours.body == theirs.body
+    assert ours.raw == theirs.raw
 
 
 @pytest.mark.parametrize(
@@ -128,12 +154,12 @@ async def test_mistral_conversations_sends_pis_body(llm: fl.FakeLLM) -> None:
 async def test_gemini_with_an_api_key_sends_pis_body(llm: fl.FakeLLM, api: str, provider: str) -> None:
     """Gemini on Vertex AI and through the Gemini API (both sent over REST by caddie, through
     ``@google/genai`` by Pi)."""
-    model = Model("gemini-2.5-flash", "Gemini 2.5 Flash", api, provider, llm.url)  # type: ignore[arg-type]
+    model = Model("gemini-2.5-flash", "Gemini 2.5 Flash", api, provider, llm.url, input=["text", "image"])  # type: ignore[arg-type]
     messages = conversation(model.api, model.provider, model.id, "call_1")
     ours, theirs = await side_by_side(llm, model, messages, "gemini-key-0123")
     assert ours.path.split("?")[0] == theirs.path.split("?")[0]
     assert ours.headers["x-goog-api-key"] == theirs.headers["x-goog-api-key"] == "gemini-key-0123"
-    assert ours.body == theirs.body
+    assert ours.raw == theirs.raw
 
 
 @pytest.fixture
@@ -159,9 +185,50 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     "model_id", ["amazon.nova-2-lite-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
 )
 async def test_bedrock_converse_sends_pis_body(llm: fl.FakeLLM, aws: None, model_id: str) -> None:
-    model = Model(model_id, model_id, "bedrock-converse-stream", "amazon-bedrock", llm.url, max_tokens=8000)
+    model = Model(
+        model_id,
+        model_id,
+        "bedrock-converse-stream",
+        "amazon-bedrock",
+        llm.url,
+        max_tokens=8000,
+        input=["text", "image"],
+    )
     messages = conversation(model.api, model.provider, model.id, "tooluse_1")
     ours, theirs = await side_by_side(llm, model, messages, None)
     assert ours.path == theirs.path
     assert ours.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
     assert ours.body == theirs.body
+
+
+@pytest.mark.parametrize(
+    ("api", "provider", "model_id", "call_id"),
+    [
+        ("mistral-conversations", "mistral", "magistral-medium-latest", "abcDEF123"),
+        ("google-generative-ai", "google", "gemini-2.5-pro", "call_1"),
+        ("google-vertex", "google-vertex", "gemini-3-pro-preview", "call_1"),
+        ("bedrock-converse-stream", "amazon-bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "tu_1"),
+    ],
+)
+async def test_thinking_requests_and_replayed_thinking_match_pi(
+    llm: fl.FakeLLM, aws: None, api: str, provider: str, model_id: str, call_id: str
+) -> None:
+    """A reasoning model asked to think hard, with a signed thinking block in the history."""
+    model = Model(
+        model_id,
+        model_id,
+        api,  # type: ignore[arg-type]
+        provider,
+        llm.url,
+        reasoning=True,
+        max_tokens=32000,
+        input=["text", "image"],
+    )
+    messages = conversation(api, provider, model_id, call_id, thinking=True)
+    key = None if api.startswith("bedrock") else "key-0123"
+    ours, theirs = await side_by_side(llm, model, messages, key, reasoning="high")
+    assert ours.path.split("?")[0] == theirs.path.split("?")[0]
+    if api.startswith("bedrock"):  # boto3 serialises the body itself (with spaces): equal as JSON
+        assert ours.body == theirs.body
+    else:  # the very bytes Pi sends
+        assert ours.raw == theirs.raw

@@ -155,7 +155,7 @@ def convert_messages(messages: list[LlmMessage], images_ok: bool) -> list[dict[s
                     if isinstance(b, ImageContent)
                 ]
             out.append(
-                {"role": "tool", "tool_call_id": msg.tool_call_id, "name": msg.tool_name, "content": parts}
+                {"role": "tool", "name": msg.tool_name, "content": parts, "tool_call_id": msg.tool_call_id}
             )
     return out
 
