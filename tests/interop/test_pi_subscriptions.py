@@ -5,7 +5,8 @@ fake — and the test compares what each sent: the headers that carry auth and i
 Claude Pro/Max (Anthropic OAuth): ``Authorization: Bearer``, Claude Code's betas, user agent and ``x-app``,
 the identity block first in the system prompt, and Claude Code's tool names both ways (the model calls
 ``Read``; both agents run their ``read`` and send the call back as ``Read``). ChatGPT (Codex over SSE and
-the WebSocket), Copilot's headers, xAI, Kimi Code and OpenRouter logins, ``ANTHROPIC_OAUTH_TOKEN`` and
+the WebSocket), Copilot's headers and a Pi-written Copilot login (its token's host, served over TLS by the
+fake), xAI, Kimi Code and OpenRouter logins, ``ANTHROPIC_OAUTH_TOKEN`` and
 ``ANTHROPIC_AUTH_TOKEN``, and a Radius gateway (Pi's own
 ``pi-messages`` protocol, its catalogue read from models-store.json). Skips (with the reason) where Pi is
 absent; fails under ``CI=1``.
@@ -537,3 +538,48 @@ def test_anthropics_token_variables_send_what_pi_sends(tmp_path: Path) -> None:
         first_block = caddie[0].body["system"][0]["text"]
         identity = "You are Claude Code, Anthropic's official CLI for Claude."
         assert (first_block == identity) == (variable == "ANTHROPIC_OAUTH_TOKEN"), variable
+
+
+def test_a_pi_written_copilot_login_reaches_its_tokens_host_as_pi_does(tmp_path: Path) -> None:
+    """A GitHub Copilot login as Pi stores it (the GitHub token as ``refresh``, a Copilot token whose
+    ``proxy-ep`` names the API host, the account's ``availableModelIds``): both agents send to that host —
+    here a fake on https://127.0.0.1 — with the same headers and bodies."""
+    from tests.support.tls import local_tls
+
+    require_pi()
+    tls = local_tls(tmp_path / "tls")
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.json").write_text("{}")
+    env = {"SSL_CERT_FILE": str(tls.ca_file), "NODE_EXTRA_CA_CERTS": str(tls.ca_file)}
+    for model_id in ("gpt-4.1", "claude-sonnet-4.5"):
+        with fl.FakeLLM(tls=tls.server) as llm:
+            token = f"tid=copilot-pi-login;exp=9999999999;proxy-ep=127.0.0.1:{llm.port};"
+            write_login(
+                agent,
+                "github-copilot",
+                token,
+                refresh="ghu_github-token-0123",
+                expires=9_999_999_999_000,
+                availableModelIds=["gpt-4.1", "claude-sonnet-4.5"],
+            )
+            replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
+            args = ["--model", f"github-copilot/{model_id}", "--thinking", "off", "--tools", "read", "Notes?"]
+            caddie, pi = run_both(tmp_path, agent, llm, replies, args, extra_env=env)
+        assert len(caddie) == len(pi) == 2, model_id
+        for ours, theirs in zip(caddie, pi, strict=True):
+            assert ours.path == theirs.path, model_id
+            mine = {k: v for k, v in ours.headers.items() if k in COPILOT_HEADERS}
+            pis = {k: v for k, v in theirs.headers.items() if k in COPILOT_HEADERS}
+            assert mine == pis, model_id
+            assert as_from_copilots_host(ours.body) == without_instructions(theirs.body), model_id
+        assert caddie[0].headers["authorization"] == f"Bearer {token}"
+
+
+def as_from_copilots_host(body: dict[str, Any]) -> dict[str, Any]:
+    """caddie's body as it is for Copilot's real host: on Chat Completions the fake's 127.0.0.1 makes caddie
+    name the output cap ``max_tokens`` (its own rule for servers on this machine, which Pi lacks)."""
+    copy = without_instructions(body)
+    if "max_tokens" in copy and "messages" in copy and "system" not in copy:
+        copy["max_completion_tokens"] = copy.pop("max_tokens")
+    return copy

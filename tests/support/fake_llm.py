@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -1183,7 +1184,10 @@ class FakeLLM:
         default_reply: ReplySource | None = None,
         parse_bodies: bool = True,
         keep_alive: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        self.tls = tls
+        """A server-side TLS context: the fake answers ``https://`` (see ``tests/support/tls.py``)."""
         self.keep_alive = keep_alive
         self.connections = 0
         """TCP connections accepted so far."""
@@ -1208,6 +1212,8 @@ class FakeLLM:
     def start(self) -> FakeLLM:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.owner = self
+        if self.tls is not None:
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
@@ -1235,7 +1241,7 @@ class FakeLLM:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def openai_base_url(self) -> str:
