@@ -63,7 +63,6 @@ from caddie.ai.messages import (
     TextContent,
     Usage,
     UserMessage,
-    copy_messages,
     text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
@@ -149,7 +148,7 @@ async def visible_context(session: CompactionHost, path: Sequence[SessionEntry])
         for message in entry_to_context_messages(entry):
             messages.append(message)
             entry_ids.append(entry.id)
-    event = EntryVisibilityEvent(list(path), copy_messages(messages), entry_ids)
+    event = EntryVisibilityEvent(list(path), list(messages), entry_ids)
     await session.runner.emit("entry_visibility", event)
     view: dict[str, list[AgentMessage]] = {}
     for message, entry_id in zip(messages, entry_ids, strict=True):
