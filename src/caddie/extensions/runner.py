@@ -232,7 +232,9 @@ class ExtensionRunner:
                     )
                 )
                 continue
-            current = [freeze(m) if isinstance(m, DraftAssistantMessage) else m for m in value.messages]
+            current = list(value.messages)
+            if DraftAssistantMessage in set(map(type, current)):  # a reply still being built: freeze it
+                current = [freeze(m) if isinstance(m, DraftAssistantMessage) else m for m in current]
         return current
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
