@@ -35,3 +35,17 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     return root
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "extra(name): needs caddie's optional extra `name` (ray, bedrock); see tests/support/extras.py",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    from tests.support import extras
+
+    for marker in item.iter_markers(name="extra"):
+        extras.require(marker.args[0])

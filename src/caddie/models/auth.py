@@ -28,7 +28,6 @@ __all__ = ["AuthStore", "Credential", "default_auth_path"]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-_SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
 def default_auth_path() -> Path:
@@ -159,5 +158,5 @@ def _register(credential: Credential) -> None:
     if credential.key and not credential.key.startswith("!") and "$" not in credential.key:
         secrets.register(credential.key)
     for name, value in credential.env.items():
-        if any(word in name.upper() for word in _SECRET_ENV_WORDS):
+        if secrets.is_secret_name(name):
             secrets.register(value)

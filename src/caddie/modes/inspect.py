@@ -56,6 +56,7 @@ from caddie.session.store import (
     list_sessions,
 )
 from caddie.session.store import _summarize_file as summarize_session_file
+from caddie.untrusted import for_terminal
 
 if TYPE_CHECKING:
     from caddie.runtime.factory import SessionBuild
@@ -120,7 +121,7 @@ def _open(path: str | None, cwd: str) -> SessionStore:
     except OSError as e:
         raise InspectError(f"cannot read {p}: {e.strerror or e}") from None
     for warning in store.warnings:  # what is wrong with the file, once, on stderr (stdout stays the view)
-        print(f"caddie: warning: {warning}", file=sys.stderr)
+        print(f"caddie: warning: {for_terminal(warning)}", file=sys.stderr)
     return store
 
 
@@ -151,8 +152,9 @@ def cmd_list(cwd: str, out: TextIO) -> int:
         when = dt.datetime.fromtimestamp(row.modified).strftime("%Y-%m-%d %H:%M")
         entries = row.entry_count
         title = row.name or row.first_message
-        out.write(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n")
-        out.write(f"{'':<17} {'':>7} {'':>9}  {row.id}  {row.path}\n")
+        # stored text is shown, never obeyed: an escape sequence in a prompt cannot retitle the terminal
+        out.write(for_terminal(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n"))
+        out.write(for_terminal(f"{'':<17} {'':>7} {'':>9}  {row.id}  {row.path}\n"))
     return 0
 
 
@@ -201,11 +203,14 @@ def cmd_show(path: str, cwd: str, out: TextIO) -> int:
     store = _open(path, cwd)
     name = store.session_name()
     out.write(
-        f"# session {store.session_id}{f' — {name}' if name else ''}\n# file: {store.path}\n# cwd: {store.cwd}\n\n"
+        for_terminal(
+            f"# session {store.session_id}{f' — {name}' if name else ''}\n# file: {store.path}\n"
+            f"# cwd: {store.cwd}\n\n"
+        )
     )
     for entry in store.branch():  # the whole branch, compacted parts included: this is for people
         for message in entry_to_context_messages(entry):
-            out.write(render_message(message) + "\n\n")
+            out.write(for_terminal(render_message(message) + "\n\n"))
     return 0
 
 
@@ -262,7 +267,7 @@ def cmd_tree(path: str, cwd: str, out: TextIO) -> int:
         head = f"{indent[:-2]}├ " if starts_branch and indent else indent
         label = f"  [{node.label}]" if node.label else ""
         leaf_note = "  ← leaf" if entry.id == leaf else ""
-        out.write(f"{head}{mark} {entry.id} {describe_entry(entry)}{label}{leaf_note}\n")
+        out.write(for_terminal(f"{head}{mark} {entry.id} {describe_entry(entry)}{label}{leaf_note}\n"))
         if len(node.children) == 1:
             stack.append((node.children[0], indent, False))
         else:
@@ -392,9 +397,9 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     out.write(
         f"# what the model would be sent next ({len(llm)} messages; tools: {', '.join(tools) or 'none'})\n"
     )
-    out.write(f"# session: {store_path}\n\n## system\n{state.system_prompt}\n\n")
+    out.write(for_terminal(f"# session: {store_path}\n\n## system\n{state.system_prompt}\n\n"))
     for message in llm:
-        out.write(render_message(message) + "\n\n")
+        out.write(for_terminal(render_message(message) + "\n\n"))
     return 0
 
 

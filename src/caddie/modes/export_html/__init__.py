@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from caddie import untrusted
+from caddie.ai import secrets
 from caddie.extensions.api import EntryVisibility
 from caddie.extensions.bundled.mulligan.savings import SessionSavings
 from caddie.extensions.runner import ExtensionRunner
@@ -67,11 +69,31 @@ def render_session_html(
 ) -> str:
     """The page for ``store``; ``visibility`` (from ``collect_visibility``) marks what the model is not sent."""
     source = source_file or store.path
-    jsonl = session_jsonl(store, source_file)
+    jsonl = redacted_jsonl(session_jsonl(store, source_file))
     name = f"{source.stem}.jsonl" if source is not None else f"caddie-session-{store.session_id}.jsonl"
     label = str(source) if source is not None else "(not saved)"
     chart = savings_section(savings) if savings is not None else ""
-    return Renderer(store, visibility or {}, jsonl, chart).page(label, name)
+    # A session written before its secrets were redacted on write still exports none (docs/reliability.md).
+    return secrets.redact_known(Renderer(store, visibility or {}, jsonl, chart).page(label, name))
+
+
+def redacted_jsonl(data: bytes) -> bytes:
+    """Session lines with every secret value caddie knows as ``[redacted]`` (lines without one unchanged)."""
+    if not secrets.mentions_known(data.decode("utf-8", "replace")):
+        return data
+    out: list[bytes] = []
+    for line in data.split(b"\n"):
+        text = line.decode("utf-8", "replace")
+        if secrets.mentions_known(text):
+            try:
+                text = json.dumps(
+                    secrets.redact_json(untrusted.loads(text)), ensure_ascii=False, separators=(",", ":")
+                )
+            except ValueError:
+                text = secrets.redact_known(text)
+            line = untrusted.utf8(text)
+        out.append(line)
+    return b"\n".join(out)
 
 
 def export_session_html(
