@@ -15,7 +15,7 @@ import msgspec
 from msgspec import field
 from msgspec.structs import replace as replace  # re-exported: structs are copied with replace()
 
-from caddie.errors import CaddieError
+from caddie.errors import SessionStoreError
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]
 JSON: TypeAlias = Any
@@ -291,7 +291,7 @@ AgentMessage: TypeAlias = (
 # are always written, and optional ones only when set.
 
 
-class MessageFormatError(CaddieError, ValueError):
+class MessageFormatError(SessionStoreError, ValueError):
     """A JSON object that is not a valid Pi message or content block."""
 
 
