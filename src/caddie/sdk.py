@@ -22,7 +22,7 @@ needs is importable from here; nothing else in ``caddie`` is promised to stay pu
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +51,7 @@ from caddie.ai.messages import (
     replace,
 )
 from caddie.ai.model import ThinkingLevel
+from caddie.ai.providers.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
 from caddie.errors import (
     Aborted,
     CaddieError,
@@ -96,6 +97,8 @@ from caddie.runtime.session_events import (
     QueueUpdateEvent,
     SessionEvent,
 )
+from caddie.session.listing import SessionSummary
+from caddie.session.listing import list_sessions as _list_sessions
 
 __all__ = [
     "Aborted",
@@ -118,6 +121,7 @@ __all__ = [
     "ExtensionErrorEvent",
     "ExtensionFactory",
     "ExtensionUI",
+    "FauxProvider",
     "ImageContent",
     "MessageEndEvent",
     "MessageStartEvent",
@@ -131,6 +135,7 @@ __all__ = [
     "SessionState",
     "SessionStats",
     "SessionStoreError",
+    "SessionSummary",
     "SlashCommand",
     "StreamFn",
     "Subscriber",
@@ -151,6 +156,11 @@ __all__ = [
     "UsageError",
     "UserMessage",
     "create_session",
+    "faux_message",
+    "faux_text",
+    "faux_thinking",
+    "faux_tool_call",
+    "list_sessions",
     "open_session",
     "replace",
     "text_result",
@@ -170,9 +180,15 @@ async def create_session(
     session: Storage | str | Path = "memory",
     session_dir: str | Path | None = None,
     tools: Sequence[str] | None = None,
+    exclude_tools: Sequence[str] = (),
     custom_tools: Sequence[ToolDefinition] = (),
     extensions: Sequence[ExtensionFactory | str | Path] = (),
     discover_extensions: bool = True,
+    skills: Sequence[str | Path] = (),
+    discover_skills: bool = True,
+    prompt_templates: Sequence[str | Path] = (),
+    discover_prompt_templates: bool = True,
+    settings: Mapping[str, Any] | None = None,
     system_prompt: str | None = None,
     append_system_prompt: str | None = None,
     context_files: bool = True,
@@ -192,9 +208,15 @@ async def create_session(
     - ``session``: ``"memory"`` (no file), ``"new"`` (a new session file), ``"continue"`` (the project's
       most recent, else new) or the path of a session file; ``session_dir`` overrides where files go.
     - ``tools``: the built-in tools to activate (default ``read``, ``bash``, ``edit``, ``write``);
-      ``custom_tools``: tools of your own (``ToolDefinition``), always active.
+      ``exclude_tools``: tools (built-in or an extension's) to leave inactive; ``custom_tools``: tools of
+      your own (``ToolDefinition``), active unless excluded.
     - ``extensions``: functions ``register(api)`` or paths of extension files, loaded after the ones
       caddie discovers (``discover_extensions=False``: none of those — the bundled ones neither).
+    - ``skills`` / ``prompt_templates``: paths of skill directories or ``SKILL.md`` files / of template
+      files or directories, loaded besides the discovered ones (``discover_skills=False`` /
+      ``discover_prompt_templates=False``: only these).
+    - ``settings``: overrides deep-merged over the settings files (``{"compaction": {"enabled": False}}``),
+      for this session only; nothing is written.
     - ``system_prompt`` replaces caddie's, ``append_system_prompt`` is added to it; ``context_files=False``
       leaves AGENTS.md/CLAUDE.md out; ``trust_project`` decides whether project extensions and settings that
       run code apply (None: the remembered decision).
@@ -223,6 +245,12 @@ async def create_session(
         no_extensions=not discover_extensions,
         trust=trust_project,
         tools=list(tools) if tools is not None else None,
+        exclude_tools=list(exclude_tools),
+        skill_paths=[str(Path(p).expanduser()) for p in skills],
+        no_skills=not discover_skills,
+        prompt_paths=[str(Path(p).expanduser()) for p in prompt_templates],
+        no_prompt_templates=not discover_prompt_templates,
+        settings_overrides=dict(settings) if settings else None,
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
         no_context_files=not context_files,
@@ -252,6 +280,12 @@ async def open_session(cwd: str | Path = ".", **options: Any) -> AsyncIterator[S
         yield session
     finally:
         await session.shutdown("quit")
+
+
+def list_sessions(cwd: str | Path = ".", session_dir: str | Path | None = None) -> list[SessionSummary]:
+    """The saved sessions of the project ``cwd`` (in ``session_dir``, default the project's folder under
+    ``~/.caddie/agent/sessions``), most recently active first; open one with ``session=summary.path``."""
+    return _list_sessions(cwd, session_dir)
 
 
 async def _inline_extensions(

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from caddie.ai.providers.faux import FauxProvider, faux_message, faux_tool_call
 from caddie.config.paths import agent_dir
 from caddie.sdk import (
     AgentSettledEvent,
@@ -24,6 +23,7 @@ from caddie.sdk import (
     ContextResult,
     ExtensionAPI,
     ExtensionContext,
+    FauxProvider,
     MessageUpdateEvent,
     NoticeEvent,
     SessionEvent,
@@ -34,10 +34,14 @@ from caddie.sdk import (
     ToolResultMessage,
     UserMessage,
     create_session,
+    faux_message,
+    faux_tool_call,
+    list_sessions,
     open_session,
     replace,
     text_result,
 )
+from tests.resources.helpers import write_skill, write_template
 from tests.support import fake_llm as fl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,6 +157,46 @@ async def test_set_up_warnings_reach_the_subscriber_before_the_session_starts(tm
     ) as session:
         assert [t.name for t in session.state().tools] == ["read"]
     assert any("teleport" in n for n in notices)
+
+
+async def test_settings_skills_templates_and_excluded_tools_are_options(tmp_path: Path) -> None:
+    settings_file = agent_dir() / "settings.json"
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    written = {"disabledExtensions": ["mulligan", "goal"], "steeringMode": "all"}
+    settings_file.write_text(json.dumps(written))
+    write_skill(agent_dir() / "skills" / "found", "found", "Discovered.")
+    mine = write_skill(tmp_path / "skills" / "mine", "mine", "Given by the program.")
+    template = write_template(tmp_path / "prompts", "review", "Review $1 with care.")
+    project, sessions = tmp_path / "project", tmp_path / "sessions"
+    project.mkdir()
+    faux = FauxProvider()
+    faux.set_responses([faux_message("reviewed")])
+
+    async with open_session(
+        project,
+        model="faux/faux-1",
+        stream_fn=faux.stream,
+        session="new",
+        session_dir=sessions,
+        settings={"compaction": {"enabled": False}, "followUpMode": "all"},
+        skills=[mine.parent],
+        discover_skills=False,
+        prompt_templates=[template],
+        exclude_tools=["bash", "greet"],
+        custom_tools=[greet_tool([])],
+    ) as session:
+        state = session.state()
+        assert (state.auto_compaction, state.follow_up_mode, state.steering_mode) == (False, "all", "all")
+        assert [t.name for t in state.tools] == ["read", "edit", "write"]
+        commands = {(c.name, c.kind) for c in session.commands(every_skill=True)}
+        assert ("skill:mine", "skill") in commands and ("review", "prompt") in commands
+        assert not any(name == "skill:found" for name, _ in commands)
+        await session.prompt("/review src/")
+        session_file = state.session_file
+    assert faux.requests[0].messages[-1].content == [TextContent("Review src/ with care.")]
+    assert json.loads(settings_file.read_text()) == written  # the overrides were never written
+    [saved] = list_sessions(project, sessions)
+    assert str(saved.path) == session_file and saved.first_message == "Review src/ with care."
 
 
 async def test_a_model_that_does_not_exist_is_one_configuration_error(tmp_path: Path) -> None:
