@@ -162,6 +162,11 @@ class SessionBuild:
     warnings: list[str]
     has_auth: Callable[[Model], bool] | None = None
 
+    def take_store_warnings(self) -> list[str]:
+        """What the session file's store found wrong (a torn line, duplicate ids), for a mode that prints
+        them itself before ``start`` (print and json: stderr); those not taken arrive as ``NoticeEvent``s."""
+        return self.session.core.take_store_warnings()
+
 
 def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
     """``provider/id:level`` → (``provider/id``, level); a suffix that is not a thinking level stays (model
