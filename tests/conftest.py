@@ -32,6 +32,7 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("CADDIE_DIR", str(root))
     monkeypatch.setenv("CADDIE_AGENTS_DIR", str(root / "dot-agents"))  # ~/.agents/skills stays out of tests
     monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "0")  # servers running on this machine stay out of tests
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     return root
@@ -49,3 +50,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     for marker in item.iter_markers(name="extra"):
         extras.require(marker.args[0])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-model smoke test (tests/local_model) runs last: under .ci/run its server is still being
+    installed in the background while the rest of the suite runs."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/local_model/"))

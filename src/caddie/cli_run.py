@@ -21,6 +21,7 @@ from caddie.cli_args import (
     attachments,
     base_parser,
     check_faux_model,
+    check_flag_values,
     check_goal_flags,
     current_dir,
     read_stdin,
@@ -105,6 +106,7 @@ async def run_main(argv: list[str]) -> int:
     if args.export is not None:
         return await _export(args.export, args.messages, cwd)
     check_goal_flags(flags, specs)
+    check_flag_values(flags, specs)
     check_faux_model(args.model)
 
     mode = args.mode
@@ -414,6 +416,7 @@ def _list_models(search: str, extensions: list[Extension]) -> int:
     registry = ModelRegistry()
     for warning in [*registry.warnings, *ExtensionProviders(registry).attach(extensions)]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
+    registry.discover_local()  # the models local servers serve, with their context sizes
     models = registry.available()
     if not models:
         print(registry.no_model_text())

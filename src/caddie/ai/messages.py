@@ -103,6 +103,10 @@ class Usage(_Struct, frozen=True):
     cost: Cost = field(default_factory=Cost)
     cache_write_1h: int | None = None
     reasoning: int | None = None
+    estimated: bool | None = None
+    """True when the provider reported no usage for the reply and these numbers are caddie's estimate
+    (``caddie.ai.usage_estimate``); absent when the provider reported them. caddie's own field: Pi ignores
+    it (and reads the estimated numbers as usage)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -381,6 +385,7 @@ def usage_from_json(d: Any) -> Usage:
         cost,
         d.get("cacheWrite1h"),
         d.get("reasoning"),
+        True if d.get("estimated") is True else None,
     )
 
 
@@ -404,6 +409,8 @@ def usage_to_json(u: Usage) -> dict[str, Any]:
         "cacheWrite": c.cache_write,
         "total": c.total,
     }
+    if u.estimated:
+        out["estimated"] = True
     return out
 
 

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from caddie.extensions.bundled.goal.parsing import UsageError, parse_token_count
+from caddie.errors import UsageError
+from caddie.modes.batch.goal_options import check_option
 from caddie.modes.batch.tasks import BatchError, Task, load_tasks
 
 USAGE = "caddie batch TASKS.jsonl [--out results.jsonl] [--workers N] [--ray [ADDRESS]] [--total-budget TOKENS] [--model …]"
@@ -100,11 +101,12 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
     order = [s for s in STATUS_ORDER if s in groups] + sorted(set(groups) - set(STATUS_ORDER))
     for status in order:
         rs = groups[status]
+        approx = "≈" if any(r.get("tokens_estimated") for r in rs) else ""
         table.add_row(
             status,
             str(len(rs)),
-            f"{sum(int(r.get('tokens_in') or 0) for r in rs):,}",
-            f"{sum(int(r.get('tokens_out') or 0) for r in rs):,}",
+            f"{approx}{sum(int(r.get('tokens_in') or 0) for r in rs):,}",
+            f"{approx}{sum(int(r.get('tokens_out') or 0) for r in rs):,}",
             f"${sum(float(r.get('cost') or 0) for r in rs):.4f}",
             f"{sum(float(r.get('duration_s') or 0) for r in rs):.1f} s",
         )
@@ -128,7 +130,12 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
         console.print(
             f"stopped before the end ({why or 'stopped'}): {', '.join(outcome.stopped[:20])}", markup=False
         )
-    spend = f"{outcome.spent:,} tokens spent" + (f" of a {total_budget:,} cap" if total_budget else "")
+    approx = "≈" if any(r.get("tokens_estimated") for r in outcome.records.values()) else ""
+    spend = f"{approx}{outcome.spent:,} tokens spent" + (
+        f" of a {total_budget:,} cap" if total_budget else ""
+    )
+    if approx:
+        spend += " (≈: some servers reported no usage; caddie estimated it)"
     console.print(
         f"{spend}; results: {results_path}; workspaces and sessions: {workdir}", markup=False, soft_wrap=True
     )
@@ -183,8 +190,11 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     total_budget = None
     if args.total_budget is not None:
         try:
-            total_budget = parse_token_count(args.total_budget)
-        except UsageError:
+            parsed = check_option("goal-budget", args.total_budget)  # a token count as --goal-budget takes it
+            if not isinstance(parsed, int):
+                raise ValueError(parsed)
+            total_budget = parsed
+        except (ValueError, UsageError):
             raise BatchError(f"--total-budget {args.total_budget!r} is not a token count (e.g. 5M)") from None
     tasks_path = Path(args.tasks).expanduser().resolve()
     tasks = load_tasks(tasks_path)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie import errors, untrusted
-from caddie.extensions.bundled.goal.parsing import UsageError, check_objective, parse_token_count
+from caddie.modes.batch.goal_options import check_option
 from caddie.untrusted import read_regular
 
 FIELDS = ("id", "repo", "ref", "objective", "budget", "check", "model", "setup", "timeout")
@@ -126,17 +126,20 @@ def parse_task(line: str, where: str, base: Path) -> Task:
         raise BatchError(f"{where}: give an 'objective', a 'check', or both")
     if objective is not None:
         try:
-            check_objective(objective)
-        except UsageError as e:
+            check_option("goal", objective)
+        except (ValueError, errors.UsageError) as e:
             raise BatchError(f"{where}: objective: {e}") from None
     budget: int | None = None
     if data.get("budget") is not None:
         raw = data["budget"]
         try:
             if isinstance(raw, bool) or not isinstance(raw, int | str):
-                raise UsageError("")
-            budget = raw if isinstance(raw, int) and raw > 0 else parse_token_count(str(raw))
-        except UsageError:
+                raise ValueError(raw)
+            parsed = raw if isinstance(raw, int) and raw > 0 else check_option("goal-budget", str(raw))
+            if not isinstance(parsed, int):
+                raise ValueError(raw)
+            budget = parsed
+        except (ValueError, errors.UsageError):
             raise BatchError(
                 f'{where}: budget {raw!r} is not a token count (e.g. 200000 or "200k")'
             ) from None

@@ -391,12 +391,14 @@ def classify(outcome: ChildOutcome) -> tuple[str, str | None]:
     return "error", f"caddie exited {code}"
 
 
-def session_usage(path: Path | None) -> tuple[int, int, float]:
-    """Input tokens, output tokens and cost of every reply saved in a session file."""
+def session_usage(path: Path | None) -> tuple[int, int, float, bool]:
+    """Input tokens, output tokens and cost of every reply saved in a session file, and whether some of it is
+    caddie's estimate (a reply whose server reported no usage: ``"estimated": true`` in its usage)."""
     tokens_in = tokens_out = 0
     cost = 0.0
+    estimated = False
     if path is None or not path.exists():
-        return 0, 0, 0.0
+        return 0, 0, 0.0, False
     with path.open("rb") as f:
         for line in f:
             if b'"assistant"' not in line:
@@ -412,7 +414,8 @@ def session_usage(path: Path | None) -> tuple[int, int, float]:
             tokens_in += int(usage.get("input", 0))
             tokens_out += int(usage.get("output", 0))
             cost += float((usage.get("cost") or {}).get("total", 0.0))
-    return tokens_in, tokens_out, round(cost, 6)
+            estimated = estimated or usage.get("estimated") is True
+    return tokens_in, tokens_out, round(cost, 6), estimated
 
 
 def run_check(command: str, workspace: Path, timeout: float) -> tuple[int | None, str]:
@@ -486,7 +489,7 @@ def run_task(
         if status == "error" and detail:
             log.write(f"error: {detail}\n")
     session = latest_session(paths.sessions)
-    tokens_in, tokens_out, cost = session_usage(session)
+    tokens_in, tokens_out, cost, estimated = session_usage(session)
     if attempts:  # goal runs of this task so far: retries after a lost worker and earlier batch runs
         with contextlib.suppress(OSError), paths.log.open(encoding="utf-8") as f:
             attempts = sum(1 for line in f if line.startswith(GOAL_RUN_MARK))
@@ -508,4 +511,6 @@ def run_task(
         detail=detail,
         finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
+    if estimated:  # only then, so results of servers that report usage stay as they were
+        record["tokens_estimated"] = True
     return record
