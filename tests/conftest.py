@@ -33,9 +33,6 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("CADDIE_AGENTS_DIR", str(root / "dot-agents"))  # ~/.agents/skills stays out of tests
     monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "0")  # servers running on this machine stay out of tests
-    monkeypatch.setenv(
-        "CADDIE_VERIFY_COPIES", "1"
-    )  # MessageCopies proves what it trusts (in caddie processes too)
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     return root

@@ -224,7 +224,7 @@ async def run_main(argv: list[str]) -> int:
     _log_to_stderr()
     session = build.session
     # print/json: the store's findings go to stderr with the rest; rpc gets them as notice events at start
-    found = session.core.take_store_warnings() if mode != "rpc" else []
+    found = build.take_store_warnings() if mode != "rpc" else []
     for warning in [*build.warnings, *found]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     loop = asyncio.get_running_loop()

@@ -16,12 +16,13 @@ import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
-from caddie.config.settings import Settings, load_settings
+from caddie.config.settings import Settings, deep_merge, load_settings
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
@@ -56,6 +57,15 @@ def project_trusted(cwd: str, trust: bool | None) -> bool:
     return trust if trust is not None else bool(remembered_trust(cwd))
 
 
+def session_settings(cwd: str, trusted: bool, overrides: dict[str, Any] | None) -> Settings:
+    """The settings files merged, with a program's overrides on top (in memory only: a setting the session
+    saves later, e.g. a queue mode, writes just that key)."""
+    settings = load_settings(cwd, project_trusted=trusted)
+    if overrides:
+        settings.data = deep_merge(settings.data, overrides)
+    return settings
+
+
 async def load_extension_set(
     cwd: str,
     *,
@@ -63,11 +73,12 @@ async def load_extension_set(
     no_extensions: bool,
     trust: bool | None,
     inline: list[Extension] | None = None,
+    settings_overrides: dict[str, Any] | None = None,
 ) -> LoadedExtensions:
     """Discover and import extensions (before the session exists, so their flags can be parsed)."""
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = project_trusted(cwd, trust)
-    settings = load_settings(cwd, project_trusted=trusted)
+    settings = session_settings(cwd, trusted, settings_overrides)
     notices: list[str] = []
     setup_errors: list[str] = []
     if trusted:  # a trusted project's packages are installed on first run, as Pi does
@@ -153,6 +164,11 @@ class SessionBuild:
     warnings: list[str]
     has_auth: Callable[[Model], bool] | None = None
 
+    def take_store_warnings(self) -> list[str]:
+        """What the session file's store found wrong (a torn line, duplicate ids), for a mode that prints
+        them itself before ``start`` (print and json: stderr); those not taken arrive as ``NoticeEvent``s."""
+        return self.session.core.take_store_warnings()
+
 
 def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
     """``provider/id:level`` → (``provider/id``, level); a suffix that is not a thinking level stays (model
@@ -234,7 +250,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     if not Path(cwd).is_dir():
         raise SetupError(f"The working directory {cwd} does not exist.")
     trusted = project_trusted(cwd, request.trust)
-    settings = load_settings(cwd, project_trusted=trusted)
+    settings = session_settings(cwd, trusted, request.settings_overrides)
     warnings = list(settings.warnings)
 
     if request.session_dir is None and settings.session_dir:
@@ -248,6 +264,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         no_extensions=request.no_extensions,
         trust=request.trust,
         inline=request.inline_extensions,
+        settings_overrides=request.settings_overrides,
     )
     registry = ModelRegistry()
     warnings += registry.warnings

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from caddie.errors import ConfigurationError
 
@@ -93,3 +93,6 @@ class SessionRequest:
     """``--fork``: a session file to copy (its current branch) into a new session of this project."""
     compaction: bool = True
     """Automatic and manual compaction and branch summaries (off for read-only views)."""
+    settings_overrides: dict[str, Any] | None = None
+    """Settings deep-merged over the settings files, for this session only and never written
+    (``caddie.sdk``'s ``settings=``, Pi's ``SettingsManager.applyOverrides``)."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from caddie.errors import CaddieError
+from caddie.errors import ConfigurationError
 from caddie.modes.batch.stop_extension import GATE_FD_ENV
 from caddie.modes.batch.tasks import Task
 
@@ -92,8 +92,9 @@ class TaskPaths:
         )
 
 
-class TaskFailed(CaddieError):
-    """Workspace or setup failed: the task ends with status ``error``."""
+class TaskFailed(ConfigurationError):
+    """A task's workspace or setup cannot be made (a git failure, a missing ref, a setup command that
+    failed): the task ends with status ``error``."""
 
 
 def latest_session(directory: Path) -> Path | None:
