@@ -31,6 +31,9 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     root = tmp_path_factory.mktemp("caddie-home")
     monkeypatch.setenv("CADDIE_DIR", str(root))
     monkeypatch.setenv("CADDIE_AGENTS_DIR", str(root / "dot-agents"))  # ~/.agents/skills stays out of tests
+    monkeypatch.setenv(
+        "PI_CODING_AGENT_DIR", str(root / "pi-agent")
+    )  # a Pi sandbox.json would turn the sandbox on
     monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setenv(
         "CADDIE_VERIFY_COPIES", "1"

@@ -35,6 +35,7 @@ from caddie.extensions.api import (
     LabelEntry,
     MessageEntry,
     Mode,
+    Sandbox,
     SessionEntry,
     SessionHeader,
     SessionShutdownEvent,
@@ -296,6 +297,10 @@ class FakeContext:
     def signal(self) -> AbortSignal | None:
         return None
 
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._host.sandbox
+
     def is_idle(self) -> bool:
         return True
 
@@ -358,6 +363,7 @@ class FakeHost:
         self.usage: ContextUsage | None = None
         self.settings: dict[str, Any] = {}
         self.calls: list[str] = []
+        self.sandbox = Sandbox.off()
         self.queued: list[CustomMessage] = []
         self.streaming = False
         """While True, ``send_message`` queues (steering) until ``flush()``, as during a tool call."""

@@ -32,6 +32,7 @@ from caddie.runtime.session_events import (
     ExtensionEvent,
     NoticeEvent,
 )
+from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
@@ -143,6 +144,10 @@ class ExtensionBridge:
 
     def set_exit_code(self, code: int) -> None:
         self._session.exit_code = code
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._session.sandbox
 
     # -- resources_discover ---------------------------------------------------------------------------
     async def discover_resources(self, reason: Any) -> None:
@@ -268,6 +273,10 @@ class ExtensionContextImpl:
     def stop_after_turn(self) -> None:
         """End the current run after this turn: no further model request is made."""
         self._session.run.stop_after_turn()
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._session.sandbox
 
 
 class CommandContextImpl(ExtensionContextImpl):

@@ -42,6 +42,8 @@ from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession, SessionOptions
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
+from caddie.sandbox import Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
@@ -246,6 +248,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     trusted = project_trusted(cwd, request.trust)
     settings = load_settings(cwd, project_trusted=trusted)
     warnings = list(settings.warnings)
+    sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
 
     if request.session_dir is None and settings.session_dir:
         request.session_dir = str(Path(settings.session_dir).expanduser())
@@ -320,6 +323,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         env_policy=EnvPolicy.of(*settings.shell_env),
         auto_resize_images=bool(settings.get("images.autoResize", True)),
         operations=request.tool_operations,
+        sandbox=sandbox,
     )
 
     warnings += loaded.errors + loaded.notices
@@ -359,6 +363,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         restored=restored,
         resources=resources,
         rediscover=rediscover,
+        sandbox=sandbox,
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
@@ -388,6 +393,27 @@ async def open_session(request: SessionRequest) -> SessionBuild:
             store.append_model_change(model.provider, model.id)
         store.append_thinking_level_change(thinking)
     return SessionBuild(session, registry, warnings, has_auth)
+
+
+def _open_sandbox(
+    request: SessionRequest, cwd: str, settings: Settings, trusted: bool, warnings: list[str]
+) -> Sandbox:
+    """The session's sandbox (``caddie.sandbox``); a mode that cannot be enforced here is a ``SetupError``
+    saying what to install — never commands run unsandboxed."""
+    if request.read_only:
+        return Sandbox.off()  # views run no commands for the model
+    try:
+        config = load_sandbox_config(cwd, settings, project_trusted=trusted)
+        mode = choose_mode(request.sandbox, config.mode, request.sandbox_default)
+        sandbox = open_sandbox(mode, cwd, config)
+    except SandboxError as e:
+        raise SetupError(str(e)) from None
+    warnings += config.warnings
+    if sandbox.active and request.tool_operations is not None and request.tool_operations.shell is not None:
+        warnings.append(
+            f"the sandbox ({sandbox.mode}) runs bash commands in caddie, not in the editor's terminal"
+        )
+    return sandbox
 
 
 def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:

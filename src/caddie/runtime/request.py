@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from caddie.extensions.runner import Extension
     from caddie.runtime.compaction_port import StreamFn
     from caddie.runtime.factory import LoadedExtensions
+    from caddie.sandbox import SandboxMode
     from caddie.tools import ToolOperations
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
@@ -73,3 +74,7 @@ class SessionRequest:
     """``--fork``: a session file to copy (its current branch) into a new session of this project."""
     compaction: bool = True
     """Automatic and manual compaction and branch summaries (off for read-only views)."""
+    sandbox: str | None = None
+    """``--sandbox``: off, read-only or workspace-write (None: the settings' ``sandbox`` block decides)."""
+    sandbox_default: SandboxMode = "off"
+    """The mode when neither ``--sandbox`` nor the settings name one (workspace-write for headless goals)."""

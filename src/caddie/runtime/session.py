@@ -63,6 +63,7 @@ from caddie.runtime.session_events import (
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
 from caddie.runtime.ui import HeadlessUI
 from caddie.runtime.user_bash import UserBash
+from caddie.sandbox import Sandbox
 from caddie.session.context import SessionContext as StoredContext
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
@@ -115,6 +116,8 @@ class SessionOptions:
     """Discovery again, plus the skill and prompt paths extensions return from ``resources_discover``."""
     compactor: CompactorFactory | None = None
     """Builds the compaction engine for this session (None: no automatic or manual compaction)."""
+    sandbox: Sandbox = field(default_factory=Sandbox.off)
+    """Where commands run (``caddie.sandbox``): the bash tool's, ``!cmd``, ``api.exec``; closed at quit."""
 
 
 class AgentSession:
@@ -133,6 +136,7 @@ class AgentSession:
         self.on_shutdown: Callable[[], Any] | None = None
         """Set by the mode: ends the process gracefully. Called once, when a shutdown was requested and the
         session is idle (the run and its queued messages settled)."""
+        self.sandbox = options.sandbox
         self.available_models: Callable[[], list[Model]] = lambda: []
         """Every model with auth, for cycling without a scope and for RPC ``get_available_models``."""
         self._builtin_tools = dict(options.builtin_tools)
@@ -225,6 +229,7 @@ class AgentSession:
         self.bridge.unbind_all()
         if reason == "quit":
             self.store.close()  # the session file's write lock
+            self.sandbox.close()
 
     def request_shutdown(self) -> None:
         """``ctx.shutdown()``: the mode ends the process gracefully once the current work is done (the run

@@ -14,6 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from caddie.sandbox import FileGuard, SandboxDenied
+from caddie.tools.base import ToolError
+
 CHUNK_BYTES = 1 << 20
 
 
@@ -67,6 +70,40 @@ def open_regular(path: str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def check_sandbox(guard: FileGuard | None, path: str, *, write: bool = False) -> None:
+    """The sandbox's path policy for a file tool (no-op when the sandbox is off): a refusal becomes the
+    tool's error text, which says it was the sandbox and which mode."""
+    if guard is None:
+        return
+    try:
+        guard.check_write(path) if write else guard.check_read(path)
+    except SandboxDenied as e:
+        raise ToolError(str(e)) from None
+
+
+def open_regular_guarded(path: str, guard: FileGuard | None) -> BinaryIO:
+    """``open_regular``, then the sandbox's check of the file actually opened (a symlink swapped in between
+    the check and the open is caught here)."""
+    fh = open_regular(path)
+    if guard is not None:
+        try:
+            guard.check_opened(fh.fileno(), path)
+        except SandboxDenied as e:
+            fh.close()
+            raise ToolError(str(e)) from None
+    return fh
+
+
+def open_for_write(path: str, guard: FileGuard | None) -> BinaryIO:
+    """``open(path, "wb")``, or with the sandbox on, its race-free write (``FileGuard.open_write``)."""
+    if guard is None:
+        return open(path, "wb")
+    try:
+        return guard.open_write(path)
+    except SandboxDenied as e:
+        raise ToolError(str(e)) from None
 
 
 def read_regular(path: str, max_bytes: int | None = None) -> bytes:

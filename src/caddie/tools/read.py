@@ -19,8 +19,16 @@ from typing import Any, BinaryIO
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent
 from caddie.jscompat import js_number, utf8_len
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
-from caddie.tools.files import Cancelled, NotRegularFileError, count_lines, iter_line_pieces, open_regular
+from caddie.tools.files import (
+    Cancelled,
+    NotRegularFileError,
+    check_sandbox,
+    count_lines,
+    iter_line_pieces,
+    open_regular_guarded,
+)
 from caddie.tools.fs_errors import access_error, fs_error_text, node_fs_message
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
 from caddie.tools.operations import FileOperations
@@ -194,8 +202,14 @@ def read_text(
 
 
 def create_read_tool(
-    cwd: str, *, auto_resize_images: bool = True, files: FileOperations | None = None
+    cwd: str,
+    *,
+    auto_resize_images: bool = True,
+    files: FileOperations | None = None,
+    guard: FileGuard | None = None,
 ) -> ToolDefinition:
+    """``guard``: the sandbox's path policy (None: no sandbox)."""
+
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -209,6 +223,7 @@ def create_read_tool(
 
         check_abort()
         absolute = resolve_read_path(path, cwd)
+        check_sandbox(guard, absolute)
         if files is None:
             code = access_error(absolute, os.R_OK)
             if code is not None:
@@ -218,7 +233,7 @@ def create_read_tool(
             if files is not None:  # e.g. an editor's buffer, handed over whole
                 fh = io.BytesIO(await files.read_file(absolute))
             else:
-                fh = open_regular(absolute)  # never blocks: FIFOs and devices are refused, not opened
+                fh = open_regular_guarded(absolute, guard)  # never blocks: FIFOs and devices are refused
         except IsADirectoryError as exc:
             raise ToolError(node_fs_message(exc, "read")) from exc
         except NotRegularFileError as exc:

@@ -67,6 +67,14 @@ def _parser() -> _Parser:
     )
     p.add_argument("--task-cpus", type=float, default=1.0, metavar="N", help="Ray: CPUs per task (default 1)")
     p.add_argument("--task-memory", metavar="BYTES", help="Ray: memory per task, e.g. 2G (default: none)")
+    p.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        metavar="MODE",
+        help='where each task\'s setup, goal commands and check run (default: settings "sandbox", else '
+        "workspace-write: the workspace writable, secrets unreadable, no network unless allowed); "
+        "off runs them unsandboxed. See docs/sandbox.md",
+    )
     return p
 
 
@@ -135,6 +143,16 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
         console.print(f"run the same command again{more} to continue", markup=False, soft_wrap=True)
 
 
+def _check_sandbox(settings: Any, workdir: Path) -> None:
+    """Before any task starts: the sandbox the tasks will run in can start here (else one line, exit 2)."""
+    from caddie.modes.batch.worker import TaskFailed, task_sandbox
+
+    try:
+        task_sandbox(settings, workdir).close()
+    except TaskFailed as e:
+        raise BatchError(str(e)) from None
+
+
 def run_batch_command(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -187,7 +205,10 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     except OSError as e:
         raise BatchError(f"cannot create {workdir}: {e.strerror or e}") from None
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV_PREFIX)}
-    settings = RunSettings(workdir=str(workdir), model=args.model, retries=args.retries, env=env)
+    settings = RunSettings(
+        workdir=str(workdir), model=args.model, retries=args.retries, env=env, sandbox=args.sandbox
+    )
+    _check_sandbox(settings, workdir)
     backend: Backend
     if args.ray is not None:
         backend = RayBackend(

@@ -25,8 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from caddie.config.settings import load_settings
 from caddie.modes.batch.stop_extension import STOP_FILE_ENV
 from caddie.modes.batch.tasks import Task
+from caddie.sandbox import Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import load_config as load_sandbox_config
 
 STOP_EXTENSION = str(Path(__file__).with_name("stop_extension.py"))
 TAIL_BYTES = 1500
@@ -68,6 +71,9 @@ class RunSettings:
     check_timeout: float = 300.0
     poll_seconds: float = 0.25
     kill_grace: float = 5.0
+    sandbox: str | None = None
+    """``caddie batch --sandbox``: the mode of the goals, setup and check (None: settings, else
+    workspace-write)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +134,35 @@ def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.1, deadline - time.monotonic())
 
 
-def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | None) -> str:
+def task_sandbox(settings: RunSettings, workspace: Path) -> Sandbox:
+    """The sandbox of a task's setup and check: ``--sandbox``, else the global settings (the workspace is a
+    clone, never trusted), else workspace-write — the mode the goal's own commands get."""
+    try:
+        config = load_sandbox_config(str(workspace), load_settings(workspace), project_trusted=False)
+        mode = choose_mode(settings.sandbox, config.mode, "workspace-write")
+        return open_sandbox(mode, str(workspace), config)
+    except SandboxError as e:
+        raise TaskFailed(str(e)) from None
+
+
+def sandbox_mode(settings: RunSettings) -> str:
+    """The mode tasks will run in (for the clone: a sandboxed task gets no hard links into the source)."""
+    if settings.sandbox is not None:
+        return settings.sandbox
+    try:
+        config = load_sandbox_config(settings.workdir, load_settings(settings.workdir), project_trusted=False)
+    except SandboxError:
+        return "workspace-write"
+    return config.mode or "workspace-write"
+
+
+def prepare_workspace(
+    task: Task, paths: TaskPaths, log: Any, deadline: float | None, settings: RunSettings
+) -> str:
     """A clone of the task's repo at its ref under the batch's work directory (never the user's checkout),
-    with setup run once. Returns the base commit. An existing, finished workspace is reused as it is."""
+    with setup run once (in the task's sandbox). Returns the base commit. An existing, finished workspace is
+    reused as it is. A sandboxed task's clone copies the objects instead of hard-linking them: through a hard
+    link, a command allowed to write the workspace could change the source repository."""
     ws = paths.workspace
     git_dir = ws / ".git"
     if (git_dir / READY_MARK).exists():
@@ -138,7 +170,8 @@ def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | 
     if ws.exists():
         shutil.rmtree(ws)  # a clone or setup that never finished: start it again
     ws.parent.mkdir(parents=True, exist_ok=True)
-    _git(["clone", "--quiet", "--no-checkout", task.repo, str(ws)], None, log, _remaining(deadline))
+    links = ["--no-hardlinks"] if sandbox_mode(settings) != "off" else []
+    _git(["clone", "--quiet", "--no-checkout", *links, task.repo, str(ws)], None, log, _remaining(deadline))
     ref = task.ref or "HEAD"
     target = None
     for candidate in (ref, f"origin/{ref}"):
@@ -156,22 +189,31 @@ def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | 
     if task.setup:
         log.write(f"$ {task.setup}\n")
         log.flush()
+        sandbox = task_sandbox(settings, ws)
         try:
-            done = subprocess.run(
-                task.setup,
-                shell=True,
-                cwd=ws,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=_remaining(deadline),
-                start_new_session=True,
-            )
+            with sandbox.prepare(["/bin/sh", "-c", task.setup], str(ws)) as prepared:
+                done = subprocess.run(
+                    prepared.argv,
+                    cwd=ws,
+                    env=prepared.env,
+                    pass_fds=prepared.pass_fds,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    timeout=_remaining(deadline),
+                    start_new_session=True,
+                )
         except subprocess.TimeoutExpired:
             raise TaskFailed("setup timed out") from None
+        finally:
+            sandbox.close()
         log.write(done.stdout.decode("utf-8", "replace"))
         if done.returncode != 0:
-            raise TaskFailed(f"setup exited {done.returncode}: {tail(done.stdout, 300).strip()}")
+            note = prepared.explain(tail(done.stdout))
+            raise TaskFailed(
+                f"setup exited {done.returncode}: {tail(done.stdout, 300).strip()}"
+                + (f" {note}" if note else "")
+            )
     (git_dir / READY_MARK).write_text("")
     return target
 
@@ -208,6 +250,8 @@ def goal_command(task: Task, settings: RunSettings, session: Path | None, paths:
         command += ["--session", str(session)]
     else:
         command += ["--session-dir", str(paths.sessions)]
+    if settings.sandbox is not None:
+        command += ["--sandbox", settings.sandbox]
     return [*command, "-e", STOP_EXTENSION]
 
 
@@ -369,21 +413,31 @@ def session_usage(path: Path | None) -> tuple[int, int, float]:
     return tokens_in, tokens_out, round(cost, 6)
 
 
-def run_check(command: str, workspace: Path, timeout: float) -> tuple[int | None, str]:
+def run_check(command: str, workspace: Path, timeout: float, settings: RunSettings) -> tuple[int | None, str]:
+    """The task's check, after the goal, in the task's sandbox: (exit code or None on timeout, output tail)."""
     try:
-        done = subprocess.run(
-            command,
-            shell=True,
-            cwd=workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=timeout,
-            start_new_session=True,
-        )
+        sandbox = task_sandbox(settings, workspace)
+    except TaskFailed as e:
+        return None, str(e)
+    try:
+        with sandbox.prepare(["/bin/sh", "-c", command], str(workspace)) as prepared:
+            done = subprocess.run(
+                prepared.argv,
+                cwd=workspace,
+                env=prepared.env,
+                pass_fds=prepared.pass_fds,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                start_new_session=True,
+            )
     except subprocess.TimeoutExpired as e:
         return None, tail((e.stdout or b"") + f"\n[check timed out after {timeout:g} s]".encode())
-    return done.returncode, tail(done.stdout)
+    finally:
+        sandbox.close()
+    note = prepared.explain(tail(done.stdout))
+    return done.returncode, tail(done.stdout + (f"\n{note}\n".encode() if note else b""))
 
 
 def diff_stat(workspace: Path, base: str, log: Any) -> str:
@@ -415,7 +469,7 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
     with paths.log.open("a", encoding="utf-8") as log:
         log.write(f"--- {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} on {socket.gethostname()}\n")
         try:
-            base = prepare_workspace(task, paths, log, deadline)
+            base = prepare_workspace(task, paths, log, deadline, settings)
         except TaskFailed as e:
             detail = str(e)
             base = None
@@ -437,7 +491,9 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
                     continue
                 break
             if task.check and status not in ("timeout", STOPPED):
-                check_exit, check_tail = run_check(task.check, paths.workspace, settings.check_timeout)
+                check_exit, check_tail = run_check(
+                    task.check, paths.workspace, settings.check_timeout, settings
+                )
             diff = diff_stat(paths.workspace, base, log)
         if status == "error" and detail:
             log.write(f"error: {detail}\n")

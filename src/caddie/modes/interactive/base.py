@@ -251,6 +251,7 @@ class AppBase(App[int]):
                 context_percent=usage.percent if usage else None,
                 context_window=usage.context_window if usage else 0,
                 statuses=self.ui.statuses,
+                sandbox=session.sandbox.summary() if session.sandbox.active else None,
             )
         )
         self.editor.remove_class(*_THINKING_CLASSES)

@@ -208,6 +208,8 @@ class RpcServer:
             messageCount=len(s.messages),
             pendingMessageCount=s.pending_message_count(),
         )
+        if s.sandbox.active:  # caddie-only, and only when on: a Pi client sees Pi's keys
+            state["sandbox"] = s.sandbox.state()
         await self._reply(request, state)
 
     async def cmd_get_messages(self, request: dict[str, Any]) -> None:

@@ -1,0 +1,279 @@
+"""The network allow-list: an HTTP proxy (``CONNECT`` tunnels and plain ``http://`` requests) that lets
+sandboxed commands reach only the hosts the configuration names.
+
+Commands run in a network namespace with nothing but loopback, so the proxy is their only way out. It runs
+in caddie's process, on an event loop of its own in a daemon thread (sync callers such as ``caddie batch``
+use it too). Each command gets a *channel*: one end of a Unix socket pair that the sandbox inherits. Inside,
+``netns_helper.py`` binds the proxy port on the sandbox's loopback and sends that listening socket back over
+the channel; the proxy accepts on it directly — no relay process, no port on the host. A refused host is
+answered ``403`` with a sentence naming the setting, and remembered per channel so the command's result can
+say so. ``host_allowed`` is the pure rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from caddie.sandbox.config import NetworkRule
+
+log = logging.getLogger("caddie.sandbox")
+
+HEAD_LIMIT = 64 * 1024
+CONNECT_TIMEOUT_S = 30.0
+_HOP_HEADERS = {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive"}
+
+
+def _matches(host: str, pattern: str) -> bool:
+    pattern = pattern.strip().lower().rstrip(".")
+    if pattern == "*":
+        return True
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+def host_allowed(host: str, allowed: Sequence[str], denied: Sequence[str] = ()) -> bool:
+    """``host`` (a name or IP literal) matches an allowed pattern and no denied one. ``example.com`` is that
+    host only; ``*.example.com`` its subdomains (not itself); ``*`` any host."""
+    host = host.strip().lower().rstrip(".").strip("[]")
+    if not host or any(_matches(host, p) for p in denied):
+        return False
+    return any(_matches(host, p) for p in allowed)
+
+
+def split_host_port(target: str, default_port: int) -> tuple[str, int]:
+    """``host:port`` / ``[v6]:port`` / ``host`` → (host, port); ``ValueError`` when it is not one."""
+    if target.startswith("["):
+        end = target.index("]")
+        host, rest = target[1:end], target[end + 1 :]
+        port = int(rest[1:]) if rest.startswith(":") else default_port
+    elif target.count(":") == 1:
+        host, _, port_text = target.partition(":")
+        port = int(port_text)
+    else:
+        host, port = target, default_port
+    if not host or not 0 < port < 65536:
+        raise ValueError(target)
+    return host, port
+
+
+@dataclass(slots=True)
+class _Channel:
+    control: socket.socket
+    servers: list[asyncio.Server] = field(default_factory=list)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    refused: list[str] = field(default_factory=list)
+
+
+class FilteringProxy:
+    """One per sandbox (started on first use); ``open_channel`` per command, ``close`` at the end."""
+
+    def __init__(self, rule: NetworkRule) -> None:
+        self.rule = rule
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._channels: dict[int, _Channel] = {}
+        self._lock = threading.Lock()
+        self._next = 0
+
+    # --------------------------------------------------------------------------------------------
+    # Called from any thread
+
+    def open_channel(self) -> tuple[int, socket.socket]:
+        """A new channel: its id and the end the sandboxed command inherits (close it after the start)."""
+        loop = self._ensure_loop()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours.setblocking(False)
+        with self._lock:
+            self._next += 1
+            channel_id = self._next
+        ready = threading.Event()
+
+        def adopt() -> None:
+            channel = _Channel(ours)
+            self._channels[channel_id] = channel
+            loop.add_reader(ours.fileno(), self._receive, channel_id)
+            ready.set()
+
+        loop.call_soon_threadsafe(adopt)
+        ready.wait(5)
+        return channel_id, theirs
+
+    def close_channel(self, channel_id: int) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):
+            asyncio.run_coroutine_threadsafe(self._drop(channel_id), loop).result(5)
+
+    def refused_hosts(self, channel_id: int | None) -> list[str]:
+        channel = self._channels.get(channel_id) if channel_id is not None else None
+        return list(channel.refused) if channel is not None else []
+
+    def close(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        for channel_id in list(self._channels):
+            self.close_channel(channel_id)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        self._loop = self._thread = None
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="caddie-sandbox-proxy", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    # --------------------------------------------------------------------------------------------
+    # On the proxy's loop
+
+    def _receive(self, channel_id: int) -> None:
+        channel = self._channels.get(channel_id)
+        if channel is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            _data, fds, _flags, _addr = socket.recv_fds(channel.control, 16, 4)
+        except BlockingIOError:
+            return
+        except OSError:
+            fds = []
+            _data = b""
+        if not fds:  # the command ended (or never sent its port): nothing more will come
+            loop.remove_reader(channel.control.fileno())
+            return
+        for fd in fds:
+            listener = socket.socket(fileno=fd)
+            listener.setblocking(False)
+            task = loop.create_task(self._serve(channel_id, listener))
+            channel.tasks.add(task)
+            task.add_done_callback(channel.tasks.discard)
+
+    async def _serve(self, channel_id: int, listener: socket.socket) -> None:
+        channel = self._channels.get(channel_id)
+        if channel is None:
+            listener.close()
+            return
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.current_task()
+            if task is not None:
+                channel.tasks.add(task)
+            try:
+                await self._handle(channel, reader, writer)
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+                pass
+            finally:
+                writer.close()
+                if task is not None:
+                    channel.tasks.discard(task)
+
+        server = await asyncio.start_server(handle, sock=listener, limit=HEAD_LIMIT)
+        channel.servers.append(server)
+
+    async def _drop(self, channel_id: int) -> None:
+        channel = self._channels.pop(channel_id, None)
+        if channel is None:
+            return
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(ValueError, OSError):
+            loop.remove_reader(channel.control.fileno())
+        channel.control.close()
+        for server in channel.servers:
+            server.close()
+        current = asyncio.current_task()
+        for task in list(channel.tasks):
+            if task is not current:
+                task.cancel()
+
+    async def _handle(
+        self, channel: _Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        request_line, *header_lines = head[:-4].split(b"\r\n")
+        parts = request_line.split(b" ")
+        if len(parts) != 3:
+            await _reply(writer, 400, "caddie sandbox proxy: a request line is METHOD TARGET VERSION.")
+            return
+        method, target, version = parts
+        tunnel = method.upper() == b"CONNECT"
+        try:
+            if tunnel:
+                host, port = split_host_port(target.decode("latin-1"), 443)
+                path = b""
+            else:
+                url = urlsplit(target.decode("latin-1"))
+                if url.scheme != "http" or not url.hostname:
+                    await _reply(
+                        writer, 400, "caddie sandbox proxy: send absolute http:// URLs, or CONNECT for https."
+                    )
+                    return
+                host, port = url.hostname, url.port or 80
+                path = (url.path or "/").encode("latin-1") + (
+                    b"?" + url.query.encode("latin-1") if url.query else b""
+                )
+        except ValueError:
+            await _reply(writer, 400, "caddie sandbox proxy: the request's target is not host:port.")
+            return
+        if not host_allowed(host, self.rule.allowed, self.rule.denied):
+            channel.refused.append(host)
+            await _reply(
+                writer,
+                403,
+                f"Blocked by the sandbox: {host} is not in the network allow-list (settings sandbox.network).",
+            )
+            return
+        try:
+            upstream_reader, upstream_writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port), CONNECT_TIMEOUT_S
+            )
+        except (OSError, TimeoutError) as e:
+            await _reply(writer, 502, f"caddie sandbox proxy: cannot reach {host}:{port}: {e}")
+            return
+        try:
+            if tunnel:
+                writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                await writer.drain()
+            else:
+                kept = [h for h in header_lines if h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
+                upstream_writer.write(
+                    b"\r\n".join([method + b" " + path + b" " + version, *kept, b"Connection: close"])
+                    + b"\r\n\r\n"
+                )
+            await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+        finally:
+            upstream_writer.close()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except OSError:
+        writer.close()
+
+
+async def _reply(writer: asyncio.StreamWriter, status: int, text: str) -> None:
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    body = (text + "\n").encode()
+    writer.write(
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nX-Caddie-Sandbox: blocked\r\nConnection: close\r\n\r\n".encode()
+        + body
+    )
+    await writer.drain()
