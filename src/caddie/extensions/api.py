@@ -65,6 +65,15 @@ from caddie.ai.tokens import (
     result_bytes,
     utf16_message_chars,
 )
+from caddie.errors import (
+    Aborted,
+    CaddieError,
+    ConfigurationError,
+    ExtensionError,
+    ProviderError,
+    SessionStoreError,
+    UsageError,
+)
 from caddie.extensions._exec import ExecResult, run_process
 from caddie.extensions.event_types import (
     EVENT_NAMES,
@@ -159,6 +168,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "AbortSignal",
+    "Aborted",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
@@ -169,12 +179,14 @@ __all__ = [
     "BeforeAgentStartResult",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
+    "CaddieError",
     "CommandContext",
     "CommandHandler",
     "CommandSpec",
     "CompactionEntry",
     "CompactionSpec",
     "CompactionSummaryMessage",
+    "ConfigurationError",
     "ContentBlock",
     "ContextEvent",
     "ContextResult",
@@ -190,6 +202,7 @@ __all__ = [
     "ExecResult",
     "ExtensionAPI",
     "ExtensionContext",
+    "ExtensionError",
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
@@ -215,6 +228,7 @@ __all__ = [
     "OnUpdate",
     "PreparedCommand",
     "ProviderConfig",
+    "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
@@ -232,6 +246,7 @@ __all__ = [
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "SessionStoreError",
     "SessionTreeEvent",
     "ShortcutHandler",
     "ShortcutSpec",
@@ -254,6 +269,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnStartEvent",
     "Usage",
+    "UsageError",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -285,7 +301,7 @@ __all__ = [
 ]
 
 
-class ExtensionRuntimeNotReady(RuntimeError):
+class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
     def __init__(self) -> None:
         super().__init__(
             "Extension runtime not initialized: call action methods from handlers, not from register()"

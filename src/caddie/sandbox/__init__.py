@@ -19,8 +19,8 @@ from caddie.sandbox.config import (
     load_config,
     read_config,
 )
-from caddie.sandbox.errors import SandboxConfigError, SandboxError, SandboxUnavailable
-from caddie.sandbox.guard import FileGuard, SandboxDenied
+from caddie.sandbox.errors import SandboxConfigError, SandboxDenied, SandboxError, SandboxUnavailable
+from caddie.sandbox.guard import FileGuard
 from caddie.sandbox.policy import SandboxPolicy
 from caddie.sandbox.sandbox import PreparedCommand, Sandbox, open_sandbox
 

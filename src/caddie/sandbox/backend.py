@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from caddie.sandbox.bubblewrap import BubblewrapBackend, StandIns
+from caddie.sandbox.errors import SandboxUnavailable
 from caddie.sandbox.policy import SandboxPolicy
 from caddie.sandbox.proxy import FilteringProxy
 from caddie.sandbox.wrapped import WrappedCommand
@@ -59,7 +60,7 @@ class MissingBackend:
         cwd: str,
         proxy: FilteringProxy | None,
     ) -> WrappedCommand:
-        raise RuntimeError(self.reason)
+        raise SandboxUnavailable(self.reason)
 
 
 def backend_for_platform(platform: str | None = None) -> SandboxBackend:

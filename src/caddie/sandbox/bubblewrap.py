@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from caddie.sandbox import seccomp
+from caddie.sandbox.errors import SandboxUnavailable
 from caddie.sandbox.policy import SandboxPolicy, inside
 from caddie.sandbox.proxy import FilteringProxy
 from caddie.sandbox.wrapped import WrappedCommand
@@ -247,7 +248,7 @@ class BubblewrapBackend:
     ) -> WrappedCommand:
         features, problem = _probe(self.executable or "bwrap")
         if features is None or self.executable is None:
-            raise RuntimeError(problem or "bubblewrap is not available")
+            raise SandboxUnavailable(problem or "bubblewrap is not available")
         program = seccomp.filter_program(allow_unix_sockets=policy.allow_unix_sockets)
         read_end, write_end = os.pipe()
         try:

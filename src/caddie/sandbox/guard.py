@@ -15,12 +15,8 @@ import stat
 from collections.abc import Callable
 from typing import BinaryIO
 
-from caddie.sandbox.errors import SandboxError
+from caddie.sandbox.errors import SandboxDenied
 from caddie.sandbox.policy import SandboxPolicy, inside
-
-
-class SandboxDenied(SandboxError):
-    """A file tool's path is outside what the sandbox allows; the message is the model's tool result."""
 
 
 def opened_path(fd: int) -> str | None:

@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from caddie.errors import Aborted, ToolError
 from caddie.sandbox import FileGuard, SandboxDenied
-from caddie.tools.base import ToolError
 
 CHUNK_BYTES = 1 << 20
 
 
-class NotRegularFileError(Exception):
+class NotRegularFileError(ToolError):
     """The path names a FIFO, device or socket: reading it could block or never end."""
 
     def __init__(self, kind: str) -> None:
@@ -73,14 +73,10 @@ def open_regular(path: str) -> BinaryIO:
 
 
 def check_sandbox(guard: FileGuard | None, path: str, *, write: bool = False) -> None:
-    """The sandbox's path policy for a file tool (no-op when the sandbox is off): a refusal becomes the
-    tool's error text, which says it was the sandbox and which mode."""
-    if guard is None:
-        return
-    try:
+    """The sandbox's path policy for a file tool (no-op when the sandbox is off). A refusal raises
+    ``SandboxDenied`` — a ``ToolError`` whose text says it was the sandbox and which mode."""
+    if guard is not None:
         guard.check_write(path) if write else guard.check_read(path)
-    except SandboxDenied as e:
-        raise ToolError(str(e)) from None
 
 
 def open_regular_guarded(path: str, guard: FileGuard | None) -> BinaryIO:
@@ -90,20 +86,15 @@ def open_regular_guarded(path: str, guard: FileGuard | None) -> BinaryIO:
     if guard is not None:
         try:
             guard.check_opened(fh.fileno(), path)
-        except SandboxDenied as e:
+        except SandboxDenied:
             fh.close()
-            raise ToolError(str(e)) from None
+            raise
     return fh
 
 
 def open_for_write(path: str, guard: FileGuard | None) -> BinaryIO:
     """``open(path, "wb")``, or with the sandbox on, its race-free write (``FileGuard.open_write``)."""
-    if guard is None:
-        return open(path, "wb")
-    try:
-        return guard.open_write(path)
-    except SandboxDenied as e:
-        raise ToolError(str(e)) from None
+    return open(path, "wb") if guard is None else guard.open_write(path)
 
 
 def read_regular(path: str, max_bytes: int | None = None) -> bytes:
@@ -116,10 +107,6 @@ def read_regular(path: str, max_bytes: int | None = None) -> bytes:
         if max_bytes is not None and len(data) > max_bytes:
             raise ValueError(len(data))
         return data
-
-
-class Cancelled(Exception):
-    """Raised between chunks when the caller's ``cancelled()`` turns true."""
 
 
 @dataclass(slots=True)
@@ -143,7 +130,7 @@ def iter_line_pieces(
     index = 0
     while True:
         if cancelled():
-            raise Cancelled
+            raise Aborted
         chunk = fh.read(chunk_bytes or CHUNK_BYTES)
         parts = decoder.decode(chunk, final=not chunk).split("\n")
         for part in parts[:-1]:
@@ -162,7 +149,7 @@ def count_lines(fh: BinaryIO, cancelled: Callable[[], bool] = lambda: False) -> 
     lines = 1
     while True:
         if cancelled():
-            raise Cancelled
+            raise Aborted
         chunk = fh.read(CHUNK_BYTES)
         if not chunk:
             return lines

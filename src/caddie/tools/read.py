@@ -18,11 +18,11 @@ from typing import Any, BinaryIO
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent
+from caddie.errors import Aborted
 from caddie.jscompat import js_number, utf8_len
 from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import (
-    Cancelled,
     NotRegularFileError,
     check_sandbox,
     count_lines,
@@ -254,7 +254,7 @@ def create_read_tool(
                     if inline:
                         return read_text(path, fh, offset, limit, lambda: signal.aborted)
                     return await asyncio.to_thread(read_text, path, fh, offset, limit, lambda: signal.aborted)
-                except Cancelled:
+                except Aborted:
                     raise ToolError("Operation aborted") from None
             size = fh.seek(0, os.SEEK_END)
             fh.seek(0)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from caddie.config.settings import load_settings
+from caddie.errors import CaddieError
 from caddie.modes.batch.stop_extension import STOP_FILE_ENV
 from caddie.modes.batch.tasks import Task
 from caddie.sandbox import Sandbox, SandboxError, choose_mode, open_sandbox
@@ -96,7 +97,7 @@ class TaskPaths:
         )
 
 
-class TaskFailed(Exception):
+class TaskFailed(CaddieError):
     """Workspace or setup failed: the task ends with status ``error``."""
 
 
@@ -219,6 +220,7 @@ def prepare_workspace(
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
+    # not Linux (no prctl): the child outlives a killed parent, as before
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 
 from caddie.ai.model import THINKING_LEVELS
+from caddie.errors import CaddieError  # its message is shown alone; others get their type's name
 from caddie.modes.interactive.commands import (
     CommandInfo,
     merge_commands,
@@ -50,8 +51,6 @@ if TYPE_CHECKING:  # the runtime, the agent and the tools are imported after the
     from caddie.runtime.session import AgentSession
 
 SHUTDOWN_TIMEOUT_S = 5.0
-USER_ERRORS = frozenset({"SessionError", "ModelNotFound"})
-"""Errors whose message is shown alone (others are prefixed with their type)."""
 
 _THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
@@ -277,7 +276,7 @@ class AppBase(App[int]):
             try:
                 await work
             except Exception as e:
-                self.show_error(str(e) if _is_user_error(e) else f"{type(e).__name__}: {e}")
+                self.show_error(str(e) if isinstance(e, CaddieError) else f"{type(e).__name__}: {e}")
 
         self.run_worker(guarded(), group="work", exit_on_error=False)
 
@@ -313,11 +312,3 @@ class AppBase(App[int]):
             self.show_error(f"Wait for the agent to finish (or press Esc) before {what}.")
             return False
         return True
-
-
-def _is_user_error(error: Exception) -> bool:
-    """A caddie ``SessionError`` or ``ModelNotFound`` (or a subclass): its message is the whole story.
-    Known by name, so that this module does not import the runtime before the first frame."""
-    return any(
-        cls.__name__ in USER_ERRORS and cls.__module__.startswith("caddie.") for cls in type(error).__mro__
-    )

@@ -207,13 +207,14 @@ class BuiltinCommands(SessionCommands):
         """The extensions, skills, prompt templates and packages that can be switched in settings."""
         session = self.session
         assert session is not None
-        from caddie.runtime.resource_config import ConfigError, list_resources
+        from caddie.errors import ConfigurationError
+        from caddie.runtime.resource_config import list_resources
 
         try:
             items, _ = await asyncio.to_thread(
                 list_resources, session.cwd, trust=session.options.project_trusted
             )
-        except (OSError, ConfigError) as e:
+        except (OSError, ConfigurationError) as e:
             self.show_error(f"Could not list extensions, skills and packages: {e}")
             items = []
         self._resources = [
@@ -240,12 +241,13 @@ class BuiltinCommands(SessionCommands):
             self.theme = value
             updates = {"theme": value}
         else:
-            from caddie.runtime.resource_config import ConfigError, set_enabled
+            from caddie.errors import ConfigurationError
+            from caddie.runtime.resource_config import set_enabled
 
             item = next(i for i in self._resources if f"resource:{i.id}" == key)
             try:
                 said = await asyncio.to_thread(set_enabled, session.cwd, item, value == "on")
-            except (OSError, ConfigError) as e:
+            except (OSError, ConfigurationError) as e:
                 self.show_error(str(e))
                 return
             await self._load_resources()
