@@ -8,7 +8,7 @@ import pytest
 
 from caddie.sandbox import NetworkRule, SandboxConfig
 from caddie.sandbox.policy import SandboxPolicy
-from caddie.sandbox.proxy import host_allowed, split_host_port
+from caddie.sandbox.proxy import ProxyRequest, host_allowed, parse_request, split_host_port
 from caddie.sandbox.sandbox import build_policy
 from caddie.sandbox.seccomp import TABLES, filter_program
 
@@ -125,6 +125,29 @@ def test_split_host_port() -> None:
     assert split_host_port("[::1]:8080", 80) == ("::1", 8080)
     with pytest.raises(ValueError):
         split_host_port("example.com:99999", 80)
+
+
+def test_proxy_requests_go_where_their_url_says() -> None:
+    assert parse_request(b"CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n") == ProxyRequest(
+        "pypi.org", 443, None
+    )
+    plain = parse_request(
+        b"GET http://allowed.test:8080/simple/?q=1 HTTP/1.1\r\nHost: other.test\r\nProxy-Connection: keep-alive\r\n"
+        b"Accept: */*\r\n\r\n"
+    )
+    assert plain == ProxyRequest(
+        "allowed.test",
+        8080,
+        b"GET /simple/?q=1 HTTP/1.1\r\nHost: allowed.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+    )  # the Host header cannot name a second site on the allowed server
+    assert (
+        parse_request(b"GET /relative HTTP/1.1\r\n\r\n")
+        == "send absolute http:// URLs, or CONNECT for https."
+    )
+    assert (
+        parse_request(b"CONNECT host:notaport HTTP/1.1\r\n\r\n") == "the request's target is not host:port."
+    )
+    assert parse_request(b"garbage\r\n\r\n") == "a request line is METHOD TARGET VERSION."
 
 
 def test_seccomp_program_checks_the_architecture_first_and_ends_by_allowing() -> None:

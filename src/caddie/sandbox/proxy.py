@@ -27,7 +27,8 @@ log = logging.getLogger("caddie.sandbox")
 
 HEAD_LIMIT = 64 * 1024
 CONNECT_TIMEOUT_S = 30.0
-_HOP_HEADERS = {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive"}
+_DROPPED_HEADERS = {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive", b"host"}
+"""Not passed on with a plain request (see ``parse_request``)."""
 
 
 def _matches(host: str, pattern: str) -> bool:
@@ -201,60 +202,73 @@ class FilteringProxy:
     async def _handle(
         self, channel: _Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        request_line, *header_lines = head[:-4].split(b"\r\n")
-        parts = request_line.split(b" ")
-        if len(parts) != 3:
-            await _reply(writer, 400, "caddie sandbox proxy: a request line is METHOD TARGET VERSION.")
+        request = parse_request(await reader.readuntil(b"\r\n\r\n"))
+        if isinstance(request, str):
+            await _reply(writer, 400, f"caddie sandbox proxy: {request}")
             return
-        method, target, version = parts
-        tunnel = method.upper() == b"CONNECT"
-        try:
-            if tunnel:
-                host, port = split_host_port(target.decode("latin-1"), 443)
-                path = b""
-            else:
-                url = urlsplit(target.decode("latin-1"))
-                if url.scheme != "http" or not url.hostname:
-                    await _reply(
-                        writer, 400, "caddie sandbox proxy: send absolute http:// URLs, or CONNECT for https."
-                    )
-                    return
-                host, port = url.hostname, url.port or 80
-                path = (url.path or "/").encode("latin-1") + (
-                    b"?" + url.query.encode("latin-1") if url.query else b""
-                )
-        except ValueError:
-            await _reply(writer, 400, "caddie sandbox proxy: the request's target is not host:port.")
-            return
-        if not host_allowed(host, self.rule.allowed, self.rule.denied):
-            channel.refused.append(host)
-            await _reply(
-                writer,
-                403,
-                f"Blocked by the sandbox: {host} is not in the network allow-list (settings sandbox.network).",
-            )
+        if not host_allowed(request.host, self.rule.allowed, self.rule.denied):
+            channel.refused.append(request.host)
+            text = f"Blocked by the sandbox: {request.host} is not in the network allow-list (settings sandbox.network)."
+            await _reply(writer, 403, text)
             return
         try:
             upstream_reader, upstream_writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port), CONNECT_TIMEOUT_S
+                asyncio.open_connection(request.host, request.port), CONNECT_TIMEOUT_S
             )
         except (OSError, TimeoutError) as e:
-            await _reply(writer, 502, f"caddie sandbox proxy: cannot reach {host}:{port}: {e}")
+            await _reply(
+                writer, 502, f"caddie sandbox proxy: cannot reach {request.host}:{request.port}: {e}"
+            )
             return
         try:
-            if tunnel:
+            if request.forward is None:
                 writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
                 await writer.drain()
             else:
-                kept = [h for h in header_lines if h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
-                upstream_writer.write(
-                    b"\r\n".join([method + b" " + path + b" " + version, *kept, b"Connection: close"])
-                    + b"\r\n\r\n"
-                )
+                upstream_writer.write(request.forward)
             await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
         finally:
             upstream_writer.close()
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyRequest:
+    host: str
+    port: int
+    forward: bytes | None
+    """A plain request's head as it goes upstream; None for a ``CONNECT`` tunnel."""
+
+
+def parse_request(head: bytes) -> ProxyRequest | str:
+    """A proxy request's head (up to the blank line) → where it goes and what to send there, or why not.
+
+    A plain request is sent on in origin form with ``Host`` set from its URL (a different ``Host`` header
+    could reach another site on an allowed server), hop-by-hop headers dropped and ``Connection: close``
+    (so one connection cannot carry requests for another host)."""
+    request_line, *header_lines = head.removesuffix(b"\r\n\r\n").split(b"\r\n")
+    parts = request_line.split(b" ")
+    if len(parts) != 3:
+        return "a request line is METHOD TARGET VERSION."
+    method, target, version = parts
+    try:
+        if method.upper() == b"CONNECT":
+            host, port = split_host_port(target.decode("latin-1"), 443)
+            return ProxyRequest(host, port, None)
+        url = urlsplit(target.decode("latin-1"))
+        if url.scheme != "http" or not url.hostname:
+            return "send absolute http:// URLs, or CONNECT for https."
+        host, port = url.hostname, url.port or 80
+    except ValueError:
+        return "the request's target is not host:port."
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    authority = url.netloc.rpartition("@")[2]
+    kept = [h for h in header_lines if h.split(b":", 1)[0].strip().lower() not in _DROPPED_HEADERS]
+    lines = [
+        b" ".join([method, path.encode("latin-1"), version]),
+        b"Host: " + authority.encode("latin-1"),
+        *kept,
+    ]
+    return ProxyRequest(host, port, b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n")
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
