@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import tempfile
@@ -96,12 +97,15 @@ def main() -> None:
     args = parser.parse_args()
     times = asyncio.run(measure(args.runs, args.command))
     base = statistics.median(times["off"])
-    print(f"bash tool call {args.command!r}, {args.runs} runs each, interleaved")
-    print(f"{'mode':<18}{'median ms':>10}{'p10 ms':>9}{'extra ms':>10}")
+    base_p10 = percentile(times["off"], 0.1)
+    print(
+        f"bash tool call {args.command!r}, {args.runs} runs each, interleaved; load {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'mode':<18}{'median ms':>10}{'extra':>8}{'p10 ms':>9}{'extra':>8}")
     for name, values in times.items():
-        median = statistics.median(values)
-        extra = "" if name == "off" else f"{median - base:+.1f}"
-        print(f"{name:<18}{median:>10.1f}{percentile(values, 0.1):>9.1f}{extra:>10}")
+        median, p10 = statistics.median(values), percentile(values, 0.1)
+        extra = ("", "") if name == "off" else (f"{median - base:+.1f}", f"{p10 - base_p10:+.1f}")
+        print(f"{name:<18}{median:>10.1f}{extra[0]:>8}{p10:>9.1f}{extra[1]:>8}")
     if args.breakdown:
         breakdown(args.runs)
 
