@@ -184,7 +184,7 @@ def test_a_package_manager_installs_from_an_allowed_registry_only(
     uv = shutil.which("uv")
     if uv is None:
         skip_or_fail("uv is not on PATH")
-    install = f"{uv} pip install --quiet --python {PY} --target site --index-url http://localhost:{registry}/simple/ fakepkg"
+    install = f"UV_HTTP_RETRIES=0 {uv} pip install --quiet --python {PY} --target site --index-url http://localhost:{registry}/simple/ fakepkg"
     allowed = make_sandbox(workspace, network=NetworkRule("allow-list", ("localhost",)))
     out = sh(allowed, workspace, install)
     assert out.error is None, out.text
@@ -193,6 +193,10 @@ def test_a_package_manager_installs_from_an_allowed_registry_only(
     closed = make_sandbox(workspace)  # network off: the same install cannot reach the registry
     out = sh(closed, workspace, install)
     assert out.error is not None and not (workspace / "site" / "fakepkg").exists()
+    assert (
+        "[Blocked by the sandbox (workspace-write): there is no network (localhost is the sandbox's own)"
+        in out.text
+    )
 
 
 def _running(marker: str) -> list[int]:

@@ -170,9 +170,10 @@ class SandboxPolicy:
         if hosts:
             reasons.append(f"network access to {', '.join(hosts)} was refused (not in the allow-list)")
         elif self.network.kind != "on" and any(marker in output for marker in _NETWORK_ERRORS):
+            closed = self.network.kind == "off" or not self.network.allowed
             reasons.append(
-                "there is no network"
-                if self.network.kind == "off" or not self.network.allowed
+                "there is no network (localhost is the sandbox's own)"
+                if closed
                 else f"only {', '.join(self.network.allowed)} are reachable, through the proxy in $HTTPS_PROXY"
             )
         if "Operation not permitted" in output:
@@ -196,4 +197,5 @@ _NETWORK_ERRORS = (
     "EAI_AGAIN",
     "Network is unreachable",
     "Failed to establish a new connection",
+    "Connection refused",  # in a network namespace of its own, a host's local services are not there
 )
