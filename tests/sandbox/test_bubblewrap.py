@@ -258,9 +258,8 @@ def test_escape_attempts_fail(make_sandbox: MakeSandbox, workspace: Path, outsid
     assert not (workspace / "hard").exists() and "Invalid cross-device link" in out.text
     assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
     assert (workspace / ".git" / "config").read_text() == "[core]\n"
-    assert (
-        not (workspace / ".caddie").exists() and not (workspace / ".pi").exists()
-    )  # stand-ins removed again
+    for stand_in in (".caddie", ".pi"):  # empty, and they stay: no command could put anything there
+        assert list((workspace / stand_in).iterdir()) == []
     assert "NESTED" not in out.text
 
 

@@ -12,7 +12,6 @@ dies with caddie. In allow-list mode ``netns_helper.py`` starts first and hands 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -34,7 +33,9 @@ PROXY_PORT = 3128
 """Where the allow-list proxy answers inside each sandbox (its own loopback, so any port is free)."""
 PLACEHOLDER_NAMES = (".caddie", ".pi")
 """Protected directories that are made to exist (empty, read-only) in the workspace when missing, so a
-command cannot create them: they would be read by caddie or Pi outside the sandbox later."""
+command cannot create them: they would be read by caddie or Pi outside the sandbox later. bubblewrap creates
+the empty mount point on the host, and it stays: removing it while another command's sandbox still has its
+stand-in mounted there would detach that mount and let the command create the directory after all."""
 DENY_WRITE_SCAN_LIMIT = 20_000
 _SKIP_SCAN = {".git", "node_modules", ".venv", "__pycache__"}
 
@@ -177,12 +178,6 @@ def plan_mounts(policy: SandboxPolicy) -> MountPlan:
     )
 
 
-def _remove_placeholder(path: str) -> None:
-    """bubblewrap made an empty directory on the host to mount over; leave the project as it was."""
-    with contextlib.suppress(OSError):
-        os.rmdir(path)
-
-
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str) -> tuple[BwrapFeatures | None, str | None]:
     """Whether ``bwrap`` can make the namespaces a sandbox needs here: (features, None) or (None, why not)."""
@@ -274,7 +269,6 @@ class BubblewrapBackend:
                 *command,
             ]
         plan = plan_mounts(policy)
-        wrapped.closers += [functools.partial(_remove_placeholder, path) for path in plan.placeholders]
         prefix = bwrap_args(
             self.executable,
             features,
