@@ -9,6 +9,7 @@ import http.server
 import io
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -250,6 +251,7 @@ def test_escape_attempts_fail(make_sandbox: MakeSandbox, workspace: Path, outsid
         f"echo pwned > /proc/self/root{keep}; cat /proc/self/root{home}/.ssh/id_ed25519; "  # /proc/self/root
         f"ln {keep} hard && echo pwned > hard; "  # a hard link to a file outside
         "echo 'echo pwned' > .git/hooks/pre-commit; echo '[core] fsmonitor = x' >> .git/config; "
+        "echo /tmp > .git/commondir; mv .git .git-old; "
         "mkdir -p .caddie/extensions && echo 'x' > .caddie/extensions/evil.py; ls -d .pi; "
         "unshare -U true && echo NESTED",
     )
@@ -258,9 +260,19 @@ def test_escape_attempts_fail(make_sandbox: MakeSandbox, workspace: Path, outsid
     assert not (workspace / "hard").exists() and "Invalid cross-device link" in out.text
     assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
     assert (workspace / ".git" / "config").read_text() == "[core]\n"
+    assert not (workspace / ".git" / "commondir").exists() and not (workspace / ".git-old").exists()
     for stand_in in (".caddie", ".pi"):  # empty, and they stay: no command could put anything there
         assert list((workspace / stand_in).iterdir()) == []
     assert "NESTED" not in out.text
+
+
+def test_a_repository_cannot_be_planted_where_there_was_none(make_sandbox: MakeSandbox, workspace: Path) -> None:
+    sandbox = make_sandbox(workspace)
+    out = sh(sandbox, workspace, "git init -q . && echo INITIALISED; mkdir -p .git/hooks; echo ok > tracked.txt")
+    assert "INITIALISED" not in out.text and (workspace / "tracked.txt").exists()
+    assert list((workspace / ".git").iterdir()) == []  # an empty stand-in: git passes over it
+    git = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=workspace, capture_output=True, text=True)
+    assert git.returncode != 0  # still no repository here
 
 
 def test_ptrace_and_unix_sockets_are_refused(

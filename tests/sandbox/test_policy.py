@@ -21,7 +21,7 @@ def policy(monkeypatch: pytest.MonkeyPatch) -> SandboxPolicy:
         workspace="/w",
         temp_dir="/t/tmp",
         writable=("/w", "/t/tmp", "/cache"),
-        protected=("/w/.git/hooks", "/w/.caddie"),
+        protected=("/w/.git", "/w/.caddie"),
         deny_read=("/home/me/.ssh", "/w/secrets"),
         deny_write=(".env", "*.pem", "/w/locked"),
     )
@@ -41,8 +41,9 @@ def test_writes_inside_the_writable_paths_only(policy: SandboxPolicy) -> None:
 
 def test_protected_and_denied_paths_inside_the_workspace(policy: SandboxPolicy) -> None:
     hooks = policy.write_problem("/w/.git/hooks/pre-commit")
-    assert hooks is not None and "is read-only (/w/.git/hooks holds configuration" in hooks
-    assert policy.write_problem("/w/.git/HEAD") is None
+    assert hooks is not None and "is read-only (/w/.git holds configuration" in hooks
+    assert policy.write_problem("/w/.git/commondir") is not None
+    assert policy.write_problem("/w/.gitignore") is None
     assert policy.write_problem("/w/secrets/token") is not None
     assert policy.write_problem("/w/sub/.env") == (
         "Blocked by the sandbox (workspace-write): /w/sub/.env matches the denyWrite pattern '.env'."

@@ -31,7 +31,7 @@ from caddie.sandbox.wrapped import WrappedCommand
 HELPER = str(Path(__file__).with_name("netns_helper.py"))
 PROXY_PORT = 3128
 """Where the allow-list proxy answers inside each sandbox (its own loopback, so any port is free)."""
-PLACEHOLDER_NAMES = (".caddie", ".pi")
+PLACEHOLDER_NAMES = (".git", ".caddie", ".pi")
 """Protected directories that are made to exist (empty, read-only) in the workspace when missing, so a
 command cannot create them: they would be read by caddie or Pi outside the sandbox later. bubblewrap creates
 the empty mount point on the host, and it stays: removing it while another command's sandbox still has its
@@ -143,11 +143,9 @@ def _deny_write_matches(policy: SandboxPolicy, roots: Sequence[str]) -> list[str
 
 
 def _needs_placeholder(path: str, workspace: str) -> bool:
-    """A missing protected directory that a command could otherwise create: the workspace's ``.caddie`` and
-    ``.pi``, a repository's ``.git/hooks``."""
-    if os.path.basename(path) in PLACEHOLDER_NAMES:
-        return os.path.dirname(path) == workspace
-    return path.endswith("/.git/hooks") and _kind(os.path.dirname(path)) == "dir"
+    """A missing protected directory that a command could otherwise create: the workspace's ``.git`` (git
+    passes over an empty one when it looks for the repository), ``.caddie`` and ``.pi``."""
+    return os.path.basename(path) in PLACEHOLDER_NAMES and os.path.dirname(path) == workspace
 
 
 def plan_mounts(policy: SandboxPolicy) -> MountPlan:

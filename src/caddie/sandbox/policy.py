@@ -35,9 +35,11 @@ DEFAULT_DENY_READ = (
 )
 """Credential stores no command needs to read; caddie's and Pi's auth.json are added where they live."""
 
-PROTECTED_IN_WRITABLE = (".git/hooks", ".git/config", ".caddie", ".pi")
-"""Inside a writable path these stay read-only: what they hold runs later outside the sandbox (git hooks and
-``core.*`` commands, caddie's and Pi's project settings and extensions)."""
+PROTECTED_IN_WRITABLE = (".git", ".caddie", ".pi")
+"""Inside a writable path these stay read-only: what they hold runs later outside the sandbox. ``.git`` whole,
+as Codex keeps it: hooks and ``core.*`` commands in its config are the obvious part, but a writable ``.git``
+also allows a ``commondir`` file that points git at another config, or renaming ``.git`` away to plant a new
+one; caddie's and Pi's project settings and extensions likewise."""
 
 _OWN_PROCESS = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/|$)")
 
