@@ -266,9 +266,13 @@ def test_escape_attempts_fail(make_sandbox: MakeSandbox, workspace: Path, outsid
     assert "NESTED" not in out.text
 
 
-def test_a_repository_cannot_be_planted_where_there_was_none(make_sandbox: MakeSandbox, workspace: Path) -> None:
+def test_a_repository_cannot_be_planted_where_there_was_none(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
     sandbox = make_sandbox(workspace)
-    out = sh(sandbox, workspace, "git init -q . && echo INITIALISED; mkdir -p .git/hooks; echo ok > tracked.txt")
+    out = sh(
+        sandbox, workspace, "git init -q . && echo INITIALISED; mkdir -p .git/hooks; echo ok > tracked.txt"
+    )
     assert "INITIALISED" not in out.text and (workspace / "tracked.txt").exists()
     assert list((workspace / ".git").iterdir()) == []  # an empty stand-in: git passes over it
     git = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=workspace, capture_output=True, text=True)
