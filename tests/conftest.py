@@ -40,4 +40,21 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     )  # MessageCopies proves what it trusts (in caddie processes too)
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("CADDIE_SANDBOX", raising=False)
+    if not os.environ.get("CI") and not _sandbox_available():
+        # headless goals and batches run sandboxed by default; where bubblewrap cannot run, the rest of the
+        # suite runs them unsandboxed (tests/sandbox skips with the reason; under CI=1 it fails instead)
+        monkeypatch.setenv("CADDIE_SANDBOX", "off")
     return root
+
+
+def _sandbox_available() -> bool:
+    global _SANDBOX_AVAILABLE
+    if _SANDBOX_AVAILABLE is None:
+        from caddie.sandbox import backend_for_platform
+
+        _SANDBOX_AVAILABLE = backend_for_platform().unavailable() is None
+    return _SANDBOX_AVAILABLE
+
+
+_SANDBOX_AVAILABLE: bool | None = None

@@ -28,6 +28,16 @@ def test_the_command_line_wins_over_the_settings_and_the_default() -> None:
         choose_mode("full", None, "off")
 
 
+def test_the_environment_names_a_mode_below_the_command_line() -> None:
+    assert choose_mode(None, "workspace-write", "workspace-write", env="off") == "off"
+    assert choose_mode("read-only", None, "off", env="off") == "read-only"
+    assert choose_mode(None, "read-only", "off", env="") == "read-only"
+    with pytest.raises(
+        SandboxConfigError, match=r"^CADDIE_SANDBOX=none: use one of off, read-only, workspace-write\."
+    ):
+        choose_mode(None, None, "off", env="none")
+
+
 def test_caddie_block_paths_resolve_against_the_project_and_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", "/home/me")
     block = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession, SessionOptions
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
-from caddie.sandbox import Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
 from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
@@ -404,7 +405,7 @@ def _open_sandbox(
         return Sandbox.off()  # views run no commands for the model
     try:
         config = load_sandbox_config(cwd, settings, project_trusted=trusted)
-        mode = choose_mode(request.sandbox, config.mode, request.sandbox_default)
+        mode = choose_mode(request.sandbox, config.mode, request.sandbox_default, os.environ.get(ENV_MODE))
         sandbox = open_sandbox(mode, cwd, config)
     except SandboxError as e:
         raise SetupError(str(e)) from None

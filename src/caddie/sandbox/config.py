@@ -87,14 +87,23 @@ class SandboxConfig:
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
-def choose_mode(cli: str | None, configured: SandboxMode | None, default: SandboxMode) -> SandboxMode:
-    """``--sandbox`` wins, then the configuration, then the run's default (off; workspace-write for
-    ``caddie batch`` and headless ``--goal`` runs)."""
-    if cli is not None:
+ENV_MODE = "CADDIE_SANDBOX"
+"""The environment variable that names a mode for every run started with it (below ``--sandbox``, above the
+settings): e.g. ``off`` where caddie itself runs inside a container that is the sandbox."""
+
+
+def choose_mode(
+    cli: str | None, configured: SandboxMode | None, default: SandboxMode, env: str | None = None
+) -> SandboxMode:
+    """``--sandbox`` wins, then ``$CADDIE_SANDBOX``, then the configuration, then the run's default (off;
+    workspace-write for ``caddie batch`` and headless ``--goal`` runs)."""
+    for given, name in ((cli, "--sandbox "), (env or None, f"{ENV_MODE}=")):
+        if given is None:
+            continue
         for mode in MODES:
-            if cli == mode:
+            if given == mode:
                 return mode
-        raise SandboxConfigError(f"--sandbox {cli}: use one of {', '.join(MODES)}.")
+        raise SandboxConfigError(f"{name}{given}: use one of {', '.join(MODES)}.")
     return configured if configured is not None else default
 
 
