@@ -169,3 +169,52 @@ def test_network_descriptions() -> None:
     assert NetworkRule().describe() == "network off"
     assert NetworkRule("on").describe() == "network on"
     assert NetworkRule("allow-list", ("a.com", "b.com")).describe() == "network: only a.com, b.com"
+
+
+def test_the_mount_plan_and_the_bubblewrap_command_line(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from caddie.sandbox.bubblewrap import BwrapFeatures, StandIns, bwrap_args, plan_mounts
+
+    root = Path(str(tmp_path))
+    ws, cache, secrets = root / "ws", root / "cache", root / "secrets"
+    for d in (ws / ".git", cache, secrets / "inner"):
+        d.mkdir(parents=True)
+    (root / "history").write_text("")
+    (ws / "prod.pem").write_text("")
+    policy = SandboxPolicy(
+        mode="workspace-write",
+        workspace=str(ws),
+        temp_dir=str(root / "tmp"),
+        writable=(str(ws), str(cache), str(root / "history"), str(root / "missing"), str(secrets / "inner")),
+        protected=(str(ws / ".git"), str(ws / ".caddie"), str(ws / ".pi")),
+        deny_read=(str(secrets), str(secrets / "inner"), str(root / "gone")),
+        deny_write=("*.pem",),
+    )
+    plan = plan_mounts(policy)
+    assert plan.writable == (str(ws), str(cache), str(root / "history"))  # missing and denied paths left out
+    assert plan.read_only == (str(ws / ".git"), str(ws / "prod.pem"))
+    assert plan.placeholders == (str(ws / ".caddie"), str(ws / ".pi"))
+    assert plan.hidden_dirs == (str(secrets),) and plan.hidden_files == ()
+
+    stand_ins = StandIns("/s/unreadable", "/s/unreadable-file", "/s/empty")
+    args = bwrap_args(
+        "bwrap", BwrapFeatures(True), plan, stand_ins, cwd=str(ws), share_network=False, seccomp_fd=7
+    )
+    assert args[:4] == ["bwrap", "--new-session", "--die-with-parent", "--unshare-user"]
+    assert (
+        "--disable-userns" in args
+        and "--unshare-net" in args
+        and args[-5:] == ["--seccomp", "7", "--chdir", str(ws), "--"]
+    )
+    positions = [
+        args.index(x) for x in ("--ro-bind", str(ws), str(ws / ".git"), str(ws / ".caddie"), str(secrets))
+    ]
+    assert positions == sorted(
+        positions
+    )  # root, then writable, then protected, stand-ins, hidden: later wins
+    assert args[args.index(str(secrets)) - 1] == "/s/unreadable"
+    shared = bwrap_args(
+        "bwrap", BwrapFeatures(False), plan, stand_ins, cwd="/", share_network=True, seccomp_fd=7
+    )
+    assert "--unshare-net" not in shared and "--disable-userns" not in shared

@@ -152,7 +152,9 @@ def plan_mounts(policy: SandboxPolicy) -> MountPlan:
     """What to bind for ``policy`` given what exists on disk now."""
     hidden = _outermost(policy.deny_read)
     writable = [
-        p for p in _outermost(policy.writable) if _kind(p) == "dir" and not any(inside(p, h) for h in hidden)
+        p
+        for p in _outermost(policy.writable)
+        if _kind(p) in ("dir", "file") and not any(inside(p, h) for h in hidden)
     ]
     read_only: list[str] = []
     placeholders: list[str] = []
