@@ -56,6 +56,8 @@ def test_caddie_block_paths_resolve_against_the_project_and_home(monkeypatch: py
 
 
 def test_network_forms() -> None:
+    assert read_config("/p", [], {"network": []}).network == NetworkRule("off")  # nothing allowed: no network
+    assert read_config("/p", [], {"network": {"allowedDomains": []}}).network == NetworkRule("off")
     assert read_config("/p", [], {"network": "on"}).network == NetworkRule("on")
     assert read_config("/p", [], {"network": "off"}).network == NetworkRule("off")
     pi_shape = {"network": {"allowedDomains": ["github.com"], "deniedDomains": ["gist.github.com"]}}

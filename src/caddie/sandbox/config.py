@@ -170,11 +170,12 @@ def _network(value: Any, where: str) -> NetworkRule:
     if isinstance(value, bool):
         return NetworkRule("on" if value else "off")
     if isinstance(value, list):
-        return NetworkRule("allow-list", tuple(_strings(value, where)))
+        hosts = tuple(_strings(value, where))
+        return NetworkRule("allow-list", hosts) if hosts else NetworkRule("off")
     if isinstance(value, dict):
         allowed = _strings(value.get("allowedDomains"), f"{where}.allowedDomains")
         denied = _strings(value.get("deniedDomains"), f"{where}.deniedDomains")
-        return NetworkRule("allow-list", tuple(allowed), tuple(denied))
+        return NetworkRule("allow-list", tuple(allowed), tuple(denied)) if allowed else NetworkRule("off")
     raise SandboxConfigError(f'{where} must be "off", "on", a list of hosts, or {{"allowedDomains": [...]}}.')
 
 

@@ -121,8 +121,10 @@ class Sandbox:
     def prepare(self, argv: Sequence[str], cwd: str, env: Mapping[str, str] | None = None) -> PreparedCommand:
         """``argv`` to run in ``cwd`` with ``env`` (None: caddie's own), sandboxed when the mode is not off."""
         policy, backend, stand_ins = self.policy, self._backend, self._stand_ins
-        if policy is None or backend is None or stand_ins is None:
+        if policy is None:
             return PreparedCommand(list(argv), dict(env) if env is not None else None)
+        if backend is None or stand_ins is None:  # a policy with nothing to enforce it: never run unconfined
+            raise SandboxUnavailable(f"the sandbox ({policy.mode}) has no backend to run commands with.")
         wrapped = backend.wrap(policy, stand_ins, argv, cwd, self._proxy)
         run_env = dict(env if env is not None else os.environ)
         run_env.update(sandbox_env(policy, run_env, wrapped.proxy_url))
