@@ -48,11 +48,16 @@ def results_text(messages: list[Any]) -> list[str]:
 
 async def test_off_unless_configured_then_the_agents_tools_run_inside(workspace: Path, outside: Path) -> None:
     plain = await start_session(workspace)
-    assert plain.session.sandbox.mode == "off"
+    assert plain.session.sandbox.mode == "off" and "sandbox" not in plain.session.system_prompt
     await plain.session.shutdown("quit")
 
     run = await start_session(workspace, settings=ON)
     assert run.session.sandbox.summary() == "workspace-write, network off"
+    assert (
+        "- Commands run in a sandbox (workspace-write): they can write only in the project (not its .git) and "
+        "$TMPDIR; credentials such as ~/.ssh are unreadable; there is no network."
+        in run.session.system_prompt
+    )
     run.faux.set_responses(
         [
             faux_message(

@@ -153,6 +153,20 @@ class SandboxPolicy:
         """``workspace-write, network off`` — for the footer, ``get_state`` and notes."""
         return f"{self.mode}, {self.network.describe()}"
 
+    def guideline(self) -> str:
+        network = {
+            "off": "there is no network",
+            "on": "the network is open",
+            "allow-list": f"only {', '.join(self.network.allowed)} are reachable (through $HTTPS_PROXY)",
+        }[self.network.kind]
+        where = (
+            "in the project (not its .git) and $TMPDIR" if self.mode == "workspace-write" else "in $TMPDIR"
+        )
+        return (
+            f"Commands run in a sandbox ({self.mode}): they can write only {where}; credentials such as ~/.ssh "
+            f"are unreadable; {network}."
+        )
+
     def explain(self, output: str, refused_hosts: Iterable[str] = ()) -> str | None:
         """A note for command output that shows the sandbox's hand (a read-only file system, a protected path
         denied, no network, a host not allowed), or None when nothing in it points at the sandbox."""

@@ -108,6 +108,10 @@ class Sandbox:
         """``off`` or e.g. ``workspace-write, network off``."""
         return self.policy.summary() if self.policy is not None else "off"
 
+    def guideline(self) -> str:
+        """One line for the system prompt, so the model knows the limits before it meets them."""
+        return self.policy.guideline() if self.policy is not None else ""
+
     def state(self) -> dict[str, object]:
         """The sandbox as RPC ``get_state`` reports it: mode, network, backend."""
         policy = self.policy

@@ -454,7 +454,10 @@ def create_bash_tool(
         parameters=BASH_PARAMETERS,
         execute=execute,
         prompt_snippet=BASH_PROMPT_SNIPPET,
-        prompt_guidelines=list(BASH_PROMPT_GUIDELINES) if expose_session_environment else [],
+        prompt_guidelines=[
+            *(BASH_PROMPT_GUIDELINES if expose_session_environment else []),
+            *([sandbox.guideline()] if sandbox is not None and sandbox.active else []),
+        ],
     )
 
 
