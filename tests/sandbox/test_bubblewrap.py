@@ -42,7 +42,7 @@ def test_a_write_inside_the_workspace_lands_and_one_outside_does_not(
         sandbox,
         workspace,
         f"echo hi > in.txt; echo changed > {outside}/keep.txt; echo new > {outside}/new.txt; "
-        'echo scratch > "$TMPDIR/s" && cat "$TMPDIR/s"; echo "mode=$CADDIE_SANDBOX"',
+        'echo scratch > "$TMPDIR/s" && cat "$TMPDIR/s"; echo "mode=$CADDIE_SANDBOXED"',
     )
     assert (workspace / "in.txt").read_text() == "hi\n"
     assert (outside / "keep.txt").read_text() == "original\n"
@@ -319,3 +319,21 @@ def test_the_sandboxed_call_shares_nothing_with_caddies_processes(
     out = sh(sandbox, workspace, "ls /proc | grep -c '^[0-9]'; echo pid=$$")
     count, pid = out.text.split()
     assert int(count) <= 4 and pid == "pid=2"  # its own PID namespace: only itself and its children
+
+
+def test_a_caddie_started_inside_is_confined_by_the_outer_sandbox(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
+    sandbox = make_sandbox(workspace)
+    caddie = f"{PY} -m caddie -p --no-session --model faux/echo"
+    out = sh(
+        sandbox,
+        workspace,
+        f"{caddie} --goal 'say hi' --goal-budget 1k hello; {caddie} --sandbox read-only hi",
+    )
+    assert (
+        "caddie: the sandbox (read-only) cannot start: caddie is running inside a caddie sandbox already "
+        in out.text
+    )
+    assert "(workspace-write), which cannot hold a second one; run it with --sandbox off" in out.text
+    assert out.text.count("cannot start") == 1  # the headless goal ran: its default is off in there

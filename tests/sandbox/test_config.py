@@ -38,6 +38,11 @@ def test_the_environment_names_a_mode_below_the_command_line() -> None:
         choose_mode(None, None, "off", env="none")
 
 
+def test_a_caddie_inside_a_caddie_sandbox_defaults_to_off_and_cannot_nest() -> None:
+    assert choose_mode(None, None, "workspace-write", inside="workspace-write") == "off"
+    assert choose_mode(None, "read-only", "workspace-write", inside="workspace-write") == "read-only"
+
+
 def test_caddie_block_paths_resolve_against_the_project_and_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", "/home/me")
     block = {

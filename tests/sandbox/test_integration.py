@@ -266,7 +266,7 @@ async def test_an_editors_operations_combine_with_the_sandbox(workspace: Path, o
         )
         refused = await run_tool(tools["write"], {"path": str(outside / "x.txt"), "content": "x"})
         allowed = await run_tool(tools["write"], {"path": "in.txt", "content": "x"})
-        ran = await run_tool(tools["bash"], {"command": f"echo x > {outside}/y.txt; echo $CADDIE_SANDBOX"})
+        ran = await run_tool(tools["bash"], {"command": f"echo x > {outside}/y.txt; echo $CADDIE_SANDBOXED"})
     finally:
         sandbox.close()
     assert refused.error is not None and refused.error.startswith("Blocked by the sandbox (workspace-write)")

@@ -43,7 +43,7 @@ from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession, SessionOptions
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
-from caddie.sandbox import ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
 from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
@@ -405,7 +405,13 @@ def _open_sandbox(
         return Sandbox.off()  # views run no commands for the model
     try:
         config = load_sandbox_config(cwd, settings, project_trusted=trusted)
-        mode = choose_mode(request.sandbox, config.mode, request.sandbox_default, os.environ.get(ENV_MODE))
+        mode = choose_mode(
+            request.sandbox,
+            config.mode,
+            request.sandbox_default,
+            os.environ.get(ENV_MODE),
+            os.environ.get(ENV_INSIDE),
+        )
         sandbox = open_sandbox(mode, cwd, config)
     except SandboxError as e:
         raise SetupError(str(e)) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from caddie.sandbox.backend import SandboxBackend, backend_for_platform
 from caddie.sandbox.config import (
+    ENV_INSIDE,
     ENV_MODE,
     MODES,
     NetworkRule,
@@ -26,6 +27,7 @@ from caddie.sandbox.policy import SandboxPolicy
 from caddie.sandbox.sandbox import PreparedCommand, Sandbox, open_sandbox
 
 __all__ = [
+    "ENV_INSIDE",
     "ENV_MODE",
     "MODES",
     "FileGuard",

@@ -92,11 +92,20 @@ ENV_MODE = "CADDIE_SANDBOX"
 settings): e.g. ``off`` where caddie itself runs inside a container that is the sandbox."""
 
 
+ENV_INSIDE = "CADDIE_SANDBOXED"
+"""Set (to the mode) in the environment of every sandboxed command: a caddie started there is inside one."""
+
+
 def choose_mode(
-    cli: str | None, configured: SandboxMode | None, default: SandboxMode, env: str | None = None
+    cli: str | None,
+    configured: SandboxMode | None,
+    default: SandboxMode,
+    env: str | None = None,
+    inside: str | None = None,
 ) -> SandboxMode:
     """``--sandbox`` wins, then ``$CADDIE_SANDBOX``, then the configuration, then the run's default (off;
-    workspace-write for ``caddie batch`` and headless ``--goal`` runs)."""
+    workspace-write for ``caddie batch`` and headless ``--goal`` runs) — which is ``off`` for a caddie
+    started inside a caddie sandbox (``inside``): the outer one confines it and everything it starts."""
     for given, name in ((cli, "--sandbox "), (env or None, f"{ENV_MODE}=")):
         if given is None:
             continue
@@ -104,7 +113,9 @@ def choose_mode(
             if given == mode:
                 return mode
         raise SandboxConfigError(f"{name}{given}: use one of {', '.join(MODES)}.")
-    return configured if configured is not None else default
+    if configured is not None:
+        return configured
+    return "off" if inside else default
 
 
 def pi_agent_dir() -> Path:

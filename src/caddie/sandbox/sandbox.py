@@ -23,7 +23,7 @@ from pathlib import Path
 from caddie.config.paths import agent_dir
 from caddie.sandbox.backend import SandboxBackend, backend_for_platform
 from caddie.sandbox.bubblewrap import StandIns
-from caddie.sandbox.config import SandboxConfig, SandboxMode, pi_agent_dir
+from caddie.sandbox.config import ENV_INSIDE, SandboxConfig, SandboxMode, pi_agent_dir
 from caddie.sandbox.errors import SandboxUnavailable
 from caddie.sandbox.guard import FileGuard
 from caddie.sandbox.policy import DEFAULT_DENY_READ, PROTECTED_IN_WRITABLE, SandboxPolicy, inside
@@ -154,9 +154,9 @@ class Sandbox:
 
 def sandbox_env(policy: SandboxPolicy, base: Mapping[str, str], proxy_url: str | None) -> dict[str, str]:
     """What a sandboxed command's environment gains: its temp dir, caches that would be read-only moved into
-    it (so package managers keep working), the proxy in allow-list mode, and ``CADDIE_SANDBOX``."""
+    it (so package managers keep working), the proxy in allow-list mode, and ``CADDIE_SANDBOXED``."""
     temp = policy.temp_dir
-    env = {"TMPDIR": temp, "TMP": temp, "TEMP": temp, "CADDIE_SANDBOX": policy.mode}
+    env = {"TMPDIR": temp, "TMP": temp, "TEMP": temp, ENV_INSIDE: policy.mode}
     home = base.get("HOME") or os.path.expanduser("~")
 
     def writable(path: str) -> bool:
@@ -279,6 +279,12 @@ def open_sandbox(
     here — the message names the mode and what to install, and says ``--sandbox off`` runs without it."""
     if mode == "off":
         return Sandbox.off()
+    outer = os.environ.get(ENV_INSIDE)
+    if outer:
+        raise SandboxUnavailable(
+            f"the sandbox ({mode}) cannot start: caddie is running inside a caddie sandbox already ({outer}), "
+            "which cannot hold a second one; run it with --sandbox off (it stays confined by the outer one)."
+        )
     backend = backend or backend_for_platform()
     problem = backend.unavailable()
     if problem is not None:

@@ -29,7 +29,7 @@ from caddie.config.settings import load_settings
 from caddie.errors import CaddieError
 from caddie.modes.batch.stop_extension import STOP_FILE_ENV
 from caddie.modes.batch.tasks import Task
-from caddie.sandbox import ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
 from caddie.sandbox import load_config as load_sandbox_config
 
 STOP_EXTENSION = str(Path(__file__).with_name("stop_extension.py"))
@@ -140,17 +140,21 @@ def task_sandbox(settings: RunSettings, workspace: Path) -> Sandbox:
     clone, never trusted), else workspace-write — the mode the goal's own commands get."""
     try:
         config = load_sandbox_config(str(workspace), load_settings(workspace), project_trusted=False)
-        mode = choose_mode(settings.sandbox, config.mode, "workspace-write", os.environ.get(ENV_MODE))
+        mode = choose_mode(settings.sandbox, config.mode, "workspace-write", *_mode_env())
         return open_sandbox(mode, str(workspace), config)
     except SandboxError as e:
         raise TaskFailed(str(e)) from None
+
+
+def _mode_env() -> tuple[str | None, str | None]:
+    return os.environ.get(ENV_MODE), os.environ.get(ENV_INSIDE)
 
 
 def sandbox_mode(settings: RunSettings) -> str:
     """The mode tasks will run in (for the clone: a sandboxed task gets no hard links into the source)."""
     try:
         config = load_sandbox_config(settings.workdir, load_settings(settings.workdir), project_trusted=False)
-        return choose_mode(settings.sandbox, config.mode, "workspace-write", os.environ.get(ENV_MODE))
+        return choose_mode(settings.sandbox, config.mode, "workspace-write", *_mode_env())
     except SandboxError:
         return "workspace-write"
 
