@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -191,18 +189,24 @@ def sandbox_env(policy: SandboxPolicy, base: Mapping[str, str], proxy_url: str |
 
 
 def remove_tree(path: str) -> None:
-    """``rm -rf``, also through directories a command made read-only (Go's module cache does)."""
-
-    def retry(function: Callable[..., object], target: str, _exc: object) -> None:
+    """``rm -rf`` that also gets through what is unreadable or read-only — the mode-000 stand-ins, and what
+    commands made read-only in $TMPDIR (Go's module cache does) — and never follows a symlink."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISDIR(mode):
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            function(target)
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=retry)
-    else:
-        shutil.rmtree(path, onerror=retry)
+            os.unlink(path)
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IRWXU)
+    with contextlib.suppress(OSError):
+        names = os.listdir(path)
+        for name in names:
+            remove_tree(os.path.join(path, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def secret_paths() -> list[str]:
