@@ -48,7 +48,7 @@ def results_text(messages: list[Any]) -> list[str]:
 
 async def test_off_unless_configured_then_the_agents_tools_run_inside(workspace: Path, outside: Path) -> None:
     plain = await start_session(workspace)
-    assert plain.session.sandbox.mode == "off" and "sandbox" not in plain.session.system_prompt
+    assert plain.session.sandbox.mode == "off" and "sandbox" not in plain.session.state().system_prompt
     await plain.session.shutdown("quit")
 
     run = await start_session(workspace, settings=ON)
@@ -56,7 +56,7 @@ async def test_off_unless_configured_then_the_agents_tools_run_inside(workspace:
     assert (
         "- Commands run in a sandbox (workspace-write): they can write only in the project (not its .git) and "
         "$TMPDIR; credentials such as ~/.ssh are unreadable; there is no network."
-        in run.session.system_prompt
+        in run.session.state().system_prompt
     )
     run.faux.set_responses(
         [
@@ -80,7 +80,7 @@ async def test_off_unless_configured_then_the_agents_tools_run_inside(workspace:
 async def test_user_commands_and_api_exec_run_inside(workspace: Path, outside: Path) -> None:
     captured: list[ExtensionAPI] = []
     run = await start_session(workspace, settings=ON, extensions=[inline_extension(captured.append)])
-    message = await run.session.user_bash.run(f"echo x > {outside}/keep.txt", False)
+    message = await run.session.run_bash(f"echo x > {outside}/keep.txt")
     assert message.exit_code != 0 and "Blocked by the sandbox (workspace-write)" in message.output
     result = await captured[0].exec("sh", ["-c", f"cat ~/.ssh/id_ed25519; echo x > {outside}/new.txt"])
     assert result.code != 0 and SECRET not in result.stdout
@@ -100,7 +100,7 @@ async def test_a_pi_users_sandbox_json_carries_over(workspace: Path, home: Path)
     sandbox = run.session.sandbox
     assert sandbox.mode == "workspace-write"
     assert sandbox.policy is not None and "registry.npmjs.org" in sandbox.policy.network.allowed
-    message = await run.session.user_bash.run("cat ~/notes.txt", False)
+    message = await run.session.run_bash("cat ~/notes.txt")
     assert "ordinary file" not in message.output
     await run.session.shutdown("quit")
 

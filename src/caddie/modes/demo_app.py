@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence, Sized
-from typing import TYPE_CHECKING
+from typing import Literal, Protocol
 
 from rich.text import Text
 
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.modes.interactive.ui import TextualUI
 
-if TYPE_CHECKING:
-    from caddie.modes.demo import Step
-
 TYPE_DELAY_S = 0.012
 STEP_PAUSE_S = 0.9
+
+
+class Step(Protocol):
+    """One step of the tour (``caddie.modes.demo.Step``): a line to say, a prompt or a command to type."""
+
+    @property
+    def kind(self) -> Literal["say", "prompt", "command"]: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 class DemoApp(CaddieApp):

@@ -33,6 +33,7 @@ from textual.binding import Binding, BindingType
 
 from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.config.paths import agent_dir
+from caddie.errors import UsageError
 from caddie.modes.interactive.base import Startup
 from caddie.modes.interactive.builtin_commands import BuiltinCommands
 from caddie.modes.interactive.commands import (
@@ -184,27 +185,32 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
             preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
         await self._load_themes()
         session.subscribe(self._on_event)
-        session.on_shutdown = self.request_quit  # ctx.shutdown(): quit once the agent is idle
+        self._quit_when_asked = asyncio.ensure_future(self._quit_on_shutdown_request(session))
         await session.start("startup")  # as Pi, also for -c / --session
         await self.render_session()
-        for warning in [*build.warnings, *install_shortcuts(self, session.runner)]:
+        for warning in [*build.warnings, *install_shortcuts(self, session.extensions)]:
             self.show_info(Text(warning), "warning")
         if session.model is None:
             self.show_info(Text(build.registry.no_model_text()), "warning")
         self.ready.set()
         return session
 
+    async def _quit_on_shutdown_request(self, session: AgentSession) -> None:
+        """``ctx.shutdown()``: quit once the agent is idle."""
+        await session.wait_for_shutdown_request()
+        self.request_quit()
+
     async def _load_themes(self) -> None:
         """Custom themes (files read in a worker thread), then the one settings ``"theme"`` names."""
         session = self.session
         assert session is not None
         places = [agent_dir() / "themes"]
-        if session.options.project_trusted:
+        trusted = session.state().project_trusted
+        if trusted:
             places.append(Path(session.cwd) / ".caddie" / "themes")
         for place in session.settings.get("themes", []) or []:
             if isinstance(place, str):
                 places.append(Path(session.cwd) / Path(place).expanduser())
-        trusted = session.options.project_trusted
 
         def find_themes() -> tuple[dict[str, Theme], list[str]]:
             packages = package_theme_places(session.cwd, project_trusted=trusted)
@@ -269,7 +275,7 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         self.conversation.add(running)
         self._user_bash_started = time.monotonic()
         try:
-            await session.run_user_bash(command, exclude)
+            await session.run_bash(command, exclude_from_context=exclude)
         finally:
             self._user_bash_started = None
             await running.remove()
@@ -280,11 +286,9 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         store, messages = session.store, session.messages
         if session.model is not None and behavior is None:
             await wait_preloaded(session.model.api)  # never import an SDK on the event loop
-        from caddie.runtime.session import SessionError
-
         try:
             await session.prompt(text, streaming_behavior=behavior)
-        except SessionError as e:
+        except UsageError as e:
             self.show_error(str(e))
             if session.model is None and not self.editor.text.strip():
                 self.editor.set_text(text)  # nothing was sent: keep the prompt for after /model
@@ -337,8 +341,12 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         if self._modal() is not None:
             return
         session = self.session
-        compacting = getattr(session.compactor, "is_compacting", False) if session is not None else False
-        if session is not None and (session.is_streaming or session.pending_message_count() or compacting):
+        state = session.state() if session is not None else None
+        if (
+            session is not None
+            and state is not None
+            and (state.is_streaming or state.pending_message_count or state.is_compacting)
+        ):
             steering, follow_up = session.clear_queues()
             session.abort()
             self._restore([*steering, *follow_up])
@@ -407,7 +415,7 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         if result is None:
             self.notify("No other model to switch to (set --models or enabledModels).", timeout=2)
             return
-        model, level, _scoped = result
+        model, level = result.model, result.thinking_level
         self._refresh_footer()
         self.notify(f"Model: {model.ref}" + (f" · thinking {level}" if level != "off" else ""), timeout=1.5)
 

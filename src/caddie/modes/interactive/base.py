@@ -197,11 +197,21 @@ class AppBase(App[int]):
     def command_infos(self) -> list[CommandInfo]:
         extension: list[CommandInfo] = []
         if self.session is not None:
-            for spec in self.session.runner.commands().values():
+            for spec in self.session.extensions.commands().values():
                 extension.append(
                     CommandInfo(spec.name, spec.description or "", spec.source, spec.get_argument_completions)
                 )
-            extension += resource_commands(self.session.resource_commands())
+            extension += resource_commands(
+                [
+                    (
+                        c.name,
+                        f"{c.argument_hint} — {c.description}" if c.argument_hint else c.description or "",
+                        f"{c.kind} · {c.scope}",
+                    )
+                    for c in self.session.commands()
+                    if c.kind != "extension"
+                ]
+            )
         merged = merge_commands(extension)
         return [self._with_arguments(c) for c in merged]
 
@@ -234,7 +244,7 @@ class AppBase(App[int]):
             self.footer.show(FooterState(short_path(self.startup.request.cwd), None, None, None))
             return
         model = session.model
-        usage = session.get_context_usage()
+        usage = session.context_usage()
         inp, out, cr, cw, cost = self._usage
         self.footer.show(
             FooterState(

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
@@ -26,6 +26,9 @@ from caddie.modes.interactive.commands import HOTKEYS
 from caddie.modes.interactive.render import short_path
 from caddie.modes.interactive.session_commands import SessionCommands
 from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
+
+if TYPE_CHECKING:
+    from caddie.runtime.session_api import QueueMode
 
 
 class BuiltinCommands(SessionCommands):
@@ -212,7 +215,7 @@ class BuiltinCommands(SessionCommands):
 
         try:
             items, _ = await asyncio.to_thread(
-                list_resources, session.cwd, trust=session.options.project_trusted
+                list_resources, session.cwd, trust=session.state().project_trusted
             )
         except (OSError, ConfigurationError) as e:
             self.show_error(f"Could not list extensions, skills and packages: {e}")
@@ -231,8 +234,11 @@ class BuiltinCommands(SessionCommands):
             self._refresh_footer()
             updates: dict[str, Any] = {"defaultThinkingLevel": value}
         elif key in ("steeringMode", "followUpMode"):
-            queue = session.agent.steering if key == "steeringMode" else session.agent.follow_ups
-            queue.mode = "all" if value == "all" else "one-at-a-time"
+            mode: QueueMode = "all" if value == "all" else "one-at-a-time"
+            if key == "steeringMode":
+                session.configure(steering_mode=mode)
+            else:
+                session.configure(follow_up_mode=mode)
             updates = {key: value}
         elif key in ("compaction.enabled", "retry.enabled"):
             section, _, name = key.partition(".")

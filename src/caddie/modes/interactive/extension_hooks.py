@@ -88,7 +88,7 @@ async def run_shortcut(app: AppBase, key: str) -> None:
     if spec is None or session is None:
         return
     try:
-        await call_handler(spec.handler, session.context())
+        await call_handler(spec.handler, session.extensions.context())
     except Exception as e:
         app.show_error(f"Extension {spec.source} failed in shortcut {key}: {str(e) or type(e).__name__}")
 
@@ -126,7 +126,7 @@ class RenderedMessage(ExpandableBlock):
 def render_custom(app: AppBase, message: CustomMessage, expanded: bool) -> RenderableType | None:
     """What the extension's renderer draws for ``message``, or None (no renderer, None, or it failed)."""
     session = app.session
-    spec = session.runner.message_renderer(message.custom_type) if session is not None else None
+    spec = session.extensions.message_renderer(message.custom_type) if session is not None else None
     if spec is None:
         return None
     try:

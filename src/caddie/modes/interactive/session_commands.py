@@ -52,11 +52,11 @@ class SessionCommands(TranscriptApp):
 
     async def _switching(self, switch: Awaitable[bool]) -> bool:
         """Run a session switch (new, resume, fork); say why when it did not happen."""
-        from caddie.runtime.session import SessionError
+        from caddie.errors import UsageError
 
         try:
             done = await switch
-        except SessionError as e:  # e.g. the chosen file is being written by another caddie
+        except UsageError as e:  # e.g. the chosen file is being written by another caddie
             self.show_error(str(e))
             return False
         if not done:
@@ -102,12 +102,12 @@ class SessionCommands(TranscriptApp):
         if target is None or target in picker.here_ids:
             return
         summarize = False
-        if session.compactor is not None and not session.settings.get("branchSummary.skipPrompt", False):
+        if not session.settings.get("branchSummary.skipPrompt", False):
             summarize = await self.ui.confirm(
                 "Summarize the branch you are leaving?",
                 "A summary keeps what was learnt there in the context of the new position.",
             )
-        await session.navigate_tree(str(target), summarize)
+        await session.navigate_tree(str(target), summarize=summarize)
         await self.render_session()
 
     async def cmd_fork(self, args: str) -> None:
@@ -140,18 +140,18 @@ class SessionCommands(TranscriptApp):
         """Like Pi's ``/compact``: stops a running turn first, then summarizes the older messages."""
         session = self.session
         assert session is not None
-        if session.compactor is None:
-            self.show_error("Compaction is not available in this build.")
-            return
+        from caddie.errors import Aborted
+
         self._compaction_error_shown = False
         try:
-            entry = await session.compactor.compact("manual", args or None)
+            await session.compact(args or None)
+        except Aborted:  # an extension or Esc cancelled it
+            return
         except Exception as e:  # CompactionError: the message says why (too small, already compacted...)
             if not self._compaction_error_shown:
                 self.show_error(str(e) or type(e).__name__)
             return
-        if entry is not None:
-            await self.render_session()
+        await self.render_session()
 
     async def cmd_session(self, args: str) -> None:
         session = self.session
@@ -162,7 +162,7 @@ class SessionCommands(TranscriptApp):
         entries = store.entries()
         messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         inp, out, cr, cw, cost = usage_totals(messages)
-        usage = session.get_context_usage()
+        usage = session.context_usage()
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")  # long paths wrap onto the next lines instead of being cut
@@ -211,7 +211,7 @@ class SessionCommands(TranscriptApp):
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.runner, target, settings=session.settings.data)
+        path = await export_session(store, session.extensions, target, settings=session.settings.data)
         self.show_info(f"Exported the session to {path}")
 
     async def cmd_context(self, args: str) -> None:
@@ -227,7 +227,7 @@ class SessionCommands(TranscriptApp):
         await session.reload()
         from caddie.modes.interactive.extension_hooks import install_shortcuts
 
-        for error in [*session.load_errors, *install_shortcuts(self, session.runner)]:
+        for error in [*session.state().load_errors, *install_shortcuts(self, session.extensions)]:
             self.show_info(error, "warning")
-        self.notify(f"Reloaded {len(session.runner.extensions)} extension(s).", timeout=2)
+        self.notify(f"Reloaded {len(session.extensions.extensions)} extension(s).", timeout=2)
         self._refresh_footer()

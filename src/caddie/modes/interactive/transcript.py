@@ -48,7 +48,7 @@ class TranscriptApp(AppBase):
         text.append(f"caddie {__version__}", style="bold")
         session = self.session
         if session is not None:
-            names = [e.name for e in session.runner.extensions]
+            names = [e.name for e in session.extensions.extensions]
             if names:
                 text.append("  extensions: " + ", ".join(names), style="dim")
         text.append(
