@@ -48,11 +48,13 @@ def results_text(messages: list[Any]) -> list[str]:
 
 async def test_off_unless_configured_then_the_agents_tools_run_inside(workspace: Path, outside: Path) -> None:
     plain = await start_session(workspace)
-    assert plain.session.sandbox.mode == "off" and "sandbox" not in plain.session.state().system_prompt
+    assert (
+        plain.session.state().sandbox.mode == "off" and "sandbox" not in plain.session.state().system_prompt
+    )
     await plain.session.shutdown("quit")
 
     run = await start_session(workspace, settings=ON)
-    assert run.session.sandbox.summary() == "workspace-write, network off"
+    assert run.session.state().sandbox.summary() == "workspace-write, network off"
     assert (
         "- Commands run in a sandbox (workspace-write): they can write only in the project (not its .git) and "
         "$TMPDIR; credentials such as ~/.ssh are unreadable; there is no network."
@@ -97,7 +99,7 @@ async def test_a_pi_users_sandbox_json_carries_over(workspace: Path, home: Path)
         json.dumps({"filesystem": {"denyRead": ["~/notes.txt"]}})
     )
     run = await start_session(workspace)
-    sandbox = run.session.sandbox
+    sandbox = run.session.state().sandbox
     assert sandbox.mode == "workspace-write"
     assert sandbox.policy is not None and "registry.npmjs.org" in sandbox.policy.network.allowed
     message = await run.session.run_bash("cat ~/notes.txt")

@@ -31,7 +31,6 @@ from caddie.runtime.session_api import (
     StreamingBehavior,
     Subscriber,
 )
-from caddie.sandbox import Sandbox
 from caddie.session.compaction import CompactionResult
 from caddie.session.store import SessionStore
 
@@ -207,10 +206,6 @@ class AgentSession:
         return self.core.cwd
 
     @property
-    def sandbox(self) -> Sandbox:
-        return self.core.sandbox
-
-    @property
     def settings(self) -> Settings:
         return self.core.settings
 
@@ -244,6 +239,7 @@ class AgentSession:
             project_trusted=core.options.project_trusted,
             load_errors=list(core.load_errors),
             exit_code=core.exit_code,
+            sandbox=core.sandbox,
         )
 
     def stats(self) -> SessionStats:

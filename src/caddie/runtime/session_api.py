@@ -73,6 +73,8 @@ class SessionState:
     """Extensions that could not be loaded (at start-up or the last ``reload``), one sentence each."""
     exit_code: int | None
     """The exit code an extension set (``api.set_exit_code``; a headless goal's outcome)."""
+    sandbox: Sandbox
+    """Where the session runs commands (``caddie.sandbox``): ``active``, ``summary()``, ``state()``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,11 +302,6 @@ class Session(Protocol):
 
     @property
     def cwd(self) -> str: ...
-
-    @property
-    def sandbox(self) -> Sandbox:
-        """Where the session runs commands (``caddie.sandbox``): ``active``, ``summary()``, ``state()``."""
-        ...
 
     @property
     def settings(self) -> Settings: ...
