@@ -157,13 +157,14 @@ def base_parser(add_help: bool) -> _Parser:
         "--tools",
         metavar="LIST",
         help="built-in tools to enable, comma-separated "
-        "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write)",
+        "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write); MCP tools too: "
+        "mcp__SERVER__TOOL or mcp__SERVER__* (then only those named are on)",
     )
     e.add_argument(
         "-xt",
         "--exclude-tools",
         metavar="LIST",
-        help="tools to disable, comma-separated (built-in or extension)",
+        help="tools to disable, comma-separated (built-in, extension or MCP; globs allowed)",
     )
     r = p.add_argument_group("skills and prompt templates")
     r.add_argument(

@@ -23,6 +23,7 @@ from caddie.extensions.api import (
     AgentMessage,
     AssistantMessage,
     CompactionEntry,
+    ConfigScope,
     ContextEvent,
     ContextResult,
     ContextUsage,
@@ -329,6 +330,18 @@ class FakeContext:
 
     def shutdown(self) -> None:
         pass
+
+    def config_scope(self) -> ConfigScope:
+        return ConfigScope("/project", False, copy.deepcopy(self._host.settings), {})
+
+    async def complete(
+        self,
+        messages: Sequence[UserMessage | AssistantMessage],
+        system_prompt: str = "",
+        max_tokens: int | None = None,
+        signal: AbortSignal | None = None,
+    ) -> AssistantMessage:
+        raise RuntimeError("the fake host has no model")
 
     def stop_after_turn(self) -> None:
         pass

@@ -130,11 +130,13 @@ async def start_session(
     tools: list[str] | None = None,
     bundled: bool = False,
     settings: dict[str, Any] | None = None,
+    exclude_tools: list[str] | None = None,
+    trust: bool | None = None,
 ) -> Run:
     """A started session on a faux model; the bundled extensions stay off unless ``bundled``."""
     data = dict(settings or {})
     if not bundled:
-        data.setdefault("disabledExtensions", ["mulligan", "goal"])
+        data.setdefault("disabledExtensions", ["mulligan", "goal", "mcp"])
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
@@ -154,6 +156,8 @@ async def start_session(
             inline_extensions=list(extensions),
             flags=flags or {},
             tools=tools,
+            exclude_tools=exclude_tools or [],
+            trust=trust,
         )
     )
     build.session.core.agent.state.model = faux_model(

@@ -248,9 +248,10 @@ class SummaryUsageEvent:
     the prefix of a split turn (``turn_prefix``), a branch summary (``branch_summary``) — and what it cost.
     Sent after every such call, retries and failures included, so everything a session spends on the model
     reaches extensions (the goal budget counts it). A summary an extension supplies itself (through
-    ``session_before_compact``) is not reported: that extension made the call."""
+    ``session_before_compact``) is not reported: that extension made the call. ``extension``: a request an
+    extension made through ``ctx.complete`` (an MCP server's sampling request, say)."""
 
-    kind: Literal["compaction", "turn_prefix", "branch_summary"]
+    kind: Literal["compaction", "turn_prefix", "branch_summary", "extension"]
     usage: Usage
     provider: str
     model: str

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +30,8 @@ from caddie.resources.packages import InstalledPackage, filter_enabled
 from caddie.resources.prompts import PromptTemplate, load_template_file, template_files
 from caddie.resources.skills import Skill, WalkMode, load_skill_file, skill_files
 
-ItemKind = Literal["skill", "prompt", "extension", "package"]
+ItemKind = str
+"""``skill``, ``prompt``, ``extension``, ``package``, or a kind an extension lists (``mcp``)."""
 ItemScope = Literal["user", "project", "cli", "package", "extension", "bundled", "settings"]
 OVERRIDE_PREFIXES = ("!", "+", "-")
 
@@ -61,6 +62,10 @@ class ResourceItem:
     """The settings file that switches this item on or off (None: it cannot be switched, e.g. ``--skill``)."""
     resource_type: str | None = None
     """For package contents: ``extensions``, ``skills``, ``prompts`` or ``themes``."""
+    switch_key: str | None = None
+    """Items an extension lists: the settings list of names switched off (``disabledMcpServers``)."""
+    on_switch: Callable[[bool], Any] | None = None
+    """Items an extension lists: applies a switch in the running session (``/settings``)."""
 
     @property
     def id(self) -> str:

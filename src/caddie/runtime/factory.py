@@ -43,6 +43,7 @@ from caddie.runtime.request import SessionRequest as SessionRequest
 from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files
+from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import remembered_trust
 from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
 from caddie.sandbox import load_config as load_sandbox_config
@@ -278,15 +279,16 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         thinking = "off"
 
     tool_names = request.tools if request.tools is not None else settings.tools
+    announced = ToolSelection(expected=tuple(p for e in loaded.extensions for p in e.expected_tools))
     if tool_names is not None:
-        unknown = [t for t in tool_names if t not in ALL_TOOL_NAMES]
+        unknown = unannounced(tool_names, ALL_TOOL_NAMES, announced)
         if unknown and request.tools is not None:
             raise SetupError(
                 f"Unknown tool(s): {', '.join(unknown)}. Built-in tools are: {', '.join(ALL_TOOL_NAMES)}."
             )
         if unknown:
             warnings.append(f'settings "tools" names unknown tool(s) {", ".join(unknown)}; ignored')
-            tool_names = [t for t in tool_names if t in ALL_TOOL_NAMES]
+            tool_names = [t for t in tool_names if t not in unknown]
 
     session_ref: list[AgentSession] = []
 
@@ -352,6 +354,11 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         resources=resources,
         rediscover=rediscover,
         sandbox=sandbox,
+        tool_selection=ToolSelection(
+            tuple(tool_names) if tool_names is not None else None,
+            tuple(request.exclude_tools),
+            announced.expected,
+        ),
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
@@ -369,7 +376,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
     if request.exclude_tools:
         known = {t.name for t in core.tools.all()}
-        unknown = [t for t in request.exclude_tools if t not in known]
+        unknown = unannounced(request.exclude_tools, known, announced)
         if unknown:
             raise SetupError(
                 f"--exclude-tools: unknown tool(s) {', '.join(unknown)}. Tools are: {', '.join(sorted(known))}."

@@ -492,3 +492,17 @@ def _format_output(
             f"Full output: {path}]"
         )
     return text, details
+
+
+def limit_output(text: str, temp_file_prefix: str = "caddie-output") -> tuple[str, dict[str, Any] | None]:
+    """``text`` cut by ``bash``'s rules, for tools whose output can be as large (extension tools, MCP): the
+    last 2000 lines or 50KB, whichever is hit first, with bash's note pointing at a temp file holding all of
+    it. Returns the text and the details to attach (``truncation``, ``fullOutputPath``), or None when the
+    text was short enough."""
+    output = OutputAccumulator(temp_file_prefix=temp_file_prefix)
+    output.append(text.encode("utf-8", "surrogatepass"))
+    output.finish()
+    try:
+        return _format_output(output.snapshot(persist_if_truncated=True), output, "")
+    finally:
+        output.close_temp_file()

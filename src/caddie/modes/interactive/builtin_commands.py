@@ -202,7 +202,7 @@ class BuiltinCommands(SessionCommands):
         for item in self._resources:  # what `caddie config` lists, switched the same way
             rows.append(
                 SettingRow(f"resource:{item.id}", f"{item.kind.capitalize()} {item.name}", _on(item.enabled),
-                           ["on", "off"], "applies the next time caddie starts")
+                           ["on", "off"], item.source if item.on_switch else "applies the next time caddie starts")
             )  # fmt: skip
         return rows
 
@@ -215,7 +215,10 @@ class BuiltinCommands(SessionCommands):
 
         try:
             items, _ = await asyncio.to_thread(
-                list_resources, session.cwd, trust=session.state().project_trusted
+                list_resources,
+                session.cwd,
+                trust=session.state().project_trusted,
+                extensions=session.extensions.extensions,
             )
         except (OSError, ConfigurationError) as e:
             self.show_error(f"Could not list extensions, skills and packages: {e}")
@@ -257,6 +260,15 @@ class BuiltinCommands(SessionCommands):
                 self.show_error(str(e))
                 return
             await self._load_resources()
+            if item.on_switch is not None:  # an extension's item (an MCP server) applies at once
+                try:
+                    applied = item.on_switch(value == "on")
+                    if asyncio.iscoroutine(applied):
+                        await applied
+                except Exception as e:
+                    self.show_error(f"{item.kind} {item.name}: {e}")
+                self.notify(said.rpartition(": ")[2].capitalize(), timeout=3)
+                return
             self.notify(said.rpartition(": ")[2].capitalize() + " (from the next start)", timeout=3)
             return
         path = s.global_path or agent_dir() / "settings.json"
