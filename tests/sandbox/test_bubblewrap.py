@@ -7,6 +7,7 @@ import base64
 import hashlib
 import http.server
 import io
+import os
 import shutil
 import socket
 import subprocess
@@ -337,3 +338,63 @@ def test_a_caddie_started_inside_is_confined_by_the_outer_sandbox(
     )
     assert "(workspace-write), which cannot hold a second one; run it with --sandbox off" in out.text
     assert out.text.count("cannot start") == 1  # the headless goal ran: its default is off in there
+
+
+def run_standalone(sandbox: Sandbox, workspace: Path, script: str) -> tuple[str, str | None]:
+    """``script`` started the way an SDK starts a server: a plain command line, no descriptors passed."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"]}
+    prepared = sandbox.prepare_standalone([PY, "-c", script], str(workspace), env)
+    assert prepared.pass_fds == () and prepared.env is not None
+    with prepared:
+        done = subprocess.run(
+            prepared.argv, cwd=workspace, env=prepared.env, capture_output=True, text=True, timeout=60
+        )
+    out = done.stdout + done.stderr
+    return out, prepared.explain(out)
+
+
+def test_a_standalone_command_line_is_confined_the_same(
+    make_sandbox: MakeSandbox, workspace: Path, outside: Path, home: Path, registry: int
+) -> None:
+    probe = (
+        "import os, socket, sys, urllib.request\n"
+        "open('in.txt', 'w').write('in')\n"
+        "for path in [sys.argv[1], os.path.expanduser('~/.ssh/id_ed25519')]:\n"
+        "    try:\n"
+        "        open(path, 'a').write('x')\n"
+        "        print('WROTE', path)\n"
+        "    except OSError as e:\n"
+        "        print('not written:', e.strerror)\n"
+        "try:\n"
+        "    socket.socket(socket.AF_UNIX)\n"
+        "    print('UNIX SOCKET')\n"
+        "except OSError as e:\n"
+        "    print('unix', e.strerror)\n"
+        "for url in sys.argv[2:]:\n"
+        "    try:\n"
+        "        print(urllib.request.urlopen(url, timeout=10).read().decode())\n"
+        "    except Exception as e:\n"
+        "        print('fetch', e)\n"
+        "print('mode', os.environ['CADDIE_SANDBOXED'], os.getpid())\n"
+    )
+    (workspace / "probe.py").write_text(probe)
+    hello = f"http://localhost:{registry}/hello"
+    closed = make_sandbox(workspace)
+    script = (
+        f"import runpy, sys; sys.argv = ['p', '{outside}/keep.txt', '{hello}']; runpy.run_path('probe.py')"
+    )
+    out, _note = run_standalone(closed, workspace, script)
+    assert (workspace / "in.txt").read_text() == "in" and (outside / "keep.txt").read_text() == "original\n"
+    assert "not written: Read-only file system\nnot written: Permission denied" in out, out
+    assert (home / ".ssh" / "id_ed25519").read_text() == SECRET
+    assert "unix Operation not permitted" in out and "UNIX SOCKET" not in out  # the seccomp filter is on
+    assert "hello from the registry" not in out and "fetch <urlopen error" in out  # no network
+    assert "mode workspace-write 2" in out  # its own PID namespace
+
+    allowed = make_sandbox(workspace, network=NetworkRule("allow-list", ("localhost",)))
+    script = script.replace("]; runpy", ", 'http://example.com/']; runpy")
+    for out, note in (run_standalone(allowed, workspace, script), run_standalone(allowed, workspace, script)):
+        assert "hello from the registry" in out, out
+        assert "fetch HTTP Error 403" in out and "WROTE" not in out
+        assert note is not None and "network access to example.com was refused" in note  # its own channel
+    assert _Registry.seen == ["/hello", "/hello"]

@@ -35,9 +35,12 @@ class SandboxBackend(Protocol):
         argv: Sequence[str],
         cwd: str,
         proxy: FilteringProxy | None,
+        standalone_dir: str | None = None,
     ) -> WrappedCommand:
         """``argv`` as a command that runs under ``policy`` in ``cwd``; connections go through ``proxy``
-        (allow-list mode) or nowhere (network off) or anywhere (network on, ``proxy`` None)."""
+        (allow-list mode) or nowhere (network off) or anywhere (network on, ``proxy`` None). With
+        ``standalone_dir`` the command line needs no inherited descriptors (``pass_fds`` stays empty): what
+        it needs is kept in that directory, private to this caddie."""
         ...
 
 
@@ -59,6 +62,7 @@ class MissingBackend:
         argv: Sequence[str],
         cwd: str,
         proxy: FilteringProxy | None,
+        standalone_dir: str | None = None,
     ) -> WrappedCommand:
         raise SandboxUnavailable(self.reason)
 

@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ from caddie.sandbox.proxy import FilteringProxy
 from caddie.sandbox.wrapped import WrappedCommand
 
 HELPER = str(Path(__file__).with_name("netns_helper.py"))
+LAUNCHER = str(Path(__file__).with_name("launcher.py"))
+LAUNCHER_SECCOMP_FD, LAUNCHER_CONTROL_FD = 3, 4
+"""Where ``launcher.py`` puts the seccomp program and the proxy channel for a standalone command."""
 PROXY_PORT = 3128
 """Where the allow-list proxy answers inside each sandbox (its own loopback, so any port is free)."""
 PLACEHOLDER_NAMES = (".git", ".caddie", ".pi")
@@ -240,10 +244,13 @@ class BubblewrapBackend:
         argv: Sequence[str],
         cwd: str,
         proxy: FilteringProxy | None,
+        standalone_dir: str | None = None,
     ) -> WrappedCommand:
         features, problem = _probe(self.executable or "bwrap")
         if features is None or self.executable is None:
             raise SandboxUnavailable(problem or "bubblewrap is not available")
+        if standalone_dir is not None:
+            return self._wrap_standalone(features, policy, stand_ins, argv, cwd, proxy, standalone_dir)
         program = seccomp.filter_program(allow_unix_sockets=policy.allow_unix_sockets)
         read_end, write_end = os.pipe()
         try:
@@ -258,25 +265,64 @@ class BubblewrapBackend:
             wrapped.pass_fds.append(child_end.fileno())
             wrapped.closers += [child_end.close, lambda: proxy.close_channel(channel)]
             wrapped.proxy_url = f"http://127.0.0.1:{PROXY_PORT}"
-            command = [
-                sys.executable,
-                "-I",
-                "-S",
-                HELPER,
-                str(child_end.fileno()),
-                str(PROXY_PORT),
-                "--",
-                *command,
-            ]
-        plan = plan_mounts(policy)
-        prefix = bwrap_args(
+            command = _through_helper(child_end.fileno(), command)
+        wrapped.argv = [*self._prefix(features, policy, stand_ins, cwd, read_end), *command]
+        return wrapped
+
+    def _wrap_standalone(
+        self,
+        features: BwrapFeatures,
+        policy: SandboxPolicy,
+        stand_ins: StandIns,
+        argv: Sequence[str],
+        cwd: str,
+        proxy: FilteringProxy | None,
+        directory: str,
+    ) -> WrappedCommand:
+        """The same sandbox from a command line alone: ``launcher.py`` opens the seccomp program (a file in
+        ``directory``) and connects the proxy channel (a Unix socket there), then execs bubblewrap."""
+        seccomp_file = _seccomp_file(directory, policy.allow_unix_sockets)
+        wrapped = WrappedCommand(argv=[])
+        command, socket_path, token = list(argv), "-", "-"
+        if proxy is not None:
+            channel, token, socket_path = proxy.expect_channel(directory)
+            wrapped.channel = channel
+            wrapped.closers.append(lambda: proxy.close_channel(channel))
+            wrapped.proxy_url = f"http://127.0.0.1:{PROXY_PORT}"
+            command = _through_helper(LAUNCHER_CONTROL_FD, command)
+        prefix = self._prefix(features, policy, stand_ins, cwd, LAUNCHER_SECCOMP_FD)
+        launcher = [sys.executable, "-I", "-S", LAUNCHER, seccomp_file, socket_path, token, "--"]
+        wrapped.argv = [*launcher, *prefix, *command]
+        return wrapped
+
+    def _prefix(
+        self, features: BwrapFeatures, policy: SandboxPolicy, stand_ins: StandIns, cwd: str, seccomp_fd: int
+    ) -> list[str]:
+        assert self.executable is not None
+        return bwrap_args(
             self.executable,
             features,
-            plan,
+            plan_mounts(policy),
             stand_ins,
             cwd=cwd,
             share_network=policy.network.kind == "on",
-            seccomp_fd=read_end,
+            seccomp_fd=seccomp_fd,
         )
-        wrapped.argv = [*prefix, *command]
-        return wrapped
+
+
+def _through_helper(control_fd: int, command: list[str]) -> list[str]:
+    """``command`` started by ``netns_helper.py``, which first hands the proxy port over ``control_fd``."""
+    return [sys.executable, "-I", "-S", HELPER, str(control_fd), str(PROXY_PORT), "--", *command]
+
+
+def _seccomp_file(directory: str, allow_unix_sockets: bool) -> str:
+    """The seccomp program as a file in ``directory`` (written once, read-only, replaced atomically)."""
+    path = os.path.join(directory, "seccomp-unix.bpf" if allow_unix_sockets else "seccomp.bpf")
+    if not os.path.exists(path):
+        program = seccomp.filter_program(allow_unix_sockets=allow_unix_sockets)
+        partial = f"{path}.{os.getpid()}.{threading.get_ident()}"
+        with open(partial, "wb") as out:
+            out.write(program)
+        os.chmod(partial, 0o400)
+        os.replace(partial, path)
+    return path

@@ -5,9 +5,12 @@ Commands run in a network namespace with nothing but loopback, so the proxy is t
 in caddie's process, on an event loop of its own in a daemon thread (sync callers such as ``caddie batch``
 use it too). Each command gets a *channel*: one end of a Unix socket pair that the sandbox inherits. Inside,
 ``netns_helper.py`` binds the proxy port on the sandbox's loopback and sends that listening socket back over
-the channel; the proxy accepts on it directly — no relay process, no port on the host. A refused host is
-answered ``403`` with a sentence naming the setting, and remembered per channel so the command's result can
-say so. ``host_allowed`` is the pure rule.
+the channel; the proxy accepts on it directly — no relay process, no port on the host. A command started by
+something that passes no descriptors (an SDK's own process spawning, see ``Sandbox.prepare_standalone``)
+reaches its channel through a Unix socket in the sandbox's private directory instead: ``expect_channel``
+gives it a one-time token, its launcher connects and sends the token, and that connection is the channel.
+A refused host is answered ``403`` with a sentence naming the setting, and remembered per channel so the
+command's result can say so. ``host_allowed`` is the pure rule.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 import socket
 import threading
 from collections.abc import Sequence
@@ -27,6 +32,10 @@ log = logging.getLogger("caddie.sandbox")
 
 HEAD_LIMIT = 64 * 1024
 CONNECT_TIMEOUT_S = 30.0
+TOKEN_BYTES = 16
+"""A standalone command's launcher sends ``TOKEN_BYTES`` random bytes as hex and a newline first."""
+TOKEN_LENGTH = 2 * TOKEN_BYTES + 1
+SOCKET_NAME = "proxy.sock"
 _DROPPED_HEADERS = {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive", b"host"}
 """Not passed on with a plain request (see ``parse_request``)."""
 
@@ -83,6 +92,10 @@ class FilteringProxy:
         self._channels: dict[int, _Channel] = {}
         self._lock = threading.Lock()
         self._next = 0
+        self._expected: dict[str, int] = {}
+        """Tokens handed out by ``expect_channel`` whose launcher has not connected yet → channel ids."""
+        self._listener: socket.socket | None = None
+        self._adopting: set[asyncio.Task[None]] = set()
 
     # --------------------------------------------------------------------------------------------
     # Called from any thread
@@ -107,6 +120,26 @@ class FilteringProxy:
         ready.wait(5)
         return channel_id, theirs
 
+    def expect_channel(self, directory: str) -> tuple[int, str, str]:
+        """A channel for a command that inherits no descriptors: (its id, the token its launcher sends, the Unix
+        socket to send it to). The socket lives in ``directory`` (private to this caddie) and listens from
+        the first call on."""
+        loop = self._ensure_loop()
+        path = os.path.join(directory, SOCKET_NAME)
+        with self._lock:
+            if self._listener is None:
+                listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                listener.bind(path)
+                listener.listen(64)
+                listener.setblocking(False)
+                self._listener = listener
+                loop.call_soon_threadsafe(loop.add_reader, listener.fileno(), self._accept, listener)
+            self._next += 1
+            channel_id = self._next
+            token = secrets.token_hex(TOKEN_BYTES)
+            self._expected[token] = channel_id
+        return channel_id, token, path
+
     def close_channel(self, channel_id: int) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
@@ -124,6 +157,15 @@ class FilteringProxy:
             return
         for channel_id in list(self._channels):
             self.close_channel(channel_id)
+        listener, self._listener = self._listener, None
+        if listener is not None:
+
+            def stop_listening() -> None:
+                with contextlib.suppress(ValueError, OSError):
+                    loop.remove_reader(listener.fileno())
+                listener.close()
+
+            loop.call_soon_threadsafe(stop_listening)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         self._loop = self._thread = None
@@ -139,6 +181,38 @@ class FilteringProxy:
 
     # --------------------------------------------------------------------------------------------
     # On the proxy's loop
+
+    def _accept(self, listener: socket.socket) -> None:
+        try:
+            conn, _addr = listener.accept()
+        except OSError:
+            return
+        conn.setblocking(False)
+        task = asyncio.get_running_loop().create_task(self._adopt(conn))
+        self._adopting.add(task)
+        task.add_done_callback(self._adopting.discard)
+
+    async def _adopt(self, conn: socket.socket) -> None:
+        """A launcher's connection: read exactly its token line (the listening socket that follows carries
+        descriptors, which a longer read would drop), then serve it as the channel the token names."""
+        loop = asyncio.get_running_loop()
+        data = b""
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                while len(data) < TOKEN_LENGTH:
+                    chunk = await loop.sock_recv(conn, TOKEN_LENGTH - len(data))
+                    if not chunk:
+                        break
+                    data += chunk
+        except (OSError, TimeoutError):
+            data = b""
+        with self._lock:
+            channel_id = self._expected.pop(data[:-1].decode("ascii", "replace"), None)
+        if channel_id is None or not data.endswith(b"\n"):
+            conn.close()
+            return
+        self._channels[channel_id] = _Channel(conn)
+        loop.add_reader(conn.fileno(), self._receive, channel_id)
 
     def _receive(self, channel_id: int) -> None:
         channel = self._channels.get(channel_id)
@@ -185,6 +259,9 @@ class FilteringProxy:
         channel.servers.append(server)
 
     async def _drop(self, channel_id: int) -> None:
+        with self._lock:
+            for token in [t for t, c in self._expected.items() if c == channel_id]:
+                del self._expected[token]
         channel = self._channels.pop(channel_id, None)
         if channel is None:
             return

@@ -122,12 +122,28 @@ class Sandbox:
 
     def prepare(self, argv: Sequence[str], cwd: str, env: Mapping[str, str] | None = None) -> PreparedCommand:
         """``argv`` to run in ``cwd`` with ``env`` (None: caddie's own), sandboxed when the mode is not off."""
+        return self._prepare(argv, cwd, env, standalone=False)
+
+    def prepare_standalone(
+        self, argv: Sequence[str], cwd: str, env: Mapping[str, str] | None = None
+    ) -> PreparedCommand:
+        """Like ``prepare``, for a process starter that passes no descriptors (an SDK that takes a command,
+        its arguments, an environment and a directory, such as the MCP SDK's stdio client): ``pass_fds`` is
+        empty, the command line opens what it needs itself. Call ``close()`` once the process has ended."""
+        return self._prepare(argv, cwd, env, standalone=True)
+
+    def _prepare(
+        self, argv: Sequence[str], cwd: str, env: Mapping[str, str] | None, *, standalone: bool
+    ) -> PreparedCommand:
         policy, backend, stand_ins = self.policy, self._backend, self._stand_ins
         if policy is None:
             return PreparedCommand(list(argv), dict(env) if env is not None else None)
         if backend is None or stand_ins is None:  # a policy with nothing to enforce it: never run unconfined
             raise SandboxUnavailable(f"the sandbox ({policy.mode}) has no backend to run commands with.")
-        wrapped = backend.wrap(policy, stand_ins, argv, cwd, self._proxy)
+        if standalone and self._private_root is None:
+            raise SandboxUnavailable(f"the sandbox ({policy.mode}) is closed; it cannot start a command.")
+        directory = self._private_root if standalone else None
+        wrapped = backend.wrap(policy, stand_ins, argv, cwd, self._proxy, directory)
         run_env = dict(env if env is not None else os.environ)
         run_env.update(sandbox_env(policy, run_env, wrapped.proxy_url))
         proxy, channel = self._proxy, wrapped.channel
