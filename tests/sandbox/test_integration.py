@@ -174,6 +174,27 @@ def test_caddie_refuses_to_run_when_the_sandbox_cannot_start(workspace: Path) ->
     assert done.stdout == ""
 
 
+def test_caddie_refuses_to_run_where_bubblewrap_cannot_make_its_namespaces(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A bwrap that fails the way it does where user namespaces are off: one line naming the setting."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    done = caddie(
+        workspace, "-p", "--model", "faux/echo", "--sandbox", "read-only", "hi", env={"PATH": str(bin_dir)}
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "caddie: the sandbox (read-only) cannot start: bubblewrap cannot create its namespaces here (bwrap: "
+        "setting up uid map: Permission denied): unprivileged user namespaces may be disabled (sysctl "
+        "kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ allow bwrap in AppArmor; in a container, allow "
+        "user namespaces); or run with --sandbox off."
+    ]
+
+
 def test_a_headless_goal_is_sandboxed_by_default_and_its_check_too(workspace: Path, outside: Path) -> None:
     check = f"echo checked > {outside}/keep.txt"
     script = [
