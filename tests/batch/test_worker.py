@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,58 @@ def test_a_url_repo_is_cloned_at_its_branch(tmp_path: Path, faux_env: Path) -> N
     assert records["a"]["status"] == "complete" and records["a"]["check_exit"] is None
     assert (Path(records["a"]["workspace"]) / "feature.txt").exists()
     assert records["b"]["status"] == "error" and "ref 'no-such-branch' not found" in records["b"]["detail"]
+
+
+def _sleeping(seconds: str) -> list[int]:
+    """Live processes running ``sleep SECONDS`` (found by command line: a sandboxed task's ``$!`` is a PID in
+    its own namespace, not the host's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (
+                entry.name.isdigit()
+                and (entry / "cmdline").read_bytes() == f"sleep\0{seconds}\0".encode()
+                and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+            ):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_timeouts_cover_setup_and_the_final_check_and_kill_what_they_started(
+    tmp_path: Path, faux_env: Path
+) -> None:
+    """A setup that hangs is killed with its whole process group; the final check (run again by the batch
+    after the goal) is cut at the task's timeout too, not after the batch's own 5-minute check limit."""
+    repo = make_repo(tmp_path / "repo", COMPLETE)
+    hang = "sleep {seconds} & wait"
+    once_then_hang = (
+        "test -f done.txt && if [ -f checked ]; then "
+        + hang.format(seconds="301.5")
+        + "; else touch checked; fi"
+    )
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [
+            {
+                "id": "setup",
+                "repo": str(repo),
+                "objective": "x",
+                "setup": hang.format(seconds="300.5"),
+                "timeout": "3s",
+            },
+            {"id": "check", "repo": str(repo), "objective": "x", "check": once_then_hang, "timeout": "12s"},
+        ],
+    )
+    started = time.monotonic()
+    code, _, err = batch(str(tasks), "--workers", "2")
+    assert time.monotonic() - started < 40, err
+    assert code == 1, err
+    by_id = {r["id"]: r for r in read_results(tmp_path / "tasks-results.jsonl")}
+    assert by_id["setup"]["status"] == "timeout" and by_id["setup"]["detail"] == "setup timed out"
+    assert by_id["check"]["status"] == "timeout", by_id["check"]
+    assert by_id["check"]["detail"] == "the final check ran past the task's timeout"
+    assert by_id["check"]["duration_s"] < 30
+    for name, seconds in (("setup", "300.5"), ("check", "301.5")):  # dead, sandboxed or not
+        assert _sleeping(seconds) == [], f"{name}'s background sleep survived its timeout"

@@ -23,11 +23,12 @@ from caddie.jscompat import js_trim_end, without_lone_surrogates
 from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
-from caddie.tools.files import NotRegularFileError, check_sandbox, open_for_write, open_regular_guarded
+from caddie.tools.files import check_sandbox, open_for_write, open_regular_guarded
 from caddie.tools.fs_errors import access_error, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
+from caddie.untrusted import NotRegularFileError
 
 EDIT_DESCRIPTION = (
     "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping "

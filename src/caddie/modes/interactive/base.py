@@ -87,6 +87,7 @@ class AppBase(App[int]):
         self._streaming: AssistantView | None = None
         self._tools: dict[str, ToolBlock] = {}
         self._usage: tuple[int, int, int, int, float] = (0, 0, 0, 0, 0.0)
+        self._usage_estimated = False
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._quitting = False
@@ -262,6 +263,8 @@ class AppBase(App[int]):
                 context_window=usage.context_window if usage else 0,
                 statuses=self.ui.statuses,
                 sandbox=_sandbox_text(session.state().sandbox),
+                tokens_estimated=self._usage_estimated,
+                context_estimated=usage.estimated if usage else False,
             )
         )
         self.editor.remove_class(*_THINKING_CLASSES)

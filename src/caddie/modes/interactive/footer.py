@@ -42,6 +42,9 @@ class FooterState:
     statuses: Mapping[str, str] | None = None
     sandbox: str | None = None
     """The active sandbox (``workspace-write, network off``); None when it is off."""
+    tokens_estimated: bool = False
+    """Some token counts are caddie's estimate (the server reported no usage): shown with "≈"."""
+    context_estimated: bool = False
 
 
 def shorten_left(text: str, width: int) -> str:
@@ -67,7 +70,8 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
     left = Text(shorten_left(state.cwd, room), style="bold")
     left.append(name)
     usage = Text(style="dim")
-    parts = [f"↑{format_count(state.input_tokens)}", f"↓{format_count(state.output_tokens)}"]
+    approx = "≈" if state.tokens_estimated else ""
+    parts = [f"↑{approx}{format_count(state.input_tokens)}", f"↓{approx}{format_count(state.output_tokens)}"]
     if state.cache_read:
         parts.append(f"R{format_count(state.cache_read)}")
     if state.cache_write:
@@ -76,6 +80,7 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
     usage.append(" ".join(parts))
     if state.context_window:
         pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
+        pct = f"≈{pct}" if state.context_estimated and state.context_percent is not None else pct
         usage.append(f"  {pct}/{format_count(state.context_window)}")
     if state.sandbox:
         usage.append(f"  sandbox: {state.sandbox}", style="green")
