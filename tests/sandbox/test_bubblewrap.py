@@ -7,11 +7,13 @@ import base64
 import hashlib
 import http.server
 import io
+import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import zipfile
@@ -101,6 +103,7 @@ class _Registry(http.server.BaseHTTPRequestHandler):
     """A PEP 503 package index with one wheel, and a page; records every path asked for."""
 
     wheel = b""
+    npm_tarball = b""
     seen: ClassVar[list[str]] = []
 
     head_only = False
@@ -117,6 +120,19 @@ class _Registry(http.server.BaseHTTPRequestHandler):
             self._send(body.encode(), "text/html")
         elif self.path == "/files/fakepkg-1.0-py3-none-any.whl":
             self._send(self.wheel, "application/octet-stream")
+        elif self.path.rstrip("/") == "/fakenpm":
+            port = self.server.server_address[1]
+            tarball = f"http://localhost:{port}/fakenpm/-/fakenpm-1.0.0.tgz"
+            integrity = "sha512-" + base64.b64encode(hashlib.sha512(self.npm_tarball).digest()).decode()
+            version = {
+                "name": "fakenpm",
+                "version": "1.0.0",
+                "dist": {"tarball": tarball, "integrity": integrity},
+            }
+            document = {"name": "fakenpm", "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": version}}
+            self._send(json.dumps(document).encode(), "application/json")
+        elif self.path == "/fakenpm/-/fakenpm-1.0.0.tgz":
+            self._send(self.npm_tarball, "application/octet-stream")
         elif self.path == "/hello":
             self._send(b"hello from the registry", "text/plain")
         else:
@@ -153,9 +169,23 @@ def _wheel() -> bytes:
     return buffer.getvalue()
 
 
+def _npm_tarball() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in {
+            "package/package.json": b'{"name": "fakenpm", "version": "1.0.0", "main": "index.js"}',
+            "package/index.js": b"module.exports = 42;\n",
+        }.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
 @pytest.fixture
 def registry() -> Iterator[int]:
     _Registry.wheel = _wheel()
+    _Registry.npm_tarball = _npm_tarball()
     _Registry.seen = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -199,6 +229,30 @@ def test_a_package_manager_installs_from_an_allowed_registry_only(
         "[Blocked by the sandbox (workspace-write): there is no network (localhost is the sandbox's own)"
         in out.text
     )
+
+
+def test_npm_installs_from_an_allowed_registry_only(
+    make_sandbox: MakeSandbox, workspace: Path, registry: int
+) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        skip_or_fail("npm is not on PATH")
+    install = (
+        f"{npm} install --no-audit --no-fund --no-update-notifier --fetch-retries=0 "
+        f"--registry http://localhost:{registry}/ fakenpm"
+    )
+    allowed = make_sandbox(workspace, network=NetworkRule("allow-list", ("localhost",)))
+    out = sh(allowed, workspace, install)
+    assert out.error is None, out.text
+    assert (workspace / "node_modules" / "fakenpm" / "index.js").read_text() == "module.exports = 42;\n"
+    assert "/fakenpm/-/fakenpm-1.0.0.tgz" in _Registry.seen
+    shutil.rmtree(workspace / "node_modules")
+    (workspace / "package.json").unlink(missing_ok=True)
+    (workspace / "package-lock.json").unlink(missing_ok=True)
+    closed = make_sandbox(workspace)  # network off: the same install reaches nothing
+    out = sh(closed, workspace, install)
+    assert out.error is not None and not (workspace / "node_modules" / "fakenpm").exists()
+    assert "[Blocked by the sandbox (workspace-write): there is no network" in out.text
 
 
 def _running(marker: str) -> list[int]:

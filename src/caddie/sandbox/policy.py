@@ -214,4 +214,6 @@ _NETWORK_ERRORS = (
     "Network is unreachable",
     "Failed to establish a new connection",
     "Connection refused",  # in a network namespace of its own, a host's local services are not there
+    "ECONNREFUSED",  # Node's names for the same (npm, yarn)
+    "ENETUNREACH",
 )
