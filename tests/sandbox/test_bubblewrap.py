@@ -121,8 +121,7 @@ class _Registry(http.server.BaseHTTPRequestHandler):
         elif self.path == "/files/fakepkg-1.0-py3-none-any.whl":
             self._send(self.wheel, "application/octet-stream")
         elif self.path.rstrip("/") == "/fakenpm":
-            port = self.server.server_address[1]
-            tarball = f"http://localhost:{port}/fakenpm/-/fakenpm-1.0.0.tgz"
+            tarball = f"http://{self.headers['Host']}/fakenpm/-/fakenpm-1.0.0.tgz"
             integrity = "sha512-" + base64.b64encode(hashlib.sha512(self.npm_tarball).digest()).decode()
             version = {
                 "name": "fakenpm",
