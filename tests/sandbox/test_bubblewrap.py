@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
@@ -451,3 +452,17 @@ def test_a_standalone_command_line_is_confined_the_same(
         assert "fetch HTTP Error 403" in out and "WROTE" not in out
         assert note is not None and "network access to example.com was refused" in note  # its own channel
     assert _Registry.seen == ["/hello", "/hello"]
+
+
+def test_a_standalone_command_reaches_the_proxy_from_a_deep_temporary_directory(
+    make_sandbox: MakeSandbox, workspace: Path, tmp_path: Path, registry: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where $TMPDIR is too deep for a Unix socket's address, the proxy listens on an abstract socket."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    allowed = make_sandbox(workspace, network=NetworkRule("allow-list", ("localhost",)))
+    fetch = f"import urllib.request; print(urllib.request.urlopen('http://localhost:{registry}/hello').read().decode())"
+    out, _note = run_standalone(allowed, workspace, fetch)
+    assert "hello from the registry" in out, out
+    assert [p.name[:15] for p in deep.iterdir()] == ["caddie-sandbox-"]  # the private directory is there

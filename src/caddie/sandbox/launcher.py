@@ -2,10 +2,10 @@
 
 ``python -I -S launcher.py SECCOMP_FILE SOCKET TOKEN -- ARGV…`` runs outside the sandbox, just before it:
 it opens the seccomp program (a file in the sandbox's private directory) as descriptor 3 and, in allow-list
-mode (``SOCKET`` and ``TOKEN`` not ``-``), connects to the proxy's Unix socket, sends the token and makes that
-connection descriptor 4 — then execs ARGV (bubblewrap, whose command line names 3 and 4). So a program that
-starts processes its own way (the MCP SDK's stdio client) can start a sandboxed one from a plain command
-line. It imports only built-in modules and stays no longer than the exec.
+mode (``SOCKET`` and ``TOKEN`` not ``-``), connects to the proxy's Unix socket (``@name``: an abstract one),
+sends the token and makes that connection descriptor 4 — then execs ARGV (bubblewrap, whose command line
+names 3 and 4). So a program that starts processes its own way (the MCP SDK's stdio client) can start a
+sandboxed one from a plain command line. It imports only built-in modules and stays no longer than the exec.
 """
 
 import _socket
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> None:
     fds = [os.open(seccomp_file, os.O_RDONLY | os.O_CLOEXEC)]
     if socket_path != "-":
         control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        control.connect(socket_path)
+        control.connect("\0" + socket_path[1:] if socket_path.startswith("@") else socket_path)
         control.sendall(token.encode("ascii") + b"\n")
         fds.append(control.detach())
     _place(fds, [SECCOMP_FD, CONTROL_FD][: len(fds)])

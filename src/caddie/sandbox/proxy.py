@@ -122,23 +122,23 @@ class FilteringProxy:
 
     def expect_channel(self, directory: str) -> tuple[int, str, str]:
         """A channel for a command that inherits no descriptors: (its id, the token its launcher sends, the Unix
-        socket to send it to). The socket lives in ``directory`` (private to this caddie) and listens from
-        the first call on."""
+        socket to send it to — a path in ``directory``, private to this caddie, or ``@name``, see
+        ``_socket_address``). The socket listens from the first call on."""
         loop = self._ensure_loop()
-        path = os.path.join(directory, SOCKET_NAME)
         with self._lock:
             if self._listener is None:
                 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                listener.bind(path)
+                listener.bind(_socket_address(directory))
                 listener.listen(64)
                 listener.setblocking(False)
                 self._listener = listener
                 loop.call_soon_threadsafe(loop.add_reader, listener.fileno(), self._accept, listener)
+            address = self._listener.getsockname()
             self._next += 1
             channel_id = self._next
             token = secrets.token_hex(TOKEN_BYTES)
             self._expected[token] = channel_id
-        return channel_id, token, path
+        return channel_id, token, _shown(address)
 
     def close_channel(self, channel_id: int) -> None:
         loop = self._loop
@@ -306,6 +306,22 @@ class FilteringProxy:
             await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
         finally:
             upstream_writer.close()
+
+
+def _socket_address(directory: str) -> str:
+    """Where launchers reach the proxy: a socket file in ``directory`` (private to this caddie), or — when that
+    path is longer than a Unix socket address may be — an abstract socket with a random name (any local
+    process could connect to it, but a connection without a token handed out here is closed at once)."""
+    path = os.path.join(directory, SOCKET_NAME)
+    if len(os.fsencode(path)) < 100:
+        return path
+    return f"\0caddie-sandbox-proxy-{os.getpid()}-{secrets.token_hex(8)}"
+
+
+def _shown(address: str | bytes) -> str:
+    """A bound address as ``launcher.py`` takes it: a path, or ``@name`` for an abstract socket."""
+    text = address.decode("utf-8", "replace") if isinstance(address, bytes) else address
+    return "@" + text[1:] if text.startswith("\0") else text
 
 
 @dataclass(frozen=True, slots=True)
