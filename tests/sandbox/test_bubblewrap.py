@@ -59,16 +59,19 @@ def test_a_write_inside_the_workspace_lands_and_one_outside_does_not(
 def test_secrets_are_unreadable(
     make_sandbox: MakeSandbox, workspace: Path, home: Path, isolated_caddie_dir: Path
 ) -> None:
+    agent = isolated_caddie_dir / "agent"
+    (agent / "models.json").write_text(SECRET)  # a custom provider's apiKey
+    (agent / "mcp-auth.json").write_text(SECRET)  # MCP servers' OAuth tokens
     sandbox = make_sandbox(workspace)
     pi_auth = home.parent / "pi-agent" / "auth.json"
     out = sh(
         sandbox,
         workspace,
-        f"cat ~/.ssh/id_ed25519; ls ~/.ssh; cat ~/.aws/credentials; cat {isolated_caddie_dir}/agent/auth.json; "
-        f"cat {pi_auth}; cat ~/notes.txt",
+        f"cat ~/.ssh/id_ed25519; ls ~/.ssh; cat ~/.aws/credentials; cat {agent}/auth.json; "
+        f"cat {pi_auth}; cat {agent}/models.json {agent}/mcp-auth.json; cat ~/notes.txt",
     )
     assert SECRET not in out.text
-    assert out.text.count("Permission denied") == 5
+    assert out.text.count("Permission denied") == 7
     assert "ordinary file" in out.text  # the rest of home reads as usual
     assert "~/.ssh, ~/.aws" in out.text and "are not readable" in out.text
 

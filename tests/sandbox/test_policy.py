@@ -86,7 +86,10 @@ def test_the_default_secrets_are_always_denied(monkeypatch: pytest.MonkeyPatch, 
         "/home/me/.aws",
         "/home/me/.gnupg",
         "/home/me/.caddie/agent/auth.json",
+        "/home/me/.caddie/agent/models.json",
+        "/home/me/.caddie/agent/mcp-auth.json",
         "/home/me/.pi/agent/auth.json",
+        "/home/me/.pi/agent/models.json",
         "/srv/keys",
     ):
         assert path in policy.deny_read

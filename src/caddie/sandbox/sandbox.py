@@ -225,12 +225,18 @@ def remove_tree(path: str) -> None:
         os.rmdir(path)
 
 
+AGENT_SECRET_FILES = ("auth.json", "models.json", "mcp-auth.json")
+"""Files in caddie's (and Pi's) agent directory that hold credentials: API keys and subscription tokens,
+custom providers' ``apiKey`` values, the mcp extension's OAuth tokens (``mcp/oauth.py``'s ``AUTH_FILE``)."""
+
+
 def secret_paths() -> list[str]:
-    """The paths no sandboxed command reads, whatever the configuration adds: credential stores and caddie's
-    and Pi's auth.json."""
+    """The paths no sandboxed command reads, whatever the configuration adds: credential stores, and caddie's
+    and Pi's files that hold keys or tokens (``AGENT_SECRET_FILES``)."""
     home = os.environ.get("HOME") or os.path.expanduser("~")
     paths = [os.path.join(home, p[2:]) for p in DEFAULT_DENY_READ]
-    paths += [str(agent_dir() / "auth.json"), str(pi_agent_dir() / "auth.json")]
+    for directory in (agent_dir(), pi_agent_dir()):
+        paths += [str(directory / name) for name in AGENT_SECRET_FILES]
     return paths
 
 
