@@ -24,13 +24,12 @@ from typing import Any, Protocol
 
 from rich.text import Text
 from textual.screen import ModalScreen
-from textual.widgets import Input
 
 from caddie.ai.catalogue import LLAMA_ROUTER
 from caddie.ai.oauth.types import LoginEvent, LoginFailed, LoginPrompt
 from caddie.models import ModelRegistry
 from caddie.models.registry import LoginOption
-from caddie.modes.interactive.dialogs import InputScreen, SelectScreen
+from caddie.modes.interactive.dialogs import InputScreen, SecretInputScreen, SelectScreen
 from caddie.runtime.session import AgentSession
 
 __all__ = ["SecretInputScreen", "run_login", "run_logout"]
@@ -47,15 +46,6 @@ class LoginHost(Protocol):
     def show_info(self, content: Any, level: str = "info") -> None: ...
 
     def show_error(self, message: str) -> None: ...
-
-
-class SecretInputScreen(InputScreen):
-    """``InputScreen`` whose field shows dots, never the text."""
-
-    def on_mount(self) -> None:
-        field = self.query_one("#value", Input)
-        field.password = True
-        field.focus()
 
 
 async def _pick(host: LoginHost, title: str, options: list[tuple[str, str]]) -> str | None:
