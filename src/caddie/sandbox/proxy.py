@@ -163,6 +163,10 @@ class FilteringProxy:
             def stop_listening() -> None:
                 with contextlib.suppress(ValueError, OSError):
                     loop.remove_reader(listener.fileno())
+                with contextlib.suppress(OSError):
+                    address = listener.getsockname()
+                    if isinstance(address, str) and address.startswith("/"):
+                        os.unlink(address)  # the socket file: nothing connects once caddie stops listening
                 listener.close()
 
             loop.call_soon_threadsafe(stop_listening)
