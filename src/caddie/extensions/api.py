@@ -56,7 +56,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
-from caddie.ai.secrets import redact
+from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
 from caddie.ai.stream_events import (
@@ -172,6 +172,7 @@ from caddie.jscompat import (
     utf16_prefix,
     utf16_sort_key,
 )
+from caddie.sandbox import PreparedCommand, Sandbox
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -258,6 +259,7 @@ __all__ = [
     "ModelSelectEvent",
     "NotifyLevel",
     "OnUpdate",
+    "PreparedCommand",
     "ProviderConfig",
     "ProviderError",
     "ProviderModelConfig",
@@ -265,6 +267,7 @@ __all__ = [
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "RestoreReport",
+    "Sandbox",
     "Savings",
     "SavingsEvent",
     "SessionBeforeCompactEvent",
@@ -327,6 +330,7 @@ __all__ = [
     "import_in_background",
     "is_finite_number",
     "is_js_number",
+    "is_secret_variable",
     "js_number",
     "js_round",
     "js_truthy",
@@ -575,8 +579,12 @@ class ExtensionAPI:
         cwd: str | None = None,
         signal: AbortSignal | None = None,
     ) -> ExecResult:
-        """Run a program (not through a shell) and collect its output; never raises for a failing command."""
-        return await run_process(command, list(args), timeout=timeout, cwd=cwd, signal=signal)
+        """Run a program (not through a shell) and collect its output; never raises for a failing command.
+        It runs in the session's sandbox when one is active (``ctx.sandbox``)."""
+        sandbox = self._host.sandbox if self._host is not None else None  # None: not in a session yet
+        return await run_process(
+            command, list(args), timeout=timeout, cwd=cwd, signal=signal, sandbox=sandbox
+        )
 
 
 class EventBus:

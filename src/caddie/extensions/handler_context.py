@@ -13,6 +13,7 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.model import Model
 from caddie.checkpoints.restore import RestoreReport
+from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
@@ -198,6 +199,12 @@ class ExtensionContext(Protocol):
         current files is taken first; files edited by hand since are left and listed in ``conflicts``.
         Works during a run (from a tool), unlike a user's restore. None when no checkpoint marks that point
         or the session takes none (no session file, checkpoints off)."""
+        ...
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where the session runs commands for the model (``caddie.sandbox``): start your own through
+        ``sandbox.prepare(argv, cwd, env)`` so they are confined like the ``bash`` tool's (``api.exec`` does)."""
         ...
 
     def stop_after_turn(self) -> None:

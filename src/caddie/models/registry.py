@@ -239,7 +239,7 @@ class ModelRegistry:
     def all(self) -> list[Model]:
         """Every known model (built-in and models.json), including those without a key; a login that names
         the models its account may use (Copilot's ``availableModelIds``) hides the others of its provider."""
-        allowed = self._account_models()
+        allowed = account_models(self.auth)
         return [
             self._usable(m) for m in self._models if m.provider not in allowed or m.id in allowed[m.provider]
         ]
@@ -268,53 +268,10 @@ class ModelRegistry:
         providers on this machine or network) which models it serves and with what context size; those that do
         not answer within ``timeout_s`` keep what was assumed. ``refresh=False`` asks only servers not asked
         yet in this process."""
-        targets = [t for t in map(self._local_server, self.providers()) if t is not None]
+        targets = [t for t in (local_server(self, p) for p in self.providers()) if t is not None]
         if not refresh:
             targets = [t for t in targets if not self.servers.asked(t.provider)]
         self.servers.ask_all(targets, timeout_s)
-
-    def _local_server(self, provider: str) -> LocalServer | None:
-        """Where ``provider``'s server is, when it is a local one caddie can ask (``CADDIE_LOCAL_DISCOVERY=0``:
-        none is asked)."""
-        if self.env.get(LOCAL_DISCOVERY_ENV, "").strip() == "0":
-            return None
-        kind = SERVER_KINDS.get(provider)
-        config = self._provider_configs.get(provider)
-        if provider == LLAMA_ROUTER:
-            url = self.llama_server()
-            if url is None:
-                return None
-            base = llama_router.inference_url(url) if "://" in url else url
-        elif kind is not None:
-            base = (config.base_url if config and config.base_url else None) or (
-                ollama_base_url(self.env) if provider == "ollama" else self._builtin[provider].base_url
-            )
-        elif (
-            config is not None
-            and config.base_url
-            and is_local_base_url(config.base_url)
-            and (config.api in (None, "openai-completions"))
-        ):
-            kind, base = "openai", config.base_url
-        else:
-            return None
-        key = self.api_key_for(
-            Model(id="", name="", api="openai-completions", provider=provider, base_url=base)
-        )
-        return LocalServer(provider, kind or "openai", base, key)
-
-    def llama_server(self) -> str | None:
-        """The llama.cpp router's URL (``/login llama.cpp`` or ``LLAMA_BASE_URL``); None when not configured."""
-        credential = self.auth.get(LLAMA_ROUTER)
-        return llama_router.server_url(credential.env if credential else None, self.env)
-
-    def _account_models(self) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for provider in self.auth.oauth_providers():
-            ids = (self.auth.oauth(provider) or {}).get("availableModelIds")
-            if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
-                out[provider] = set(ids)
-        return out
 
     def providers(self) -> list[str]:
         names = list(self._builtin)
@@ -461,7 +418,7 @@ class ModelRegistry:
         base_url = (config.base_url if config and config.base_url else None) or (
             ollama_base_url(self.env) if info.name == "ollama" else info.base_url
         )
-        if info.name == LLAMA_ROUTER and (router := self.llama_server()) is not None:
+        if info.name == LLAMA_ROUTER and (router := llama_server(self)) is not None:
             base_url = llama_router.inference_url(router) if "://" in router else router
         model = catalogue.open_model(info, model_id, base_url)
         compat = (info.compat or ModelCompat()).merged(config.compat if config else None)
@@ -471,7 +428,7 @@ class ModelRegistry:
             compat=compat if compat != ModelCompat() else None,
         )
         if info.name in SERVER_KINDS:  # what the server says about it (asked once, on first use)
-            model = self.servers.apply(model, lambda: self._local_server(info.name))
+            model = self.servers.apply(model, lambda: local_server(self, info.name))
         return model
 
     def _usable(self, model: Model) -> Model:
@@ -546,7 +503,7 @@ class ModelRegistry:
 
     def _keyless(self, model: Model) -> bool:
         if model.provider == LLAMA_ROUTER:  # keyless once configured, as in Pi
-            return self.llama_server() is not None
+            return llama_server(self) is not None
         info = self._builtin.get(model.provider)
         if info is not None and not info.needs_key:
             return True
@@ -602,7 +559,7 @@ class ModelRegistry:
 
     def key_hint(self, model: Model) -> str:
         """What to do so ``model`` has a key (for error messages): the variable to set and ``/login``."""
-        if model.provider == LLAMA_ROUTER and self.llama_server() is None:
+        if model.provider == LLAMA_ROUTER and llama_server(self) is None:
             return f"configure it with /login {LLAMA_ROUTER}, or set LLAMA_BASE_URL (and LLAMA_API_KEY if the server needs one)"
         missing = self._missing_url_env(model)
         if missing and self.has_key(model.provider):
@@ -745,3 +702,50 @@ def ambient_credentials(provider: str, env: Mapping[str, str]) -> bool:
         )
         return adc.is_file()
     return False
+
+
+def llama_server(registry: ModelRegistry) -> str | None:
+    """The llama.cpp router's URL (``/login llama.cpp`` or ``LLAMA_BASE_URL``); None when not configured."""
+    credential = registry.auth.get(LLAMA_ROUTER)
+    return llama_router.server_url(credential.env if credential else None, registry.env)
+
+
+def local_server(registry: ModelRegistry, provider: str) -> LocalServer | None:
+    """Where ``provider``'s server is, when it is a local one caddie can ask (``CADDIE_LOCAL_DISCOVERY=0``:
+    none is asked)."""
+    if registry.env.get(LOCAL_DISCOVERY_ENV, "").strip() == "0":
+        return None
+    kind = SERVER_KINDS.get(provider)
+    config = registry._provider_configs.get(provider)
+    if provider == LLAMA_ROUTER:
+        url = llama_server(registry)
+        if url is None:
+            return None
+        base = llama_router.inference_url(url) if "://" in url else url
+    elif kind is not None:
+        base = (config.base_url if config and config.base_url else None) or (
+            ollama_base_url(registry.env) if provider == "ollama" else registry._builtin[provider].base_url
+        )
+    elif (
+        config is not None
+        and config.base_url
+        and is_local_base_url(config.base_url)
+        and (config.api in (None, "openai-completions"))
+    ):
+        kind, base = "openai", config.base_url
+    else:
+        return None
+    key = registry.api_key_for(
+        Model(id="", name="", api="openai-completions", provider=provider, base_url=base)
+    )
+    return LocalServer(provider, kind or "openai", base, key)
+
+
+def account_models(auth: AuthStore) -> dict[str, set[str]]:
+    """Provider → the model ids its login says the account may use (Copilot's ``availableModelIds``)."""
+    out: dict[str, set[str]] = {}
+    for provider in auth.oauth_providers():
+        ids = (auth.oauth(provider) or {}).get("availableModelIds")
+        if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+            out[provider] = set(ids)
+    return out
