@@ -208,6 +208,8 @@ async def run_main(argv: list[str]) -> int:
         if args.exclude_tools
         else [],
         fork_from=fork_from,
+        sandbox=args.sandbox,
+        sandbox_default="workspace-write" if headless and "goal" in flags else "off",
     )
 
     if not headless:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,8 @@ from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import remembered_trust
+from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
@@ -252,6 +255,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     trusted = project_trusted(cwd, request.trust)
     settings = session_settings(cwd, trusted, request.settings_overrides)
     warnings = list(settings.warnings)
+    sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
 
     if request.session_dir is None and settings.session_dir:
         request.session_dir = str(Path(settings.session_dir).expanduser())
@@ -328,6 +332,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         env_policy=EnvPolicy.of(*settings.shell_env),
         auto_resize_images=bool(settings.get("images.autoResize", True)),
         operations=request.tool_operations,
+        sandbox=sandbox,
     )
 
     warnings += loaded.errors + loaded.notices
@@ -367,6 +372,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         restored=restored,
         resources=resources,
         rediscover=rediscover,
+        sandbox=sandbox,
         tool_selection=ToolSelection(
             tuple(tool_names) if tool_names is not None else None,
             tuple(request.exclude_tools),
@@ -407,6 +413,33 @@ async def open_session(request: SessionRequest) -> SessionBuild:
             store.append_model_change(model.provider, model.id)
         store.append_thinking_level_change(thinking)
     return SessionBuild(session, registry, warnings, has_auth)
+
+
+def _open_sandbox(
+    request: SessionRequest, cwd: str, settings: Settings, trusted: bool, warnings: list[str]
+) -> Sandbox:
+    """The session's sandbox (``caddie.sandbox``); a mode that cannot be enforced here is a ``SetupError``
+    saying what to install — never commands run unsandboxed."""
+    if request.read_only:
+        return Sandbox.off()  # views run no commands for the model
+    try:
+        config = load_sandbox_config(cwd, settings, project_trusted=trusted)
+        mode = choose_mode(
+            request.sandbox,
+            config.mode,
+            request.sandbox_default,
+            os.environ.get(ENV_MODE),
+            os.environ.get(ENV_INSIDE),
+        )
+        sandbox = open_sandbox(mode, cwd, config)
+    except SandboxError as e:
+        raise SetupError(str(e)) from None
+    warnings += config.warnings
+    if sandbox.active and request.tool_operations is not None and request.tool_operations.shell is not None:
+        warnings.append(
+            f"the sandbox ({sandbox.mode}) runs bash commands in caddie, not in the editor's terminal"
+        )
+    return sandbox
 
 
 def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:
