@@ -56,7 +56,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
-from caddie.ai.secrets import redact
+from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
 from caddie.ai.stream_events import (
@@ -111,6 +111,8 @@ from caddie.extensions.event_types import (
     ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    Savings,
+    SavingsEvent,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeForkEvent,
@@ -261,6 +263,8 @@ __all__ = [
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "Savings",
+    "SavingsEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionBeforeForkEvent",
@@ -321,6 +325,7 @@ __all__ = [
     "import_in_background",
     "is_finite_number",
     "is_js_number",
+    "is_secret_variable",
     "js_number",
     "js_round",
     "js_truthy",
@@ -417,10 +422,13 @@ class ExtensionAPI:
         description: str,
         kind: Literal["string", "boolean"] = "string",
         default: str | bool | None = None,
+        check: Callable[[str], object] | None = None,
     ) -> None:
-        """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
+        """Add a command-line option (``caddie --name value``); read it with ``get_flag``. ``check(value)``
+        raises ``UsageError`` (or ``ValueError``) with a sentence for the user when a value cannot be used:
+        caddie then exits 2 with ``--name: <sentence>`` before anything runs."""
         name = name.removeprefix("--")
-        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
+        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path, check)
 
     def register_shortcut(
         self, shortcut: str, handler: ShortcutHandler, description: str | None = None

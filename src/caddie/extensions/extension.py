@@ -35,6 +35,10 @@ class FlagSpec:
     kind: Literal["string", "boolean"] = "string"
     default: str | bool | None = None
     source: str = ""
+    check: Callable[[str], object] | None = None
+    """For a string option: raises ``ValueError`` or ``UsageError`` (its message a sentence for the user) for a
+    value the extension cannot use; caddie runs it before anything starts, and so do tools that pass the option on
+    (``caddie batch`` for ``--goal``)."""
 
 
 @dataclass(slots=True)

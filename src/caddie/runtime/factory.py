@@ -371,7 +371,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     core = session.core
     core.load_errors = loaded.errors
     session_ref.append(session)
-    core.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    core.available_models = lambda: _available_models(registry, has_auth)
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
@@ -440,6 +440,15 @@ def scoped_models(
                 seen.add((m.provider, m.id))
                 out.append((m, level))
     return out
+
+
+def _available_models(registry: ModelRegistry, has_auth: Callable[[Model], bool]) -> list[Model]:
+    """Every model with auth, then what local servers serve (asked once per process, on first need: model
+    cycling, RPC ``get_available_models``)."""
+    registry.discover_local(refresh=False)
+    listed = [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    known = {m.ref for m in listed}
+    return listed + [m for m in registry.discovered() if m.ref not in known]
 
 
 async def _no_auth() -> RequestAuth | None:

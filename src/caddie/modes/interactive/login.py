@@ -25,14 +25,14 @@ from typing import Any, Protocol
 
 from rich.text import Text
 from textual.screen import ModalScreen
-from textual.widgets import Input
 
+from caddie.ai.catalogue import LLAMA_ROUTER
 from caddie.ai.model import Model
 from caddie.ai.oauth.types import LoginEvent, LoginFailed, LoginPrompt
 from caddie.models import ModelRegistry
 from caddie.models.extra_usage import extra_usage_warning
 from caddie.models.registry import LoginOption
-from caddie.modes.interactive.dialogs import InputScreen, SelectScreen
+from caddie.modes.interactive.dialogs import InputScreen, SecretInputScreen, SelectScreen
 from caddie.runtime.session import AgentSession
 
 __all__ = ["SecretInputScreen", "run_login", "run_logout", "warn_about_extra_usage"]
@@ -76,15 +76,6 @@ def warn_about_extra_usage(host: LoginHost, model: Model | None = None) -> None:
     if text is not None:
         _EXTRA_USAGE_SHOWN.add(session)
         host.show_info(Text(text), "warning")
-
-
-class SecretInputScreen(InputScreen):
-    """``InputScreen`` whose field shows dots, never the text."""
-
-    def on_mount(self) -> None:
-        field = self.query_one("#value", Input)
-        field.password = True
-        field.focus()
 
 
 async def _pick(host: LoginHost, title: str, options: list[tuple[str, str]]) -> str | None:
@@ -185,7 +176,11 @@ async def run_login(host: LoginHost, args: str) -> None:
     option = await _choose(host, args, registry.login_options())
     if option is None:
         return
-    if option.kind == "oauth":
+    if option.provider == LLAMA_ROUTER:  # a router URL and an optional key, as Pi asks (llama.py)
+        from caddie.modes.interactive.llama import run_llama_login
+
+        await run_llama_login(host)
+    elif option.kind == "oauth":
         await _oauth_login(host, registry, option)
     else:
         await _key_login(host, registry, option.provider)
