@@ -39,6 +39,8 @@ from caddie.errors import ExtensionError
 from caddie.extensions.event_types import (
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     ContextEvent,
     ContextResult,
     InputEvent,
@@ -261,6 +263,33 @@ class ExtensionRunner:
                 current = list(value.messages)
             current = copies.seal(current, edited_in_place=edits)
         return current
+
+    async def emit_before_provider_request(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Each handler sees the previous one's payload; a returned dict replaces it. None when no handler
+        replaced it (changes made in place stand either way)."""
+        current = payload
+        ctx = self._context()
+        for ext, handler in self._handlers("before_provider_request"):
+            try:
+                value = await call_handler(handler, BeforeProviderRequestEvent(current), ctx)
+            except Exception as e:
+                self._report(ext, "before_provider_request", e)
+                continue
+            value = self._expect(ext, "before_provider_request", value, dict)
+            if value is not None:
+                current = value
+        return None if current is payload else current
+
+    async def emit_before_provider_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """Handlers change ``event.headers`` in place; a header set to None is removed."""
+        event = BeforeProviderHeadersEvent(dict[str, str | None](headers))
+        ctx = self._context()
+        for ext, handler in self._handlers("before_provider_headers"):
+            try:
+                await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, "before_provider_headers", e)
+        return {str(k): str(v) for k, v in event.headers.items() if v is not None}
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
         """The first ``block`` wins. A handler exception is not swallowed: it blocks the call."""

@@ -45,7 +45,9 @@ from caddie.extensions.api import (
     NotifyLevel,
     SessionShutdownEvent,
     SessionStartEvent,
+    ThinkingLevelSelectEvent,
 )
+from caddie.extensions.api import SessionInfoChangedEvent as SessionNameChanged
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
 from caddie.runtime.compaction_port import Compactor, CompactorFactory, StreamFn
@@ -307,14 +309,28 @@ class SessionCore:
         lvl: ThinkingLevel = next((t for t in THINKING_LEVELS if t == level), "off")
         if self._has_model:
             lvl = clamp_thinking_level(self.agent.state.model, lvl)
-        if lvl != self.agent.state.thinking_level:
+        previous = self.agent.state.thinking_level
+        if lvl != previous:
             self.agent.state.thinking_level = lvl
             self.store.append_thinking_level_change(lvl)
             self.publish_soon(ThinkingLevelChangedEvent(lvl))
+            self.emit_soon("thinking_level_select", ThinkingLevelSelectEvent(lvl, previous))
 
     def set_session_name(self, name: str) -> None:
         self.store.append_session_info(name)
         self.publish_soon(SessionInfoChangedEvent(self.store.session_name()))
+        self.emit_soon("session_info_changed", SessionNameChanged(self.store.session_name()))
+
+    def emit_soon(self, name: str, event: Any) -> None:
+        """An extension event raised from synchronous code, delivered in the background (Pi's ``void emit``);
+        nothing when no handler listens or no event loop runs."""
+        if not self.runner.has_handlers(name):
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.spawn(self.runner.emit(name, event))
 
     @property
     def is_busy(self) -> bool:
