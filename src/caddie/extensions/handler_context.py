@@ -204,9 +204,23 @@ class CommandContext(ExtensionContext, Protocol):
         """Start a new session; returns False if an extension cancelled it."""
         ...
 
-    async def fork(self, entry_id: str) -> bool: ...
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> bool:
+        """``before``: a new session from before this user message (``/fork``); ``at``: a copy up to and
+        including the entry (``/clone``). False if an extension cancelled it."""
+        ...
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        """Move within the session tree (``/tree``); with ``summarize`` the branch left behind is summarised
+        (``custom_instructions`` added to the prompt, or replacing it with ``replace_instructions``);
+        ``label`` goes on the summary (or the target). False if an extension cancelled it."""
+        ...
 
     async def switch_session(self, path: str) -> bool: ...
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
@@ -58,9 +58,17 @@ class SessionSwitching(Protocol):
 
     async def new_session(self, parent_session: str | None = None) -> bool: ...
 
-    async def fork(self, entry_id: str) -> bool: ...
+    async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool: ...
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        *,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool: ...
 
     async def switch_session(self, path: str) -> bool: ...
 
@@ -426,11 +434,24 @@ class CommandContextImpl(ExtensionContextImpl):
     async def new_session(self, parent_session: str | None = None) -> bool:
         return await self._session.navigator.new_session(parent_session)
 
-    async def fork(self, entry_id: str) -> bool:
-        return await self._session.navigator.fork(entry_id)
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> bool:
+        return await self._session.navigator.fork(entry_id, position=position)
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
-        return await self._session.navigator.navigate_tree(target_id, summarize)
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        return await self._session.navigator.navigate_tree(
+            target_id,
+            summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
 
     async def switch_session(self, path: str) -> bool:
         return await self._session.navigator.switch_session(path)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
+from caddie.ai.abort import AbortController
 from caddie.ai.messages import UserMessage, text_of
 from caddie.ai.model import THINKING_LEVELS, Model
 from caddie.errors import UsageError
@@ -22,9 +23,13 @@ from caddie.extensions.api import (
     ExtensionUI,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
+    SessionBeforeTreeEvent,
+    SessionBeforeTreeResult,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
+    TreePreparation,
+    TreeSummary,
 )
 from caddie.extensions.runner import Extension, ExtensionRunner
 from caddie.runtime.compaction_port import Compactor
@@ -32,7 +37,8 @@ from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
 from caddie.runtime.session_events import NoticeEvent, SessionEvent
 from caddie.runtime.tools_prompt import ToolsAndPrompt
-from caddie.session.entries import MessageEntry
+from caddie.session.branch_summary import collect_entries_for_branch_summary, navigation_leaf
+from caddie.session.entries import BranchSummaryEntry, MessageEntry
 from caddie.session.store import SessionFileError, SessionStore
 
 StartReason = Literal["startup", "reload", "new", "resume", "fork"]
@@ -274,8 +280,18 @@ class SessionNavigator:
         await self.replace_store(forked, "fork", previous)
         return True
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
-        """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry."""
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        *,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry.
+        ``session_before_tree`` may cancel (False), supply the summary, or change the instructions and the
+        ``label`` (put on the summary, or on the target without one)."""
         session = self._session
         self._require_idle("moving in the tree")
         store = session.store
@@ -283,10 +299,44 @@ class SessionNavigator:
         if entry is None:
             raise UsageError(f"No entry {target_id} in this session.")
         old_leaf = store.leaf_id
+        supplied: TreeSummary | None = None
+        if session.runner.has_handlers("session_before_tree"):
+            collected = collect_entries_for_branch_summary(store, old_leaf, target_id)
+            preparation = TreePreparation(
+                target_id,
+                old_leaf,
+                collected.common_ancestor_id,
+                collected.entries,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            )
+            result = await session.runner.emit(
+                "session_before_tree", SessionBeforeTreeEvent(preparation, AbortController().signal)
+            )
+            if _cancelled(result):
+                return False
+            if isinstance(result, SessionBeforeTreeResult):
+                supplied = result.summary if summarize else None
+                if result.custom_instructions is not None:
+                    custom_instructions = result.custom_instructions
+                if result.replace_instructions is not None:
+                    replace_instructions = result.replace_instructions
+                if result.label is not None:
+                    label = result.label
         summary_entry = None
-        if session.compactor is not None and summarize:
+        if supplied is not None:
+            summary_id = store.branch_with_summary(
+                navigation_leaf(entry), supplied.summary, supplied.details, True, supplied.usage
+            )
+            found = store.get_entry(summary_id)
+            summary_entry = found if isinstance(found, BranchSummaryEntry) else None
+        elif session.compactor is not None and summarize:
             # Attached at the new position (a child of it); raises when cancelled, before the leaf moves.
-            summary_entry = await session.compactor.summarize_branch(old_leaf, target_id)
+            summary_entry = await session.compactor.summarize_branch(
+                old_leaf, target_id, custom_instructions, replace_instructions
+            )
         if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
             store.move_leaf(entry.parent_id)
             session.ui.set_editor_text(text_of(entry.message.content))
@@ -294,8 +344,13 @@ class SessionNavigator:
             store.move_leaf(target_id)
         if summary_entry is not None:
             store.move_leaf(summary_entry.id)
+        if label:
+            store.append_label(summary_entry.id if summary_entry is not None else target_id, label)
         session.agent.state.messages = store.build_context().messages
-        await session.runner.emit("session_tree", SessionTreeEvent(store.leaf_id, old_leaf, summary_entry))
+        tree = SessionTreeEvent(
+            store.leaf_id, old_leaf, summary_entry, (supplied is not None) if summary_entry else None
+        )
+        await session.runner.emit("session_tree", tree)
         return True
 
     async def reload(self) -> None:
