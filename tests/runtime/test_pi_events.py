@@ -6,14 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from caddie.ai.providers.faux import faux_message, faux_tool_call
 from caddie.extensions.api import (
+    BashResult,
     ExtensionAPI,
     ExtensionContext,
     SessionInfoChangedEvent,
     ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolCallResult,
+    UserBashEvent,
+    UserBashResult,
 )
 from tests.runtime.harness import inline_extension, start_session
 
@@ -88,4 +93,71 @@ async def test_a_blocked_call_without_terminate_lets_the_model_answer(tmp_path: 
     await run.session.prompt("list")
     await run.session.wait_for_idle()
     assert run.faux.call_count == 2
+    await run.session.shutdown("quit")
+
+
+async def test_user_bash_can_hand_back_a_whole_result(tmp_path: Path) -> None:
+    seen: list[UserBashEvent] = []
+
+    def register(api: ExtensionAPI) -> None:
+        def intercept(event: UserBashEvent, ctx: ExtensionContext) -> UserBashResult:
+            seen.append(event)
+            return UserBashResult(result=BashResult("ran on the build box\n", 3))
+
+        api.on("user_bash", intercept)
+        api.on("user_bash", lambda event, ctx: pytest.fail("only the first answer counts"))
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    (tmp_path / "marker").write_text("")
+    message = await run.session.run_bash("rm marker", exclude_from_context=True)
+    assert (tmp_path / "marker").exists()  # nothing ran locally
+    assert [(e.command, e.exclude_from_context, e.cwd) for e in seen] == [("rm marker", True, str(tmp_path))]
+    assert (message.output, message.exit_code, message.exclude_from_context) == (
+        "ran on the build box\n",
+        3,
+        True,
+    )
+    assert run.session.messages[-1] is message
+    await run.session.shutdown("quit")
+
+
+async def test_user_bash_operations_run_the_command_elsewhere_and_stream_its_output(tmp_path: Path) -> None:
+    calls: list[tuple[str, str]] = []
+
+    async def remote(command: str, cwd: str, on_output: Any, signal: Any) -> int | None:
+        calls.append((command, cwd))
+        on_output("remote: ")
+        on_output("\x1b[31mred\x1b[0m done\n")
+        return 0
+
+    def register(api: ExtensionAPI) -> None:
+        api.on("user_bash", lambda event, ctx: UserBashResult(operations=remote))
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    message = await run.session.run_bash("uptime")
+    await run.session.wait_for_idle()
+    assert calls == [("uptime", str(tmp_path))]
+    assert (message.output, message.exit_code, message.cancelled) == ("remote: red done\n", 0, False)
+    updates = [e for e in run.events if e.type == "bash_execution_update"]
+    assert "".join(e.delta for e in updates) == "remote: red done\n"  # type: ignore[attr-defined]
+    await run.session.shutdown("quit")
+
+
+async def test_user_bash_without_an_answer_runs_locally_and_a_failing_runner_is_a_failed_command(
+    tmp_path: Path,
+) -> None:
+    async def broken(command: str, cwd: str, on_output: Any, signal: Any) -> int | None:
+        raise ConnectionError("ssh: host unreachable")
+
+    mode = {"broken": False}
+
+    def register(api: ExtensionAPI) -> None:
+        api.on("user_bash", lambda event, ctx: UserBashResult(operations=broken) if mode["broken"] else None)
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    local = await run.session.run_bash("echo local")
+    assert (local.output, local.exit_code) == ("local\n", 0)
+    mode["broken"] = True
+    failed = await run.session.run_bash("echo remote")
+    assert failed.output == "ssh: host unreachable\n" and failed.exit_code is None and not failed.cancelled
     await run.session.shutdown("quit")

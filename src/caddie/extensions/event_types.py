@@ -430,9 +430,11 @@ class BashResult:
     full_output_path: str | None = None
 
 
-BashRunner: TypeAlias = Callable[[str, str, Callable[[str], None], AbortSignal], Awaitable[BashResult]]
-"""``run(command, cwd, on_output, signal)``: run a command somewhere (over SSH, in a container), call
-``on_output(text)`` as output arrives, and return the result."""
+BashRunner: TypeAlias = Callable[[str, str, Callable[[str], None], AbortSignal], Awaitable[int | None]]
+"""Pi's ``BashOperations.exec``: ``run(command, cwd, on_output, signal)`` runs a command somewhere else (over
+SSH, in a container), calls ``on_output(text)`` as output arrives and returns the exit code (None when it
+was killed). caddie keeps, truncates and records the output as for a local command; ``signal`` is set when
+the user cancels."""
 
 
 @dataclass(slots=True)

@@ -217,6 +217,21 @@ class ExtensionRunner:
                     return value
         return result
 
+    async def emit_first(self, name: str, event: Any, kind: type) -> Any:
+        """The first handler's answer of type ``kind`` decides; the later handlers do not run (Pi's
+        ``user_bash``). A failing handler is reported and the next one asked."""
+        ctx = self._context()
+        for ext, handler in self._handlers(name):
+            try:
+                value = await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, name, e)
+                continue
+            value = self._expect(ext, name, value, kind)
+            if value:
+                return value
+        return None
+
     # -- events whose results matter ------------------------------------------------------------------
     def context_copies(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Copies of ``messages`` that nothing else holds a reference to (what a request is built from when
