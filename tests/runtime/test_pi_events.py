@@ -139,7 +139,7 @@ async def test_user_bash_operations_run_the_command_elsewhere_and_stream_its_out
     assert calls == [("uptime", str(tmp_path))]
     assert (message.output, message.exit_code, message.cancelled) == ("remote: red done\n", 0, False)
     updates = [e for e in run.events if e.type == "bash_execution_update"]
-    assert "".join(e.delta for e in updates) == "remote: red done\n"  # type: ignore[attr-defined]
+    assert "".join(e.delta for e in updates) == "remote: red done\n"
     await run.session.shutdown("quit")
 
 
