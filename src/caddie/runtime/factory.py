@@ -21,6 +21,7 @@ from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
+from caddie.extensions.api import ExtensionUI, Mode
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
@@ -36,6 +37,7 @@ from caddie.resources.discovery import (
 )
 from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
 from caddie.runtime.core import SessionOptions
+from caddie.runtime.project_trust import decide_project_trust
 from caddie.runtime.request import LoadedExtensions as LoadedExtensions
 from caddie.runtime.request import SessionChoice as SessionChoice
 from caddie.runtime.request import SessionRequest as SessionRequest
@@ -43,7 +45,8 @@ from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.tool_selection import ToolSelection, unannounced
-from caddie.runtime.trust import remembered_trust
+from caddie.runtime.trust import project_has_code, remembered_trust
+from caddie.runtime.ui import HeadlessUI
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
@@ -61,10 +64,30 @@ async def load_extension_set(
     no_extensions: bool,
     trust: bool | None,
     inline: list[Extension] | None = None,
+    trust_mode: Mode = "print",
+    trust_ui: ExtensionUI | None = None,
 ) -> LoadedExtensions:
-    """Discover and import extensions (before the session exists, so their flags can be parsed)."""
+    """Discover and import extensions (before the session exists, so their flags can be parsed). When the
+    project's trust is undecided (no ``--trust``, nothing remembered) and it has code to trust, the
+    extensions loaded without it answer ``project_trust`` first (``trust_ui``: their dialogs)."""
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = project_trusted(cwd, trust)
+    loaded = await _load_extension_set(cwd, extension_paths, no_extensions, trusted, inline)
+    if trust is not None or trusted or remembered_trust(cwd) is not None or not project_has_code(cwd):
+        return loaded
+    decision, problems = await decide_project_trust(
+        loaded.extensions, cwd, trust_mode, trust_ui or HeadlessUI()
+    )
+    if decision:
+        loaded = await _load_extension_set(cwd, extension_paths, no_extensions, True, inline)
+    loaded.errors += problems
+    loaded.trust_decision = decision
+    return loaded
+
+
+async def _load_extension_set(
+    cwd: str, extension_paths: list[str], no_extensions: bool, trusted: bool, inline: list[Extension] | None
+) -> LoadedExtensions:
     settings = load_settings(cwd, project_trusted=trusted)
     notices: list[str] = []
     setup_errors: list[str] = []
@@ -246,7 +269,13 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         no_extensions=request.no_extensions,
         trust=request.trust,
         inline=request.inline_extensions,
+        trust_mode=request.mode,
+        trust_ui=request.ui,
     )
+    if request.trust is None and loaded.trust_decision is not None and loaded.trust_decision != trusted:
+        trusted = loaded.trust_decision  # an extension's project_trust answer (Pi)
+        settings = load_settings(cwd, project_trusted=trusted)
+        warnings = list(settings.warnings)
     registry = ModelRegistry()
     warnings += registry.warnings
     providers = ExtensionProviders(registry)  # api.register_provider: before the model is chosen
