@@ -3,6 +3,7 @@ what a handler's answer does — through the real session on the faux model."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -160,4 +161,37 @@ async def test_user_bash_without_an_answer_runs_locally_and_a_failing_runner_is_
     mode["broken"] = True
     failed = await run.session.run_bash("echo remote")
     assert failed.output == "ssh: host unreachable\n" and failed.exit_code is None and not failed.cancelled
+    await run.session.shutdown("quit")
+
+
+async def test_ui_prompt_events_wrap_dialogs_and_overlapping_ones_count_once(tmp_path: Path) -> None:
+    seen: list[tuple[str, str, str | None]] = []
+
+    def register(api: ExtensionAPI) -> None:
+        async def ask(args: str, ctx: Any) -> None:
+            await ctx.ui.confirm("Deploy?", "to production")
+            await asyncio.gather(ctx.ui.input("Name"), ctx.ui.select("Pick", ["a", "b"]))
+            ctx.ui.notify("not a dialog")
+
+        api.register_command("ask", ask)
+        for name in ("ui_prompt_start", "ui_prompt_end"):
+            api.on(name, lambda event, ctx: seen.append((event.type, event.kind, event.title)))
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+
+    async def slow_input(title: str, placeholder: str | None = None, timeout: float | None = None) -> str:
+        await asyncio.sleep(0.02)  # still open while the select opens and closes
+        return "x"
+
+    run.ui.input = slow_input  # type: ignore[method-assign]
+    await run.session.prompt("/ask")
+    await run.session.wait_for_idle()
+    assert seen == [
+        ("ui_prompt_start", "confirm", "Deploy?"),
+        ("ui_prompt_end", "confirm", "Deploy?"),
+        ("ui_prompt_start", "input", "Name"),
+        ("ui_prompt_end", "input", "Name"),
+    ]
+    assert [kind for kind, _ in run.ui.asked] == ["confirm", "select"]
+    assert run.ui.notices[-1] == ("not a dialog", "info")
     await run.session.shutdown("quit")

@@ -69,6 +69,7 @@ from caddie.runtime.system_prompt import ContextFile
 from caddie.runtime.tool_selection import ToolSelection
 from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.runtime.ui import HeadlessUI
+from caddie.runtime.ui_prompts import WatchedUI
 from caddie.runtime.user_bash import UserBash
 from caddie.session.context import BranchContext
 from caddie.session.store import SessionStore
@@ -127,6 +128,7 @@ class SessionCore:
         self.settings = options.settings
         self.mode: Mode = options.mode
         self.ui: ExtensionUI = options.ui or HeadlessUI(self._headless_notify)
+        self._watched_ui = WatchedUI(self.ui, self.emit_soon)
         self.extensions = list(options.extensions)
         self.load_errors: list[str] = []
         self.exit_code: int | None = None
@@ -320,6 +322,12 @@ class SessionCore:
         self.store.append_session_info(name)
         self.publish_soon(SessionInfoChangedEvent(self.store.session_name()))
         self.emit_soon("session_info_changed", SessionNameChanged(self.store.session_name()))
+
+    @property
+    def watched_ui(self) -> ExtensionUI:
+        if self._watched_ui.inner is not self.ui:
+            self._watched_ui = WatchedUI(self.ui, self.emit_soon)
+        return self._watched_ui  # forwards every ExtensionUI method
 
     def emit_soon(self, name: str, event: Any) -> None:
         """An extension event raised from synchronous code, delivered in the background (Pi's ``void emit``);

@@ -106,6 +106,11 @@ class ContextHost(Protocol):
     def ui(self) -> ExtensionUI: ...
 
     @property
+    def watched_ui(self) -> ExtensionUI:
+        """``ui`` as extensions get it: its dialogs announce ``ui_prompt_start`` / ``ui_prompt_end``."""
+        ...
+
+    @property
     def model(self) -> Model | None: ...
 
     @property
@@ -338,7 +343,7 @@ class ExtensionContextImpl:
 
     @property
     def ui(self) -> ExtensionUI:
-        return self._session.ui
+        return self._session.watched_ui
 
     @property
     def model(self) -> Model | None:
