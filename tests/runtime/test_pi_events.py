@@ -12,14 +12,19 @@ import pytest
 from caddie.ai.providers.faux import faux_message, faux_tool_call
 from caddie.extensions.api import (
     BashResult,
+    BeforeAgentStartEvent,
+    CommandContext,
     ExtensionAPI,
     ExtensionContext,
     SessionInfoChangedEvent,
     ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolCallResult,
+    ToolDefinition,
+    ToolResult,
     UserBashEvent,
     UserBashResult,
+    text_result,
 )
 from tests.runtime.harness import inline_extension, start_session
 
@@ -194,4 +199,63 @@ async def test_ui_prompt_events_wrap_dialogs_and_overlapping_ones_count_once(tmp
     ]
     assert [kind for kind, _ in run.ui.asked] == ["confirm", "select"]
     assert run.ui.notices[-1] == ("not a dialog", "info")
+    await run.session.shutdown("quit")
+
+
+async def test_before_agent_start_carries_the_system_prompt_options(tmp_path: Path) -> None:
+    seen: list[BeforeAgentStartEvent] = []
+    (tmp_path / "AGENTS.md").write_text("Use tabs.\n")
+
+    async def deploy(*args: Any) -> ToolResult:
+        return text_result("ok")
+
+    def register(api: ExtensionAPI) -> None:
+        api.register_tool(
+            ToolDefinition(
+                name="deploy",
+                label="Deploy",
+                description="Deploy the app",
+                parameters={"type": "object", "properties": {}},
+                execute=deploy,
+                prompt_snippet="Deploy the current build",
+                prompt_guidelines=["Deploy only when asked."],
+            )
+        )
+        api.on("before_agent_start", lambda event, ctx: seen.append(event))
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    run.faux.set_responses([faux_message("ok")])
+    await run.session.prompt("hello")
+    options = seen[0].system_prompt_options
+    assert options is not None
+    assert options.cwd == str(tmp_path)
+    assert "deploy" in options.selected_tools and "read" in options.selected_tools
+    assert options.tool_snippets["deploy"] == "Deploy the current build"
+    assert "Deploy only when asked." in options.prompt_guidelines
+    assert any(path.endswith("AGENTS.md") and "Use tabs." in text for path, text in options.context_files)
+    await run.session.shutdown("quit")
+
+
+async def test_ctx_knows_thinking_level_trust_models_and_prompt_options(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def register(api: ExtensionAPI) -> None:
+        def probe(args: str, ctx: CommandContext) -> None:
+            seen["level"] = ctx.thinking_level
+            seen["trusted"] = ctx.is_project_trusted()
+            seen["scoped"] = ctx.scoped_models
+            seen["found"] = ctx.model_registry.find("faux", "faux-1")
+            seen["missing"] = ctx.model_registry.find("nobody", "nope")
+            seen["available"] = ctx.model_registry.get_available()
+            seen["options"] = ctx.get_system_prompt_options()
+
+        api.register_command("probe", probe)
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)], trust=True)
+    run.session.set_thinking_level("high")
+    await run.session.prompt("/probe")
+    assert seen["level"] == "high" and seen["trusted"] is True and seen["scoped"] == []
+    assert seen["found"] is not None and seen["found"].id == "faux-1" and seen["missing"] is None
+    assert isinstance(seen["available"], list)
+    assert seen["options"].selected_tools == [t.name for t in run.session.state().tools]
     await run.session.shutdown("quit")

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.model import Model
+from caddie.extensions.event_types import SystemPromptOptions
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
@@ -116,6 +117,18 @@ class ReadonlySession(Protocol):
     def session_name(self) -> str | None: ...
 
 
+class ModelLookup(Protocol):
+    """``ctx.model_registry`` (Pi's ``ctx.modelRegistry``): the models caddie knows."""
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """A model by provider and id (with or without a key for it)."""
+        ...
+
+    def get_available(self) -> list[Model]:
+        """Every model with a key or login, as ``/model`` lists them."""
+        ...
+
+
 class ExtensionContext(Protocol):
     """Passed to every handler and to tool ``execute``."""
 
@@ -140,6 +153,21 @@ class ExtensionContext(Protocol):
     @property
     def signal(self) -> AbortSignal | None:
         """The current run's abort signal, or None when idle."""
+        ...
+
+    @property
+    def thinking_level(self) -> str: ...
+
+    @property
+    def model_registry(self) -> ModelLookup: ...
+
+    @property
+    def scoped_models(self) -> list[Model]:
+        """The models ``--models`` / settings ``enabledModels`` limit cycling to (empty: no limit)."""
+        ...
+
+    def is_project_trusted(self) -> bool:
+        """Whether the project's own extensions and code-running settings are in use."""
         ...
 
     def is_idle(self) -> bool: ...
@@ -197,6 +225,10 @@ class ExtensionContext(Protocol):
 
 class CommandContext(ExtensionContext, Protocol):
     """What command handlers get: the extension context plus session-changing operations."""
+
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        """What the system prompt is built from (tools, snippets, guidelines, context files, skills)."""
+        ...
 
     async def wait_for_idle(self) -> None: ...
 

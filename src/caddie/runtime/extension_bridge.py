@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
@@ -29,9 +30,11 @@ from caddie.extensions.api import (
     DeliverAs,
     ExtensionUI,
     Mode,
+    ModelLookup,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     SummaryUsageEvent,
+    SystemPromptOptions,
 )
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
@@ -130,6 +133,9 @@ class ContextHost(Protocol):
 
     @property
     def project_trusted(self) -> bool: ...
+
+    find_model: Callable[[str, str], Model | None]
+    available_models: Callable[[], list[Model]]
 
     def api_key_for(self, model: Model) -> str | None: ...
 
@@ -353,6 +359,21 @@ class ExtensionContextImpl:
     def signal(self) -> AbortSignal | None:
         return self._session.agent.signal
 
+    @property
+    def thinking_level(self) -> str:
+        return self._session.agent.state.thinking_level
+
+    @property
+    def model_registry(self) -> ModelLookup:
+        return _Models(self._session)
+
+    @property
+    def scoped_models(self) -> list[Model]:
+        return [model for model, _level in self._session.preferences.scoped_models]
+
+    def is_project_trusted(self) -> bool:
+        return self._session.project_trusted
+
     def is_idle(self) -> bool:
         return not self._session.run.running
 
@@ -432,7 +453,23 @@ class ExtensionContextImpl:
         self._session.run.stop_after_turn()
 
 
+@dataclass(slots=True)
+class _Models:
+    """``ctx.model_registry``."""
+
+    session: ContextHost
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        return self.session.find_model(provider, model_id)
+
+    def get_available(self) -> list[Model]:
+        return self.session.available_models()
+
+
 class CommandContextImpl(ExtensionContextImpl):
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        return self._session.tools.prompt_options()
+
     async def wait_for_idle(self) -> None:
         await self._session.wait_for_idle()
 
