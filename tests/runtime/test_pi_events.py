@@ -16,6 +16,7 @@ from caddie.extensions.api import (
     CommandContext,
     ExtensionAPI,
     ExtensionContext,
+    ReplacedSessionContext,
     SessionInfoChangedEvent,
     ThinkingLevelSelectEvent,
     ToolCallEvent,
@@ -258,4 +259,35 @@ async def test_ctx_knows_thinking_level_trust_models_and_prompt_options(tmp_path
     assert seen["found"] is not None and seen["found"].id == "faux-1" and seen["missing"] is None
     assert isinstance(seen["available"], list)
     assert seen["options"].selected_tools == [t.name for t in run.session.state().tools]
+    await run.session.shutdown("quit")
+
+
+async def test_new_session_setup_and_with_session_work_on_the_new_session(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def register(api: ExtensionAPI) -> None:
+        async def handoff(args: str, ctx: CommandContext) -> None:
+            old = ctx.session.session_id
+
+            def setup(store: Any) -> None:
+                store.append_custom("handoff", {"from": old})
+
+            async def then(new: ReplacedSessionContext) -> None:
+                seen["new_id"] = new.session.session_id
+                seen["setup_entry"] = [e.custom_type for e in new.session.entries() if e.type == "custom"]
+                new.send_user_message(f"continue: {args}")
+
+            seen["old_id"] = old
+            seen["done"] = await ctx.new_session(setup=setup, with_session=then)
+
+        api.register_command("handoff", handoff)
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    run.faux.set_responses([faux_message("on it")])
+    await run.session.prompt("/handoff the tests")
+    await run.session.wait_for_idle()
+    assert seen["done"] is True and seen["new_id"] != seen["old_id"]
+    assert seen["new_id"] == run.session.store.session_id
+    assert seen["setup_entry"] == ["handoff"]
+    assert run.request_texts() == ["continue: the tests"]
     await run.session.shutdown("quit")

@@ -160,6 +160,7 @@ from caddie.extensions.handler_context import (
     ModelLookup,
     NotifyLevel,
     ReadonlySession,
+    ReplacedSessionContext,
     WidgetPlacement,
 )
 from caddie.jscompat import (
@@ -268,6 +269,7 @@ __all__ = [
     "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
+    "ReplacedSessionContext",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "SessionBeforeCompactEvent",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 from caddie.ai.abort import AbortSignal
-from caddie.ai.messages import AssistantMessage, UserMessage
+from caddie.ai.messages import AssistantMessage, UserContent, UserMessage
 from caddie.ai.model import Model
 from caddie.extensions.event_types import SystemPromptOptions
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
@@ -232,11 +232,23 @@ class CommandContext(ExtensionContext, Protocol):
 
     async def wait_for_idle(self) -> None: ...
 
-    async def new_session(self, parent_session: str | None = None) -> bool:
-        """Start a new session; returns False if an extension cancelled it."""
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        setup: Callable[[Any], Any] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        """Start a new session; returns False if an extension cancelled it. ``setup(store)`` fills the new
+        session's store in before it loads; ``with_session(ctx)`` runs afterwards with the new session's
+        context (use it, not this one's ``api``, to send messages into the new session)."""
         ...
 
-    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> bool:
+    async def fork(
+        self,
+        entry_id: str,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
         """``before``: a new session from before this user message (``/fork``); ``at``: a copy up to and
         including the entry (``/clone``). False if an extension cancelled it."""
         ...
@@ -254,6 +266,29 @@ class CommandContext(ExtensionContext, Protocol):
         ``label`` goes on the summary (or the target). False if an extension cancelled it."""
         ...
 
-    async def switch_session(self, path: str) -> bool: ...
+    async def switch_session(
+        self, path: str, with_session: Callable[[ReplacedSessionContext], Any] | None = None
+    ) -> bool: ...
 
     async def reload(self) -> None: ...
+
+
+class ReplacedSessionContext(CommandContext, Protocol):
+    """What ``with_session`` gets after ``new_session`` / ``fork`` / ``switch_session``: the new session's
+    command context, plus ``send_message`` and ``send_user_message`` (as ``ExtensionAPI``'s)."""
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[UserContent],
+        display: bool = True,
+        details: Any = None,
+        deliver_as: Literal["steer", "follow_up", "next_turn"] | None = None,
+        trigger_turn: bool = False,
+    ) -> None: ...
+
+    def send_user_message(
+        self,
+        content: str | list[UserContent],
+        deliver_as: Literal["steer", "follow_up", "next_turn"] | None = None,
+    ) -> None: ...

@@ -31,6 +31,7 @@ from caddie.extensions.api import (
     ExtensionUI,
     Mode,
     ModelLookup,
+    ReplacedSessionContext,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     SummaryUsageEvent,
@@ -59,7 +60,9 @@ log = logging.getLogger("caddie.session")
 class SessionSwitching(Protocol):
     """The session-changing operations command handlers may use (``SessionNavigator``)."""
 
-    async def new_session(self, parent_session: str | None = None) -> bool: ...
+    async def new_session(
+        self, parent_session: str | None = None, *, setup: Callable[[SessionStore], Any] | None = None
+    ) -> bool: ...
 
     async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool: ...
 
@@ -136,6 +139,9 @@ class ContextHost(Protocol):
 
     find_model: Callable[[str, str], Model | None]
     available_models: Callable[[], list[Model]]
+
+    @property
+    def bridge(self) -> ExtensionBridge: ...
 
     def api_key_for(self, model: Model) -> str | None: ...
 
@@ -473,11 +479,30 @@ class CommandContextImpl(ExtensionContextImpl):
     async def wait_for_idle(self) -> None:
         await self._session.wait_for_idle()
 
-    async def new_session(self, parent_session: str | None = None) -> bool:
-        return await self._session.navigator.new_session(parent_session)
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        setup: Callable[[SessionStore], Any] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        done = await self._session.navigator.new_session(parent_session, setup=setup)
+        return await self._then(done, with_session)
 
-    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> bool:
-        return await self._session.navigator.fork(entry_id, position=position)
+    async def fork(
+        self,
+        entry_id: str,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        done = await self._session.navigator.fork(entry_id, position=position)
+        return await self._then(done, with_session)
+
+    async def _then(self, done: bool, with_session: Callable[[ReplacedSessionContext], Any] | None) -> bool:
+        """Pi's ``withSession``: once the session was replaced, work on the new one with a fresh context
+        (the extension instances that registered the command were replaced with it)."""
+        if done and with_session is not None:
+            await call_handler(with_session, ReplacedSessionContextImpl(self._session))
+        return done
 
     async def navigate_tree(
         self,
@@ -495,11 +520,36 @@ class CommandContextImpl(ExtensionContextImpl):
             label=label,
         )
 
-    async def switch_session(self, path: str) -> bool:
-        return await self._session.navigator.switch_session(path)
+    async def switch_session(
+        self, path: str, with_session: Callable[[ReplacedSessionContext], Any] | None = None
+    ) -> bool:
+        done = await self._session.navigator.switch_session(path)
+        return await self._then(done, with_session)
 
     async def reload(self) -> None:
         await self._session.navigator.reload()
+
+
+class ReplacedSessionContextImpl(CommandContextImpl):
+    """The context ``with_session`` gets: the new session's, plus the two message actions (the old
+    extension instance's ``api`` no longer acts once its session was replaced)."""
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[UserContent],
+        display: bool = True,
+        details: Any = None,
+        deliver_as: DeliverAs | None = None,
+        trigger_turn: bool = False,
+    ) -> None:
+        message = CustomMessage(custom_type, content, display, details)
+        self._session.bridge.send_message(message, deliver_as, trigger_turn)
+
+    def send_user_message(
+        self, content: str | list[UserContent], deliver_as: DeliverAs | None = None
+    ) -> None:
+        self._session.bridge.send_user_message(content, deliver_as)
 
 
 async def _run_manual_compaction(

@@ -31,7 +31,7 @@ from caddie.extensions.api import (
     TreePreparation,
     TreeSummary,
 )
-from caddie.extensions.runner import Extension, ExtensionRunner
+from caddie.extensions.runner import Extension, ExtensionRunner, call_handler
 from caddie.runtime.compaction_port import Compactor
 from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
@@ -205,16 +205,26 @@ class SessionNavigator:
             return SessionStore.in_memory(session.cwd)
         return SessionStore.create(session.cwd, directory, parent_session=parent_session)
 
-    async def new_session(self, parent_session: str | None = None, *, abort_running: bool = False) -> bool:
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        *,
+        abort_running: bool = False,
+        setup: Callable[[SessionStore], Any] | None = None,
+    ) -> bool:
         """A fresh session (``/new``); False when a ``session_before_switch`` handler cancelled it.
-        ``abort_running`` (RPC, as Pi): a running turn is aborted first instead of refusing."""
+        ``abort_running`` (RPC, as Pi): a running turn is aborted first instead of refusing. ``setup(store)``
+        (an extension's, sync or async) fills the new session in before it is loaded."""
         if not abort_running:
             self._require_idle("starting a new session")
         if await self._before_switch("new", None):
             return False
         await self._settle_before_switch(abort_running, "starting a new session")
         previous = self._session.store.session_file
-        await self.replace_store(self._new_store(parent_session), "new", previous)
+        store = self._new_store(parent_session)
+        if setup is not None:
+            await call_handler(setup, store)
+        await self.replace_store(store, "new", previous)
         return True
 
     async def switch_session(self, path: str, *, abort_running: bool = False) -> bool:
