@@ -14,6 +14,7 @@ from caddie.extensions.api import (
     BashResult,
     BeforeAgentStartEvent,
     CommandContext,
+    CustomEntry,
     ExtensionAPI,
     ExtensionContext,
     ReplacedSessionContext,
@@ -274,7 +275,9 @@ async def test_new_session_setup_and_with_session_work_on_the_new_session(tmp_pa
 
             async def then(new: ReplacedSessionContext) -> None:
                 seen["new_id"] = new.session.session_id
-                seen["setup_entry"] = [e.custom_type for e in new.session.entries() if e.type == "custom"]
+                seen["setup_entry"] = [
+                    e.custom_type for e in new.session.entries() if isinstance(e, CustomEntry)
+                ]
                 new.send_user_message(f"continue: {args}")
 
             seen["old_id"] = old
