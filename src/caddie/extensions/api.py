@@ -191,9 +191,21 @@ from caddie.session.entries import (
 )
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
 from caddie.tools.bash import limit_output
+from caddie.tools.mutation_queue import with_file_mutation_queue
+from caddie.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
     "EVENT_NAMES",
     "AbortSignal",
     "Aborted",
@@ -312,6 +324,7 @@ __all__ = [
     "ToolResultPatch",
     "TreePreparation",
     "TreeSummary",
+    "TruncationResult",
     "TurnEndEvent",
     "TurnStartEvent",
     "UiPromptEndEvent",
@@ -330,6 +343,7 @@ __all__ = [
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
+    "format_size",
     "import_in_background",
     "is_finite_number",
     "is_js_number",
@@ -348,11 +362,15 @@ __all__ = [
     "replace",
     "result_bytes",
     "text_result",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
     "utf8_len",
     "utf16_len",
     "utf16_message_chars",
     "utf16_prefix",
     "utf16_sort_key",
+    "with_file_mutation_queue",
 ]
 
 
