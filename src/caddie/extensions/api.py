@@ -49,6 +49,7 @@ from caddie.ai.messages import (
     UserMessage,
     content_from_json,
     content_to_json,
+    convert_to_llm,
     message_from_json,
     message_to_json,
     now_ms,
@@ -175,6 +176,7 @@ from caddie.jscompat import (
     utf16_prefix,
     utf16_sort_key,
 )
+from caddie.session.compaction import serialize_conversation
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -340,6 +342,7 @@ __all__ = [
     "approx_tokens",
     "content_from_json",
     "content_to_json",
+    "convert_to_llm",
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
@@ -361,6 +364,7 @@ __all__ = [
     "register_secret_headers",
     "replace",
     "result_bytes",
+    "serialize_conversation",
     "text_result",
     "truncate_head",
     "truncate_line",
