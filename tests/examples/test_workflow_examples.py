@@ -65,7 +65,7 @@ async def test_handoff_writes_a_prompt_and_starts_a_new_session_with_it(tmp_path
     run.ui.answers = ["## Context\nparser fixed\n## Task\nteams, carefully"]
     await run.session.prompt("/handoff now do it for teams")
     asked = run.faux.requests[-1]
-    request = text_of(asked.messages[0].content)  # type: ignore[union-attr]
+    request = text_of(asked.messages[0].content)
     assert asked.system_prompt is not None and asked.system_prompt.startswith(
         "You are a context transfer assistant."
     )
