@@ -3,6 +3,7 @@ through a real session on the faux model."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from caddie.ai.messages import ToolResultMessage, UserMessage, text_of
@@ -95,3 +96,57 @@ async def test_handoff_needs_a_goal_and_the_terminal_ui(tmp_path: Path) -> None:
     await headless.session.prompt("/handoff something")
     assert headless.ui.notices[-1] == ("handoff requires interactive mode", "error")
     await headless.session.shutdown("quit")
+
+
+def _presets(tmp_path: Path) -> None:
+    from caddie.config.paths import agent_dir
+
+    agent = agent_dir()
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "presets.json").write_text(
+        json.dumps(
+            {
+                "plan": {
+                    "thinkingLevel": "high",
+                    "tools": ["read", "ls", "nope"],
+                    "instructions": "PLAN ONLY.",
+                },
+                "fast": {"provider": "faux", "model": "faux-2", "thinkingLevel": "low"},
+            }
+        )
+    )
+    (tmp_path / ".caddie").mkdir()
+    (tmp_path / ".caddie" / "presets.json").write_text(json.dumps({"fast": {"thinkingLevel": "minimal"}}))
+
+
+async def test_preset_from_the_flag_applies_tools_thinking_and_instructions(tmp_path: Path) -> None:
+    _presets(tmp_path)
+    run = await with_example(tmp_path, "preset.py", flags={"preset": "plan"})
+    assert run.session.thinking_level == "high"
+    assert [t.name for t in run.session.state().tools] == ["read", "ls"]
+    assert ('Preset "plan": Unknown tools: nope', "warning") in run.ui.notices
+    assert run.ui.statuses["preset"] == "preset:plan"
+    run.faux.set_responses([faux_message("planned")])
+    await run.session.prompt("plan it")
+    assert (run.requests[0].system_prompt or "").endswith("\n\nPLAN ONLY.")
+    saved = [e for e in run.session.store.entries() if getattr(e, "custom_type", None) == "preset-state"]
+    assert saved and saved[-1].data == {"name": "plan"}  # type: ignore[union-attr]
+    await run.session.shutdown("quit")
+
+
+async def test_preset_command_switches_and_none_restores(tmp_path: Path) -> None:
+    _presets(tmp_path)
+    run = await with_example(tmp_path, "preset.py")
+    before_tools = [t.name for t in run.session.state().tools]
+    before_level = run.session.thinking_level
+    await run.session.prompt("/preset fast")  # the project's "fast" replaced the global one
+    assert run.session.thinking_level == "minimal" and run.ui.statuses["preset"] == "preset:fast"
+    await run.session.prompt("/preset missing")
+    assert run.ui.notices[-1] == ('Unknown preset "missing". Available: plan, fast', "error")
+    run.ui.answers = ["(none) — Clear active preset, restore defaults"]
+    await run.session.prompt("/preset")
+    assert run.ui.asked[-1] == ("select", "Select Preset")
+    assert run.session.thinking_level == before_level
+    assert [t.name for t in run.session.state().tools] == before_tools
+    assert "preset" not in run.ui.statuses
+    await run.session.shutdown("quit")
