@@ -54,6 +54,7 @@ from caddie.ai.messages import (
     message_to_json,
     now_ms,
     replace,
+    text_of,
 )
 from caddie.ai.model import Model
 from caddie.ai.providers.preload import import_in_background
@@ -365,6 +366,7 @@ __all__ = [
     "replace",
     "result_bytes",
     "serialize_conversation",
+    "text_of",
     "text_result",
     "truncate_head",
     "truncate_line",
