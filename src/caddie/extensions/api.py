@@ -193,8 +193,11 @@ from caddie.session.entries import (
     entry_to_context_messages,
 )
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
-from caddie.tools.bash import limit_output
+from caddie.tools.bash import create_bash_tool, limit_output
+from caddie.tools.edit import create_edit_tool
 from caddie.tools.mutation_queue import with_file_mutation_queue
+from caddie.tools.operations import FileOperations, ShellExec, ShellTimedOut
+from caddie.tools.read import create_read_tool
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -204,6 +207,7 @@ from caddie.tools.truncate import (
     truncate_line,
     truncate_tail,
 )
+from caddie.tools.write import create_write_tool
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -257,6 +261,7 @@ __all__ = [
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
+    "FileOperations",
     "FlagSpec",
     "Handler",
     "ImageContent",
@@ -305,6 +310,8 @@ __all__ = [
     "SessionStartEvent",
     "SessionStoreError",
     "SessionTreeEvent",
+    "ShellExec",
+    "ShellTimedOut",
     "ShortcutHandler",
     "ShortcutSpec",
     "SummaryUsageEvent",
@@ -344,6 +351,10 @@ __all__ = [
     "content_from_json",
     "content_to_json",
     "convert_to_llm",
+    "create_bash_tool",
+    "create_edit_tool",
+    "create_read_tool",
+    "create_write_tool",
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
