@@ -98,7 +98,7 @@ async def test_summarize_asks_the_model_and_shows_the_summary(tmp_path: Path) ->
     )
     await run.session.prompt("what is here?")
     await run.session.prompt("/summarize")
-    prompt = text_of(run.faux.requests[-1].messages[0].content)  # type: ignore[union-attr]
+    prompt = text_of(run.faux.requests[-1].messages[0].content)
     assert prompt.startswith("Summarize this conversation so I can resume it later.")
     assert 'User: what is here?\n\nTool ls was called with args {"path": "."}' in prompt
     assert "Assistant: It is empty." in prompt
