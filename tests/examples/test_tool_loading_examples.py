@@ -80,3 +80,24 @@ def test_every_example_is_exercised_by_a_test() -> None:
     tests = "".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py"))
     untested = [p.name for p in _examples() if f'"{p.name}"' not in tests]
     assert untested == []
+
+
+async def test_question_offers_the_options_and_a_free_answer(tmp_path: Path) -> None:
+    run = await with_example(tmp_path, "question.py")
+    options = [{"label": "Postgres", "description": "the usual"}, {"label": "SQLite"}]
+    run.faux.set_responses(
+        [
+            faux_message(faux_tool_call("question", {"question": "Which database?", "options": options})),
+            faux_message(
+                faux_tool_call("question", {"question": "Which port?", "options": [{"label": "5432"}]})
+            ),
+            faux_message("ok"),
+        ]
+    )
+    run.ui.answers = ["2. SQLite", "Type something.", "", "Type something.", "6543"]
+    await run.session.prompt("set up")
+    first, second = [m for m in run.session.messages if isinstance(m, ToolResultMessage)]
+    assert text_of(first.content) == "User selected: 2. SQLite"
+    assert text_of(second.content) == "User wrote: 6543" and second.details["wasCustom"] is True
+    assert run.ui.asked[0] == ("select", "Which database?")
+    await run.session.shutdown("quit")
