@@ -554,10 +554,15 @@ class ExtensionAPI:
         self.host.send_message(msg, deliver_as, trigger_turn)
 
     def send_user_message(
-        self, content: str | list[UserContent], deliver_as: DeliverAs | None = None
+        self,
+        content: str | list[UserContent],
+        deliver_as: DeliverAs | None = None,
+        expand_prompt_templates: bool = False,
     ) -> None:
-        """Send a user message as if typed; starts a run when idle (``deliver_as`` is required when busy)."""
-        self.host.send_user_message(content, deliver_as)
+        """Send a user message as if typed; starts a run when idle (``deliver_as`` is required when busy).
+        ``expand_prompt_templates`` (Pi's option): treat it fully as typed — an extension command runs,
+        ``/skill:…`` and ``/template`` expand."""
+        self.host.send_user_message(content, deliver_as, expand_prompt_templates)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.host.set_label(entry_id, label)

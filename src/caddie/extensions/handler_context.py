@@ -291,4 +291,5 @@ class ReplacedSessionContext(CommandContext, Protocol):
         self,
         content: str | list[UserContent],
         deliver_as: Literal["steer", "follow_up", "next_turn"] | None = None,
+        expand: bool = False,
     ) -> None: ...

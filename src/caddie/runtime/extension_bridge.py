@@ -16,7 +16,15 @@ from typing import Any, Literal, Protocol
 from caddie.agent.agent import Agent
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
 from caddie.ai.abort import AbortSignal
-from caddie.ai.messages import AssistantMessage, CustomMessage, TextContent, UserContent, UserMessage, text_of
+from caddie.ai.messages import (
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    UserContent,
+    UserMessage,
+    text_of,
+)
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
@@ -225,14 +233,21 @@ class ExtensionBridge:
             session.publish_soon(MessageStartEvent(message))
             session.publish_soon(MessageEndEvent(message))
 
-    def send_user_message(self, content: str | list[UserContent], deliver_as: DeliverAs | None) -> None:
+    def send_user_message(
+        self, content: str | list[UserContent], deliver_as: DeliverAs | None, expand: bool = False
+    ) -> None:
         session = self._session
+        blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
+        if expand:  # as typed: commands run, skills and templates expand (Pi's expandPromptTemplates)
+            images = [b for b in blocks if isinstance(b, ImageContent)] or None
+            behavior = deliver_as if session.run.running and deliver_as in ("steer", "follow_up") else None
+            session.spawn(session.prompter.prompt(text_of(blocks), images, "extension", behavior, None))
+            return
         if session.run.running:
             if deliver_as not in ("steer", "follow_up"):
                 raise UsageError(
                     "send_user_message while the agent is working needs deliver_as='steer' or 'follow_up'"
                 )
-            blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
             session.prompter.queue_user(UserMessage(blocks), text_of(blocks), deliver_as)
             return
         session.spawn(session.prompter.prompt_from_extension(content))
