@@ -312,7 +312,8 @@ async def test_load_session_replays_and_continues(setup: Setup) -> None:
 
 
 async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session Pi wrote (in Pi's sessions folder) loads by id and replays."""
+    """A session Pi wrote (in Pi's sessions folder) is listed, loads by id and replays; a session made with
+    session/new is saved at once, so another process lists and loads it before it was ever prompted."""
     from caddie.session.store import encode_cwd
 
     fixture = Path(__file__).parent.parent / "fixtures" / "pi-sessions" / "linear.jsonl"
@@ -328,9 +329,15 @@ async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch:
     first_user = next(json.loads(line)["message"] for line in lines[1:] if '"role":"user"' in line)
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi_dir))
+    async with open_agent(setup.home, setup.project, setup.llm) as agent:  # made, never prompted
+        await agent.initialize()
+        unprompted = (await agent.conn.new_session(cwd=str(setup.project))).session_id
     editor = EditorClient()
     async with open_agent(setup.home, setup.project, setup.llm, client=editor) as agent:
         await agent.initialize()
+        listed = {s.session_id for s in (await agent.conn.list_sessions(cwd=str(setup.project))).sessions}
+        assert listed == {unprompted, header["id"]}  # caddie's, even unprompted, and Pi's
+        await agent.conn.load_session(cwd=str(setup.project), session_id=unprompted)
         await agent.conn.load_session(cwd=str(setup.project), session_id=header["id"])
         users = [u.content.text for u in editor.of("user_message_chunk")]
         assert users[0] == first_user["content"]
@@ -392,11 +399,70 @@ async def test_mulligan_rewind_shows_as_updates(setup: Setup) -> None:
         assert rewind[-1].status == "completed"
         assert rewind[-1].content and rewind[-1].content[0].type == "content"
         # the rewound call is marked in the editor
-        assert agent.client.tool_updates("c_cat")[-1].title == "`cat big.txt` (rewound by mulligan)"
+        assert (
+            agent.client.tool_updates("c_cat")[-1].title
+            == "`cat big.txt` — hidden by mulligan_rewind (last_tool_call_group)"
+        )
+        assert [u.title for u in rewind if u.title] == [rewind[0].title]  # the rewind itself is sent
         assert "messages will be hidden from your view" in rewind[-1].content[0].content.text
         # the model no longer sees the big output
         last = setup.llm.llm_requests[-1]
         assert "c_cat" not in tool_results(last)
+
+
+async def test_a_shrink_shows_on_the_call_and_a_cancel_gives_the_title_back(setup: Setup) -> None:
+    (setup.project / "big.txt").write_text("x" * 30_000 + "\n")
+    target = {"by_tool_call_id": "c_cat"}
+    setup.llm.push(
+        fl.tool_call("bash", {"command": "cat big.txt"}, id="c_cat"),
+        fl.tool_call("mulligan_shrink", {"target": target, "replacement": "30,000 x."}, id="c_sh"),
+        fl.tool_call("mulligan_cancel", {"target": target}, id="c_cn"),
+        fl.text("Done."),
+    )
+    async with open_agent(setup.home, setup.project, setup.llm, "--mode", "auto") as agent:
+        await agent.initialize()
+        new = await agent.conn.new_session(cwd=str(setup.project))
+        await agent.conn.prompt(session_id=new.session_id, prompt=[text_block("look at big.txt")])
+        assert [u.title for u in agent.client.tool_updates("c_cat") if u.title] == [
+            "`cat big.txt`",
+            "`cat big.txt` — shrunk by mulligan_shrink",
+            "`cat big.txt`",
+        ]
+
+
+QUIET_EXTENSION = """
+from caddie.extensions.api import EntryVisibility, ToolResultMessage
+
+
+def register(api):
+    # a third-party extension that sends echo results in another form answers what it does (its context
+    # handler is left out here: only the answer matters to the editor)
+    def visibility(event, ctx):
+        for message, entry_id in zip(event.messages, event.entry_ids):
+            if isinstance(message, ToolResultMessage) and "quiet" in str(message.content):
+                event.mark(entry_id, EntryVisibility("replaced", "trimmed by quiet", replacement=message))
+
+    api.on("entry_visibility", visibility)
+"""
+
+
+async def test_what_any_extension_keeps_from_the_model_shows_on_its_tool_calls(
+    setup: Setup, tmp_path: Path
+) -> None:
+    ext = tmp_path / "quiet.py"
+    ext.write_text(QUIET_EXTENSION)
+    setup.llm.push(
+        fl.tool_call("bash", {"command": "echo quiet please"}, id="c_q"),
+        fl.tool_call("bash", {"command": "echo loud"}, id="c_l"),
+        fl.text("Done."),
+    )
+    async with open_agent(setup.home, setup.project, setup.llm, "--mode", "auto", "-e", str(ext)) as agent:
+        await agent.initialize()
+        new = await agent.conn.new_session(cwd=str(setup.project))
+        await agent.conn.prompt(session_id=new.session_id, prompt=[text_block("echo twice")])
+        titled = [u.title for u in agent.client.tool_updates("c_q") if u.title]
+        assert titled == ["`echo quiet please`", "`echo quiet please` — trimmed by quiet"]  # once
+        assert [u.title for u in agent.client.tool_updates("c_l") if u.title] == ["`echo loud`"]
 
 
 EXTENSION = """
@@ -444,11 +510,12 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
             b'{"jsonrpc": "2.0", "id": "r2", "method": "session/prompt", "params": {"sessionId": 5}}\n'
         )
         await agent.raw(b'{"jsonrpc": "2.0", "id": "r3"}\n')
+        await agent.raw(b"[" * 100_000 + b"\n")  # nested beyond any stack: one parse error, no crash
 
         async def errors() -> list[dict[str, Any]]:
             for _ in range(100):
                 found = [m for m in raw if "error" in m]
-                if len(found) >= 5:
+                if len(found) >= 6:
                     return found
                 await asyncio.sleep(0.05)
             return [m for m in raw if "error" in m]
@@ -460,6 +527,7 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         assert ("r1", -32601) in by  # unknown method
         assert ("r2", -32602) in by  # bad params
         assert ("r3", -32600) in by  # neither request nor response
+        assert any("nested more than 200 levels deep" in json.dumps(m) for m in found)
 
         with pytest.raises(RequestError) as err:
             await agent.conn.prompt(session_id="nope", prompt=[text_block("hi")])
@@ -469,6 +537,21 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         new = await agent.conn.new_session(cwd=str(setup.project))
         assert new.session_id
         assert agent.process.returncode is None
+
+        # half an emoji (a lone surrogate escape) in a prompt: sent and saved as U+FFFD
+        setup.llm.push(fl.text("fine"))
+        prompt = {"sessionId": new.session_id, "prompt": [{"type": "text", "text": "half \\ud83d emoji"}]}
+        line = {"jsonrpc": "2.0", "id": "r4", "method": "session/prompt", "params": prompt}
+        await agent.raw(json.dumps(line).replace("\\\\", "\\").encode() + b"\n")
+        for _ in range(200):
+            if any(m.get("id") == "r4" for m in raw):
+                break
+            await asyncio.sleep(0.05)
+        [answer] = [m for m in raw if m.get("id") == "r4"]
+        assert answer["result"]["stopReason"] == "end_turn"
+        assert setup.llm.llm_requests[-1].last_user_text == "half \ufffd emoji"
+        [saved] = (setup.home / "agent" / "sessions").rglob(f"*{new.session_id}.jsonl")
+        assert "half \ufffd emoji" in saved.read_text(encoding="utf-8")
 
 
 async def test_thinking_streams_as_thought_chunks(setup: Setup) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Input
 
@@ -103,3 +104,171 @@ async def test_login_without_a_model_selects_the_providers_default(tmp_path: Pat
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not None and app.session.model is not None)
         assert app.session.model is not None and app.session.model.ref == "deepseek/deepseek-v4-pro"
+
+
+async def test_login_to_a_subscription_by_device_code_stores_the_login(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from tests.support.fake_oauth import FakeOAuthServer
+
+    async def no_wait(_seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr("caddie.ai.oauth.device.SLEEP", no_wait)
+    app, _ = make_app(tmp_path)
+    auth = agent_dir() / "auth.json"
+    with FakeOAuthServer() as server:
+        monkeypatch.setenv("CADDIE_OAUTH_ENDPOINTS", server.endpoints("https://auth.x.ai"))
+        server.route(
+            "POST",
+            "/oauth2/device/code",
+            (
+                200,
+                {
+                    "device_code": "dc",
+                    "user_code": "GROK-4242",
+                    "verification_uri": "https://accounts.x.ai/device",
+                    "expires_in": 600,
+                },
+            ),
+        )
+        server.route(
+            "POST",
+            "/oauth2/token",
+            [
+                (400, {"error": "authorization_pending"}),
+                (
+                    200,
+                    {
+                        "access_token": "xai-token-from-tui-0123",
+                        "refresh_token": "xai-refresh-0123",
+                        "expires_in": 3600,
+                    },
+                ),
+            ],
+        )
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(app, pilot)
+            await submit(pilot, app, "/login xai")
+            await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+            await type_text(pilot, "subscription")
+            await pilot.press("enter")
+            await until(
+                pilot, lambda: "Logged in: xAI (Grok/X subscription)" in widget_text(app.conversation)
+            )
+            transcript = widget_text(app.conversation)
+    assert "GROK-4242" in transcript and "https://accounts.x.ai/device" in transcript
+    assert "xai-token-from-tui-0123" not in transcript
+    stored = json.loads(auth.read_text())["xai"]
+    assert stored["type"] == "oauth" and stored["access"] == "xai-token-from-tui-0123"
+
+
+async def test_a_browser_login_takes_the_pasted_redirect_url(tmp_path: Path, monkeypatch: Any) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.support.fake_oauth import FakeOAuthServer
+
+    opened: list[str] = []
+    monkeypatch.setattr("caddie.modes.interactive.login.open_browser", opened.append)
+    monkeypatch.setenv("CADDIE_OAUTH_CALLBACK_PORT", "0")
+    app, _ = make_app(tmp_path)
+    with FakeOAuthServer() as server:
+        monkeypatch.setenv(
+            "CADDIE_OAUTH_ENDPOINTS", server.endpoints("https://claude.ai", "https://platform.claude.com")
+        )
+        server.route(
+            "POST",
+            "/v1/oauth/token",
+            (
+                200,
+                {
+                    "access_token": "sk-ant-oat01-from-tui",
+                    "refresh_token": "sk-ant-ort01-x",
+                    "expires_in": 3600,
+                },
+            ),
+        )
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(app, pilot)
+            await submit(pilot, app, "/login anthropic")
+            await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+            await type_text(pilot, "Claude Pro")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, InputScreen) and bool(opened))
+            state = parse_qs(urlsplit(opened[0]).query)["state"][0]
+            await type_text(pilot, f"http://localhost:53692/callback?code=pasted&state={state}")
+            await pilot.press("enter")
+            await until(
+                pilot, lambda: "Logged in: Anthropic (Claude Pro/Max)" in widget_text(app.conversation)
+            )
+    assert server.calls("/v1/oauth/token")[0].body["code"] == "pasted"
+    assert (
+        json.loads((agent_dir() / "auth.json").read_text())["anthropic"]["access"] == "sk-ant-oat01-from-tui"
+    )
+
+
+EXTRA_USAGE = "Anthropic subscription auth is active."
+
+
+def store_claude_login() -> None:
+    auth = agent_dir() / "auth.json"
+    auth.parent.mkdir(parents=True, exist_ok=True)
+    login = {"type": "oauth", "access": "sk-ant-oat01-tui-0123", "refresh": "r", "expires": 9_999_999_999_999}
+    auth.write_text(json.dumps({"anthropic": login}))
+
+
+async def test_a_claude_subscription_warns_once_about_extra_usage_as_pi_does(tmp_path: Path) -> None:
+    store_claude_login()
+    app, _ = make_app(tmp_path, model="anthropic/claude-sonnet-4-5")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: EXTRA_USAGE in widget_text(app.conversation))
+        await submit(pilot, app, "/model anthropic/claude-opus-4-5")
+        await until(pilot, lambda: app.session is not None and app.session.model is not None
+                    and app.session.model.id == "claude-opus-4-5")  # fmt: skip
+        await pilot.pause()
+        assert widget_text(app.conversation).count("Anthropic subscription auth is active") == 1
+
+
+async def test_the_extra_usage_warning_can_be_switched_off_and_needs_a_subscription(tmp_path: Path) -> None:
+    from tests.tui.harness import write_settings
+
+    write_settings(warnings={"anthropicExtraUsage": False})
+    store_claude_login()
+    app, _ = make_app(tmp_path, model="anthropic/claude-sonnet-4-5")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await pilot.pause()
+        assert "Anthropic subscription auth" not in widget_text(app.conversation)
+    (agent_dir() / "settings.json").unlink()
+    (agent_dir() / "auth.json").write_text(
+        json.dumps({"anthropic": {"type": "api_key", "key": "sk-ant-api03-x"}})
+    )
+    app, _ = make_app(tmp_path, model="anthropic/claude-sonnet-4-5")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await pilot.pause()
+        assert "Anthropic subscription auth" not in widget_text(app.conversation)
+
+
+async def test_settings_switches_the_extra_usage_warning_off(tmp_path: Path) -> None:
+    from caddie.modes.interactive.settings_dialog import SettingsScreen
+    from tests.tui.harness import LARGE
+
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/settings")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        assert "Anthropic extra usage" in widget_text(screen)
+        for _ in range([c.id for c in screen.shown].index("warnings.anthropicExtraUsage")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await pilot.press("down", "enter")  # on → off
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.press("escape")
+    saved = json.loads((agent_dir() / "settings.json").read_text())
+    assert saved["warnings"] == {"anthropicExtraUsage": False}

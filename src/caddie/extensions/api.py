@@ -56,11 +56,26 @@ from caddie.ai.messages import (
     replace,
     text_of,
 )
-from caddie.ai.model import Model
+from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
-from caddie.ai.secrets import redact
+from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from caddie.ai.tokens import (
     CHARS_PER_TOKEN,
     Utf16TokenCounter,
@@ -105,6 +120,8 @@ from caddie.extensions.event_types import (  # Pi's events added in 0.84 parity 
     ProjectTrustResult,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    Savings,
+    SavingsEvent,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeForkEvent,
@@ -222,6 +239,7 @@ __all__ = [
     "AgentSettledEvent",
     "AgentStartEvent",
     "AssistantMessage",
+    "AssistantMessageEvent",
     "BashExecutionMessage",
     "BashResult",
     "BashRunner",
@@ -243,6 +261,7 @@ __all__ = [
     "ConfigScope",
     "ConfigurationError",
     "ContentBlock",
+    "Context",
     "ContextEvent",
     "ContextResult",
     "ContextUsage",
@@ -250,8 +269,10 @@ __all__ = [
     "CustomMessage",
     "CustomMessageEntry",
     "DeliverAs",
+    "DoneEvent",
     "EntryVisibility",
     "EntryVisibilityEvent",
+    "ErrorEvent",
     "EventBus",
     "EventName",
     "ExecResult",
@@ -292,6 +313,8 @@ __all__ = [
     "ReplacedSessionContext",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "Savings",
+    "SavingsEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionBeforeForkEvent",
@@ -314,15 +337,26 @@ __all__ = [
     "ShellTimedOut",
     "ShortcutHandler",
     "ShortcutSpec",
+    "StartEvent",
+    "StreamOptions",
     "SummaryUsageEvent",
     "SystemPromptOptions",
     "TextContent",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
     "ThinkingContent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
     "ThinkingLevelChangeEntry",
     "ThinkingLevelSelectEvent",
+    "ThinkingStartEvent",
     "ToolCall",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
     "ToolCallEvent",
     "ToolCallResult",
+    "ToolCallStartEvent",
     "ToolDefinition",
     "ToolError",
     "ToolExecutionEndEvent",
@@ -362,6 +396,7 @@ __all__ = [
     "import_in_background",
     "is_finite_number",
     "is_js_number",
+    "is_secret_variable",
     "js_number",
     "js_round",
     "js_truthy",
@@ -464,10 +499,13 @@ class ExtensionAPI:
         description: str,
         kind: Literal["string", "boolean"] = "string",
         default: str | bool | None = None,
+        check: Callable[[str], object] | None = None,
     ) -> None:
-        """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
+        """Add a command-line option (``caddie --name value``); read it with ``get_flag``. ``check(value)``
+        raises ``UsageError`` (or ``ValueError``) with a sentence for the user when a value cannot be used:
+        caddie then exits 2 with ``--name: <sentence>`` before anything runs."""
         name = name.removeprefix("--")
-        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
+        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path, check)
 
     def register_shortcut(
         self, shortcut: str, handler: ShortcutHandler, description: str | None = None

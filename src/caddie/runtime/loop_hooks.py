@@ -8,7 +8,7 @@ between turns, and every agent event (extensions first, then the modes, then the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
 from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
@@ -136,6 +136,7 @@ class LoopHooks:
             on_response=self._after_provider_response
             if runner.has_handlers("after_provider_response")
             else None,
+            transport=_transport(session.settings.get("transport")),
         )
 
     async def _after_provider_response(self, response: ProviderResponse) -> None:
@@ -250,3 +251,10 @@ class LoopHooks:
             )
         elif message.role in ("user", "assistant", "toolResult", "bashExecution"):
             store.append_message(message)
+
+
+def _transport(value: object) -> Literal["auto", "sse", "websocket", "websocket-cached"] | None:
+    """Settings ``transport`` (Pi's key: how the Codex API connects); anything else means the default."""
+    if value == "auto" or value == "sse" or value == "websocket" or value == "websocket-cached":
+        return value
+    return None

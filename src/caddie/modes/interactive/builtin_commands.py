@@ -45,8 +45,11 @@ class BuiltinCommands(SessionCommands):
         session, registry = self.session, self.registry
         assert session is not None and registry is not None
         if args:
-            model = registry.resolve(args)
+            model = await asyncio.to_thread(registry.resolve, args)  # a local server may be asked about it
         else:
+            await asyncio.to_thread(
+                registry.discover_local
+            )  # what local servers serve, and their context sizes
             models = self._pickable_models()
             if not models:
                 self.show_info(Text(registry.no_model_text()), "warning")
@@ -63,12 +66,20 @@ class BuiltinCommands(SessionCommands):
         await session.set_model(model)
         self._refresh_footer()
         self.notify(f"Model: {model.ref}", timeout=2)
+        from caddie.modes.interactive.login import warn_about_extra_usage
+
+        warn_about_extra_usage(self, model)
 
     async def cmd_login(self, args: str) -> None:  # /login and /logout live in login.py
         from caddie.modes.interactive.login import run_login
 
         await run_login(self, args)
         self._refresh_footer()
+
+    async def cmd_llama(self, args: str) -> None:  # the llama.cpp router's models (llama.py)
+        from caddie.modes.interactive.llama import run_llama
+
+        await run_llama(self)
 
     async def cmd_logout(self, args: str) -> None:
         from caddie.modes.interactive.login import run_logout
@@ -193,6 +204,13 @@ class BuiltinCommands(SessionCommands):
             SettingRow("compaction.enabled", "Auto-compaction", _on(s.compaction_enabled), ["on", "off"]),
             SettingRow("retry.enabled", "Retry on errors", _on(s.retry_enabled), ["on", "off"]),
             SettingRow(
+                "warnings.anthropicExtraUsage",
+                "Anthropic extra usage",
+                _on(s.get("warnings.anthropicExtraUsage") is not False),
+                ["on", "off"],
+                "warn when a Claude subscription login is billed per token",
+            ),
+            SettingRow(
                 "theme",
                 "Theme",
                 self.theme,
@@ -243,7 +261,7 @@ class BuiltinCommands(SessionCommands):
             else:
                 session.configure(follow_up_mode=mode)
             updates = {key: value}
-        elif key in ("compaction.enabled", "retry.enabled"):
+        elif key in ("compaction.enabled", "retry.enabled", "warnings.anthropicExtraUsage"):
             section, _, name = key.partition(".")
             updates = {section: {name: value == "on"}}
         elif key == "theme":
