@@ -294,3 +294,32 @@ async def test_new_session_setup_and_with_session_work_on_the_new_session(tmp_pa
     assert seen["setup_entry"] == ["handoff"]
     assert run.request_texts() == ["continue: the tests"]
     await run.session.shutdown("quit")
+
+
+async def test_the_session_view_has_its_folder_and_the_tree(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def register(api: ExtensionAPI) -> None:
+        def probe(args: str, ctx: CommandContext) -> None:
+            seen["dir"] = ctx.session.session_dir
+            seen["file"] = ctx.session.session_file
+            seen["tree"] = ctx.session.tree()
+
+        api.register_command("probe", probe)
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)], session="new")
+    run.faux.set_responses([faux_message("one"), faux_message("two")])
+    await run.session.prompt("first")
+    first_answer = run.session.store.leaf_id
+    await run.session.prompt("second")
+    assert first_answer is not None and await run.session.navigate_tree(first_answer)
+    run.faux.set_responses([faux_message("three")])
+    await run.session.prompt("other branch")
+    await run.session.prompt("/probe")
+    assert seen["dir"] is not None and seen["file"].startswith(seen["dir"])
+    (root,) = seen["tree"]
+    node = root
+    while len(node.children) == 1:
+        node = node.children[0]
+    assert node.entry.id == first_answer and len(node.children) == 2  # the fork point has both branches
+    await run.session.shutdown("quit")

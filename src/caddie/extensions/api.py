@@ -209,6 +209,7 @@ from caddie.session.entries import (
     ThinkingLevelChangeEntry,
     entry_to_context_messages,
 )
+from caddie.session.tree import TreeNode
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
 from caddie.tools.bash import create_bash_tool, limit_output
 from caddie.tools.edit import create_edit_tool
@@ -366,6 +367,7 @@ __all__ = [
     "ToolResultEvent",
     "ToolResultMessage",
     "ToolResultPatch",
+    "TreeNode",
     "TreePreparation",
     "TreeSummary",
     "TruncationResult",

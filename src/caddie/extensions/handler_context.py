@@ -14,6 +14,7 @@ from caddie.ai.messages import AssistantMessage, UserContent, UserMessage
 from caddie.ai.model import Model
 from caddie.extensions.event_types import SystemPromptOptions
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
+from caddie.session.tree import TreeNode
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
 NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
@@ -118,6 +119,15 @@ class ReadonlySession(Protocol):
         ...
 
     def session_name(self) -> str | None: ...
+
+    @property
+    def session_dir(self) -> str | None:
+        """The folder of the session file (Pi's ``getSessionDir``); None for a session kept in memory."""
+        ...
+
+    def tree(self) -> list[TreeNode]:
+        """Every entry as a tree (Pi's ``getTree``): root nodes with their children, oldest first."""
+        ...
 
 
 class ModelLookup(Protocol):

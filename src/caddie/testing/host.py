@@ -29,6 +29,7 @@ from caddie.extensions.api import (
     SessionHeader,
     SystemPromptOptions,
     ToolDefinition,
+    TreeNode,
     UserContent,
     UserMessage,
     entry_to_context_messages,
@@ -114,6 +115,18 @@ class FakeSession:
 
     def session_name(self) -> str | None:
         return self.name
+
+    @property
+    def session_dir(self) -> str | None:
+        return None
+
+    def tree(self) -> list[TreeNode]:
+        nodes = {e.id: TreeNode(e, label=self.labels.get(e.id)) for e in self.all}
+        roots: list[TreeNode] = []
+        for entry in self.all:
+            parent = nodes.get(entry.parent_id) if entry.parent_id else None
+            (parent.children if parent is not None else roots).append(nodes[entry.id])
+        return roots
 
     # -- writing (what the host does) ---------------------------------------------------------------
     def timestamp(self) -> str:
