@@ -13,6 +13,7 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import AssistantMessage, UserContent, UserMessage
 from caddie.ai.model import Model
 from caddie.extensions.event_types import SystemPromptOptions
+from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 from caddie.session.tree import TreeNode
 
@@ -227,6 +228,12 @@ class ExtensionContext(Protocol):
         ...
 
     def shutdown(self) -> None: ...
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where the session runs commands for the model (``caddie.sandbox``): start your own through
+        ``sandbox.prepare(argv, cwd, env)`` so they are confined like the ``bash`` tool's (``api.exec`` does)."""
+        ...
 
     def stop_after_turn(self) -> None:
         """End the current run once this turn's tools finish: no further model request is made — no next

@@ -25,6 +25,7 @@ from caddie.extensions.api import (
     Mode,
     Model,
     ModelLookup,
+    Sandbox,
     SessionEntry,
     SessionHeader,
     SystemPromptOptions,
@@ -291,6 +292,10 @@ class FakeContext:
     def is_project_trusted(self) -> bool:
         return self._host.trusted
 
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._host.sandbox
+
     def is_idle(self) -> bool:
         return not self._host.streaming
 
@@ -403,6 +408,8 @@ class FakeHost:
         self.model: Model | None = None
         self.system_prompt = ""
         self.settings: dict[str, Any] = {}
+        self.sandbox = Sandbox.off()
+        """Where commands run, as ``ctx.sandbox`` reports it (off; a test may put a real one here)."""
         self.trusted = False
         """Whether the project is trusted, as ``ctx.config_scope()`` reports it."""
         self.completions: list[AssistantMessage] = []
