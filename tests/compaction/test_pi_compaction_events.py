@@ -18,7 +18,7 @@ from caddie.extensions.api import (
     SessionTreeEvent,
     TreeSummary,
 )
-from caddie.runtime.auto_compaction import CompactionError
+from caddie.runtime.auto_compaction import SummaryFailed
 from caddie.session.entries import BranchSummaryEntry, MessageEntry
 from tests.compaction.harness import inline_extension, make_harness, reply
 
@@ -46,7 +46,7 @@ async def test_compact_failed_fires_for_a_cancel_and_for_a_failure_with_pis_fiel
 
     mode["cancel"] = False
     h.summarizer.set_responses([reply(stop_reason="error", error_message="summariser down")])
-    with pytest.raises(CompactionError):
+    with pytest.raises(SummaryFailed):
         await h.engine.compact(None)
     last = failed[-1]
     assert (last.reason, last.aborted, last.from_extension) == ("manual", False, False)
