@@ -323,3 +323,29 @@ async def test_the_session_view_has_its_folder_and_the_tree(tmp_path: Path) -> N
         node = node.children[0]
     assert node.entry.id == first_answer and len(node.children) == 2  # the fork point has both branches
     await run.session.shutdown("quit")
+
+
+async def test_send_user_message_expands_templates_and_runs_commands_only_when_asked(tmp_path: Path) -> None:
+    (tmp_path / ".caddie" / "prompts").mkdir(parents=True)
+    (tmp_path / ".caddie" / "prompts" / "review.md").write_text("Review $1 carefully.\n")
+    ran: list[str] = []
+
+    def register(api: ExtensionAPI) -> None:
+        api.register_command("send", lambda args, ctx: api.send_user_message(args))
+        api.register_command(
+            "expand", lambda args, ctx: api.send_user_message(args, expand_prompt_templates=True)
+        )
+        api.register_command("ping", lambda args, ctx: ran.append(args))
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)], trust=True)
+    run.faux.set_responses([faux_message("a"), faux_message("b")])
+    await run.session.prompt("/send /review parser.py")
+    await run.session.wait_for_idle()
+    await run.session.prompt("/expand /review lexer.py")
+    await run.session.wait_for_idle()
+    await run.session.prompt("/expand /ping hello")
+    await run.session.wait_for_idle()
+    assert run.request_texts(0)[-1] == "/review parser.py"  # as Pi: not expanded by default
+    assert run.request_texts(1)[-1].strip() == "Review lexer.py carefully."
+    assert ran == ["hello"] and run.faux.call_count == 2  # the command ran, no model request
+    await run.session.shutdown("quit")
