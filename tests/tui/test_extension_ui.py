@@ -266,3 +266,32 @@ async def test_declining_trust_skips_project_extensions_and_is_remembered(tmp_pa
         names = [c.name for c in app.command_infos()]
     assert remembered_trust(project) is False
     assert "project-only" not in names
+
+
+async def test_a_project_trust_handler_decides_with_its_own_dialog_instead_of_the_question(
+    tmp_path: Path,
+) -> None:
+    project = project_with_extension(tmp_path)
+    voter = tmp_path / "voter.py"
+    voter.write_text(
+        "from caddie.extensions.api import ProjectTrustResult\n"
+        "def register(api):\n"
+        "    async def vote(event, ctx):\n"
+        "        choice = await ctx.ui.select('Project trust for ' + event.cwd, ['Trust this session', 'No'])\n"
+        "        return ProjectTrustResult('yes' if choice == 'Trust this session' else 'undecided')\n"
+        "    api.on('project_trust', vote)\n"
+    )
+    app, _ = make_app(project)
+    app.startup.request.extension_paths = [str(voter)]
+    async with app.run_test(size=SMALL) as pilot:
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, SelectScreen) and "Project trust for" in widget_text(app.screen),
+        )
+        await pilot.press("enter")
+        await ready(app, pilot)
+        names = [c.name for c in app.command_infos()]
+        asked_builtin = isinstance(app.screen, ConfirmScreen)
+    assert not asked_builtin
+    assert "project-only" in names
+    assert remembered_trust(project) is None  # this session only

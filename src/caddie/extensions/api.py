@@ -49,10 +49,12 @@ from caddie.ai.messages import (
     UserMessage,
     content_from_json,
     content_to_json,
+    convert_to_llm,
     message_from_json,
     message_to_json,
     now_ms,
     replace,
+    text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
@@ -95,11 +97,16 @@ from caddie.errors import (
     UsageError,
 )
 from caddie.extensions._exec import ExecResult, run_process
-from caddie.extensions.event_types import (
+from caddie.extensions.event_types import (  # Pi's events added in 0.84 parity (#26)
     EVENT_NAMES,
+    AfterProviderResponseEvent,
     AgentSettledEvent,
+    BashResult,
+    BashRunner,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     CompactionSpec,
     ContextEvent,
     ContextResult,
@@ -110,6 +117,8 @@ from caddie.extensions.event_types import (
     InputResult,
     MessageEndResult,
     ModelSelectEvent,
+    ProjectTrustEvent,
+    ProjectTrustResult,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     Savings,
@@ -120,15 +129,27 @@ from caddie.extensions.event_types import (
     SessionBeforeForkResult,
     SessionBeforeSwitchEvent,
     SessionBeforeSwitchResult,
+    SessionBeforeTreeEvent,
+    SessionBeforeTreeResult,
     SessionCompactEvent,
+    SessionCompactFailedEvent,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
     SummaryUsageEvent,
+    SystemPromptOptions,
+    ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolCallResult,
     ToolResultEvent,
     ToolResultPatch,
+    TreePreparation,
+    TreeSummary,
+    UiPromptEndEvent,
+    UiPromptStartEvent,
+    UserBashEvent,
+    UserBashResult,
 )
 from caddie.extensions.extension import (
     PROVIDER_CONFIG_KEYS,
@@ -156,8 +177,10 @@ from caddie.extensions.handler_context import (
     ExtensionContext,
     ExtensionUI,
     Mode,
+    ModelLookup,
     NotifyLevel,
     ReadonlySession,
+    ReplacedSessionContext,
     WidgetPlacement,
 )
 from caddie.jscompat import (
@@ -173,6 +196,7 @@ from caddie.jscompat import (
     utf16_sort_key,
 )
 from caddie.sandbox import PreparedCommand, Sandbox
+from caddie.session.compaction import serialize_conversation
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -187,14 +211,32 @@ from caddie.session.entries import (
     ThinkingLevelChangeEntry,
     entry_to_context_messages,
 )
+from caddie.session.tree import TreeNode
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
-from caddie.tools.bash import limit_output
+from caddie.tools.bash import create_bash_tool, limit_output
+from caddie.tools.edit import create_edit_tool
+from caddie.tools.mutation_queue import with_file_mutation_queue
+from caddie.tools.operations import FileOperations, ShellExec, ShellTimedOut
+from caddie.tools.read import create_read_tool
+from caddie.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
+from caddie.tools.write import create_write_tool
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
     "EVENT_NAMES",
     "AbortSignal",
     "Aborted",
+    "AfterProviderResponseEvent",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
@@ -202,8 +244,12 @@ __all__ = [
     "AssistantMessage",
     "AssistantMessageEvent",
     "BashExecutionMessage",
+    "BashResult",
+    "BashRunner",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
+    "BeforeProviderHeadersEvent",
+    "BeforeProviderRequestEvent",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
     "CaddieError",
@@ -239,6 +285,7 @@ __all__ = [
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
+    "FileOperations",
     "FlagSpec",
     "Handler",
     "ImageContent",
@@ -256,14 +303,18 @@ __all__ = [
     "Mode",
     "Model",
     "ModelChangeEntry",
+    "ModelLookup",
     "ModelSelectEvent",
     "NotifyLevel",
     "OnUpdate",
     "PreparedCommand",
+    "ProjectTrustEvent",
+    "ProjectTrustResult",
     "ProviderConfig",
     "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
+    "ReplacedSessionContext",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "RestoreReport",
@@ -276,19 +327,26 @@ __all__ = [
     "SessionBeforeForkResult",
     "SessionBeforeSwitchEvent",
     "SessionBeforeSwitchResult",
+    "SessionBeforeTreeEvent",
+    "SessionBeforeTreeResult",
     "SessionCompactEvent",
+    "SessionCompactFailedEvent",
     "SessionEntry",
     "SessionHeader",
+    "SessionInfoChangedEvent",
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionStoreError",
     "SessionTreeEvent",
+    "ShellExec",
+    "ShellTimedOut",
     "ShortcutHandler",
     "ShortcutSpec",
     "StartEvent",
     "StreamOptions",
     "SummaryUsageEvent",
+    "SystemPromptOptions",
     "TextContent",
     "TextDeltaEvent",
     "TextEndEvent",
@@ -297,6 +355,7 @@ __all__ = [
     "ThinkingDeltaEvent",
     "ThinkingEndEvent",
     "ThinkingLevelChangeEntry",
+    "ThinkingLevelSelectEvent",
     "ThinkingStartEvent",
     "ToolCall",
     "ToolCallDeltaEvent",
@@ -313,10 +372,18 @@ __all__ = [
     "ToolResultEvent",
     "ToolResultMessage",
     "ToolResultPatch",
+    "TreeNode",
+    "TreePreparation",
+    "TreeSummary",
+    "TruncationResult",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UiPromptEndEvent",
+    "UiPromptStartEvent",
     "Usage",
     "UsageError",
+    "UserBashEvent",
+    "UserBashResult",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -324,9 +391,15 @@ __all__ = [
     "approx_tokens",
     "content_from_json",
     "content_to_json",
+    "convert_to_llm",
+    "create_bash_tool",
+    "create_edit_tool",
+    "create_read_tool",
+    "create_write_tool",
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
+    "format_size",
     "import_in_background",
     "is_finite_number",
     "is_js_number",
@@ -345,12 +418,18 @@ __all__ = [
     "register_secret_headers",
     "replace",
     "result_bytes",
+    "serialize_conversation",
+    "text_of",
     "text_result",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
     "utf8_len",
     "utf16_len",
     "utf16_message_chars",
     "utf16_prefix",
     "utf16_sort_key",
+    "with_file_mutation_queue",
 ]
 
 
@@ -520,10 +599,15 @@ class ExtensionAPI:
         self.host.send_message(msg, deliver_as, trigger_turn)
 
     def send_user_message(
-        self, content: str | list[UserContent], deliver_as: DeliverAs | None = None
+        self,
+        content: str | list[UserContent],
+        deliver_as: DeliverAs | None = None,
+        expand_prompt_templates: bool = False,
     ) -> None:
-        """Send a user message as if typed; starts a run when idle (``deliver_as`` is required when busy)."""
-        self.host.send_user_message(content, deliver_as)
+        """Send a user message as if typed; starts a run when idle (``deliver_as`` is required when busy).
+        ``expand_prompt_templates`` (Pi's option): treat it fully as typed — an extension command runs,
+        ``/skill:…`` and ``/template`` expand."""
+        self.host.send_user_message(content, deliver_as, expand_prompt_templates)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.host.set_label(entry_id, label)

@@ -24,9 +24,14 @@ from caddie.agent.loop import (
 from caddie.ai.abort import AbortSignal
 from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage, freeze
-from caddie.ai.model import Model, StreamOptions
+from caddie.ai.model import Model, ProviderResponse, StreamOptions
 from caddie.config.settings import Settings
-from caddie.extensions.api import ExtensionContext, ToolCallEvent, ToolResultEvent
+from caddie.extensions.api import (
+    AfterProviderResponseEvent,
+    ExtensionContext,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from caddie.extensions.runner import ExtensionRunner
 from caddie.runtime.checkpointing import Checkpointing
 from caddie.runtime.compaction_port import Compactor, StreamFn
@@ -121,12 +126,29 @@ class LoopHooks:
 
     def _stream_options(self, model: Model) -> StreamOptions:
         session = self._session
+        runner = session.runner
         return StreamOptions(
             api_key=session.api_key_for(model),
             session_id=session.store.session_id,
             timeout_s=session.settings.http_idle_timeout_ms / 1000,
             max_retry_delay_ms=session.settings.retry_max_delay_ms,
+            # The provider hooks only when a handler listens (a payload hook costs the conversion cache).
+            on_payload=runner.emit_before_provider_request
+            if runner.has_handlers("before_provider_request")
+            else None,
+            on_headers=runner.emit_before_provider_headers
+            if runner.has_handlers("before_provider_headers")
+            else None,
+            on_response=self._after_provider_response
+            if runner.has_handlers("after_provider_response")
+            else None,
             transport=_transport(session.settings.get("transport")),
+        )
+
+    async def _after_provider_response(self, response: ProviderResponse) -> None:
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        await self._session.runner.emit(
+            "after_provider_response", AfterProviderResponseEvent(response.status, headers)
         )
 
     async def _transform_context(
@@ -152,7 +174,7 @@ class LoopHooks:
         except Exception as e:
             return ToolCallCheck(block=True, reason=str(e) or type(e).__name__)
         if result is not None and result.block:
-            return ToolCallCheck(block=True, reason=result.reason)
+            return ToolCallCheck(block=True, reason=result.reason, terminate=result.terminate)
         return None
 
     async def _after_tool_call(

@@ -149,13 +149,31 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
     async def _open_session(self) -> AgentSession | None:
         from caddie.modes.interactive.extension_hooks import install_shortcuts
         from caddie.runtime.factory import load_extension_set, open_session
+        from caddie.runtime.project_trust import decide_project_trust
         from caddie.runtime.trust import remember_trust
 
         request = self.startup.request
         cwd = str(Path(request.cwd).expanduser().resolve())
         if request.trust is None and await asyncio.to_thread(_must_ask_trust, cwd):
-            trusted = await self.ui.confirm("Trust this project?", TRUST_QUESTION.format(cwd=cwd))
-            await asyncio.to_thread(remember_trust, cwd, trusted)
+            # Pi's project_trust: the extensions loaded without the project's trust decide first (their
+            # dialogs on this screen); only when none does, the built-in question.
+            untrusted = await off_loop(
+                load_extension_set(
+                    cwd,
+                    extension_paths=request.extension_paths,
+                    no_extensions=request.no_extensions,
+                    trust=False,
+                    inline=request.inline_extensions,
+                )
+            )
+            decided, problems = await decide_project_trust(untrusted.extensions, cwd, "tui", self.ui)
+            for problem in problems:
+                self.ui.notify(problem, "error")
+            if decided is None:
+                decided = await self.ui.confirm("Trust this project?", TRUST_QUESTION.format(cwd=cwd))
+                await asyncio.to_thread(remember_trust, cwd, decided)
+            request.preloaded = untrusted
+            trusted = decided
             if trusted:
                 request.trust = True
                 request.preloaded = await off_loop(
