@@ -86,11 +86,13 @@ def models_json(llm: fl.FakeLLM) -> dict[str, Any]:
     }
 
 
-def drive(node: str, cli: Path, cwd: Path, env: dict[str, str], agent_dir: Path, ext: Path) -> Any:
+def drive(
+    node: str, cli: Path, cwd: Path, env: dict[str, str], agent_dir: Path, ext: Path, settings: dict[str, Any]
+) -> Any:
     with fl.FakeLLM() as llm:
         agent_dir.mkdir(parents=True, exist_ok=True)
         (agent_dir / "models.json").write_text(json.dumps(models_json(llm)))
-        (agent_dir / "settings.json").write_text(json.dumps(SETTINGS))
+        (agent_dir / "settings.json").write_text(json.dumps(settings))
         llm.push(*replies())
         proc = subprocess.run(
             [node, str(HERE / "rpc_drive.mjs"), str(PI_PACKAGE), str(cli), str(cwd), "-e", str(ext)],
@@ -168,7 +170,9 @@ def test_pi_rpc_client_sees_the_same_host(tmp_path: Path) -> None:
             }
             cli = HERE / "caddie_rpc_shim.mjs"
             agent_dir = home / "agent"
-        log, requests = drive(node, cli, project, env, agent_dir, ext)
+        # caddie's file checkpoints (entries Pi has no counterpart for) stay off: this compares Pi's host.
+        settings = SETTINGS if host == "pi" else {**SETTINGS, "checkpoints": {"enabled": False}}
+        log, requests = drive(node, cli, project, env, agent_dir, ext, settings)
         norm = Normaliser({str(ext): "<ext>", str(home): "<home>", str(project.resolve()): "<project>"})
         results[host] = (norm(_comparable(log)), requests)
     (tmp_path / "pi.json").write_text(json.dumps(results["pi"][0], indent=1))
