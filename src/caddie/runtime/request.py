@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from caddie.errors import ConfigurationError
 
@@ -49,6 +49,8 @@ class SessionRequest:
     cwd: str
     mode: Mode = "print"
     model: str | None = None
+    provider: str | None = None
+    """``--provider``: the provider ``model`` belongs to (else ``provider/id`` in ``model``)."""
     thinking: str | None = None
     session: SessionChoice = "new"
     session_file: str | None = None
@@ -58,8 +60,17 @@ class SessionRequest:
     trust: bool | None = None
     """True/False from the command line; None: use the remembered decision (or ask, interactively)."""
     tools: list[str] | None = None
+    """``--tools``: an allowlist over every tool (built-in, from extensions, MCP; globs for announced ones),
+    as Pi's: the tools not named do not exist for the run. None: settings ``defaultTools``."""
+    no_tools: Literal["all", "builtin"] | None = None
+    """``-nt`` (``all``: no tool at all unless ``tools`` names some) / ``-nbt`` (``builtin``: no built-in
+    tool at start, extension tools on)."""
     system_prompt: str | None = None
-    append_system_prompt: str | None = None
+    """Replaces the default system prompt: the text, or the contents of the file it names (else SYSTEM.md)."""
+    append_system_prompt: str | list[str] | None = None
+    """Added to the system prompt: each text, or the contents of the file it names (else APPEND_SYSTEM.md)."""
+    settings_overrides: dict[str, Any] = field(default_factory=dict)
+    """Settings for this run only, over the files (``--use-theme``, ``--theme``, ``--verbose``…)."""
     no_context_files: bool = False
     require_model: bool = True
     ui: ExtensionUI | None = None

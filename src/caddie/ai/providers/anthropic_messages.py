@@ -268,7 +268,7 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
     thinking_on = level != "off"
     max_tokens = options.max_tokens or model.max_tokens
     if thinking_on and not compat.force_adaptive_thinking:
-        budget = thinking_budget(level)
+        budget = thinking_budget(level, options.thinking_budgets)
         max_tokens = (
             model.max_tokens
             if options.max_tokens is None

@@ -33,6 +33,7 @@ from textual.binding import Binding, BindingType
 
 from caddie.ai.providers.preload import preload, wait_preloaded
 from caddie.config.paths import agent_dir
+from caddie.config.settings import RUN_ONLY
 from caddie.errors import UsageError
 from caddie.modes.interactive.base import Startup
 from caddie.modes.interactive.builtin_commands import BuiltinCommands
@@ -201,19 +202,23 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         self.request_quit()
 
     async def _load_themes(self) -> None:
-        """Custom themes (files read in a worker thread), then the one settings ``"theme"`` names."""
+        """Custom themes (files read in a worker thread), then the one settings ``"theme"`` (or
+        ``--use-theme``) names. ``--no-themes`` skips discovery; ``--theme PATH`` adds places (RUN_ONLY)."""
         session = self.session
         assert session is not None
-        places = [agent_dir() / "themes"]
+        run = session.settings.get(RUN_ONLY) or {}
+        discover = not run.get("noThemes")
+        places = [agent_dir() / "themes"] if discover else []
         trusted = session.state().project_trusted
-        if trusted:
+        if trusted and discover:
             places.append(Path(session.cwd) / ".caddie" / "themes")
-        for place in session.settings.get("themes", []) or []:
+        for place in (session.settings.get("themes", []) or []) if discover else []:
             if isinstance(place, str):
                 places.append(Path(session.cwd) / Path(place).expanduser())
+        places += [Path(place) for place in run.get("themes", [])]
 
         def find_themes() -> tuple[dict[str, Theme], list[str]]:
-            packages = package_theme_places(session.cwd, project_trusted=trusted)
+            packages = package_theme_places(session.cwd, project_trusted=trusted) if discover else []
             return discover_themes(places, packages)
 
         themes, warnings = await asyncio.to_thread(find_themes)
@@ -430,9 +435,9 @@ def import_modules(names: Sequence[str]) -> None:
 
 
 def _must_ask_trust(cwd: str) -> bool:
-    from caddie.runtime.trust import project_has_code, remembered_trust
+    from caddie.runtime.trust import default_trust, project_has_code, remembered_trust
 
-    return remembered_trust(cwd) is None and project_has_code(cwd)
+    return remembered_trust(cwd) is None and default_trust() == "ask" and project_has_code(cwd)
 
 
 async def off_loop(work: Coroutine[Any, Any, T]) -> T:

@@ -143,10 +143,11 @@ class BuiltinCommands(SessionCommands):
 
     async def edit_externally(self) -> None:
         """Ctrl+G: edit the prompt in $VISUAL or $EDITOR; what is saved replaces the editor's text."""
-        command = external_editor_command()
+        command = external_editor_command(self.session.settings.external_editor if self.session else None)
         if command is None:
             self.show_error(
-                "Set $VISUAL or $EDITOR (e.g. export EDITOR=vim) to edit the prompt in your editor."
+                "Set $VISUAL or $EDITOR (e.g. export EDITOR=vim), or settings externalEditor, to edit the "
+                "prompt in your editor."
             )
             return
         with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="caddie-prompt-", delete=False) as f:
@@ -284,11 +285,11 @@ def _on(flag: bool) -> str:
     return "on" if flag else "off"
 
 
-def external_editor_command() -> list[str] | None:
-    """``$VISUAL`` or ``$EDITOR`` split like a shell would, if set."""
-    for name in ("VISUAL", "EDITOR"):
-        value = os.environ.get(name, "").strip()
-        if value:
+def external_editor_command(configured: str | None = None) -> list[str] | None:
+    """Settings ``externalEditor`` (``configured``), else ``$VISUAL`` or ``$EDITOR``, split like a shell
+    would, if set."""
+    for value in (configured or "", os.environ.get("VISUAL", ""), os.environ.get("EDITOR", "")):
+        if value.strip():
             return shlex.split(value)
     return None
 

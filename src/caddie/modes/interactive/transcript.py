@@ -64,7 +64,7 @@ class TranscriptApp(AppBase):
         self._streaming = None
         self._tools = {}
         await self.conversation.reset()
-        widgets: list[Widget] = [self._header()]
+        widgets: list[Widget] = [] if session.settings.quiet_startup else [self._header()]
         messages = session.messages
         if len(messages) > HISTORY_LIMIT:
             skipped = len(messages) - HISTORY_LIMIT

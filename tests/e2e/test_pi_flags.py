@@ -1,0 +1,82 @@
+"""Pi 0.84.4's short options parse as Pi parses them: ``-nc`` is "no context files", never ``-n c``; an option
+that takes a value takes the next argument whatever it looks like; an unknown single-dash option is an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from caddie.cli_args import CliError, base_parser, pi_argv
+
+
+def parse(*argv: str) -> dict[str, Any]:
+    parser = base_parser(add_help=False)
+    return vars(parser.parse_intermixed_args(pi_argv(list(argv), parser)))
+
+
+SHORT_AND_LONG = [
+    (["-nt"], ["--no-tools"], "no_tools", True),
+    (["-nbt"], ["--no-builtin-tools"], "no_builtin_tools", True),
+    (["-t", "read,ls"], ["--tools", "read,ls"], "tools", "read,ls"),
+    (["-xt", "bash"], ["--exclude-tools", "bash"], "exclude_tools", "bash"),
+    (["-ne"], ["--no-extensions"], "no_extensions", True),
+    (["-ns"], ["--no-skills"], "no_skills", True),
+    (["-np"], ["--no-prompt-templates"], "no_prompt_templates", True),
+    (["-nc"], ["--no-context-files"], "no_context_files", True),
+    (["-a"], ["--approve"], "trust", True),
+    (["-na"], ["--no-approve"], "trust", False),
+    (["-n", "t"], ["--name", "t"], "name", "t"),
+    (["-e", "x.py"], ["--extension", "x.py"], "extension", ["x.py"]),
+    (["-c"], ["--continue"], "continue_", True),
+    (["-r"], ["--resume"], "resume", True),
+    (["-p"], ["--print"], "print", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("short", "long", "dest", "value"), SHORT_AND_LONG, ids=[s[0][0] for s in SHORT_AND_LONG]
+)
+def test_each_short_option_means_its_long_one(
+    short: list[str], long: list[str], dest: str, value: object
+) -> None:
+    assert parse(*short)[dest] == value
+    assert parse(*long)[dest] == value
+    if dest != "name":  # and -nX never becomes a session name
+        assert parse(*short)["name"] is None
+
+
+def test_trust_is_unset_without_a_flag_and_the_last_flag_wins() -> None:
+    assert parse()["trust"] is None
+    assert parse("-a", "-na")["trust"] is False
+    assert parse("--trust")["trust"] is True  # caddie's older name
+
+
+def test_an_option_takes_its_value_even_when_it_looks_like_an_option() -> None:
+    args = parse("--append-system-prompt", "-be terse", "--append-system-prompt", "x.md", "-p", "hello")
+    assert args["append_system_prompt"] == ["-be terse", "x.md"]
+    assert args["messages"] == ["hello"] and args["print"] is True
+    assert parse("-n", "-nc")["name"] == "-nc"
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["-nfoo"], "unknown option -nfoo; write -n and its value apart: -n foo"),
+        (["-vv"], "unknown option -vv; did you mean -v?"),
+        (["-z"], "unknown option -z"),
+    ],
+)
+def test_an_unknown_single_dash_option_is_refused_in_one_line(argv: list[str], hint: str) -> None:
+    parser = base_parser(add_help=False)
+    with pytest.raises(CliError) as err:
+        pi_argv(argv, parser)
+    assert str(err.value).startswith(hint) and "\n" not in str(err.value)
+
+
+def test_version_short_form_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from caddie import __version__
+    from caddie.cli import main
+
+    assert main(["-v"]) == 0
+    assert capsys.readouterr().out.strip() == f"caddie {__version__}"
