@@ -27,8 +27,10 @@ sessions:
   (an id prefix is enough: caddie session list shows the ids). Options: docs/cli.md.
 
 configuration:
-  ~/.caddie/agent/settings.json, merged with .caddie/settings.json of the project.
+  ~/.caddie/agent/ (CADDIE_CODING_AGENT_DIR): settings.json, merged with a trusted project's
+  .caddie/settings.json (-a trusts for one run); SYSTEM.md / APPEND_SYSTEM.md.
   Models: ANTHROPIC_API_KEY / OPENAI_API_KEY / ... or ~/.caddie/agent/models.json (Pi's format).
+  Pi's flags, settings and PI_* variables, and what caddie does with each: docs/configuration.md.
 
 examples:
   caddie demo                             a 30-second scripted tour, no key needed
