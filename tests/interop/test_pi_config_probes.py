@@ -137,6 +137,7 @@ PROBES = [
     ),
     Probe("--api-key over models.json", ["--api-key", "key-from-flag"]),
     Probe("--provider and a bare model id", ["--provider", "fake", "--model", "fake-model"]),
+    Probe("--model part of an id", ["--model", "fake-mod:high"], model={"reasoning": True}),
     Probe(
         "project SYSTEM.md, approved",
         ["-a"],

@@ -100,3 +100,29 @@ def test_blocked_images_become_one_line_each_run_of_them() -> None:
     assert (
         out[2] == UserMessage("plain", out[2].timestamp) and user.content[1] is image
     )  # the stored one kept
+
+
+def test_a_model_pattern_matches_part_of_an_id_preferring_an_alias(tmp_path: Path) -> None:
+    import json
+
+    from caddie.models.registry import ModelRegistry
+    from caddie.runtime.factory import resolve_model
+
+    models = tmp_path / "models.json"
+    ids = ["zz-coder-4-5-20250929", "zz-coder-4-5", "zz-coder-4-20250514", "zz-coder-3", "other"]
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k"}
+    models.write_text(json.dumps({"providers": {"mine": {**provider, "models": [{"id": i} for i in ids]}}}))
+    registry = ModelRegistry(models, env={})
+
+    def pick(ref: str, provider: str | None = None) -> str:
+        model = resolve_model(registry, Settings(), ref, True, provider)
+        assert model is not None
+        return f"{model.provider}/{model.id}"
+
+    assert pick("zz-coder") == "mine/zz-coder-4-5"  # the highest alias, not a dated id
+    assert pick("mine/coder-4-2") == "mine/zz-coder-4-20250514"
+    assert pick("other", "mine") == "mine/other"
+    with pytest.raises(SetupError, match='Unknown provider "nope"'):
+        pick("other", "nope")
+    with pytest.raises(SetupError, match="needs --model too"):
+        resolve_model(registry, Settings(), None, True, "mine")

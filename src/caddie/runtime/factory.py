@@ -253,7 +253,15 @@ def partial_match(registry: ModelRegistry, pattern: str) -> Model | None:
         return None
     aliases = [m for m in candidates if m.id.endswith("-latest") or not _DATED.search(m.id)]
     pool = aliases or candidates
-    return registry.find(*max(((m.provider, m.id) for m in pool), key=lambda pm: pm[1]))
+    best = max(pool, key=lambda m: _collation_key(m.id))
+    return registry.find(best.provider, best.id)
+
+
+def _collation_key(text: str) -> tuple[list[tuple[int, str]], str]:
+    """An approximation of JavaScript's ``localeCompare`` (ICU root collation), which Pi sorts ids with:
+    punctuation before digits before letters, case only as a tie-breaker."""
+    rank = [(0 if not c.isalnum() else 1 if c.isdigit() else 2, c.lower()) for c in text]
+    return rank, text.swapcase()
 
 
 def open_store(request: SessionRequest) -> SessionStore:
