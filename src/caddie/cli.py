@@ -8,6 +8,7 @@
     caddie install|remove|list|update     packages (extensions, skills, prompt templates)
     caddie config                         list and switch extensions, skills, prompts, packages
     caddie demo [--no-tui]                a 30-second scripted tour (no key needed)
+    caddie auth print-api-key|print-bearer-token|check   the credential caddie would send (Pi's ``pi auth``)
 
 A usage mistake ends in one line on stderr and exit code 2; a bug ends in one line and exit code 70 with
 the traceback in ~/.caddie/agent/crash.log. Never a traceback on the terminal.
@@ -39,7 +40,7 @@ def _subcommand(argv: list[str]) -> int:
 def _asks_version(args: list[str]) -> bool:
     """``caddie [options] --version``: answered before anything is imported (argparse would print the same
     for ``--version`` anywhere among the main command's options)."""
-    if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS):
+    if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS, "auth"):
         return False
     options = args[: args.index("--")] if "--" in args else args
     return "--version" in options or "-v" in options
@@ -77,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _asks_version(args):
         print(f"caddie {__version__}")
         return 0
+    args = _clean_arguments(args)
     code = _main(args)
     if argv is None and "caddie.cli_run" in sys.modules:  # only the main command's run closes a session
         from caddie import cli_run
@@ -84,6 +86,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cli_run.session_closed:
             _exit_promptly(code)
     return code
+
+
+def _clean_arguments(argv: Sequence[str]) -> list[str]:
+    """The arguments with lone surrogates (bytes that are not UTF-8) as U+FFFD, and stdout/stderr set to
+    write any that still get through as U+FFFD instead of failing (docs/reliability.md, "Text")."""
+    from caddie.untrusted.text import REPLACE_SURROGATES, clean_text
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if (
+            reconfigure is not None
+            and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8"
+        ):
+            reconfigure(errors=REPLACE_SURROGATES)
+    return [clean_text(arg) for arg in argv]
 
 
 def _main(args: list[str]) -> int:
@@ -101,6 +118,10 @@ def _main(args: list[str]) -> int:
             from caddie.modes.demo import run_demo
 
             return run_demo(args[1:])
+        if args and args[0] == "auth":
+            from caddie.modes.auth_command import run_auth_command
+
+            return run_auth_command(args[1:])
         if args and args[0] == "batch":
             from caddie.modes.batch import run_batch_command
 
@@ -128,6 +149,9 @@ def _main(args: list[str]) -> int:
 
         if terminated_by is None:
             raise
+        if terminated_by == signal.SIGINT:  # Ctrl+C in a headless run
+            print("caddie: interrupted; everything up to this point is saved", file=sys.stderr)
+            return 130
         name = signal.Signals(terminated_by).name
         print(f"caddie: stopped by {name}; everything up to this point is saved", file=sys.stderr)
         return 128 + terminated_by

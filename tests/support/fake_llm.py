@@ -52,6 +52,7 @@ Replies — ``Reply`` (a dataclass; every field has a default) and module-level 
     ``malformed(after_events=1)``  ``disconnect(after_events=2)``  ``empty_chunks(after_events=1)``. Every builder also takes ``Reply``
     fields as keywords (``fl.text("hi", usage=fl.UsageSpec(100, 5), delay_s=0.05)``).
     Fields worth knowing: ``usage`` (``UsageSpec(input, output, cache_read, cache_write, reasoning)``),
+    ``no_usage`` (Chat Completions: no usage at all, as servers that ignore ``include_usage``),
     ``finish`` (raw finish_reason / stop_reason override), ``chunk_size`` (characters per delta; tool
     arguments are split the same way, so small sizes exercise many-delta assembly), ``delay_s`` (pause
     between events: slow streams for abort tests), ``interleave_tool_calls`` (OpenAI: alternate argument
@@ -85,6 +86,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ReplySource",
+    "Route",
     "ToolCallSpec",
     "UsageSpec",
     "context_overflow",
@@ -138,6 +140,8 @@ class Reply:
     """OpenAI Responses: the ``service_tier`` the response reports."""
     tool_calls: list[ToolCallSpec] = field(default_factory=list)
     usage: UsageSpec | None = None
+    no_usage: bool = False
+    """OpenAI Chat Completions: report no usage at all, even when asked (as llama-cpp-python's server)."""
     finish: str | None = None
     model: str | None = None
     status: int = 200
@@ -239,6 +243,8 @@ def disconnect(after_events: int = 2, content: str = "this reply is cut off in t
 
 
 ReplySource = Reply | Callable[["RecordedRequest"], Reply]
+Route = Callable[["RecordedRequest"], tuple[int, Any]]
+"""An extra endpoint (``FakeLLM(routes=...)``): the request → (HTTP status, JSON body)."""
 
 
 @dataclass
@@ -427,7 +433,7 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> list[str]:
         for deltas in per_call:
             events += [chunk({"tool_calls": [d]}) for d in deltas]
     events.append(chunk({}, _openai_finish(reply)))
-    if include_usage:
+    if include_usage and not reply.no_usage:
         usage = reply.usage or _default_usage(reply)
         events.append(json.dumps({**base, "choices": [], "usage": _openai_usage(usage)}))
     events.append("[DONE]")
@@ -444,7 +450,7 @@ def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
             {"id": ids[i], "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}}
             for i, c in enumerate(reply.tool_calls)
         ]
-    return {
+    completion = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -452,6 +458,9 @@ def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": _openai_finish(reply)}],
         "usage": _openai_usage(reply.usage or _default_usage(reply)),
     }
+    if reply.no_usage:
+        del completion["usage"]
+    return completion
 
 
 def _anthropic_usage(u: UsageSpec, output: int) -> dict[str, Any]:
@@ -829,6 +838,76 @@ def bedrock_frames(reply: Reply, model: str) -> list[bytes]:
     return frames
 
 
+def converse_frames(reply: Reply, model: str) -> list[bytes]:
+    """Bedrock ``ConverseStream``: messageStart, content blocks (reasoning, text, tool use), messageStop,
+    metadata — each an AWS event-stream message whose ``:event-type`` names it."""
+    usage = reply.usage or _default_usage(reply)
+    events: list[tuple[str, dict[str, Any]]] = [("messageStart", {"role": "assistant"})]
+    index = 0
+    if reply.thinking:
+        for piece in _pieces(reply.thinking, reply.chunk_size):
+            events.append(
+                (
+                    "contentBlockDelta",
+                    {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": piece}}},
+                )
+            )
+        events.append(
+            (
+                "contentBlockDelta",
+                {
+                    "contentBlockIndex": index,
+                    "delta": {"reasoningContent": {"signature": reply.thinking_signature}},
+                },
+            )
+        )
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    if reply.text:
+        for piece in _pieces(reply.text, reply.chunk_size):
+            events.append(("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}))
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
+        events.append(
+            (
+                "contentBlockStart",
+                {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": call_id, "name": call.name}}},
+            )
+        )
+        for piece in _pieces(call.arguments_json(), reply.chunk_size):
+            events.append(
+                ("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
+            )
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    stop = reply.finish or ("tool_use" if reply.tool_calls else "end_turn")
+    events.append(("messageStop", {"stopReason": stop}))
+    total = usage.input + usage.output + usage.cache_read + usage.cache_write
+    events.append(
+        (
+            "metadata",
+            {
+                "usage": {
+                    "inputTokens": usage.input,
+                    "outputTokens": usage.output,
+                    "totalTokens": total,
+                    "cacheReadInputTokens": usage.cache_read,
+                    "cacheWriteInputTokens": usage.cache_write,
+                },
+                "metrics": {"latencyMs": 1},
+            },
+        )
+    )
+    return [
+        aws_event_frame(
+            {":event-type": name, ":content-type": "application/json", ":message-type": "event"},
+            json.dumps(body).encode(),
+        )
+        for name, body in events
+    ]
+
+
 # --------------------------------------------------------------------------------------------------
 # Server
 
@@ -861,6 +940,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing ---------------------------------------------------------------------------------
     def _record(self, body_bytes: bytes) -> RecordedRequest:
         body: Any = None
+        if self.headers.get("content-encoding", "").lower() == "zstd" and body_bytes:
+            import zstandard  # Pi compresses its Codex requests
+
+            body_bytes = zstandard.ZstdDecompressor().decompressobj().decompress(body_bytes)
         if self.server.owner.parse_bodies:
             try:
                 body = json.loads(body_bytes) if body_bytes else None
@@ -880,6 +963,8 @@ class _Handler(BaseHTTPRequestHandler):
             if path.endswith("/responses")
             else "gemini"
             if path.endswith((":streamGenerateContent", ":generateContent"))
+            else "converse"
+            if path.endswith("/converse-stream")
             else "bedrock"
             if path.endswith(("/invoke-with-response-stream", "/invoke"))
             else "vertex"
@@ -991,10 +1076,20 @@ class _Handler(BaseHTTPRequestHandler):
             req.client_disconnected = True
 
     # -- routes -----------------------------------------------------------------------------------
+    def _extra_route(self, req: RecordedRequest) -> bool:
+        route = self.server.owner.routes.get((req.method, req.path.split("?", 1)[0]))
+        if route is None:
+            return False
+        status, body = route(req)
+        self._send_json(status, body)
+        return True
+
     def do_GET(self) -> None:
         req = self._record(b"")
         owner = self.server.owner
         path = req.path.split("?", 1)[0]
+        if self._extra_route(req):
+            return
         if path.endswith("/api/tags") and owner.ollama_models is not None:
             models = [{"name": m, "model": m, "size": 1, "details": {}} for m in owner.ollama_models]
             self._send_json(200, {"models": models})
@@ -1016,6 +1111,8 @@ class _Handler(BaseHTTPRequestHandler):
         body_bytes = self.rfile.read(length) if length else b""
         req = self._record(body_bytes)
         owner = self.server.owner
+        if self._extra_route(req):
+            return
         if req.api == "other":
             if req.path.split("?", 1)[0].endswith("/token"):  # OAuth refresh for Google credentials
                 owner.token_requests += 1
@@ -1048,6 +1145,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(req, reply, gemini_events(reply, _gemini_model(req.path)), "gemini")
         elif req.api == "bedrock":
             self._stream_frames(req, reply, bedrock_frames(reply, _bedrock_model(req.path)))
+        elif req.api == "converse":
+            self._stream_frames(req, reply, converse_frames(reply, _bedrock_model(req.path)))
         elif req.stream:
             self._stream(req, reply, anthropic_events(reply, model), "anthropic")
         else:
@@ -1076,7 +1175,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = _openai_error_body(reply)
         elif req.api == "gemini":
             body = _google_error_body(reply)
-        elif req.api == "bedrock":
+        elif req.api in ("bedrock", "converse"):
             body = {"message": reply.error}
         else:
             body = _anthropic_error_body(reply)
@@ -1105,7 +1204,11 @@ class FakeLLM:
         default_reply: ReplySource | None = None,
         parse_bodies: bool = True,
         keep_alive: bool = False,
+        routes: dict[tuple[str, str], Route] | None = None,
     ) -> None:
+        self.routes: dict[tuple[str, str], Route] = dict(routes or {})
+        """Extra endpoints, answered before the built-in ones: ``(method, path)`` → a function of the request
+        giving ``(status, JSON body)`` (a local server's metadata or tokenizer: tests/support/fake_local.py)."""
         self.keep_alive = keep_alive
         self.connections = 0
         """TCP connections accepted so far."""
@@ -1208,7 +1311,7 @@ class FakeLLM:
     def llm_requests(self) -> list[RecordedRequest]:
         """Only the chat requests (POSTs to either protocol), not model listings."""
         with self._lock:
-            return [r for r in self.requests if r.api != "other"]
+            return [r for r in self.requests if r.api != "other" and r.method == "POST"]
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout

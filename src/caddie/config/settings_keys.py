@@ -114,13 +114,12 @@ KEYS: tuple[SettingKey, ...] = (
     _same("defaultProjectTrust", "str", "ask", "always", "never"),
     _same("httpProxy", "str"),
     _same("httpIdleTimeoutMs", "number"),
+    _same("transport", "str", "auto", "sse", "websocket", "websocket-cached"),
     _refused(
-        "transport",
-        "caddie streams every provider over HTTP (server-sent events); it has no WebSocket transport",
-        "sse",
-        "auto",
+        "websocketConnectTimeoutMs",
+        "caddie's Codex WebSocket waits a fixed 15 s to connect, then falls back to server-sent events",
+        15000,
     ),
-    _refused("websocketConnectTimeoutMs", "caddie has no WebSocket transport"),
     _refused("collapseChangelog", "caddie shows no changelog after an update", False),
     _refused("enableInstallTelemetry", "caddie sends no telemetry", False),
     _refused("enableAnalytics", "caddie sends no analytics", False),
@@ -131,7 +130,7 @@ KEYS: tuple[SettingKey, ...] = (
     _same("warnings", "object", group=True),
     _refused(
         "warnings.anthropicExtraUsage",
-        "caddie has no Anthropic subscription login, so there is no extra-usage warning to turn off",
+        "caddie shows no warning about a Claude subscription's paid extra usage, so there is none to turn off",
         kind="bool",
     ),
     # Loop

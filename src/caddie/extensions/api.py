@@ -54,11 +54,26 @@ from caddie.ai.messages import (
     now_ms,
     replace,
 )
-from caddie.ai.model import Model
+from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
 from caddie.ai.secrets import redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
+from caddie.ai.stream_events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from caddie.ai.tokens import (
     CHARS_PER_TOKEN,
     Utf16TokenCounter,
@@ -96,6 +111,8 @@ from caddie.extensions.event_types import (
     ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    Savings,
+    SavingsEvent,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeForkEvent,
@@ -181,6 +198,7 @@ __all__ = [
     "AgentSettledEvent",
     "AgentStartEvent",
     "AssistantMessage",
+    "AssistantMessageEvent",
     "BashExecutionMessage",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
@@ -198,6 +216,7 @@ __all__ = [
     "ConfigScope",
     "ConfigurationError",
     "ContentBlock",
+    "Context",
     "ContextEvent",
     "ContextResult",
     "ContextUsage",
@@ -205,8 +224,10 @@ __all__ = [
     "CustomMessage",
     "CustomMessageEntry",
     "DeliverAs",
+    "DoneEvent",
     "EntryVisibility",
     "EntryVisibilityEvent",
+    "ErrorEvent",
     "EventBus",
     "EventName",
     "ExecResult",
@@ -242,6 +263,8 @@ __all__ = [
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "Savings",
+    "SavingsEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionBeforeForkEvent",
@@ -258,13 +281,24 @@ __all__ = [
     "SessionTreeEvent",
     "ShortcutHandler",
     "ShortcutSpec",
+    "StartEvent",
+    "StreamOptions",
     "SummaryUsageEvent",
     "TextContent",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextStartEvent",
     "ThinkingContent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
     "ThinkingLevelChangeEntry",
+    "ThinkingStartEvent",
     "ToolCall",
+    "ToolCallDeltaEvent",
+    "ToolCallEndEvent",
     "ToolCallEvent",
     "ToolCallResult",
+    "ToolCallStartEvent",
     "ToolDefinition",
     "ToolError",
     "ToolExecutionEndEvent",
@@ -387,10 +421,13 @@ class ExtensionAPI:
         description: str,
         kind: Literal["string", "boolean"] = "string",
         default: str | bool | None = None,
+        check: Callable[[str], object] | None = None,
     ) -> None:
-        """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
+        """Add a command-line option (``caddie --name value``); read it with ``get_flag``. ``check(value)``
+        raises ``UsageError`` (or ``ValueError``) with a sentence for the user when a value cannot be used:
+        caddie then exits 2 with ``--name: <sentence>`` before anything runs."""
         name = name.removeprefix("--")
-        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
+        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path, check)
 
     def register_shortcut(
         self, shortcut: str, handler: ShortcutHandler, description: str | None = None

@@ -35,6 +35,10 @@ class FlagSpec:
     kind: Literal["string", "boolean"] = "string"
     default: str | bool | None = None
     source: str = ""
+    check: Callable[[str], object] | None = None
+    """For a string option: raises ``ValueError`` or ``UsageError`` (its message a sentence for the user) for a
+    value the extension cannot use; caddie runs it before anything starts, and so do tools that pass the option on
+    (``caddie batch`` for ``--goal``)."""
 
 
 @dataclass(slots=True)
@@ -127,6 +131,17 @@ class ProviderConfig(TypedDict, total=False):
     compat: dict[str, Any]
     models: list[ProviderModelConfig]
     modelOverrides: dict[str, ProviderModelConfig]
+    authHeader: bool
+    """Send the key as ``Authorization: Bearer`` too."""
+    oauth: dict[str, Any]
+    """A login for ``/login`` (Pi's shape): ``name``, ``login(callbacks)``, ``refreshToken(credential)``,
+    ``getApiKey(credential)``, optionally ``loginLabel``; the functions may be ``async``."""
+    streamSimple: Any
+    """``stream_simple(model, context, options)``: an async iterator of ``AssistantMessageEvent`` — the
+    stream function of this provider's own ``api``."""
+    refreshModels: Any
+    """``async refresh_models()``: the provider's current models (models.json's model shape); kept in
+    models-store.json and used instead of ``models``."""
 
 
 PROVIDER_CONFIG_KEYS = frozenset(ProviderConfig.__annotations__)

@@ -25,6 +25,9 @@ class ContextUsage:
     """Estimated tokens the next request will carry; None right after a compaction, until a response."""
     context_window: int
     percent: float | None
+    estimated: bool = False
+    """``tokens`` rests on caddie's estimate of a reply the model's server reported no usage for (show it
+    with "≈"); False when it rests on reported usage. caddie's addition to Pi's shape."""
 
 
 @dataclass(slots=True)

@@ -78,6 +78,7 @@ def cmd_install(args: argparse.Namespace, cwd: str) -> int:
     _say(f"Installing {args.source} …")
     where = install(spec, cwd)
     written = settings_source(spec, cwd)
+    package = inspect_package(parse_source(written, scope, cwd), cwd)  # validated before settings name it
 
     def add(data: dict[str, Any]) -> None:
         entries = data.get("packages")
@@ -87,7 +88,6 @@ def cmd_install(args: argparse.Namespace, cwd: str) -> int:
         data["packages"] = entries
 
     update_settings_file(settings_path(scope, cwd), add)
-    package = inspect_package(parse_source(written, scope, cwd), cwd)
     _say(f"Installed {args.source} into {where}")
     _describe(package.resources, "  ")
     for warning in package.warnings:

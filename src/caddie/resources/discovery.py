@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,19 +224,31 @@ def find_git_root(start: str) -> str | None:
 
 
 def ancestor_agents_skill_dirs(cwd: str) -> list[str]:
-    """``.agents/skills`` in ``cwd`` and each parent up to the git root (or the filesystem root)."""
+    """``.agents/skills`` in ``cwd`` and each parent up to the git root — or, without one, up to your home
+    folder — never from a folder you do not own or that others may write to (``/tmp``): another user's
+    ``/tmp/.agents`` must not reach a trusted project's prompt (docs/skills.md)."""
     root = find_git_root(cwd)
+    home = os.path.abspath(os.path.expanduser("~"))
     here = os.path.abspath(cwd)
     out = []
-    while True:
+    while _yours_alone(here):
         out.append(os.path.join(here, ".agents", "skills"))
-        if root is not None and here == root:
+        if here in (root, home):
             break
         parent = os.path.dirname(here)
         if parent == here:
             break
         here = parent
     return out
+
+
+def _yours_alone(directory: str) -> bool:
+    """Owned by the user caddie runs as and writable by nobody else."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 # ==================================================================================================

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
+from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.config.environment import offline, pi_variable_notices, session_dir_from_env
@@ -30,6 +31,7 @@ from caddie.extensions.loader import ExtensionSource, collect_sources, load_exte
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
 from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured
+from caddie.models.oauth import authenticated_stream
 from caddie.resources.discovery import (
     DiscoveryRequest,
     ExtraPath,
@@ -496,6 +498,11 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
+    # Subscription logins and bearer tokens: every request gets its (renewed) token; --api-key wins.
+    skip = model.provider if request.api_key and model is not None else None
+    options.stream_fn = authenticated_stream(
+        options.stream_fn, lambda m: registry.request_auth(m) if m.provider != skip else _no_auth()
+    )
     if request.compaction and not request.read_only:
         from caddie.runtime.auto_compaction import CompactionEngine
 
@@ -504,7 +511,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     core = session.core
     core.load_errors = loaded.errors
     session_ref.append(session)
-    core.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    core.available_models = lambda: _available_models(registry, has_auth)
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
@@ -581,3 +588,16 @@ def scoped_models(
                 seen.add((m.provider, m.id))
                 out.append((m, level))
     return out
+
+
+def _available_models(registry: ModelRegistry, has_auth: Callable[[Model], bool]) -> list[Model]:
+    """Every model with auth, then what local servers serve (asked once per process, on first need: model
+    cycling, RPC ``get_available_models``)."""
+    registry.discover_local(refresh=False)
+    listed = [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    known = {m.ref for m in listed}
+    return listed + [m for m in registry.discovered() if m.ref not in known]
+
+
+async def _no_auth() -> RequestAuth | None:
+    return None

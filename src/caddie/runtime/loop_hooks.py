@@ -8,7 +8,7 @@ between turns, and every agent event (extensions first, then the modes, then the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
@@ -167,6 +167,7 @@ class LoopHooks:
             max_retries=settings.provider_max_retries,
             thinking_budgets=settings.thinking_budgets or None,
             cache_retention=cache_retention(),
+            transport=_transport(settings.get("transport")),
         )
 
     async def _transform_context(
@@ -275,3 +276,10 @@ class LoopHooks:
             )
         elif message.role in ("user", "assistant", "toolResult", "bashExecution"):
             store.append_message(message)
+
+
+def _transport(value: object) -> Literal["auto", "sse", "websocket", "websocket-cached"] | None:
+    """Settings ``transport`` (Pi's key: how the Codex API connects); anything else means the default."""
+    if value == "auto" or value == "sse" or value == "websocket" or value == "websocket-cached":
+        return value
+    return None

@@ -86,6 +86,7 @@ class AppBase(App[int]):
         self._streaming: AssistantView | None = None
         self._tools: dict[str, ToolBlock] = {}
         self._usage: tuple[int, int, int, int, float] = (0, 0, 0, 0, 0.0)
+        self._usage_estimated = False
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._quitting = False
@@ -260,6 +261,8 @@ class AppBase(App[int]):
                 context_percent=usage.percent if usage else None,
                 context_window=usage.context_window if usage else 0,
                 statuses=self.ui.statuses,
+                tokens_estimated=self._usage_estimated,
+                context_estimated=usage.estimated if usage else False,
             )
         )
         self.editor.remove_class(*_THINKING_CLASSES)

@@ -45,8 +45,11 @@ class BuiltinCommands(SessionCommands):
         session, registry = self.session, self.registry
         assert session is not None and registry is not None
         if args:
-            model = registry.resolve(args)
+            model = await asyncio.to_thread(registry.resolve, args)  # a local server may be asked about it
         else:
+            await asyncio.to_thread(
+                registry.discover_local
+            )  # what local servers serve, and their context sizes
             models = self._pickable_models()
             if not models:
                 self.show_info(Text(registry.no_model_text()), "warning")
@@ -69,6 +72,11 @@ class BuiltinCommands(SessionCommands):
 
         await run_login(self, args)
         self._refresh_footer()
+
+    async def cmd_llama(self, args: str) -> None:  # the llama.cpp router's models (llama.py)
+        from caddie.modes.interactive.llama import run_llama
+
+        await run_llama(self)
 
     async def cmd_logout(self, args: str) -> None:
         from caddie.modes.interactive.login import run_logout

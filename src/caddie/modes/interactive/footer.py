@@ -40,6 +40,9 @@ class FooterState:
     context_percent: float | None = None
     context_window: int = 0
     statuses: Mapping[str, str] | None = None
+    tokens_estimated: bool = False
+    """Some token counts are caddie's estimate (the server reported no usage): shown with "≈"."""
+    context_estimated: bool = False
 
 
 def shorten_left(text: str, width: int) -> str:
@@ -65,7 +68,8 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
     left = Text(shorten_left(state.cwd, room), style="bold")
     left.append(name)
     usage = Text(style="dim")
-    parts = [f"↑{format_count(state.input_tokens)}", f"↓{format_count(state.output_tokens)}"]
+    approx = "≈" if state.tokens_estimated else ""
+    parts = [f"↑{approx}{format_count(state.input_tokens)}", f"↓{approx}{format_count(state.output_tokens)}"]
     if state.cache_read:
         parts.append(f"R{format_count(state.cache_read)}")
     if state.cache_write:
@@ -74,6 +78,7 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
     usage.append(" ".join(parts))
     if state.context_window:
         pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
+        pct = f"≈{pct}" if state.context_estimated and state.context_percent is not None else pct
         usage.append(f"  {pct}/{format_count(state.context_window)}")
     statuses = None
     if state.statuses:

@@ -31,7 +31,7 @@ from caddie.modes.interactive.conversation import (
     user_text,
 )
 from caddie.modes.interactive.editor import History
-from caddie.modes.interactive.render import content_text, usage_totals
+from caddie.modes.interactive.render import any_usage_estimated, content_text, usage_totals
 
 if TYPE_CHECKING:
     from caddie.runtime.session_events import CompactionEndEvent, SessionEvent
@@ -84,6 +84,7 @@ class TranscriptApp(AppBase):
         entries = session.store.entries()
         all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         self._usage = usage_totals(all_messages)
+        self._usage_estimated = any_usage_estimated(all_messages)
         self.editor.prompt_history = History(
             [user_text(m) for m in all_messages if isinstance(m, UserMessage)]
         )
@@ -235,6 +236,10 @@ class TranscriptApp(AppBase):
             self._streaming = None
             self._add_usage(message)
             self._refresh_footer()
+            from caddie.modes.headless import answer_note  # cut at the output limit, or empty
+
+            if (note := answer_note(message)) is not None:
+                self.show_info(note[:1].upper() + note[1:], "warning")
         elif isinstance(message, ToolResultMessage):
             pending = self._tools.get(message.tool_call_id)
             if pending is not None and pending.status not in ("done", "error"):
@@ -245,6 +250,7 @@ class TranscriptApp(AppBase):
         usage = message.usage
         if usage is None:
             return
+        self._usage_estimated = self._usage_estimated or usage.estimated is True
         inp, out, cr, cw, cost = self._usage
         self._usage = (
             inp + usage.input,
