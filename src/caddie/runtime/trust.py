@@ -15,13 +15,13 @@ from pathlib import Path
 from caddie.config.paths import agent_dir
 
 
-def _trust_file() -> Path:
+def trust_file() -> Path:
     return agent_dir() / "trust.json"
 
 
 def _read() -> dict[str, bool]:
     try:
-        data = json.loads(_trust_file().read_text(encoding="utf-8"))
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return (
@@ -44,7 +44,7 @@ def remembered_trust(cwd: str | Path) -> bool | None:
 def remember_trust(cwd: str | Path, trusted: bool) -> None:
     decisions = _read()
     decisions[str(Path(cwd).resolve())] = trusted
-    path = _trust_file()
+    path = trust_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(decisions, indent=2) + "\n", encoding="utf-8")

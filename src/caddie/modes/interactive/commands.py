@@ -37,7 +37,13 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
         "settings", "Change common settings (thinking, queues, compaction, retry, theme, extensions)"
     ),
     CommandInfo("name", "Set the session's display name (/name my task)"),
-    CommandInfo("export", "Export the session to an HTML file (/export [file])"),
+    CommandInfo(
+        "export", "Export the session to an HTML file, or its JSONL (/export [file.html|file.jsonl])"
+    ),
+    CommandInfo("clone", "Copy the current branch into a new session"),
+    CommandInfo("import", "Import a session JSONL file into this project and resume it (/import file.jsonl)"),
+    CommandInfo("share", "Upload the session as a secret GitHub gist (needs the gh command)"),
+    CommandInfo("trust", "Trust this project from the next start (/trust [parent|no])"),
     CommandInfo("reload", "Reload extensions"),
     CommandInfo("login", "Store an API key for a provider in auth.json (/login [provider])"),
     CommandInfo("logout", "Remove a stored API key (/logout [provider])"),

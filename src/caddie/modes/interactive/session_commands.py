@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class SessionCommands(TranscriptApp):
-    """``/new /resume /tree /fork /compact /session /name /export /reload``."""
+    """``/new /resume /tree /fork /clone /compact /session /name /export /import /share /trust /reload``."""
 
     async def cmd_new(self, args: str) -> None:
         session = self.session
@@ -214,8 +214,88 @@ class SessionCommands(TranscriptApp):
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.extensions, target)
+        if target.suffix.lower() == ".jsonl":  # as Pi: the session file itself, every branch
+            from caddie.modes.session_transfer import TransferError, export_jsonl
+
+            try:
+                path = export_jsonl(store, target)
+            except TransferError as e:
+                self.show_error(str(e))
+                return
+        else:
+            path = await export_session(store, session.extensions, target)
         self.show_info(f"Exported the session to {path}")
+
+    async def cmd_clone(self, args: str) -> None:
+        """Pi's ``/clone``: the current branch, up to here, copied into a new session."""
+        session = self.session
+        assert session is not None
+        leaf = session.store.leaf_id
+        if leaf is None:
+            self.show_info("Nothing to clone yet.")
+            return
+        if not self._require_idle("cloning") or not await self._switching(session.fork(leaf, position="at")):
+            return
+        await self.render_session()
+        self.notify("Cloned to a new session.", timeout=2)
+
+    async def cmd_import(self, args: str) -> None:
+        """Pi's ``/import <file.jsonl>``: copy a session file into this project's sessions and resume it."""
+        session = self.session
+        assert session is not None
+        from caddie.modes.session_transfer import TransferError, import_session
+
+        if not args.strip():
+            self.show_error("Usage: /import <path.jsonl>")
+            return
+        if not self._require_idle("importing a session"):
+            return
+        folder = session.store.path.parent if session.store.path else None
+        try:
+            path = import_session(args.strip().strip("\"'"), session.cwd, folder)
+        except TransferError as e:
+            self.show_error(str(e))
+            return
+        if await self._switching(session.switch_session(str(path))):
+            await self.render_session()
+            self.notify(f"Session imported from {args.strip()}", timeout=2)
+
+    async def cmd_share(self, args: str) -> None:
+        """Pi's ``/share``: the HTML export uploaded as a secret GitHub gist (``gh``); prints its address."""
+        session = self.session
+        assert session is not None
+        import tempfile
+
+        from caddie.modes.export_html import export_session
+        from caddie.modes.session_transfer import TransferError, share_file
+
+        with tempfile.TemporaryDirectory(prefix="caddie-share-") as folder:
+            page = await export_session(session.store, session.extensions, Path(folder) / "session.html")
+            try:
+                url = await share_file(Path(page), f"caddie session {session.store.session_id}")
+            except TransferError as e:
+                self.show_error(str(e))
+                return
+        self.show_info(f"Shared as a secret gist: {url}")
+
+    async def cmd_trust(self, args: str) -> None:
+        """Pi's ``/trust``: save a trust decision for this folder (``parent``: its parent folder; ``no``:
+        distrust) in trust.json; it applies from the next start."""
+        session = self.session
+        assert session is not None
+        from caddie.runtime.trust import remember_trust, trust_file
+
+        word = args.strip().lower()
+        if word not in ("", "yes", "parent", "no"):
+            self.show_error("Usage: /trust [parent|no]")
+            return
+        folder = Path(session.cwd).resolve()
+        folder = folder.parent if word == "parent" else folder
+        remember_trust(folder, word != "no")
+        decision = "not trusted" if word == "no" else "trusted"
+        self.show_info(
+            f"{folder} is {decision} from the next start (saved in {trust_file()}); restart caddie to apply it."
+        )
 
     async def cmd_context(self, args: str) -> None:
         from caddie.modes.interactive.context_view import show_context
