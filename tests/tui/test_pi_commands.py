@@ -14,7 +14,7 @@ from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.conversation import InfoBlock
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionStore
-from tests.tui.harness import SMALL, make_app, ready, settle, submit, until, widget_text
+from tests.tui.harness import SMALL, make_app, ready, settle, submit, until, widget_text, write_settings
 
 
 def last_info(app: object) -> str:
@@ -116,3 +116,33 @@ async def test_trust_saves_the_decision_for_the_next_start(tmp_path: Path) -> No
         await submit(pilot, app, "/trust parent")
         await until(pilot, lambda: f"{tmp_path.resolve()} is trusted from the next start" in last_info(app))
     assert remembered_trust(tmp_path / "elsewhere") is True and remembered_trust(project) is False
+
+
+async def test_settings_external_editor_wins_over_visual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_gh(tmp_path / "bin", "")  # the folder; the editors are scripts beside it
+    mine = tmp_path / "bin" / "mine"
+    mine.write_text('#!/bin/sh\nprintf "%s from settings" "$(cat "$2")" > "$2"\n')
+    mine.chmod(0o755)
+    visual = tmp_path / "bin" / "visual"
+    visual.write_text('#!/bin/sh\nprintf "from VISUAL" > "$1"\n')
+    visual.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(visual))
+    write_settings(externalEditor=f"{mine} --wait", quietStartup=True)
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        header = [b for b in app.query(InfoBlock) if "enter send" in widget_text(b)]
+        app.editor.set_text("draft")
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: app.editor.text == "draft from settings")
+    assert header == []  # quietStartup: no start-up header
+
+
+async def test_without_quiet_startup_the_header_is_shown(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        header = [b for b in app.query(InfoBlock) if "enter send" in widget_text(b)]
+    assert len(header) == 1
