@@ -111,3 +111,15 @@ def test_the_agent_folder_follows_caddie_coding_agent_dir(
 ) -> None:
     monkeypatch.setenv("CADDIE_CODING_AGENT_DIR", str(tmp_path / "mine"))
     assert agent_dir() == tmp_path / "mine"
+
+
+def test_only_files_caddie_reads_are_reported_on(tmp_path: Path) -> None:
+    (tmp_path / ".caddie").mkdir()
+    (tmp_path / ".caddie" / "settings.json").write_text(json.dumps({"bogusKey": 1}))
+    untrusted = load_settings(tmp_path)
+    assert settings_notices(untrusted.files) == []
+    trusted = load_settings(tmp_path, project_trusted=True)
+    assert [line.split(": ", 1)[1] for line in settings_notices(trusted.files)] == [
+        'unknown setting "bogusKey" (not a Pi 0.84.4 or caddie setting, nor the name of a loaded extension); '
+        "ignored"
+    ]

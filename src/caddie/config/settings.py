@@ -325,7 +325,7 @@ def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings
     if warn:
         warnings.append(warn)
     project = migrate(project)
-    if project:
+    if project and project_trusted:  # an untrusted project's file is not read: nothing to report on
         files.append((project_path, project))
     warnings += global_only(files, project_path)
     project = {k: v for k, v in resolve_paths(project, project_path.parent).items() if k not in GLOBAL_ONLY}
