@@ -3,11 +3,13 @@ that takes a value takes the next argument whatever it looks like; an unknown si
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from caddie.cli_args import CliError, base_parser, pi_argv
+from tests.e2e.conftest import Caddie
 
 
 def parse(*argv: str) -> dict[str, Any]:
@@ -80,3 +82,32 @@ def test_version_short_form_prints_the_version(capsys: pytest.CaptureFixture[str
 
     assert main(["-v"]) == 0
     assert capsys.readouterr().out.strip() == f"caddie {__version__}"
+
+
+def test_update_models_refreshes_run_time_model_lists(caddie: Caddie) -> None:
+    ext = caddie.project / "corp.py"
+    ext.write_text(
+        "async def refresh_models():\n"
+        "    return [{'id': 'fresh-1', 'contextWindow': 9000}]\n"
+        "def register(api):\n"
+        "    api.register_provider('corp', {'baseUrl': 'http://127.0.0.1:9/v1', 'apiKey': 'k',\n"
+        "        'api': 'openai-completions', 'refreshModels': refresh_models, 'models': [{'id': 'old-1'}]})\n"
+    )
+    agent = caddie.home / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text(json.dumps({"extensions": [str(ext)]}))
+
+    result = caddie.run("update", "--models")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Refreshed the model lists of corp."
+    stored = json.loads((agent / "models-store.json").read_text())
+    assert [m["id"] for m in stored["corp"]["models"]] == ["fresh-1"]
+    listed = caddie.run("--list-models", "corp")
+    assert "fresh-1" in listed.stdout
+
+
+def test_update_models_with_nothing_dynamic_says_so(caddie: Caddie) -> None:
+    result = caddie.run("update", "--models")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("No provider here lists its models at run time")
