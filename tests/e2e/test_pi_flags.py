@@ -111,3 +111,22 @@ def test_update_models_with_nothing_dynamic_says_so(caddie: Caddie) -> None:
     result = caddie.run("update", "--models")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("No provider here lists its models at run time")
+
+
+def test_theme_and_verbose_options_become_this_runs_settings(tmp_path: Any) -> None:
+    from caddie.cli_run import run_overrides
+    from caddie.config.settings import RUN_ONLY
+
+    args = parse("--use-theme", "light", "--theme", "t.json", "--theme", "/abs", "--no-themes", "--verbose")
+    assert run_overrides(_namespace(args), str(tmp_path)) == {
+        "theme": "light",
+        RUN_ONLY: {"themes": [str(tmp_path / "t.json"), "/abs"], "noThemes": True},
+        "quietStartup": False,
+    }
+    assert run_overrides(_namespace(parse()), str(tmp_path)) == {}
+
+
+def _namespace(values: dict[str, Any]) -> Any:
+    import argparse
+
+    return argparse.Namespace(**values)
