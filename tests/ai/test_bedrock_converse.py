@@ -17,17 +17,14 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Model, StreamOptions
 from tests.ai.helpers import READ_TOOL, context, run
-from tests.interop.pi import skip_or_fail
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM
+
+pytestmark = pytest.mark.extra("bedrock")  # tests/support/extras.py: skipped without it, run by .ci/run
 
 
 @pytest.fixture(autouse=True)
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    try:
-        import boto3  # noqa: F401
-    except ImportError:
-        skip_or_fail("boto3 is not installed (pip install 'caddie-agent[bedrock]')")
     for name in ("AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")

@@ -11,17 +11,10 @@ from caddie.ai.model import Model
 from caddie.ai.providers import google_vertex as vertex
 from tests.ai.helpers import context, run
 from tests.ai.test_anthropic_cloud import write_adc
-from tests.interop.pi import skip_or_fail
 from tests.support import fake_llm as fl
 from tests.support.fake_llm import FakeLLM
 
-
-@pytest.fixture(autouse=True)
-def google_auth() -> None:
-    try:
-        import google.auth  # noqa: F401
-    except ImportError:
-        skip_or_fail("google-auth is not installed (pip install 'caddie-agent[vertex]')")
+pytestmark = pytest.mark.extra("vertex")  # tests/support/extras.py: skipped without it, run by .ci/run
 
 
 def gemini_on_vertex(base: str) -> Model:

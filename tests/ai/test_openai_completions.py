@@ -420,3 +420,29 @@ async def test_cancelling_the_consumer_closes_the_stream(llm: FakeLLM) -> None:
     while not llm.last_request.client_disconnected and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert llm.last_request.client_disconnected
+
+
+def test_detected_flags_follow_pis_provider_list_and_a_named_provider_keeps_them_on_a_local_url() -> None:
+    def flags(provider: str, base_url: str, model_id: str = "m") -> tuple[Any, ...]:
+        c = resolve_compat(openai_model(None, provider=provider, base_url=base_url, id=model_id))
+        return (c.supports_store, c.max_tokens_field, c.supports_reasoning_effort, c.supports_strict_mode)
+
+    # OpenRouter takes store and max_completion_tokens, as in Pi — also behind a local proxy.
+    assert flags("openrouter", "https://openrouter.ai/api/v1") == (True, "max_completion_tokens", True, True)
+    assert flags("openrouter", "http://127.0.0.1:4000/v1") == (True, "max_completion_tokens", True, True)
+    assert flags("nvidia", "https://integrate.api.nvidia.com/v1") == (False, "max_tokens", False, False)
+    assert flags("ant-ling", "https://api.ant-ling.com/v1") == (False, "max_tokens", False, True)
+    assert flags("opencode", "https://opencode.ai/zen/v1") == (False, "max_completion_tokens", True, True)
+    assert flags("cloudflare-ai-gateway", "https://gateway.ai.cloudflare.com/v1/a/b/compat")[:3] == (
+        False,
+        "max_tokens",
+        False,
+    )
+    # An unnamed server on this machine still gets the conservative flags.
+    assert flags("my-box", "http://127.0.0.1:8000/v1") == (False, "max_tokens", True, True)
+    openrouter = build_params(
+        openai_model(None, provider="openrouter", base_url="http://127.0.0.1:4000/v1"),
+        context(),
+        StreamOptions(),
+    )
+    assert openrouter["store"] is False and "max_completion_tokens" in openrouter

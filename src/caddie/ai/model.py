@@ -242,6 +242,10 @@ class Tool:
     name: str
     description: str
     parameters: dict[str, Any]
+    label: str | None = None
+    """The tool's display name; only ``pi-messages`` sends it (Pi's context carries it)."""
+    execution_mode: str | None = None
+    """``parallel`` / ``sequential`` when the tool sets it; likewise only sent by ``pi-messages``."""
 
 
 @dataclass(slots=True)

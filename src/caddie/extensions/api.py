@@ -56,7 +56,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
-from caddie.ai.secrets import redact
+from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
 from caddie.ai.stream_events import (
@@ -325,6 +325,7 @@ __all__ = [
     "import_in_background",
     "is_finite_number",
     "is_js_number",
+    "is_secret_variable",
     "js_number",
     "js_round",
     "js_truthy",

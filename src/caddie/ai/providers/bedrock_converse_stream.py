@@ -189,7 +189,9 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
             system.append({"cachePoint": {"type": "default"}})
         request["system"] = system
     inference: dict[str, Any] = {}
-    max_tokens = options.max_tokens or (model.max_tokens if claude else None)
+    # Pi's agent always asks for an output cap (streamSimple: the request's, else the model's, within the
+    # context window), for every vendor.
+    max_tokens: int | None = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
     level = clamp_thinking_level(model, options.reasoning) if model.reasoning and options.reasoning else "off"
     extra: dict[str, Any] | None = None
     if claude and level != "off":

@@ -34,7 +34,7 @@ from caddie.ai.providers.http_stream import SseStream, make_http_client, post_ss
 from caddie.ai.providers.openai_responses import short_hash
 from caddie.ai.providers.request import compact_json, encode_body, sanitize_text
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
-from caddie.ai.providers.thinking import clamp_thinking_level
+from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache
 from caddie.ai.stream_events import (
     AssistantMessageEvent,
@@ -155,7 +155,7 @@ def convert_messages(messages: list[LlmMessage], images_ok: bool) -> list[dict[s
                     if isinstance(b, ImageContent)
                 ]
             out.append(
-                {"role": "tool", "tool_call_id": msg.tool_call_id, "name": msg.tool_name, "content": parts}
+                {"role": "tool", "name": msg.tool_name, "content": parts, "tool_call_id": msg.tool_call_id}
             )
     return out
 
@@ -182,8 +182,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
         ]
     if options.temperature is not None:
         payload["temperature"] = options.temperature
-    if options.max_tokens is not None:
-        payload["max_tokens"] = options.max_tokens
+    payload["max_tokens"] = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
     level = clamp_thinking_level(model, options.reasoning) if model.reasoning and options.reasoning else "off"
     if level != "off":
         if model.id in _EFFORT_MODELS:

@@ -79,18 +79,53 @@ def resolve_compat(model: Model) -> ModelCompat:
     is_moonshot = provider.startswith("moonshotai") or "api.moonshot." in url
     is_together = provider == "together" or "together.ai" in url or "together.xyz" in url
     is_cerebras = provider == "cerebras" or "cerebras.ai" in url
-    is_local = provider in LOCAL_PROVIDERS or is_local_base_url(model.base_url)
-    non_standard = is_deepseek or is_zai or is_grok or is_moonshot or is_together or is_cerebras
+    is_nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in url
+    is_workers_ai = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in url
+    is_ai_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in url
+    is_ant_ling = provider == "ant-ling" or "api.ant-ling.com" in url
+    is_opencode = provider == "opencode" or "opencode.ai" in url
+    is_chutes = "chutes.ai" in url
+    non_standard = (
+        is_deepseek
+        or is_zai
+        or is_grok
+        or is_moonshot
+        or is_together
+        or is_cerebras
+        or is_nvidia
+        or is_workers_ai
+        or is_ai_gateway
+        or is_ant_ling
+        or is_opencode
+        or is_chutes
+    )
+    # caddie's addition: an unnamed server on this machine (Ollama, vLLM…) gets the conservative flags; a
+    # provider Pi knows by name keeps Pi's flags wherever it is served from (a local proxy, a test fake).
+    is_local = provider in LOCAL_PROVIDERS or (
+        is_local_base_url(model.base_url) and not (non_standard or is_openrouter)
+    )
     openrouter_dev = is_openrouter and (model.id.startswith("anthropic/") or model.id.startswith("openai/"))
     detected = ModelCompat(
-        supports_store=not (non_standard or is_local or is_openrouter),
+        supports_store=not (non_standard or is_local),
         supports_developer_role=openrouter_dev or not (non_standard or is_openrouter or is_local),
-        supports_reasoning_effort=not (is_grok or is_zai or is_moonshot or is_together),
+        supports_reasoning_effort=not (
+            is_grok or is_zai or is_moonshot or is_together or is_ai_gateway or is_nvidia or is_ant_ling
+        ),
         supports_usage_in_streaming=True,
         supports_finish_reason=True,
         max_tokens_field=(
             "max_tokens"
-            if (is_deepseek or is_moonshot or is_together or is_zai or is_local)
+            if (
+                is_deepseek
+                or is_moonshot
+                or is_together
+                or is_zai
+                or is_chutes
+                or is_ai_gateway
+                or is_nvidia
+                or is_ant_ling
+                or is_local
+            )
             else "max_completion_tokens"
         ),
         requires_tool_result_name=False,
@@ -105,7 +140,10 @@ def resolve_compat(model: Model) -> ModelCompat:
         if is_openrouter
         else "openai",
         cache_control_format="anthropic" if is_openrouter and model.id.startswith("anthropic/") else None,
-        supports_long_cache_retention=not is_together,
+        supports_long_cache_retention=not (
+            is_together or is_workers_ai or is_ai_gateway or is_nvidia or is_ant_ling
+        ),
+        supports_strict_mode=not (is_moonshot or is_together or is_ai_gateway or is_nvidia),
         chat_template_kwargs={},
         thinking_token_budget_field=None,
         supports_thinking_token_budget=False,

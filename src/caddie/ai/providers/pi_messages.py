@@ -23,7 +23,7 @@ from caddie.ai.messages import (
     message_to_json,
     usage_from_json,
 )
-from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, parse_partial_json
 from caddie.ai.providers.http_stream import SseStream, make_http_client, post_sse
 from caddie.ai.providers.request import encode_body
@@ -46,6 +46,18 @@ API = "pi-messages"
 _STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
 
 
+def _tool_json(tool: Tool) -> dict[str, Any]:
+    """A tool as Pi's context holds it (name, label, description, parameters, execution mode)."""
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.label is not None:
+        out["label"] = tool.label
+    out["description"] = tool.description
+    out["parameters"] = tool.parameters
+    if tool.execution_mode is not None:
+        out["executionMode"] = tool.execution_mode
+    return out
+
+
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """``{model, context, options}`` in Pi's JSON (fields that are not set are left out, as Pi's
     ``JSON.stringify`` leaves out ``undefined``)."""
@@ -54,9 +66,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
         ctx["systemPrompt"] = context.system_prompt
     ctx["messages"] = [message_to_json(m) for m in context.messages]
     if context.tools:
-        ctx["tools"] = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools
-        ]
+        ctx["tools"] = [_tool_json(t) for t in context.tools]
     settings: dict[str, Any] = {
         "temperature": options.temperature,
         "maxTokens": options.max_tokens,

@@ -61,6 +61,7 @@ __all__ = ["CaddieApp", "Startup"]
 T = TypeVar("T")
 
 AFTER_FIRST_FRAME = (
+    "caddie.modes.interactive.login",
     "caddie.runtime.factory",
     "caddie.runtime.session",
     "caddie.runtime.auto_compaction",
@@ -193,6 +194,9 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
             self.show_info(Text(warning), "warning")
         if session.model is None:
             self.show_info(Text(build.registry.no_model_text()), "warning")
+        from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
+
+        warn_about_extra_usage(self)
         self.ready.set()
         return session
 
@@ -422,6 +426,9 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
             return
         model, level = result.model, result.thinking_level
         self._refresh_footer()
+        from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
+
+        warn_about_extra_usage(self, model)
         self.notify(f"Model: {model.ref}" + (f" · thinking {level}" if level != "off" else ""), timeout=1.5)
 
     async def action_quit(self) -> None:

@@ -66,6 +66,9 @@ class BuiltinCommands(SessionCommands):
         await session.set_model(model)
         self._refresh_footer()
         self.notify(f"Model: {model.ref}", timeout=2)
+        from caddie.modes.interactive.login import warn_about_extra_usage
+
+        warn_about_extra_usage(self, model)
 
     async def cmd_login(self, args: str) -> None:  # /login and /logout live in login.py
         from caddie.modes.interactive.login import run_login
@@ -202,6 +205,13 @@ class BuiltinCommands(SessionCommands):
             SettingRow("compaction.enabled", "Auto-compaction", _on(s.compaction_enabled), ["on", "off"]),
             SettingRow("retry.enabled", "Retry on errors", _on(s.retry_enabled), ["on", "off"]),
             SettingRow(
+                "warnings.anthropicExtraUsage",
+                "Anthropic extra usage",
+                _on(s.get("warnings.anthropicExtraUsage") is not False),
+                ["on", "off"],
+                "warn when a Claude subscription login is billed per token",
+            ),
+            SettingRow(
                 "theme",
                 "Theme",
                 self.theme,
@@ -252,7 +262,7 @@ class BuiltinCommands(SessionCommands):
             else:
                 session.configure(follow_up_mode=mode)
             updates = {key: value}
-        elif key in ("compaction.enabled", "retry.enabled"):
+        elif key in ("compaction.enabled", "retry.enabled", "warnings.anthropicExtraUsage"):
             section, _, name = key.partition(".")
             updates = {section: {name: value == "on"}}
         elif key == "theme":
