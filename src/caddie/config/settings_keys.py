@@ -128,11 +128,7 @@ KEYS: tuple[SettingKey, ...] = (
         "lastChangelogVersion", "caddie shows no changelog at start-up; the value is not used", kind="str"
     ),
     _same("warnings", "object", group=True),
-    _refused(
-        "warnings.anthropicExtraUsage",
-        "caddie shows no warning about a Claude subscription's paid extra usage, so there is none to turn off",
-        kind="bool",
-    ),
+    _same("warnings.anthropicExtraUsage", "bool"),
     # Loop
     _same("steeringMode", "str", "all", "one-at-a-time"),
     _same("followUpMode", "str", "all", "one-at-a-time"),
