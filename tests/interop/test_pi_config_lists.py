@@ -10,6 +10,7 @@ import subprocess
 from caddie.cli_args import base_parser
 from caddie.config.environment import PI_VARIABLES
 from caddie.config.settings_keys import BY_KEY
+from caddie.models.models_json import MODEL_FIELDS, PROVIDER_FIELDS, REFUSED_MODEL_FIELDS
 from tests.interop.pi import PI_DIR, PI_PACKAGE, pi_problem, require_pi, skip_or_fail
 
 
@@ -56,3 +57,14 @@ def test_every_pi_variable_in_pis_docs_has_a_fate() -> None:
     names = set(re.findall(r"^\| `(PI_[A-Z_]+)` \|", process_table, re.MULTILINE))
     assert {"PI_OFFLINE", "PI_CODING_AGENT_DIR", "PI_CACHE_RETENTION"} <= names
     assert sorted(names - {v.name for v in PI_VARIABLES}) == []
+
+
+def test_every_models_json_field_in_pis_docs_has_a_fate() -> None:
+    text = _pi_doc("models.md")
+    provider_table = text[text.index("| `baseUrl` |") : text.index("| `modelOverrides` |") + 200]
+    model_table = text[text.index("| `id` | Yes |") : text.index("| `compat` | No |") + 20]
+    provider_fields = set(re.findall(r"^\| `(\w+)` \|", provider_table, re.MULTILINE))
+    model_fields = set(re.findall(r"^\| `(\w+)` \|", model_table, re.MULTILINE))
+    assert {"baseUrl", "modelOverrides"} <= provider_fields and {"id", "samplingParams"} <= model_fields
+    assert sorted(provider_fields - PROVIDER_FIELDS) == []
+    assert sorted(model_fields - MODEL_FIELDS - set(REFUSED_MODEL_FIELDS)) == []
