@@ -153,6 +153,18 @@ PROBES = [
         project_files={"CONFIG/SYSTEM.md": "SYSTEM-MARK", "CONFIG/APPEND_SYSTEM.md": "APPEND-MARK"},
     ),
     Probe(
+        "project settings, approved",
+        ["-a"],
+        settings={"defaultTools": ["read", "grep", "ls"], "defaultThinkingLevel": "low"},
+        model={"reasoning": True},
+        project_files={"CONFIG/settings.json": json.dumps({"defaultTools": ["read"], "bogusKey": 1})},
+    ),
+    Probe(
+        "defaultProjectTrust always",
+        settings={"defaultProjectTrust": "always"},
+        project_files={"CONFIG/settings.json": json.dumps({"defaultTools": ["ls"]})},
+    ),
+    Probe(
         "project settings defaultTools over global",
         settings={"defaultTools": ["read", "grep", "ls"]},
         project_files={"CONFIG/settings.json": json.dumps({"defaultTools": ["read"]})},
