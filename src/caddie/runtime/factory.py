@@ -56,7 +56,8 @@ from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files, prompt_parts
 from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import default_trust, remembered_trust
-from caddie.session.entries import ThinkingLevelChangeEntry
+from caddie.session.entries import ThinkingLevelChangeEntry, entry_to_json
+from caddie.session.files import json_line
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
@@ -266,11 +267,30 @@ def _collation_key(text: str) -> tuple[list[tuple[int, str]], str]:
     return rank, text.swapcase()
 
 
+def fork_whole(request: SessionRequest) -> SessionStore:
+    """``--fork``, as Pi's: a new session of this directory (``--session-id`` names it) holding every entry
+    of the source (all its branches; opened, its last entry is the leaf), its header naming the source as
+    parent."""
+    assert request.fork_from is not None
+    source = SessionStore.open(Path(request.fork_from).expanduser(), repair=False)
+    folder = (
+        Path(request.session_dir).expanduser() if request.session_dir else default_session_dir(request.cwd)
+    )
+    new = SessionStore.create(
+        request.cwd, folder, parent_session=source.session_file, session_id=request.session_id
+    )
+    assert new.path is not None
+    lines = [json_line(new.header.to_json()), *(json_line(entry_to_json(e)) for e in source.entries())]
+    new.path.parent.mkdir(parents=True, exist_ok=True)
+    with new.path.open("xb") as out:  # a new id: never an existing file
+        out.write(b"".join(lines))
+    return SessionStore.open(new.path)
+
+
 def open_store(request: SessionRequest) -> SessionStore:
     try:
         if request.fork_from is not None:
-            source = SessionStore.open(Path(request.fork_from).expanduser(), repair=False)
-            return source.fork(None, request.session_dir or default_session_dir(request.cwd))
+            return fork_whole(request)
         if request.session == "memory":
             store = SessionStore.in_memory(request.cwd)
             if request.session_id:
