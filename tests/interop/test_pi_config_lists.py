@@ -68,3 +68,19 @@ def test_every_models_json_field_in_pis_docs_has_a_fate() -> None:
     assert {"baseUrl", "modelOverrides"} <= provider_fields and {"id", "samplingParams"} <= model_fields
     assert sorted(provider_fields - PROVIDER_FIELDS) == []
     assert sorted(model_fields - MODEL_FIELDS - set(REFUSED_MODEL_FIELDS)) == []
+
+
+ENV_READ = re.compile(r"""process\.env\.(PI_[A-Z_]+)|["'](PI_[A-Z_]+)["']""")
+"""``process.env.PI_X`` or a ``"PI_X"`` literal (read through a constant or ``process.env[...]``)."""
+
+
+def test_every_pi_variable_pis_code_reads_has_a_fate() -> None:
+    _pi_doc("environment-variables.md")  # skips (fails under CI) without Pi
+    root = PI_PACKAGE.parent
+    names: set[str] = set()
+    for package in ("pi-coding-agent", "pi-ai", "pi-tui"):
+        for path in (root / package / "dist").rglob("*.js"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            names |= {n for pair in ENV_READ.findall(text) for n in pair if n}
+    assert {"PI_OFFLINE", "PI_OAUTH_CALLBACK_HOST"} <= names
+    assert sorted(names - {v.name for v in PI_VARIABLES}) == []

@@ -108,6 +108,30 @@ PI_VARIABLES: tuple[PiVariable, ...] = (
         "caddie's terminal UI (Textual) has its own Escape timing; this value is not read",
     ),
     PiVariable(
+        "PI_OAUTH_CALLBACK_HOST",
+        "refused",
+        None,
+        "caddie's login callback servers listen on 127.0.0.1 only, never on another interface",
+    ),
+    PiVariable(
+        "PI_CODING_AGENT", "moot", None, "a marker Pi sets for its children; caddie sets CADDIE_CODING_AGENT"
+    ),
+    PiVariable(
+        "PI_EXPERIMENTAL", "refused", None, "caddie has no experimental first-run setup", only_when="on"
+    ),
+    *(
+        PiVariable(name, "refused", None, "a switch of Pi's own debugging or installer; caddie has none")
+        for name in (
+            "PI_DEBUG_REDRAW",
+            "PI_TUI_DEBUG",
+            "PI_TUI_WRITE_LOG",
+            "PI_TIMING",
+            "PI_STARTUP_BENCHMARK",
+            "PI_INSTALLER_API_BASE",
+            "PI_MANAGED_INSTALL_ROOT",
+        )
+    ),
+    PiVariable(
         "PI_CLEAR_ON_SHRINK",
         "refused",
         None,
@@ -115,8 +139,9 @@ PI_VARIABLES: tuple[PiVariable, ...] = (
         only_when="on",
     ),
 )
-"""Every ``PI_*`` variable Pi 0.84.4 documents or reads for its own process (not the ``PI_SESSION_ID``…
-variables it sets for commands: caddie sets those too, see tools/bash.py)."""
+"""Every ``PI_*`` variable Pi 0.84.4 documents or reads for its own process (docs/environment-variables.md
+and ``process.env`` in its dist/; not the ``PI_SESSION_ID``… variables it sets for commands: caddie sets
+those too, see tools/bash.py)."""
 
 TRUTHY = ("1", "true", "yes")
 
