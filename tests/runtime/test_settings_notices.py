@@ -123,3 +123,14 @@ def test_only_files_caddie_reads_are_reported_on(tmp_path: Path) -> None:
         'unknown setting "bogusKey" (not a Pi 0.84.4 or caddie setting, nor the name of a loaded extension); '
         "ignored"
     ]
+
+
+def test_package_entries_are_checked_too() -> None:
+    lines = notices(
+        {"packages": ["plain", {"source": "x", "skills": ["a"], "autoload": False, "enabeld": False}]}
+    )
+    assert lines == [
+        '/s.json: setting "packages[1].autoload" is ignored: caddie switches a package off with "enabled": '
+        "false (caddie config off package:SOURCE)",
+        '/s.json: unknown setting "packages[1].enabeld"; ignored',
+    ]

@@ -277,6 +277,28 @@ def _walk(
             continue
         if spec.group and isinstance(value, dict):
             _walk(value, f"{dotted}.", where, extension_names, lines)
+        if dotted == "packages":
+            lines += _package_entry_notices(value, where)
+
+
+PACKAGE_ENTRY_KEYS = frozenset(("source", "enabled", "extensions", "skills", "prompts", "themes"))
+"""An object entry of ``packages`` (docs/packages.md)."""
+
+
+def _package_entry_notices(entries: list[Any], where: str) -> list[str]:
+    """Pi's ``autoload`` (refused: caddie switches a package off with ``"enabled": false``) and unknown keys
+    of ``packages`` entries."""
+    lines: list[str] = []
+    for n, entry in enumerate(entries):
+        for key in entry if isinstance(entry, dict) else ():
+            if key == "autoload":
+                lines.append(
+                    f'{where}: setting "packages[{n}].autoload" is ignored: caddie switches a package off with '
+                    '"enabled": false (caddie config off package:SOURCE)'
+                )
+            elif key not in PACKAGE_ENTRY_KEYS:
+                lines.append(f'{where}: unknown setting "packages[{n}].{key}"; ignored')
+    return lines
 
 
 def settings_notices(
