@@ -102,6 +102,7 @@ def test_pi_variables_get_a_line_unless_caddie_honours_them(tmp_path: Path) -> N
     lines = pi_variable_notices(env)
     assert [line.split(" ", 1)[0] for line in lines] == ["PI_CODING_AGENT_DIR", "PI_HARDWARE_CURSOR=1"]
     assert pi_variable_notices({**env, "CADDIE_CODING_AGENT_DIR": "/c"})[0].startswith("PI_HARDWARE_CURSOR")
+    assert pi_variable_notices({**env, "CADDIE_DIR": "/c"})[0].startswith("PI_HARDWARE_CURSOR")
     assert offline(env) and offline({"CADDIE_OFFLINE": "true"}) and not offline({"PI_OFFLINE": "0"})
     assert session_dir_from_env({"CADDIE_CODING_AGENT_SESSION_DIR": "~/s"}) == str(Path.home() / "s")
 

@@ -34,6 +34,8 @@ class PiVariable:
     """What caddie does instead (for ``twin`` and ``refused``: the one line shown when it is set)."""
     only_when: str | None = None
     """``refused`` only for this value (lower-case): other values are what caddie does anyway."""
+    chosen_by: tuple[str, ...] = ()
+    """``twin``: caddie variables that show the user chose caddie's folder already (no line then)."""
 
 
 PI_VARIABLES: tuple[PiVariable, ...] = (
@@ -41,8 +43,9 @@ PI_VARIABLES: tuple[PiVariable, ...] = (
         "PI_CODING_AGENT_DIR",
         "twin",
         "CADDIE_CODING_AGENT_DIR",
-        "caddie keeps its settings, models.json, auth.json and sessions in its own folder; set "
-        "CADDIE_CODING_AGENT_DIR to move it",
+        "caddie keeps its settings, models.json, auth.json and sessions in its own folder (from Pi's it reads "
+        "only Pi's sessions for caddie acp and extensions/sandbox.json); set CADDIE_CODING_AGENT_DIR to move it",
+        chosen_by=("CADDIE_DIR",),
     ),
     PiVariable(
         "PI_CODING_AGENT_SESSION_DIR",
@@ -181,7 +184,7 @@ def pi_variable_notices(env: Mapping[str, str] | None = None) -> list[str]:
         value = env.get(var.name)
         if not value:
             continue
-        if var.fate == "twin" and var.twin and not env.get(var.twin):
+        if var.fate == "twin" and var.twin and not any(env.get(v) for v in (var.twin, *var.chosen_by)):
             lines.append(f"{var.name} is set: it is Pi's; {var.note}")
         elif var.fate == "refused":
             if var.only_when == "on" and not _truthy(value):

@@ -169,6 +169,7 @@ KEYS: tuple[SettingKey, ...] = (
     _caddie("shellEnv", "object"),
     _caddie("mcpServers", "object"),
     _caddie("disabledMcpServers", "str-list"),
+    _caddie("sandbox"),
     _caddie("mulligan", "object"),
     _caddie("goal", "object"),
 )

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.model import Model
+from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
@@ -189,6 +190,12 @@ class ExtensionContext(Protocol):
         ...
 
     def shutdown(self) -> None: ...
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where the session runs commands for the model (``caddie.sandbox``): start your own through
+        ``sandbox.prepare(argv, cwd, env)`` so they are confined like the ``bash`` tool's (``api.exec`` does)."""
+        ...
 
     def stop_after_turn(self) -> None:
         """End the current run once this turn's tools finish: no further model request is made — no next

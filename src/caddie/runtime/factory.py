@@ -18,6 +18,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.oauth.types import RequestAuth
@@ -56,6 +57,8 @@ from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files, prompt_parts
 from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import default_trust, remembered_trust
+from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.entries import ThinkingLevelChangeEntry, entry_to_json
 from caddie.session.files import json_line
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
@@ -73,6 +76,15 @@ def project_trusted(cwd: str, trust: bool | None) -> bool:
     return remembered if remembered is not None else default_trust() == "always"
 
 
+def session_settings(cwd: str, trusted: bool, overrides: dict[str, Any] | None) -> Settings:
+    """The settings files merged, with a program's overrides on top (in memory only: a setting the session
+    saves later, e.g. a queue mode, writes just that key)."""
+    settings = load_settings(cwd, project_trusted=trusted)
+    if overrides:
+        settings.data = deep_merge(settings.data, overrides)
+    return settings
+
+
 async def load_extension_set(
     cwd: str,
     *,
@@ -80,11 +92,12 @@ async def load_extension_set(
     no_extensions: bool,
     trust: bool | None,
     inline: list[Extension] | None = None,
+    settings_overrides: dict[str, Any] | None = None,
 ) -> LoadedExtensions:
     """Discover and import extensions (before the session exists, so their flags can be parsed)."""
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = project_trusted(cwd, trust)
-    settings = load_settings(cwd, project_trusted=trusted)
+    settings = session_settings(cwd, trusted, settings_overrides)
     notices: list[str] = []
     setup_errors: list[str] = []
     if trusted and offline():  # --offline / CADDIE_OFFLINE / PI_OFFLINE: no network use at start-up
@@ -176,6 +189,11 @@ class SessionBuild:
     registry: ModelRegistry
     warnings: list[str]
     has_auth: Callable[[Model], bool] | None = None
+
+    def take_store_warnings(self) -> list[str]:
+        """What the session file's store found wrong (a torn line, duplicate ids), for a mode that prints
+        them itself before ``start`` (print and json: stderr); those not taken arrive as ``NoticeEvent``s."""
+        return self.session.core.take_store_warnings()
 
 
 def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
@@ -377,10 +395,9 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     if not Path(cwd).is_dir():
         raise SetupError(f"The working directory {cwd} does not exist.")
     trusted = project_trusted(cwd, request.trust)
-    settings = load_settings(cwd, project_trusted=trusted)
-    if request.settings_overrides:
-        settings.data = deep_merge(settings.data, request.settings_overrides)
+    settings = session_settings(cwd, trusted, request.settings_overrides)
     warnings = list(settings.warnings)
+    sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
     apply_http_proxy(settings)
 
     if request.session_dir is None:
@@ -396,6 +413,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         no_extensions=request.no_extensions,
         trust=request.trust,
         inline=request.inline_extensions,
+        settings_overrides=request.settings_overrides,
     )
     if not request.read_only:
         warnings += pi_variable_notices()
@@ -471,6 +489,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         env_policy=EnvPolicy.of(*settings.shell_env),
         auto_resize_images=bool(settings.get("images.autoResize", True)),
         operations=request.tool_operations,
+        sandbox=sandbox,
     )
 
     warnings += loaded.errors + loaded.notices
@@ -510,6 +529,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         restored=restored,
         resources=resources,
         rediscover=rediscover,
+        sandbox=sandbox,
         tool_selection=ToolSelection(
             tuple(allowed) if allowed is not None else None,
             tuple(request.exclude_tools),
@@ -558,6 +578,33 @@ def apply_http_proxy(settings: Settings) -> None:
     if proxy:
         os.environ.setdefault("HTTP_PROXY", proxy)
         os.environ.setdefault("HTTPS_PROXY", proxy)
+
+
+def _open_sandbox(
+    request: SessionRequest, cwd: str, settings: Settings, trusted: bool, warnings: list[str]
+) -> Sandbox:
+    """The session's sandbox (``caddie.sandbox``); a mode that cannot be enforced here is a ``SetupError``
+    saying what to install — never commands run unsandboxed."""
+    if request.read_only:
+        return Sandbox.off()  # views run no commands for the model
+    try:
+        config = load_sandbox_config(cwd, settings, project_trusted=trusted)
+        mode = choose_mode(
+            request.sandbox,
+            config.mode,
+            request.sandbox_default,
+            os.environ.get(ENV_MODE),
+            os.environ.get(ENV_INSIDE),
+        )
+        sandbox = open_sandbox(mode, cwd, config)
+    except SandboxError as e:
+        raise SetupError(str(e)) from None
+    warnings += config.warnings
+    if sandbox.active and request.tool_operations is not None and request.tool_operations.shell is not None:
+        warnings.append(
+            f"the sandbox ({sandbox.mode}) runs bash commands in caddie, not in the editor's terminal"
+        )
+    return sandbox
 
 
 def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from caddie.extensions.runner import Extension
     from caddie.resources.packages import InstalledPackage
     from caddie.runtime.compaction_port import StreamFn
+    from caddie.sandbox import SandboxMode
     from caddie.tools import ToolOperations
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
@@ -69,8 +70,6 @@ class SessionRequest:
     """Replaces the default system prompt: the text, or the contents of the file it names (else SYSTEM.md)."""
     append_system_prompt: str | list[str] | None = None
     """Added to the system prompt: each text, or the contents of the file it names (else APPEND_SYSTEM.md)."""
-    settings_overrides: dict[str, Any] = field(default_factory=dict)
-    """Settings for this run only, over the files (``--use-theme``, ``--theme``, ``--verbose``…)."""
     no_context_files: bool = False
     require_model: bool = True
     ui: ExtensionUI | None = None
@@ -101,6 +100,14 @@ class SessionRequest:
     exclude_tools: list[str] = field(default_factory=list)
     """``--exclude-tools``: tools (built-in or from extensions) to leave inactive."""
     fork_from: str | None = None
-    """``--fork``: a session file to copy (its current branch) into a new session of this project."""
+    """``--fork``: a session file to copy (every entry, as Pi's) into a new session of this project."""
     compaction: bool = True
     """Automatic and manual compaction and branch summaries (off for read-only views)."""
+    settings_overrides: dict[str, Any] | None = None
+    """Settings deep-merged over the settings files, for this session only and never written
+    (``caddie.sdk``'s ``settings=``, Pi's ``SettingsManager.applyOverrides``; the command line's
+    ``--use-theme``, ``--theme``, ``--no-themes``, ``--verbose``)."""
+    sandbox: str | None = None
+    """``--sandbox``: off, read-only or workspace-write (None: the settings' ``sandbox`` block decides)."""
+    sandbox_default: SandboxMode = "off"
+    """The mode when neither ``--sandbox`` nor the settings name one (workspace-write for headless goals)."""

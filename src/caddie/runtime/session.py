@@ -239,6 +239,7 @@ class AgentSession:
             project_trusted=core.options.project_trusted,
             load_errors=list(core.load_errors),
             exit_code=core.exit_code,
+            sandbox=core.sandbox,
         )
 
     def stats(self) -> SessionStats:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from caddie.extensions.api import ContextUsage
     from caddie.extensions.runner import ExtensionRunner
     from caddie.runtime.session_events import SessionEvent
+    from caddie.sandbox import Sandbox
     from caddie.session.compaction import CompactionResult
     from caddie.session.store import SessionStore
     from caddie.tools.base import ToolDefinition
@@ -72,6 +73,8 @@ class SessionState:
     """Extensions that could not be loaded (at start-up or the last ``reload``), one sentence each."""
     exit_code: int | None
     """The exit code an extension set (``api.set_exit_code``; a headless goal's outcome)."""
+    sandbox: Sandbox
+    """Where the session runs commands (``caddie.sandbox``): ``active``, ``summary()``, ``state()``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,14 +24,17 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.message_copies import cached_conversion
+from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     StopReason,
     TextContent,
     ThinkingContent,
-    ToolCall,
     ToolResultMessage,
     Usage,
     UserContent,
@@ -359,10 +362,10 @@ class GeminiAssembler:
     Consecutive thought parts make one thinking block, consecutive text parts one text block (each
     accumulating in a ``StreamBuffer``); a function call arrives whole and is a complete tool call."""
 
-    def __init__(self, output: AssistantMessage, model: Model) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model) -> None:
         self.output = output
         self.model = model
-        self.current: TextContent | ThinkingContent | None = None
+        self.current: DraftTextContent | DraftThinkingContent | None = None
         self.buffer = StreamBuffer()
         self.finished = False
 
@@ -372,11 +375,13 @@ class GeminiAssembler:
             return []
         self.current = None
         position = len(self.output.content) - 1
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = self.buffer.text()
             return [TextEndEvent(position, block.text, self.output)]
-        block.thinking = self.buffer.text()
-        return [ThinkingEndEvent(position, block.thinking, self.output)]
+        if isinstance(block, DraftThinkingContent):
+            block.thinking = self.buffer.text()
+            return [ThinkingEndEvent(position, block.thinking, self.output)]
+        return []
 
     def _text_part(self, part: Mapping[str, Any]) -> list[AssistantMessageEvent]:
         out = self.output
@@ -387,24 +392,24 @@ class GeminiAssembler:
             events += self._close()
             self.buffer = StreamBuffer()
             if thought:
-                self.current = ThinkingContent("")
+                self.current = DraftThinkingContent("")
                 out.content.append(self.current)
                 events.append(ThinkingStartEvent(len(out.content) - 1, out))
             else:
-                self.current = TextContent("")
+                self.current = DraftTextContent("")
                 out.content.append(self.current)
                 events.append(TextStartEvent(len(out.content) - 1, out))
         block = self.current
         piece = str(part.get("text") or "")
         signature = part.get("thoughtSignature")
         position = len(out.content) - 1
-        if isinstance(block, ThinkingContent):
+        if isinstance(block, DraftThinkingContent):
             if isinstance(signature, str) and signature:
                 block.thinking_signature = signature
             if self.buffer.add(piece):
                 block.thinking = self.buffer.text()
             events.append(ThinkingDeltaEvent(position, piece, out))
-        elif isinstance(block, TextContent):
+        elif isinstance(block, DraftTextContent):
             if isinstance(signature, str) and signature:
                 block.text_signature = signature
             if self.buffer.add(piece):
@@ -425,7 +430,7 @@ class GeminiAssembler:
             else f"{name}_{int(time.time() * 1000)}_{next(_tool_counter)}"
         )
         args = call.get("args")
-        block = ToolCall(call_id, name, dict(args) if isinstance(args, Mapping) else {})
+        block = DraftToolCall(call_id, name, dict(args) if isinstance(args, Mapping) else {})
         signature = part.get("thoughtSignature")
         if isinstance(signature, str) and signature:
             block.thought_signature = signature
@@ -479,9 +484,9 @@ class GeminiAssembler:
 
     def finalize_quietly(self) -> None:
         block = self.current
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = self.buffer.text()
-        elif isinstance(block, ThinkingContent):
+        elif isinstance(block, DraftThinkingContent):
             block.thinking = self.buffer.text()
 
 

@@ -17,10 +17,14 @@ from typing import Any
 import msgspec
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.message_copies import cached_conversion
+from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     StopReason,
     TextContent,
@@ -534,14 +538,14 @@ class _ChunkAssembler:
     the blocks in ``output`` are refreshed from them as the buffers decide, and exactly at the end.
     """
 
-    def __init__(self, output: AssistantMessage, model: Model, *, require_finish: bool = True) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model, *, require_finish: bool = True) -> None:
         self.output = output
         self.model = model
         self.require_finish = require_finish
-        self.text: TextContent | None = None
-        self.thinking: ThinkingContent | None = None
-        self.calls_by_index: dict[int, ToolCall] = {}
-        self.calls_by_id: dict[str, ToolCall] = {}
+        self.text: DraftTextContent | None = None
+        self.thinking: DraftThinkingContent | None = None
+        self.calls_by_index: dict[int, DraftToolCall] = {}
+        self.calls_by_id: dict[str, DraftToolCall] = {}
         self.buffers: dict[int, StreamBuffer] = {}  # id(block) -> its streamed text / argument JSON
         self.positions: dict[int, int] = {}  # id(block) -> index in output.content
         self.has_finish = False
@@ -590,7 +594,7 @@ class _ChunkAssembler:
         if isinstance(content, str) and content:
             text = self.text
             if text is None:
-                text = self.text = TextContent("")
+                text = self.text = DraftTextContent("")
                 events.append(TextStartEvent(self._add_block(text), out))
             if self.buffers[id(text)].add(content):
                 text.text = self.buffers[id(text)].text()
@@ -600,7 +604,7 @@ class _ChunkAssembler:
             if isinstance(value, str) and value:
                 thinking = self.thinking
                 if thinking is None:
-                    thinking = self.thinking = ThinkingContent("", thinking_signature=field)
+                    thinking = self.thinking = DraftThinkingContent("", thinking_signature=field)
                     events.append(ThinkingStartEvent(self._add_block(thinking), out))
                 if self.buffers[id(thinking)].add(value):
                     thinking.thinking = self.buffers[id(thinking)].text()
@@ -621,7 +625,7 @@ class _ChunkAssembler:
         if block is None and call_id:
             block = self.calls_by_id.get(str(call_id))
         if block is None:
-            block = ToolCall(id=str(call_id or ""), name=str(name or ""), arguments={})
+            block = DraftToolCall(id=str(call_id or ""), name=str(name or ""), arguments={})
             events.append(ToolCallStartEvent(self._add_block(block), out))
         if isinstance(index, int):
             self.calls_by_index.setdefault(index, block)
@@ -654,11 +658,11 @@ class _ChunkAssembler:
         buffer = self.buffers.get(id(block))
         if buffer is None:
             return
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = buffer.text()
-        elif isinstance(block, ThinkingContent):
+        elif isinstance(block, DraftThinkingContent):
             block.thinking = buffer.text()
-        else:
+        elif isinstance(block, DraftToolCall):
             block.arguments, block.arguments_error = final_arguments(buffer.text())
 
     def finish_blocks(self) -> list[AssistantMessageEvent]:

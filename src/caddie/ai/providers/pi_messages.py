@@ -16,10 +16,10 @@ from typing import Any
 from caddie.ai.catalogue import missing_key_text
 from caddie.ai.messages import (
     AssistantContent,
-    AssistantMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     message_to_json,
     usage_from_json,
 )
@@ -106,7 +106,7 @@ class _Events:
 class PiEventAssembler:
     """Pi's serialised events, folded into ``output`` (indices are the server's ``contentIndex``)."""
 
-    def __init__(self, output: AssistantMessage) -> None:
+    def __init__(self, output: DraftAssistantMessage) -> None:
         self.output = output
         self.buffers: dict[int, StreamBuffer] = {}
         self.done = False
@@ -118,7 +118,7 @@ class PiEventAssembler:
     def _put(self, index: int, block: AssistantContent) -> None:
         content = self.output.content
         while len(content) < index:
-            content.append(TextContent(""))
+            content.append(DraftTextContent(""))
         if index < len(content):
             content[index] = block
         else:
@@ -132,40 +132,40 @@ class PiEventAssembler:
         i = index if isinstance(index, int) else -1
         block = self._block(i)
         if kind == "text_start":
-            self._put(i, TextContent(""))
+            self._put(i, DraftTextContent(""))
             return [TextStartEvent(i, out)]
         if kind == "thinking_start":
-            self._put(i, ThinkingContent(""))
+            self._put(i, DraftThinkingContent(""))
             return [ThinkingStartEvent(i, out)]
         if kind == "toolcall_start":
-            self._put(i, ToolCall(str(event.get("id") or ""), str(event.get("toolName") or ""), {}))
+            self._put(i, DraftToolCall(str(event.get("id") or ""), str(event.get("toolName") or ""), {}))
             return [ToolCallStartEvent(i, out)]
         delta = str(event.get("delta") or "")
         buffer = self.buffers.get(i)
-        if kind == "text_delta" and isinstance(block, TextContent) and buffer is not None:
+        if kind == "text_delta" and isinstance(block, DraftTextContent) and buffer is not None:
             if buffer.add(delta):
                 block.text = buffer.text()
             return [TextDeltaEvent(i, delta, out)]
-        if kind == "thinking_delta" and isinstance(block, ThinkingContent) and buffer is not None:
+        if kind == "thinking_delta" and isinstance(block, DraftThinkingContent) and buffer is not None:
             if buffer.add(delta):
                 block.thinking = buffer.text()
             return [ThinkingDeltaEvent(i, delta, out)]
-        if kind == "toolcall_delta" and isinstance(block, ToolCall) and buffer is not None:
+        if kind == "toolcall_delta" and isinstance(block, DraftToolCall) and buffer is not None:
             if buffer.add(delta):
                 block.arguments = parse_partial_json(buffer.text())
             return [ToolCallDeltaEvent(i, delta, out)]
-        if kind == "text_end" and isinstance(block, TextContent):
+        if kind == "text_end" and isinstance(block, DraftTextContent):
             block.text = str(event.get("content") or "")
             if isinstance(event.get("contentSignature"), str):
                 block.text_signature = event["contentSignature"]
             return [TextEndEvent(i, block.text, out)]
-        if kind == "thinking_end" and isinstance(block, ThinkingContent):
+        if kind == "thinking_end" and isinstance(block, DraftThinkingContent):
             block.thinking = str(event.get("content") or "")
             if isinstance(event.get("contentSignature"), str):
                 block.thinking_signature = event["contentSignature"]
             block.redacted = event.get("redacted") is True or None
             return [ThinkingEndEvent(i, block.thinking, out)]
-        if kind == "toolcall_end" and isinstance(block, ToolCall):
+        if kind == "toolcall_end" and isinstance(block, DraftToolCall):
             raw_call = event.get("toolCall")
             call: Mapping[str, Any] = raw_call if isinstance(raw_call, Mapping) else {}
             arguments = call.get("arguments")
@@ -197,9 +197,9 @@ class PiEventAssembler:
     def finalize_quietly(self) -> None:
         for index, buffer in self.buffers.items():
             block = self._block(index)
-            if isinstance(block, TextContent):
+            if isinstance(block, DraftTextContent):
                 block.text = buffer.text()
-            elif isinstance(block, ThinkingContent):
+            elif isinstance(block, DraftThinkingContent):
                 block.thinking = buffer.text()
 
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the runtime, the agent and the tools are imported after the
     from caddie.resources.discovery import ResourceItem
     from caddie.runtime.request import SessionRequest
     from caddie.runtime.session import AgentSession
+    from caddie.sandbox import Sandbox
 
 SHUTDOWN_TIMEOUT_S = 5.0
 
@@ -261,6 +262,7 @@ class AppBase(App[int]):
                 context_percent=usage.percent if usage else None,
                 context_window=usage.context_window if usage else 0,
                 statuses=self.ui.statuses,
+                sandbox=_sandbox_text(session.state().sandbox),
                 tokens_estimated=self._usage_estimated,
                 context_estimated=usage.estimated if usage else False,
             )
@@ -324,3 +326,8 @@ class AppBase(App[int]):
             self.show_error(f"Wait for the agent to finish (or press Esc) before {what}.")
             return False
         return True
+
+
+def _sandbox_text(sandbox: Sandbox) -> str | None:
+    """The footer's sandbox part: ``workspace-write, network off``; None while it is off."""
+    return sandbox.summary() if sandbox.active else None

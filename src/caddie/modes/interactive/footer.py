@@ -1,7 +1,7 @@
 """The lines around the editor: queued messages, the working indicator, extension widgets and the footer.
 
 The footer shows where you are (directory, session name), the model and thinking level, tokens, cost,
-context usage, and the statuses extensions set with ``ui.set_status``.
+context usage, the sandbox mode when one is on, and the statuses extensions set with ``ui.set_status``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ class FooterState:
     context_percent: float | None = None
     context_window: int = 0
     statuses: Mapping[str, str] | None = None
+    sandbox: str | None = None
+    """The active sandbox (``workspace-write, network off``); None when it is off."""
     tokens_estimated: bool = False
     """Some token counts are caddie's estimate (the server reported no usage): shown with "≈"."""
     context_estimated: bool = False
@@ -80,6 +82,8 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
         pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
         pct = f"≈{pct}" if state.context_estimated and state.context_percent is not None else pct
         usage.append(f"  {pct}/{format_count(state.context_window)}")
+    if state.sandbox:
+        usage.append(f"  sandbox: {state.sandbox}", style="green")
     statuses = None
     if state.statuses:
         statuses = Text("  ").join(ansi_line(state.statuses[k]) for k in sorted(state.statuses))
