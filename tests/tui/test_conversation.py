@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from rich.console import Group
 from rich.text import Text
 
+from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.providers.faux import (
     FauxProvider,
     PacedStep,
@@ -16,6 +18,7 @@ from caddie.ai.providers.faux import (
     faux_thinking,
     faux_tool_call,
 )
+from caddie.ai.stream_events import TextDeltaEvent, TextEndEvent, TextStartEvent
 from caddie.extensions.api import ExtensionAPI
 from caddie.modes.interactive.conversation import (
     FREEZE_AT,
@@ -26,6 +29,7 @@ from caddie.modes.interactive.conversation import (
     ToolBlock,
     UserBlock,
 )
+from caddie.modes.interactive.markdown import chat_markdown
 from tests.tui.harness import SMALL, inline_extension, make_app, plain, ready, settle, submit, widget_text
 
 
@@ -175,3 +179,66 @@ async def test_a_resumed_session_shows_its_history(tmp_path: Path) -> None:
     assert users == ["run it"]
     assert tool.status == "done" and "hi" in tool.output
     assert texts == ["all good"]
+
+
+async def test_a_streaming_text_block_grows_by_its_deltas_not_by_the_partial_ahead_of_them(
+    tmp_path: Path,
+) -> None:
+    # A provider parses a network chunk into several events before they are delivered: at text_start its
+    # partial message already holds the first delta.
+    long_text = "Answer R0 begins.\n\n" + "\n\n".join(f"para {i:03d}: " + "word " * 12 for i in range(80))
+    pieces = [long_text[i : i + 6] for i in range(0, len(long_text), 6)]
+    partial = AssistantMessage([TextContent(pieces[0])], "openai-completions", "fake", "fake-model")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        view = AssistantView(str(tmp_path))
+        app.conversation.add(view)
+        await pilot.pause()
+        view.apply(TextStartEvent(0, partial))
+        await pilot.pause()
+        for n, piece in enumerate(pieces):
+            view.apply(TextDeltaEvent(0, piece, partial))
+            partial.content[0] = TextContent(partial.content[0].text + piece)  # type: ignore[union-attr]
+            if n % 100 == 0:
+                await pilot.pause(0.1)  # the throttled re-render runs, freezing finished blocks
+        view.apply(TextEndEvent(0, long_text, partial))
+        await pilot.pause(0.2)
+        block = view.query_one(MarkdownText)
+        shown = widget_text(block)
+        frozen = len(block.query(".md-frozen"))
+    assert block.text == long_text
+    assert frozen >= 1
+    assert shown.count("Answer R0 begins.") == 1 and "AnswerAnswer" not in shown
+    assert [int(n) for n in re.findall(r"para (\d{3})", shown)] == list(range(80))
+
+
+async def test_frozen_blocks_are_drawn_again_when_the_final_text_differs_from_the_stream(
+    tmp_path: Path,
+) -> None:
+    streamed = "X" + "\n\n".join(f"streamed {i}: " + "word " * 12 for i in range(80))
+    final = "\n\n".join(f"final {i}: " + "word " * 12 for i in range(80))
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        block = MarkdownText()
+        app.conversation.add(block)
+        await pilot.pause()
+        for i in range(0, len(streamed), 50):
+            block.append(streamed[i : i + 50])
+            block.flush()
+        frozen_while_streaming = len(block.query(".md-frozen"))
+        block.set_text(final)
+        await pilot.pause()
+        shown = widget_text(block)
+    assert frozen_while_streaming >= 1
+    assert "streamed" not in shown and "final 0:" in shown and "final 79:" in shown
+
+
+def test_single_newlines_in_an_answer_stay_line_breaks() -> None:
+    shown = plain(chat_markdown("Line 001: a\nLine 002: b\n\nnext *paragraph*"))
+    assert [line.strip() for line in shown.splitlines() if line.strip()] == [
+        "Line 001: a",
+        "Line 002: b",
+        "next paragraph",
+    ]

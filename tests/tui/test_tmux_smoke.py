@@ -1,109 +1,30 @@
 """End to end in a real terminal (tmux): prompt, slash command, Ctrl+Z suspend and fg, quit; the terminal
-is sane afterwards and the last exchange plus the resume command stay in the scrollback.
-
-Deterministic on a loaded machine: every test has its own tmux server (its own socket), tmux's stderr is
-shown when a tmux command fails, the shell is waited for before anything is typed, and waits are for what
-the screen shows (``CADDIE_TMUX_TIMEOUT`` seconds at most, default 60), never fixed sleeps.
-"""
+is sane afterwards and the last exchange plus the resume command stay in the scrollback (tests/tui/tmux.py
+says how the terminal is driven)."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
-import shlex
-import shutil
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-TIMEOUT_S = float(os.environ.get("CADDIE_TMUX_TIMEOUT", "60"))
-_servers = itertools.count()
-
-
-class TmuxError(AssertionError):
-    pass
-
-
-class Tmux:
-    """One private tmux server with one 80x24 pane running a plain shell."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def run(self, *args: str, check: bool = True) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            capture_output=True, text=True, timeout=TIMEOUT_S,
-        )  # fmt: skip
-        if check and done.returncode != 0:
-            raise TmuxError(f"tmux {' '.join(args[:2])} exited {done.returncode}: {done.stderr.strip()}")
-        return done.stdout
-
-    def type(self, text: str) -> None:
-        self.run("send-keys", "-t", "smoke", "-l", text)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", "smoke", *keys)
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-t", "smoke", "-p")
-
-    def scrollback(self) -> str:
-        """The whole pane history, scrollback included, with wrapped lines joined."""
-        return self.run("capture-pane", "-t", "smoke", "-p", "-J", "-S", "-")
-
-    def wait_for(self, condition: Callable[[str], bool], what: str, timeout: float = TIMEOUT_S) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self.screen()
-            if condition(text):
-                return text
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{text}")
-            time.sleep(0.05)
+from tests.tui.tmux import Tmux, caddie_command, tmux_server
 
 
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    server = Tmux(f"caddie-smoke-{os.getpid()}-{next(_servers)}")
-    env = {"PS1": "$ ", "TERM": "xterm-256color", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    env_args = [f"{k}={v}" for k, v in env.items()]
-    command = ["env", "-i", f"PATH={os.environ.get('PATH', '')}", *env_args, "bash", "--norc", "--noprofile"]
-    last: TmuxError | None = None
-    for attempt in range(3):  # a server that could not start (rare, under heavy load) is retried, loudly
-        try:
-            server.run("new-session", "-d", "-s", "smoke", "-x", "80", "-y", "24", *command)
-            break
-        except TmuxError as e:
-            last = e
-            server.run("kill-server", check=False)
-            time.sleep(0.5 * (attempt + 1))
-    else:
-        raise AssertionError(f"tmux could not start a session three times: {last}")
-    try:
-        server.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt")
+    with tmux_server(tmp_path) as server:
         yield server
-    finally:
-        server.run("kill-server", check=False)
 
 
 def start_caddie(tmux: Tmux, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    caddie_dir = tmp_path / "caddie-home"
-    command = (
-        f"cd {shlex.quote(str(project))} && CADDIE_DIR={shlex.quote(str(caddie_dir))} "
-        f"CADDIE_OLLAMA_URL=http://127.0.0.1:9 {shlex.quote(sys.executable)} -m caddie --model faux/echo"
-    )
-    tmux.type(command)
+    tmux.type(caddie_command(project, tmp_path / "caddie-home", "--model faux/echo"))
     tmux.keys("Enter")
     tmux.wait_for(lambda s: "faux/echo" in s and "Type a message" in s, "the interactive UI")
 

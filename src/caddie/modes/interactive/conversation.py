@@ -40,6 +40,7 @@ from caddie.ai.stream_events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from caddie.modes.interactive.markdown import chat_markdown
 from caddie.modes.interactive.render import (
     bash_exit_code,
     content_text,
@@ -52,7 +53,6 @@ from caddie.modes.interactive.render import (
 if TYPE_CHECKING:
     from caddie.tools.base import ToolResult
 
-CODE_THEME = "monokai"
 FLUSH_INTERVAL = 1 / 15
 """Seconds between markdown re-renders of a streaming message."""
 FREEZE_AT = 3000
@@ -60,9 +60,7 @@ FREEZE_AT = 3000
 
 
 def markdown(text: str) -> RenderableType:
-    from rich.markdown import Markdown  # imported (off the event loop) during start-up, after the first frame
-
-    return Markdown(text, code_theme=CODE_THEME, hyperlinks=False)
+    return chat_markdown(text)
 
 
 class Conversation(VerticalScroll):
@@ -137,9 +135,13 @@ class MarkdownText(Vertical):
             self._timer = self.set_timer(min(0.5, FLUSH_INTERVAL * max(1.0, live / FREEZE_AT)), self.flush)
 
     def set_text(self, text: str) -> None:
+        """The whole text (the message's final content): what was frozen is kept only if it still matches."""
         if text != self.text or self.renders == 0:
+            if not text.startswith(self.text[: self._frozen_upto]):
+                for frozen in self.query(".md-frozen"):
+                    frozen.remove()
+                self._frozen_upto = 0
             self.text = text
-            self._frozen_upto = min(self._frozen_upto, len(text))
             self.flush()
 
     def flush(self) -> None:
@@ -418,15 +420,19 @@ class AssistantView(Vertical):
         return made
 
     def _make(self, index: int, block: Any) -> Widget | None:
+        # While a reply streams, a text or thinking block starts empty and grows by its deltas: the
+        # provider's partial message may already hold deltas whose events are still on their way (it
+        # parses a network chunk into several events at once), so its text is not the text so far.
+        streaming = self._initial is None
         widget: Widget
         if isinstance(block, TextContent):
-            if not block.text.strip() and self._initial is not None:
+            if not block.text.strip() and not streaming:
                 return None
-            widget = MarkdownText(block.text, classes="assistant-text")
+            widget = MarkdownText("" if streaming else block.text, classes="assistant-text")
         elif isinstance(block, ThinkingContent):
-            if not block.thinking.strip() and self._initial is not None:
+            if not block.thinking.strip() and not streaming:
                 return None
-            widget = ThinkingBlock(block.thinking, self.thinking_expanded)
+            widget = ThinkingBlock("" if streaming else block.thinking, self.thinking_expanded)
         elif isinstance(block, ToolCall):
             tool = ToolBlock(block.id, block.name, block.arguments, self.cwd, self.tools_expanded)
             self.tool_blocks[block.id] = tool

@@ -12,7 +12,6 @@ import shlex
 from collections.abc import Sequence
 
 from rich.console import Console, Group, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.text import Text
 
@@ -26,6 +25,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from caddie.modes.interactive.markdown import chat_markdown
 from caddie.modes.interactive.render import content_text, one_line, summarize_tool_call
 
 MAX_EXCHANGE_MESSAGES = 200
@@ -51,7 +51,7 @@ def exchange_renderable(messages: Sequence[AgentMessage], cwd: str | None = None
         elif isinstance(message, AssistantMessage):
             for block in message.content:
                 if isinstance(block, TextContent) and block.text.strip():
-                    parts.append(Markdown(block.text, code_theme="monokai", hyperlinks=False))
+                    parts.append(chat_markdown(block.text))
                 elif isinstance(block, ToolCall):
                     summary = summarize_tool_call(block.name, block.arguments, cwd)
                     result = results.get(block.id)
