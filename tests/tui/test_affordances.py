@@ -90,6 +90,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     (root / "src" / "parsing").mkdir(parents=True)
     (root / "src" / "parsing" / "parser.py").write_text("x = 1\n")
+    (root / "src" / "parsing" / "lexer.py").write_text("y = 2\n")  # "prsr" is in its directory only
     (root / "src" / "main.py").write_text("")
     (root / "build").mkdir()
     (root / "build" / "parser_generated.py").write_text("")

@@ -145,6 +145,7 @@ async def test_hotkeys_and_help_list_keys_and_commands(tmp_path: Path) -> None:
         await until(pilot, lambda: "/deploy" in last_info(app))
         help_text = last_info(app)
     assert "Alt+Enter" in hotkeys and "Esc" in hotkeys and "!!cmd" in hotkeys
+    assert "Ctrl+P, Shift+Ctrl+P" in hotkeys
     assert "/resume" in help_text and "Ship it to an environment" in help_text
 
 

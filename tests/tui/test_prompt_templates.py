@@ -8,8 +8,9 @@ from pathlib import Path
 from caddie.ai.messages import UserMessage, text_of
 from caddie.ai.providers.faux import faux_message
 from caddie.config.paths import agent_dir
+from caddie.modes.interactive.conversation import SkillBlock, UserBlock
 from tests.resources.helpers import write_skill, write_template
-from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text
+from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, widget_text
 
 
 def last_user_text(faux: object) -> str:
@@ -45,3 +46,25 @@ async def test_templates_and_skills_in_the_menu_and_expanded_on_enter(tmp_path: 
         "\n\nquickly"
     )
     assert template.exists()
+
+
+async def test_a_skill_invocation_shows_as_one_collapsed_line_and_the_users_words(tmp_path: Path) -> None:
+    write_skill(agent_dir() / "skills" / "tidy", "tidy", "Tidies code.", body="Step one.\nStep two.\n")
+    app, _ = make_app(tmp_path, [faux_message("tidied")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/skill:tidy quickly")
+        await settle(app, pilot)
+        skill = app.query_one(SkillBlock)
+        collapsed = widget_text(skill)
+        users = [b.text for b in app.query(UserBlock)]
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        expanded = widget_text(skill)
+        app.editor.set_text("")
+        await pilot.press("up")
+        recalled = app.editor.text
+    assert collapsed.strip().endswith("[skill] tidy (ctrl+o to expand)") and "Step one" not in collapsed
+    assert users == ["quickly"]
+    assert "Step one." in expanded and "Step two." in expanded
+    assert recalled == "/skill:tidy quickly"

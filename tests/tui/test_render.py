@@ -111,3 +111,28 @@ def test_tree_rows_indent_branches_and_mark_the_path(tmp_path: Path) -> None:
     assert rows[-1].is_leaf
     assert [r.text for r in user_only] == ["user: first"]
     assert "read: contents" not in [r.text for r in no_tools]
+
+
+def test_file_name_matches_rank_above_matches_that_need_the_directory() -> None:
+    from caddie.modes.interactive.files import fuzzy_filter
+
+    ranked = fuzzy_filter("prsr", ["src/parsing/lexer.py", "src/parsing/parser.py", "src/press/runner.py"])
+    assert ranked[0] == "src/parsing/parser.py"
+    assert ranked.index("src/parsing/parser.py") < ranked.index("src/parsing/lexer.py")
+
+
+def test_the_window_of_a_long_session_opens_on_a_message_of_the_users() -> None:
+    from caddie.ai.messages import AgentMessage, ToolResultMessage, UserMessage
+    from caddie.ai.providers.faux import faux_message, faux_tool_call
+    from caddie.modes.interactive.transcript import window_start
+
+    turn: list[AgentMessage] = [
+        UserMessage("go"),
+        faux_message([faux_tool_call("read", {"path": "a"}, id="r")]),
+        ToolResultMessage("r", "read", [], is_error=False),
+        faux_message("done"),
+    ]
+    messages = turn * 60  # 240 messages; the last 200 would start on a tool result
+    start = window_start(messages, 199)
+    assert isinstance(messages[start], UserMessage)
+    assert len(messages) - start <= 199

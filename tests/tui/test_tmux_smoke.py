@@ -73,7 +73,16 @@ def test_prompt_answer_slash_command_and_quit_leave_a_sane_terminal(tmux: Tmux, 
     assert "first line" in after_exit and "second line" in after_exit, (
         "the last exchange is not in the scrollback"
     )
-    assert f"To resume this session: caddie --session {session_id.group(1)}" in after_exit
+    hint = re.search(r"To resume this session: (.+ --session (\S+))", after_exit)
+    assert hint is not None and hint.group(2) == session_id.group(1)
+
+    # The hint works as printed, in the same shell (caddie ran as `python -m caddie` here).
+    tmux.type(f"cd {tmp_path / 'project'} && CADDIE_DIR={tmp_path / 'caddie-home'} {hint.group(1)}")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "faux/echo" in s and "hello from tmux" in s, "the resumed session")
+    tmux.keys("C-c")
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell after the resumed caddie quit")
 
 
 def test_ctrl_z_suspends_and_fg_resumes(tmux: Tmux, tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ HOTKEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+O", "expand or collapse tool output"),
     ("Ctrl+T", "expand or collapse thinking"),
     ("Ctrl+L", "choose a model"),
+    ("Ctrl+P, Shift+Ctrl+P", "switch to the next / previous model (of --models or enabledModels)"),
     ("Shift+Tab", "cycle the thinking level"),
     ("PageUp, PageDown", "scroll the conversation (scrolling up pauses following new output)"),
     ("Ctrl+Home, Ctrl+End", "jump to the start / the end of the conversation (the end follows again)"),

@@ -42,6 +42,7 @@ from caddie.ai.stream_events import (
 )
 from caddie.modes.interactive.markdown import chat_markdown
 from caddie.modes.interactive.render import (
+    SkillInvocation,
     bash_exit_code,
     content_text,
     diff_text,
@@ -559,6 +560,24 @@ class BashBlock(Static):
 
     def set_expanded(self, expanded: bool) -> None:
         self.update(self._build(expanded))
+
+
+class SkillBlock(ExpandableBlock):
+    """A ``/skill:name`` invocation: one line, the skill's text when tool output is expanded (as Pi)."""
+
+    DEFAULT_CSS = "SkillBlock { border-left: thick $secondary; padding: 0 1; }"
+
+    def __init__(self, invocation: SkillInvocation, expanded: bool = False) -> None:
+        super().__init__(expanded)
+        self.invocation = invocation
+
+    def build(self) -> RenderableType:
+        head = Text("[skill] ", style="bold")
+        head.append(self.invocation.name)
+        if not self.expanded:
+            head.append(" (ctrl+o to expand)", style="dim")
+            return head
+        return Group(head, markdown(f"**{self.invocation.name}**\n\n{self.invocation.content}"))
 
 
 class SummaryBlock(ExpandableBlock):

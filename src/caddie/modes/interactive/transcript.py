@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -24,6 +25,7 @@ from caddie.modes.interactive.conversation import (
     AssistantView,
     BashBlock,
     InfoBlock,
+    SkillBlock,
     SummaryBlock,
     ToolBlock,
     UserBlock,
@@ -31,13 +33,36 @@ from caddie.modes.interactive.conversation import (
     user_text,
 )
 from caddie.modes.interactive.editor import History
-from caddie.modes.interactive.render import content_text, usage_totals
+from caddie.modes.interactive.render import content_text, skill_invocation, usage_totals
 
 if TYPE_CHECKING:
     from caddie.runtime.session_events import CompactionEndEvent, SessionEvent
 
 HISTORY_LIMIT = 200
 """Messages rendered when a session opens; older ones stay reachable through /tree."""
+
+
+def window_start(messages: Sequence[AgentMessage], limit: int) -> int:
+    """Where a window of about ``limit`` messages at the end begins: at a message of the user's, so that it
+    never opens on tool results whose calls are left out (the first user message in the last ``limit``,
+    else the last one before them)."""
+    start = max(0, len(messages) - limit)
+    for index in range(start, len(messages)):
+        if isinstance(messages[index], UserMessage):
+            return index
+    for index in range(start - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return index
+    return start
+
+
+def typed_text(message: UserMessage) -> str:
+    """What the user typed for a message: ``/skill:name args`` for a skill invocation (prompt history)."""
+    text = user_text(message)
+    skill = skill_invocation(text)
+    if skill is None:
+        return text
+    return f"/skill:{skill.name}" + (f" {skill.user_text}" if skill.user_text else "")
 
 
 class TranscriptApp(AppBase):
@@ -67,13 +92,11 @@ class TranscriptApp(AppBase):
         widgets: list[Widget] = [self._header()]
         messages = session.messages
         if len(messages) > HISTORY_LIMIT:
-            skipped = len(messages) - HISTORY_LIMIT
-            widgets.append(InfoBlock(Text(f"… {skipped} earlier messages (see /tree)")))
-            messages = messages[-HISTORY_LIMIT:]
+            start = window_start(messages, HISTORY_LIMIT)
+            widgets.append(InfoBlock(Text(f"… {start} earlier messages (see /tree)")))
+            messages = messages[start:]
         for message in messages:
-            widget = self._widget_for(message)
-            if widget is not None:
-                widgets.append(widget)
+            widgets.extend(self._widgets_for(message))
         widgets.extend(self._early_notices)
         self._early_notices = []
         await self.conversation.mount_all(widgets)
@@ -85,7 +108,7 @@ class TranscriptApp(AppBase):
         all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         self._usage = usage_totals(all_messages)
         self.editor.prompt_history = History(
-            [user_text(m) for m in all_messages if isinstance(m, UserMessage)]
+            [typed_text(m) for m in all_messages if isinstance(m, UserMessage)]
         )
         self.pending.show([], [])
         self._refresh_footer()
@@ -98,9 +121,18 @@ class TranscriptApp(AppBase):
             self._tools.update(view.tool_blocks)
         return view
 
-    def _widget_for(self, message: AgentMessage) -> Widget | None:
+    def _widgets_for(self, message: AgentMessage) -> list[Widget]:
         if isinstance(message, UserMessage):
-            return UserBlock(user_text(message))
+            text = user_text(message)
+            skill = skill_invocation(text)
+            if skill is None:
+                return [UserBlock(text)]
+            shown: list[Widget] = [SkillBlock(skill, self.tools_expanded)]
+            return [*shown, UserBlock(skill.user_text)] if skill.user_text else shown
+        widget = self._widget_for(message)
+        return [] if widget is None else [widget]
+
+    def _widget_for(self, message: AgentMessage) -> Widget | None:
         if isinstance(message, AssistantMessage):
             return self._assistant_view(message)
         if isinstance(message, ToolResultMessage):
@@ -197,9 +229,7 @@ class TranscriptApp(AppBase):
             self._streaming = self._assistant_view()
             self.conversation.add(self._streaming)
         elif not isinstance(message, ToolResultMessage):
-            widget = self._widget_for(message)
-            if widget is not None:
-                self.conversation.add(widget)
+            self.conversation.add(*self._widgets_for(message))
 
     def _compaction_end(self, event: CompactionEndEvent) -> None:
         self.working.set_message(self.ui.working_message)
