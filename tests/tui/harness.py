@@ -83,7 +83,7 @@ async def settle(app: CaddieApp, pilot: Pilot[Any]) -> None:
     """Until the agent is idle and the screen has caught up (pending timers flushed)."""
     assert app.session is not None
     await asyncio.sleep(0)
-    await asyncio.wait_for(app.session.wait_for_idle(), 10)
+    await asyncio.wait_for(app.session.wait_for_idle(), 30)  # generous: CI machines are shared
     await pilot.pause(0.1)
 
 
@@ -131,3 +131,10 @@ def plain(renderable: RenderableType, width: int = 78) -> str:
     console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
+
+
+def statuses(app: CaddieApp) -> list[str]:
+    """The short confirmations ("Model: …") shown in the transcript, oldest first."""
+    from caddie.modes.interactive.conversation import StatusLine
+
+    return [line.message for line in app.query(StatusLine)]

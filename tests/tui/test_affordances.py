@@ -90,7 +90,6 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     (root / "src" / "parsing").mkdir(parents=True)
     (root / "src" / "parsing" / "parser.py").write_text("x = 1\n")
-    (root / "src" / "parsing" / "lexer.py").write_text("y = 2\n")  # "prsr" is in its directory only
     (root / "src" / "main.py").write_text("")
     (root / "build").mkdir()
     (root / "build" / "parser_generated.py").write_text("")
@@ -106,6 +105,7 @@ async def test_at_offers_project_files_fuzzily_honouring_gitignore(
         pytest.skip("fd is not installed (the python-walk case covers the fallback)")
     monkeypatch.setattr(files_module, "USE_FD", use_fd)
     root = project(tmp_path)
+    (root / "src" / "parsing" / "lexer.py").write_text("y = 2\n")  # "prsr" is in its directory only
     app, _ = make_app(root)
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
@@ -267,7 +267,7 @@ async def test_themes_from_packages_are_offered_and_used_with_the_packages_filte
         await ready(app, pilot)
         await until(pilot, lambda: app.theme == "harbour")
         primary = app.current_theme.primary
-        offered = set(app.theme_names)
+        offered = set(app.themes.names())
     assert primary.lower() == "#336699"
     assert "harbour" in offered and "dusk" not in offered  # "-dusk": the package's filter leaves it out
 

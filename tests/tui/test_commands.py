@@ -23,6 +23,7 @@ from tests.tui.harness import (
     make_app,
     ready,
     settle,
+    statuses,
     submit,
     type_text,
     until,
@@ -145,7 +146,7 @@ async def test_hotkeys_and_help_list_keys_and_commands(tmp_path: Path) -> None:
         await until(pilot, lambda: "/deploy" in last_info(app))
         help_text = last_info(app)
     assert "Alt+Enter" in hotkeys and "Esc" in hotkeys and "!!cmd" in hotkeys
-    assert "Ctrl+P, Shift+Ctrl+P" in hotkeys
+    assert "Ctrl+P / Ctrl+Shift+P" in hotkeys
     assert "/resume" in help_text and "Ship it to an environment" in help_text
 
 
@@ -260,7 +261,7 @@ async def test_reload_reloads_extensions(tmp_path: Path) -> None:
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/reload")
-        await until(pilot, lambda: any("Reloaded" in str(n.message) for n in app._notifications))
+        await until(pilot, lambda: any("Reloaded" in m for m in statuses(app)))
         names = [c.name for c in app.command_infos()]
     assert "deploy" in names
 

@@ -149,7 +149,7 @@ async def test_shortcuts_follow_reload_and_leave_unbound_keys_to_the_editor(tmp_
             "    api.register_shortcut('f5', lambda ctx: ctx.ui.set_editor_text('from f5'))\n"
         )
         await submit(pilot, app, "/reload")
-        await until(pilot, lambda: "f5" in app.extension_shortcuts)
+        await until(pilot, lambda: "f5" in app.hooks.shortcuts)
         app.editor.set_text("")
         await pilot.press("f6")
         await pilot.pause(0.1)
@@ -157,7 +157,7 @@ async def test_shortcuts_follow_reload_and_leave_unbound_keys_to_the_editor(tmp_
         await pilot.press("f5")
         await until(pilot, lambda: app.editor.text == "from f5")
     assert after_f6 == "", "the shortcut removed by /reload still ran"
-    assert set(app.extension_shortcuts) == {"f5"}
+    assert set(app.hooks.shortcuts) == {"f5"}
 
 
 def _renderer_extension(seen: list[bool]) -> Any:

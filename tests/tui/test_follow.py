@@ -50,6 +50,6 @@ async def test_page_up_pauses_following_and_the_bottom_or_sending_resumes_it(tmp
         assert app.conversation.following
         assert _bottom_visible(app)
         await pilot.press("pageup")
-        await pilot.press("ctrl+end")
+        await pilot.press("end")  # tui.altScreen.bottom
         await pilot.pause(0.1)
         assert app.conversation.following

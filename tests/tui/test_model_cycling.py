@@ -7,7 +7,7 @@ from pathlib import Path
 
 from caddie.config.paths import agent_dir
 from caddie.session.entries import ModelChangeEntry
-from tests.tui.harness import SMALL, make_app, ready, write_settings
+from tests.tui.harness import SMALL, make_app, ready, statuses, write_settings
 
 
 def local_models(*ids: str) -> None:
@@ -59,4 +59,4 @@ async def test_ctrl_p_with_one_model_says_so(tmp_path: Path) -> None:
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert app.session.model is not None and app.session.model.id == "alpha"
-        assert any("No other model" in str(n.message) for n in app._notifications)
+        assert any("No other model" in m for m in statuses(app))

@@ -68,11 +68,16 @@ def test_a_long_streamed_answer_shows_every_line_once_in_order(terminal: tuple[T
     tmux.wait_for(lambda s: "R0 para 00" in s, "the answer to start streaming")
     tmux.keys("PageUp")
     tmux.resize(110, 40)
+    tmux.wait_for(lambda s: any(line.rstrip().endswith("fake/fake-model") and len(line.rstrip()) <= 110
+                                for line in s.splitlines()), "the screen drawn at 110 columns")  # fmt: skip
     tmux.resize(120, 40)
-    tmux.keys("C-End")
+    tmux.wait_for(
+        lambda s: any(len(line.rstrip()) > 110 for line in s.splitlines()), "the screen at 120 columns"
+    )
+    tmux.keys("End")  # tui.altScreen.bottom
     tmux.wait_for(lambda s: "The end." in s and "esc to interrupt" not in s, "the end of the answer")
 
-    tmux.keys("C-Home")
+    tmux.keys("Home")  # tui.altScreen.top
     screens = [tmux.wait_for(lambda s: "caddie" in s.splitlines()[0], "the start of the conversation")]
     while "The end." not in screens[-1]:
         tmux.keys("PageDown")

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence, Sized
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.text import Text
 
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.modes.interactive.ui import TextualUI
 
-if TYPE_CHECKING:
-    from caddie.modes.demo import Step
+
+class Step(Protocol):
+    """One step of the tour (demo.py's ``Step``): ``say`` a line, type a ``prompt`` or a ``command``."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
 
 TYPE_DELAY_S = 0.012
 STEP_PAUSE_S = 0.9

@@ -215,6 +215,21 @@ class InfoBlock(Static):
         self.level = level
 
 
+class StatusLine(Static):
+    """A short confirmation of what the user just did ("Model: …"), dimmed; the next one replaces it when
+    nothing came between them (Pi's ``showStatus``)."""
+
+    DEFAULT_CSS = "StatusLine { color: $text-muted; text-style: dim; padding: 0 1; }"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Text(message))
+        self.message = message
+
+    def set_message(self, message: str) -> None:
+        self.message = message
+        self.update(Text(message))
+
+
 class ExpandableBlock(Static):
     """Shared by everything Ctrl+O or Ctrl+T expands: tool calls, thinking, summaries."""
 
@@ -247,9 +262,11 @@ class ThinkingBlock(ExpandableBlock):
     DEFAULT_CSS = "ThinkingBlock { color: $text-muted; text-style: italic; }"
     group = "thinking"
 
-    def __init__(self, text: str = "", expanded: bool = False) -> None:
+    def __init__(self, text: str = "", expanded: bool = False, label: str | None = None) -> None:
         super().__init__(expanded)
         self.text = text
+        self.label = label
+        """What the collapsed block says instead of "Thinking" (``ui.set_hidden_thinking_label``)."""
         self.streaming = False
         self._timer: Timer | None = None
 
@@ -265,6 +282,8 @@ class ThinkingBlock(ExpandableBlock):
     def build(self) -> RenderableType:
         lines = self.text.strip().count("\n") + 1 if self.text.strip() else 0
         if not self.expanded:
+            if self.label is not None:
+                return Text(f"▸ {self.label}  ctrl+t to expand")
             state = "Thinking…" if self.streaming else "Thinking"
             count = f" ({lines} line{'s' if lines != 1 else ''})" if lines else ""
             return Text(f"▸ {state}{count}  ctrl+t to expand")
@@ -392,9 +411,12 @@ class AssistantView(Vertical):
         tools_expanded: bool = False,
         thinking_expanded: bool = False,
         message: AssistantMessage | None = None,
+        *,
+        hidden_thinking_label: str | None = None,
     ) -> None:
         super().__init__()
         self.cwd = cwd
+        self.hidden_thinking_label = hidden_thinking_label
         self.tools_expanded = tools_expanded
         self.thinking_expanded = thinking_expanded
         self.blocks: dict[int, Widget] = {}
@@ -433,7 +455,9 @@ class AssistantView(Vertical):
         elif isinstance(block, ThinkingContent):
             if not block.thinking.strip() and not streaming:
                 return None
-            widget = ThinkingBlock("" if streaming else block.thinking, self.thinking_expanded)
+            widget = ThinkingBlock(
+                "" if streaming else block.thinking, self.thinking_expanded, self.hidden_thinking_label
+            )
         elif isinstance(block, ToolCall):
             tool = ToolBlock(block.id, block.name, block.arguments, self.cwd, self.tools_expanded)
             self.tool_blocks[block.id] = tool

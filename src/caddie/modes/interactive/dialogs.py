@@ -44,7 +44,10 @@ class CancellableScreen(ModalScreen[Any]):
     """A modal that Esc (or the app's Ctrl+C) closes with ``cancel_value``."""
 
     DEFAULT_CSS = DIALOG_CSS
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", show=False),
+        Binding("ctrl+c", "cancel", show=False, priority=True),
+    ]
     cancel_value: Any = None
 
     def action_cancel(self) -> None:
@@ -84,7 +87,7 @@ class ListScreen(CancellableScreen):
     """A title, an optional filter line and a list; Enter picks the highlighted row's id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", show=False),
+        *CancellableScreen.BINDINGS,
         Binding("up", "move(-1)", show=False),
         Binding("down", "move(1)", show=False),
         Binding("pageup", "move(-10)", show=False),

@@ -1,10 +1,18 @@
-"""Session events to widgets: the transcript as it streams, and redrawn from the session (start, /resume, /tree…)."""
+"""Session events to widgets: the transcript as it streams, and redrawn from the session (start, /resume, /tree…).
+
+``Transcript`` owns the conversation's contents: one widget per message (user, assistant with its
+thinking, text and tool calls, shell commands, summaries, extension messages), tool results attached to
+their calls, the working line and the queued messages while the agent works, and the token totals the
+footer shows. It is called inside the agent loop for every event: each call only touches the widgets of
+the message being written.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual.widget import Widget
@@ -20,10 +28,10 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from caddie.modes.interactive.base import AppBase
 from caddie.modes.interactive.conversation import (
     AssistantView,
     BashBlock,
+    Conversation,
     InfoBlock,
     SkillBlock,
     SummaryBlock,
@@ -32,14 +40,50 @@ from caddie.modes.interactive.conversation import (
     summary_block,
     user_text,
 )
-from caddie.modes.interactive.editor import History
+from caddie.modes.interactive.footer import PendingMessages, WorkingLine
+from caddie.modes.interactive.host import ViewOptions
 from caddie.modes.interactive.render import content_text, skill_invocation, usage_totals
 
 if TYPE_CHECKING:
+    from caddie.extensions.api import NotifyLevel
+    from caddie.modes.interactive.extension_hooks import ExtensionHooks
+    from caddie.modes.interactive.keymap import Keybindings
+    from caddie.modes.interactive.ui import TextualUI
+    from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import CompactionEndEvent, SessionEvent
 
 HISTORY_LIMIT = 200
 """Messages rendered when a session opens; older ones stay reachable through /tree."""
+
+Usage = tuple[int, int, int, int, float]
+"""Input, output, cache-read and cache-write tokens, and dollars."""
+
+
+class TranscriptHost(Protocol):
+    """What the transcript needs from the app."""
+
+    session: AgentSession | None
+    view: ViewOptions
+    ui: TextualUI
+    """The working line's text an extension set (``ui.working_message``)."""
+    hooks: ExtensionHooks
+    """How an extension's message is drawn (its renderer, or the default look)."""
+
+    @property
+    def busy(self) -> bool: ...
+
+    def show_error(self, message: str) -> None: ...
+
+    def show_notice(self, message: str, level: NotifyLevel) -> None: ...
+
+    def refresh_footer(self) -> None: ...
+
+
+@dataclass
+class TranscriptWidgets:
+    conversation: Conversation
+    working: WorkingLine
+    pending: PendingMessages
 
 
 def window_start(messages: Sequence[AgentMessage], limit: int) -> int:
@@ -56,6 +100,22 @@ def window_start(messages: Sequence[AgentMessage], limit: int) -> int:
     return start
 
 
+def header_block(session: AgentSession | None, keys: Keybindings) -> InfoBlock:
+    """The first block of the transcript: version, extensions and the main keys."""
+    text = Text()
+    text.append(f"caddie {__version__}", style="bold")
+    if session is not None:
+        names = [e.name for e in session.runner.extensions]
+        if names:
+            text.append("  extensions: " + ", ".join(names), style="dim")
+    text.append(
+        f"\nenter send · {keys.hint('app.interrupt').lower()} stop · {keys.hint('app.clear').lower()} twice quit"
+        " · / commands · !cmd shell · @ files · /hotkeys",
+        style="dim",
+    )
+    return InfoBlock(text)
+
+
 def typed_text(message: UserMessage) -> str:
     """What the user typed for a message: ``/skill:name args`` for a skill invocation (prompt history)."""
     text = user_text(message)
@@ -65,98 +125,132 @@ def typed_text(message: UserMessage) -> str:
     return f"/skill:{skill.name}" + (f" {skill.user_text}" if skill.user_text else "")
 
 
-class TranscriptApp(AppBase):
-    """Draws the session: see the module docstring."""
+class Transcript:
+    """See the module docstring."""
 
-    def _header(self) -> InfoBlock:
-        text = Text()
-        text.append(f"caddie {__version__}", style="bold")
-        session = self.session
-        if session is not None:
-            names = [e.name for e in session.runner.extensions]
-            if names:
-                text.append("  extensions: " + ", ".join(names), style="dim")
-        text.append(
-            "\nenter send · esc stop · ctrl+c twice quit · / commands · !cmd shell · @ files · /hotkeys",
-            style="dim",
-        )
-        return InfoBlock(text)
+    def __init__(
+        self, widgets: TranscriptWidgets, host: TranscriptHost, header: Callable[[], Widget]
+    ) -> None:
+        self.widgets = widgets
+        self.conversation = widgets.conversation
+        self.host = host
+        self.header = header
+        self.streaming: AssistantView | None = None
+        self.tools: dict[str, ToolBlock] = {}
+        self.usage: Usage = (0, 0, 0, 0, 0.0)
+        self.rendered = False
+        """The transcript was drawn from the session at least once (notices before that wait)."""
+        self.user_bash_started: float | None = None
+        self.compaction_errors = 0
+        """Compaction errors shown so far (``/compact`` shows its own only when the event did not)."""
+        self._early: list[Widget] = []
 
-    async def render_session(self) -> None:
-        """Redraw the transcript from the session's current branch (after start, /new, /resume, /tree…)."""
-        session = self.session
-        assert session is not None
-        self._streaming = None
-        self._tools = {}
+    # -- drawing the whole session -------------------------------------------------------------------
+    async def render(self, session: AgentSession) -> None:
+        """Redraw from the session's current branch (after start, /new, /resume, /tree…)."""
+        self.streaming = None
+        self.tools = {}
         await self.conversation.reset()
-        widgets: list[Widget] = [self._header()]
+        widgets: list[Widget] = [self.header()]
         messages = session.messages
         if len(messages) > HISTORY_LIMIT:
             start = window_start(messages, HISTORY_LIMIT)
             widgets.append(InfoBlock(Text(f"… {start} earlier messages (see /tree)")))
             messages = messages[start:]
         for message in messages:
-            widgets.extend(self._widgets_for(message))
-        widgets.extend(self._early_notices)
-        self._early_notices = []
+            widgets.extend(self.widgets_for(message))
+        widgets.extend(self._early)
+        self._early = []
         await self.conversation.mount_all(widgets)
-        self._rendered = True
+        self.rendered = True
         self.conversation.follow()
+        self.usage = self._totals(session)
+        self.widgets.pending.show([], [])
+
+    @staticmethod
+    def _totals(session: AgentSession) -> Usage:
         from caddie.session.entries import MessageEntry
 
-        entries = session.store.entries()
-        all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
-        self._usage = usage_totals(all_messages)
-        self.editor.prompt_history = History(
-            [typed_text(m) for m in all_messages if isinstance(m, UserMessage)]
-        )
-        self.pending.show([], [])
-        self._refresh_footer()
+        return usage_totals([e.message for e in session.store.entries() if isinstance(e, MessageEntry)])
 
-    def _assistant_view(self, message: AssistantMessage | None = None) -> AssistantView:
-        view = AssistantView(
-            self.session.cwd if self.session else None, self.tools_expanded, self.thinking_expanded, message
-        )
-        if message is not None:
-            self._tools.update(view.tool_blocks)
-        return view
+    def add(self, *widgets: Widget) -> None:
+        """Blocks of caddie's own (notices, command output); kept until the first drawing, then added."""
+        if self.rendered:
+            self.conversation.add(*widgets)
+        else:
+            self._early.extend(widgets)
 
-    def _widgets_for(self, message: AgentMessage) -> list[Widget]:
+    def widgets_for(self, message: AgentMessage) -> list[Widget]:
         if isinstance(message, UserMessage):
             text = user_text(message)
             skill = skill_invocation(text)
             if skill is None:
                 return [UserBlock(text)]
-            shown: list[Widget] = [SkillBlock(skill, self.tools_expanded)]
+            shown: list[Widget] = [SkillBlock(skill, self.host.view.tools_expanded)]
             return [*shown, UserBlock(skill.user_text)] if skill.user_text else shown
         widget = self._widget_for(message)
         return [] if widget is None else [widget]
 
     def _widget_for(self, message: AgentMessage) -> Widget | None:
+        view = self.host.view
         if isinstance(message, AssistantMessage):
             return self._assistant_view(message)
         if isinstance(message, ToolResultMessage):
             text = content_text(message.content)
-            existing = self._tools.get(message.tool_call_id)
+            existing = self.tools.get(message.tool_call_id)
             if existing is not None:
                 existing.finish(text, message.details, message.is_error)
                 return None
-            orphan = ToolBlock(message.tool_call_id, message.tool_name, {}, None, self.tools_expanded)
+            orphan = ToolBlock(message.tool_call_id, message.tool_name, {}, None, view.tools_expanded)
             orphan.finish(text, message.details, message.is_error)
             return orphan
         if isinstance(message, CustomMessage):
-            from caddie.modes.interactive.extension_hooks import custom_message_widget
-
-            return custom_message_widget(self, message, self.tools_expanded) if message.display else None
+            return (
+                self.host.hooks.message_widget(message, self.host.view.tools_expanded)
+                if message.display
+                else None
+            )
         if isinstance(message, BashExecutionMessage):
-            started = self._user_bash_started
+            started = self.user_bash_started
             duration = time.monotonic() - started if started is not None else None
-            return BashBlock(message, self.tools_expanded, duration)
+            return BashBlock(message, view.tools_expanded, duration)
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
-            return summary_block(message, self.tools_expanded)
+            return summary_block(message, view.tools_expanded)
         return None
 
-    def _on_event(self, event: SessionEvent) -> None:
+    def _assistant_view(self, message: AssistantMessage | None = None) -> AssistantView:
+        session = self.host.session
+        view = self.host.view
+        widget = AssistantView(
+            session.cwd if session else None,
+            view.tools_expanded,
+            view.thinking_expanded,
+            message,
+            hidden_thinking_label=view.hidden_thinking_label,
+        )
+        if message is not None:
+            self.tools.update(widget.tool_blocks)
+        return widget
+
+    # -- moving in the transcript ------------------------------------------------------------------
+    def act(self, binding_id: str) -> None:
+        """A transcript key (``tui.altScreen.*``)."""
+        conversation = self.conversation
+        page = max(1, conversation.scrollable_content_region.height - 1)
+        steps = {
+            "tui.altScreen.pageUp": -page, "tui.altScreen.pageDown": page,
+            "tui.altScreen.halfPageUp": -(page // 2 or 1), "tui.altScreen.halfPageDown": page // 2 or 1,
+            "tui.altScreen.lineUp": -1, "tui.altScreen.lineDown": 1,
+        }  # fmt: skip
+        if binding_id in steps:
+            conversation.scroll_relative(y=steps[binding_id], animate=False)
+        elif binding_id == "tui.altScreen.top":
+            conversation.scroll_home(animate=False)
+        elif binding_id == "tui.altScreen.bottom":
+            conversation.follow()
+
+    # -- events as they happen -----------------------------------------------------------------------
+    def on_event(self, event: SessionEvent) -> None:
         """Every session event, as it happens (called inside the agent loop: keep it cheap)."""
         # Imported with the session, in the start-up worker thread: here only looked up.
         from caddie.agent.events import (
@@ -179,104 +273,106 @@ class TranscriptApp(AppBase):
             QueueUpdateEvent,
         )
 
+        working = self.widgets.working
         if isinstance(event, MessageUpdateEvent):
-            if self._streaming is not None:
-                created = self._streaming.apply(event.assistant_message_event)
+            if self.streaming is not None:
+                created = self.streaming.apply(event.assistant_message_event)
                 if created is not None:
-                    self._tools[created.call_id] = created
+                    self.tools[created.call_id] = created
         elif isinstance(event, MessageStartEvent):
             self._message_start(event.message)
         elif isinstance(event, MessageEndEvent):
             self._message_end(event.message)
         elif isinstance(event, ToolExecutionStartEvent):
-            if (block := self._tools.get(event.tool_call_id)) is not None:
+            if (block := self.tools.get(event.tool_call_id)) is not None:
                 block.start(event.args)
         elif isinstance(event, ToolExecutionUpdateEvent):
-            if (block := self._tools.get(event.tool_call_id)) is not None:
+            if (block := self.tools.get(event.tool_call_id)) is not None:
                 block.progress(event.partial_result)
         elif isinstance(event, ToolExecutionEndEvent):
-            if (block := self._tools.get(event.tool_call_id)) is not None:
+            if (block := self.tools.get(event.tool_call_id)) is not None:
                 result = event.result
                 block.finish(content_text(list(result.content)), result.details, event.is_error)
         elif isinstance(event, AgentStartEvent):
-            self.working.set_active(True)
+            working.set_active(True)
         elif isinstance(event, AgentSettledEvent):
-            self.working.set_active(False)
-            self._refresh_footer()
+            working.set_active(False)
+            self.host.refresh_footer()
         elif isinstance(event, QueueUpdateEvent):
-            self.pending.show(event.steering, event.follow_up)
+            self.widgets.pending.show(event.steering, event.follow_up)
         elif isinstance(event, AutoRetryStartEvent):
-            self.working.set_message(
+            working.set_message(
                 f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.0f}s: "
                 f"{event.error_message}"
             )
         elif isinstance(event, AutoRetryEndEvent):
-            self.working.set_message(self.ui.working_message)
+            working.set_message(self.host.ui.working_message)
             if not event.success:
-                self.show_error(f"Gave up after {event.attempt} retries: {event.final_error or 'error'}")
+                self.host.show_error(f"Gave up after {event.attempt} retries: {event.final_error or 'error'}")
         elif isinstance(event, CompactionStartEvent):
-            self.working.set_active(True)
-            self.working.set_message(f"Compacting the context ({event.reason})…")
+            working.set_active(True)
+            working.set_message(f"Compacting the context ({event.reason})…")
         elif isinstance(event, CompactionEndEvent):
             self._compaction_end(event)
         elif isinstance(event, ExtensionErrorEvent):
-            self.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
+            self.host.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
         elif isinstance(event, NoticeEvent):
-            self.show_notice(event.message, event.level)
+            self.host.show_notice(event.message, event.level)
 
     def _message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
-            self._streaming = self._assistant_view()
-            self.conversation.add(self._streaming)
+            self.streaming = self._assistant_view()
+            self.conversation.add(self.streaming)
         elif not isinstance(message, ToolResultMessage):
-            self.conversation.add(*self._widgets_for(message))
+            self.conversation.add(*self.widgets_for(message))
+
+    def _message_end(self, message: AgentMessage) -> None:
+        if isinstance(message, AssistantMessage):
+            view = self.streaming
+            if view is None:
+                view = self._assistant_view(message)
+                self.conversation.add(view)
+            else:
+                for block in view.finish(message):
+                    self.tools[block.call_id] = block
+            self.streaming = None
+            self._add_usage(message)
+            self.host.refresh_footer()
+        elif isinstance(message, ToolResultMessage):
+            pending = self.tools.get(message.tool_call_id)
+            if pending is not None and pending.status not in ("done", "error"):
+                pending.finish(content_text(message.content), message.details, message.is_error)
+            self._add_usage(message)
 
     def _compaction_end(self, event: CompactionEndEvent) -> None:
-        self.working.set_message(self.ui.working_message)
-        self.working.set_active(self.busy)
+        working = self.widgets.working
+        working.set_message(self.host.ui.working_message)
+        working.set_active(self.host.busy)
         if event.error_message:
-            self._compaction_error_shown = True
+            self.compaction_errors += 1
             message = event.error_message
-            self.show_error(
+            self.host.show_error(
                 message
                 if message.startswith(("Compaction", "Auto-", "Context"))
                 else f"Compaction failed: {message}"
             )
         elif event.aborted:
-            self.show_info("Compaction aborted.", "warning")
+            self.conversation.add(InfoBlock(Text("Compaction aborted."), "warning"))
         elif event.result is not None:
             tokens = getattr(event.result, "tokens_before", None)
             summary = getattr(event.result, "summary", "")
             title = f"⟲ Context compacted ({event.reason}" + (
                 f", {tokens:,} tokens before)" if isinstance(tokens, int) else ")"
             )
-            self.conversation.add(SummaryBlock(title, str(summary), self.tools_expanded))
-        self._refresh_footer()
-
-    def _message_end(self, message: AgentMessage) -> None:
-        if isinstance(message, AssistantMessage):
-            view = self._streaming
-            if view is None:
-                view = self._assistant_view(message)
-                self.conversation.add(view)
-            else:
-                for block in view.finish(message):
-                    self._tools[block.call_id] = block
-            self._streaming = None
-            self._add_usage(message)
-            self._refresh_footer()
-        elif isinstance(message, ToolResultMessage):
-            pending = self._tools.get(message.tool_call_id)
-            if pending is not None and pending.status not in ("done", "error"):
-                pending.finish(content_text(message.content), message.details, message.is_error)
-            self._add_usage(message)
+            self.conversation.add(SummaryBlock(title, str(summary), self.host.view.tools_expanded))
+        self.host.refresh_footer()
 
     def _add_usage(self, message: AssistantMessage | ToolResultMessage) -> None:
         usage = message.usage
         if usage is None:
             return
-        inp, out, cr, cw, cost = self._usage
-        self._usage = (
+        inp, out, cr, cw, cost = self.usage
+        self.usage = (
             inp + usage.input,
             out + usage.output,
             cr + usage.cache_read,
