@@ -85,6 +85,7 @@ def _main(args: list[str]) -> int:
     import asyncio
 
     from caddie.cli_args import CliError
+    from caddie.errors import CaddieError
 
     try:
         if args and args[0] == "acp":
@@ -111,6 +112,9 @@ def _main(args: list[str]) -> int:
     except CliError as e:
         print(f"caddie: {e}", file=sys.stderr)
         return 2
+    except CaddieError as e:  # something the user can fix: its message says what
+        print(f"caddie: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("caddie: interrupted; everything up to this point is saved", file=sys.stderr)
         return 130

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from caddie import __version__
+from caddie.errors import UsageError
 
 if TYPE_CHECKING:
     from caddie.ai.messages import ImageContent
@@ -38,7 +39,7 @@ examples:
 """
 
 
-class CliError(Exception):
+class CliError(UsageError):
     """A usage mistake: printed as one line, exit code 2."""
 
 

@@ -11,8 +11,9 @@ import pytest
 
 from caddie.ai.abort import AbortController, AbortSignal
 from caddie.ai.messages import TextContent
+from caddie.errors import Aborted
 from caddie.tools import FileOperations, ToolError, ToolOperations, create_builtin_tools
-from caddie.tools.operations import ShellAborted, ShellTimedOut
+from caddie.tools.operations import ShellTimedOut
 
 
 class Buffers:
@@ -102,7 +103,7 @@ async def test_file_tools_use_the_given_operations(tmp_path: Path) -> None:
     [
         (0, "out line\n", False),
         (3, "out line\n\n\nCommand exited with code 3", True),
-        (ShellAborted, "out line\n\n\nCommand aborted", True),
+        (Aborted, "out line\n\n\nCommand aborted", True),
         (ShellTimedOut, "out line\n\n\nCommand timed out after 5 seconds", True),
     ],
 )

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from caddie.config.paths import agent_dir
+from caddie.errors import ConfigurationError
 from caddie.resources.discovery import DiscoveryRequest, discover
 from caddie.runtime.factory import load_extension_set
-from caddie.runtime.resource_config import ConfigError, find_items, list_resources, set_enabled, toggle
+from caddie.runtime.resource_config import find_items, list_resources, set_enabled, toggle
 from caddie.runtime.trust import remember_trust
 from tests.resources.helpers import write_json, write_skill, write_template
 
@@ -77,7 +78,7 @@ def test_items_from_the_command_line_cannot_be_switched(tmp_path: Path) -> None:
     from caddie.resources.discovery import ResourceItem
 
     item = ResourceItem("skill", "cli-skill", str(tmp_path / "SKILL.md"), "cli", "cli")
-    with pytest.raises(ConfigError, match="comes from the cli"):
+    with pytest.raises(ConfigurationError, match="comes from the cli"):
         set_enabled(str(tmp_path), item, False)
 
 
@@ -85,7 +86,7 @@ def test_a_settings_file_that_is_not_json_is_left_alone(tmp_path: Path) -> None:
     write_skill(agent_dir() / "skills" / "mine", "mine", "Mine.")
     items, _ = list_resources(str(tmp_path))
     (agent_dir() / "settings.json").write_text("{ not json")
-    with pytest.raises(ConfigError, match="is not valid JSON"):
+    with pytest.raises(ConfigurationError, match="is not valid JSON"):
         set_enabled(str(tmp_path), one(items, "skill:mine"), False)  # type: ignore[arg-type]
     assert (agent_dir() / "settings.json").read_text() == "{ not json"
 

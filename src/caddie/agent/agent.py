@@ -30,13 +30,14 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Model, ThinkingLevel
+from caddie.errors import UsageError
 from caddie.tools.base import ToolDefinition
 
 QueueMode = Literal["all", "one-at-a-time"]
 Listener = Callable[[AgentEvent, AbortSignal], Awaitable[None]]
 
 
-class AgentBusy(RuntimeError):
+class AgentBusy(UsageError, RuntimeError):
     """A run is active; queue the message with ``steer``/``follow_up`` or wait for the run to end."""
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
+from caddie.errors import Aborted
 
-class AbortError(Exception):
-    """Raised by code that notices its signal was aborted ("Operation aborted")."""
-
-    def __init__(self, message: str = "Operation aborted") -> None:
-        super().__init__(message)
+log = logging.getLogger("caddie.abort")
 
 
 class AbortSignal:
@@ -46,7 +44,7 @@ class AbortSignal:
 
     def throw_if_aborted(self) -> None:
         if self.aborted:
-            raise AbortError()
+            raise Aborted()
 
     def _fire(self, reason: str | None) -> None:
         if self.aborted:
@@ -58,7 +56,7 @@ class AbortSignal:
             try:
                 fn()
             except Exception:  # a listener's failure must not stop the others
-                pass
+                log.exception("abort listener failed")
         if self._event is not None:
             self._event.set()
 

@@ -15,6 +15,8 @@ import msgspec
 from msgspec import field
 from msgspec.structs import replace as replace  # re-exported: structs are copied with replace()
 
+from caddie.errors import CaddieError
+
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]
 JSON: TypeAlias = Any
 
@@ -210,7 +212,7 @@ AgentMessage: TypeAlias = (
 # are always written, and optional ones only when set.
 
 
-class MessageFormatError(ValueError):
+class MessageFormatError(CaddieError, ValueError):
     """A JSON object that is not a valid Pi message or content block."""
 
 

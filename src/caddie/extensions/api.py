@@ -65,6 +65,15 @@ from caddie.ai.tokens import (
     result_bytes,
     utf16_message_chars,
 )
+from caddie.errors import (
+    Aborted,
+    CaddieError,
+    ConfigurationError,
+    ExtensionError,
+    ProviderError,
+    SessionStoreError,
+    UsageError,
+)
 from caddie.extensions._exec import ExecResult, run_process
 from caddie.extensions.event_types import (
     EVENT_NAMES,
@@ -158,6 +167,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "AbortSignal",
+    "Aborted",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
@@ -168,12 +178,14 @@ __all__ = [
     "BeforeAgentStartResult",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
+    "CaddieError",
     "CommandContext",
     "CommandHandler",
     "CommandSpec",
     "CompactionEntry",
     "CompactionSpec",
     "CompactionSummaryMessage",
+    "ConfigurationError",
     "ContentBlock",
     "ContextEvent",
     "ContextResult",
@@ -189,6 +201,7 @@ __all__ = [
     "ExecResult",
     "ExtensionAPI",
     "ExtensionContext",
+    "ExtensionError",
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
@@ -213,6 +226,7 @@ __all__ = [
     "NotifyLevel",
     "OnUpdate",
     "ProviderConfig",
+    "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
@@ -229,6 +243,7 @@ __all__ = [
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "SessionStoreError",
     "SessionTreeEvent",
     "ShortcutHandler",
     "ShortcutSpec",
@@ -251,6 +266,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnStartEvent",
     "Usage",
+    "UsageError",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -282,7 +298,7 @@ __all__ = [
 ]
 
 
-class ExtensionRuntimeNotReady(RuntimeError):
+class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
     def __init__(self) -> None:
         super().__init__(
             "Extension runtime not initialized: call action methods from handlers, not from register()"

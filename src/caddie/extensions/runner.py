@@ -35,6 +35,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from caddie.errors import ExtensionError
 from caddie.extensions.event_types import (
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
@@ -69,14 +70,16 @@ StreamingBehavior = Literal["steer", "follow_up"]
 
 
 @dataclass(slots=True)
-class ExtensionError:
+class ExtensionFailure:
+    """What one extension handler's failure is reported as (Pi's ``ExtensionError`` record)."""
+
     extension_path: str
     event: str
     error: str
     stack: str | None = None
 
 
-class ExtensionExit(Exception):
+class ExtensionExit(ExtensionError):
     """Extension code raised ``SystemExit``, ``KeyboardInterrupt`` or another ``BaseException``; contained
     like any other failure (the original is the ``__cause__``)."""
 
@@ -155,7 +158,7 @@ class ExtensionRunner:
         self,
         extensions: list[Extension],
         context: Callable[[], ExtensionContext],
-        on_error: Callable[[ExtensionError], None],
+        on_error: Callable[[ExtensionFailure], None],
     ) -> None:
         self.extensions = extensions
         self._context = context
@@ -177,7 +180,7 @@ class ExtensionRunner:
         if value is None or isinstance(value, kind):
             return value
         self._on_error(
-            ExtensionError(
+            ExtensionFailure(
                 ext.path,
                 event,
                 f"{event} handler returned {type(value).__name__}; expected {kind.__name__} or None",
@@ -188,7 +191,7 @@ class ExtensionRunner:
     def _report(self, ext: Extension, event: str, err: BaseException) -> None:
         stack = "".join(traceback.format_exception(err))
         log.debug("extension %s failed in %s: %s", ext.path, event, stack)
-        self._on_error(ExtensionError(ext.path, event, str(err) or type(err).__name__, stack))
+        self._on_error(ExtensionFailure(ext.path, event, str(err) or type(err).__name__, stack))
 
     # -- generic --------------------------------------------------------------------------------------
     async def emit(self, name: str, event: Any, ctx: ExtensionContext | None = None) -> Any:
@@ -245,7 +248,7 @@ class ExtensionRunner:
             if value is not None and value.messages is not None:
                 if not isinstance(value.messages, list) or not _all_messages(value.messages):
                     self._on_error(
-                        ExtensionError(
+                        ExtensionFailure(
                             ext.path, "context", "context handler returned messages that are not messages"
                         )
                     )
@@ -288,7 +291,7 @@ class ExtensionRunner:
                 and all(isinstance(b, TextContent | ImageContent) for b in value.content)
             ):
                 self._on_error(
-                    ExtensionError(
+                    ExtensionFailure(
                         ext.path, "tool_result", "tool_result content must be a list of text/image blocks"
                     )
                 )
@@ -327,7 +330,7 @@ class ExtensionRunner:
                 continue
             if not isinstance(replacement, _MESSAGE_TYPES) or replacement.role != current.role:
                 self._on_error(
-                    ExtensionError(
+                    ExtensionFailure(
                         ext.path,
                         "message_end",
                         "message_end handlers must return a message with the same role",
@@ -360,7 +363,7 @@ class ExtensionRunner:
             if value.message is not None:
                 if not isinstance(value.message, CustomMessage):
                     self._on_error(
-                        ExtensionError(ext.path, "before_agent_start", "message must be a CustomMessage")
+                        ExtensionFailure(ext.path, "before_agent_start", "message must be a CustomMessage")
                     )
                     continue
                 messages.append(value.message)

@@ -24,6 +24,7 @@ from caddie.ai.model import Model, ModelCompat
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, is_local_base_url
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings
+from caddie.errors import ConfigurationError
 from caddie.models.auth import AuthStore
 from caddie.models.config_value import config_value_present, resolve_config_value
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
@@ -37,11 +38,11 @@ from caddie.models.ollama import (
 __all__ = ["DEFAULT_MODELS", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
 
 
-class NoModelConfigured(Exception):
+class NoModelConfigured(ConfigurationError):
     """No model was named and none could be chosen; the message says exactly what to set."""
 
 
-class ModelNotFound(LookupError):
+class ModelNotFound(ConfigurationError, LookupError):
     """A named model the registry does not know; the message says how to name or add one."""
 
     def __init__(self, text: str, suggestions: list[str] | None = None) -> None:

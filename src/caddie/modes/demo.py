@@ -29,6 +29,7 @@ from typing import Any, Literal, NoReturn, TextIO
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall
 from caddie.ai.providers.faux import FauxProvider, PacedStep, faux_message, faux_text, faux_tool_call
 from caddie.config.launch import launch_command
+from caddie.errors import UsageError
 
 DEMO_MODEL = "faux/faux-1"
 
@@ -238,7 +239,7 @@ def script() -> list[AssistantMessage]:
 # Running it
 
 
-class _DemoError(Exception):
+class _DemoError(UsageError):
     pass
 
 

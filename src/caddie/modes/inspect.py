@@ -33,6 +33,7 @@ from caddie.ai.messages import (
     convert_to_llm,
     message_to_json,
 )
+from caddie.errors import UsageError
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from caddie.runtime.factory import SessionBuild
 
 
-class InspectError(Exception):
+class InspectError(UsageError):
     """A user mistake in a subcommand: one line, exit 2."""
 
 

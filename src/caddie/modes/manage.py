@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from caddie.errors import ConfigurationError, UsageError
 from caddie.resources.discovery import ResourceItem
 from caddie.resources.packages import (
     PackageError,
@@ -34,13 +35,13 @@ from caddie.resources.packages import (
     uninstall,
 )
 from caddie.resources.settings_file import SettingsEditError, update_settings_file
-from caddie.runtime.resource_config import ConfigError, find_items, list_resources, set_enabled
+from caddie.runtime.resource_config import find_items, list_resources, set_enabled
 from caddie.runtime.trust import remembered_trust
 
 COMMANDS = ("install", "remove", "uninstall", "list", "update", "config")
 
 
-class ManageError(Exception):
+class ManageError(UsageError):
     """A user mistake: one line, exit 2."""
 
 
@@ -260,6 +261,6 @@ def run_manage(argv: list[str]) -> int:
             "config": cmd_config,
         }[args.command]
         return handler(args, cwd)
-    except (ManageError, PackageError, ConfigError, SettingsEditError) as e:
+    except (ManageError, PackageError, ConfigurationError, SettingsEditError) as e:
         print(f"caddie: {e}", file=sys.stderr)
         return 2

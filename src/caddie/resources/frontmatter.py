@@ -10,8 +10,10 @@ from typing import Any
 
 import yaml
 
+from caddie.errors import ConfigurationError
 
-class FrontmatterError(ValueError):
+
+class FrontmatterError(ConfigurationError, ValueError):
     """The frontmatter block is not valid YAML."""
 
 

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings import read_json_object
+from caddie.errors import ConfigurationError
 
 Scope = Literal["user", "project"]
 SourceKind = Literal["local", "git", "pypi"]
@@ -47,7 +48,7 @@ _GIT_PROTOCOLS = ("https://", "http://", "ssh://", "git://")
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-class PackageError(Exception):
+class PackageError(ConfigurationError):
     """A package cannot be installed, found or removed; the message is one sentence for the user."""
 
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from caddie.config.settings import read_json_object
+from caddie.errors import ConfigurationError
 
 
-class SettingsEditError(Exception):
+class SettingsEditError(ConfigurationError):
     """The settings file cannot be changed; the message says why and what to do."""
 
 

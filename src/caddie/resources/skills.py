@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from caddie.errors import ConfigurationError
 from caddie.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 
 MAX_NAME_LENGTH = 64
@@ -179,7 +180,7 @@ def escape_xml(text: str) -> str:
     )
 
 
-class SkillExpansionError(Exception):
+class SkillExpansionError(ConfigurationError):
     """The skill's file could not be read at the moment it was invoked."""
 
 

@@ -70,6 +70,7 @@ from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
+from caddie.errors import Aborted, CaddieError
 from caddie.extensions.api import (
     EntryVisibility,
     EntryVisibilityEvent,
@@ -130,12 +131,8 @@ COMPACTING_NOW = (
 )
 
 
-class CompactionError(Exception):
+class CompactionError(CaddieError):
     """A compaction or branch summary could not be made; the message says why (shown to the user)."""
-
-
-class CompactionCancelled(CompactionError):
-    """An extension or the user (abort) cancelled it."""
 
 
 # ==================================================================================================
@@ -296,7 +293,7 @@ class CompactionEngine:
             outcome = await self._compact_path(
                 session, session.store.branch(), "manual", custom_instructions, False, controller.signal
             )
-        except CompactionCancelled:
+        except Aborted:
             outcome = None
         except Exception as e:
             self._controller, self._manual = None, False
@@ -316,7 +313,7 @@ class CompactionEngine:
         """Summarise the branch being left and attach the summary where the navigation lands.
 
         Called before the leaf moves. Returns None when there is nothing to summarise; raises
-        ``CompactionCancelled`` when aborted and ``CompactionError`` when the summary fails (the navigation
+        ``Aborted`` when aborted and ``CompactionError`` when the summary fails (the navigation
         should then not happen)."""
         session = self.host
         store = session.store
@@ -434,7 +431,7 @@ class CompactionEngine:
         await session.publish_event(CompactionStartEvent(reason))
         try:
             outcome = await self._compact_path(session, path, reason, None, will_retry, controller.signal)
-        except CompactionCancelled:
+        except Aborted:
             outcome = None
         except Exception as e:
             self._controller = None
@@ -530,7 +527,7 @@ class CompactionEngine:
             summary = prep.previous_summary or NO_PRIOR_HISTORY
         if prep.is_split_turn and prep.turn_prefix_messages:
             if session.stop_requested:  # an extension ended the run (a goal budget): no further model call
-                raise CompactionCancelled("Compaction cancelled: the run was told to stop")
+                raise Aborted("Compaction cancelled: the run was told to stop")
             prefix, prefix_usage = await self._summarize(
                 session,
                 model,
@@ -586,7 +583,7 @@ class CompactionEngine:
                 SummaryUsageEvent(kind, reply.usage, model.provider, model.id, reply.stop_reason),
             )
             if reply.stop_reason == "aborted" or signal.aborted:
-                raise CompactionCancelled(f"{label} cancelled")
+                raise Aborted(f"{label} cancelled")
             if (
                 reply.stop_reason == "error"
                 and settings.retry_enabled
@@ -600,7 +597,7 @@ class CompactionEngine:
                 )
                 try:
                     await asyncio.wait_for(signal.wait(), delay / 1000)
-                    raise CompactionCancelled(f"{label} cancelled")
+                    raise Aborted(f"{label} cancelled")
                 except TimeoutError:
                     continue
             failure = summarization_failure(reply, label)

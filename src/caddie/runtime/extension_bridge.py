@@ -25,7 +25,7 @@ from caddie.extensions.api import (
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
 )
-from caddie.extensions.runner import ExtensionError, call_handler
+from caddie.extensions.runner import ExtensionFailure, call_handler
 from caddie.resources.discovery import ExtraPath
 from caddie.runtime.session_events import (
     EntryAppendedEvent,
@@ -166,14 +166,14 @@ class ExtensionBridge:
                     value = await call_handler(handler, ResourcesDiscoverEvent(session.cwd, reason), ctx)
                 except Exception as e:
                     session.on_extension_error(
-                        ExtensionError(ext.path, "resources_discover", str(e) or type(e).__name__)
+                        ExtensionFailure(ext.path, "resources_discover", str(e) or type(e).__name__)
                     )
                     continue
                 if value is None:
                     continue
                 if not isinstance(value, ResourcesDiscoverResult):
                     session.on_extension_error(
-                        ExtensionError(
+                        ExtensionFailure(
                             ext.path,
                             "resources_discover",
                             f"resources_discover handler returned {type(value).__name__}; "

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from caddie.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from caddie.extensions.api import ExtensionUI, Mode
     from caddie.extensions.runner import Extension
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 SessionChoice = Literal["new", "continue", "file", "memory"]
 
 
-class SetupError(Exception):
+class SetupError(ConfigurationError):
     """Something the user asked for cannot be done; the message says what to do instead."""
 
 

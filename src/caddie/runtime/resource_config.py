@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings import load_settings
+from caddie.errors import ConfigurationError
 from caddie.extensions.loader import BUNDLED, discover_dir, entry_point_sources
 from caddie.resources.discovery import (
     DiscoveryRequest,
@@ -41,10 +42,6 @@ from caddie.runtime.trust import remembered_trust
 
 Scope = Literal["user", "project"]
 KIND_KEYS = {"extension": "extensions", "skill": "skills", "prompt": "prompts"}
-
-
-class ConfigError(Exception):
-    """The item cannot be found or switched; one sentence for the user."""
 
 
 def _trusted(cwd: str, trust: bool | None) -> bool:
@@ -200,7 +197,7 @@ def set_enabled(cwd: str, item: ResourceItem, enabled: bool, *, scope: Scope | N
             update_settings_file(path, change_disabled)
             return f"{path}: extension {item.name} is now {state}"
         if item.settings_scope is None:
-            raise ConfigError(
+            raise ConfigurationError(
                 f"{item.kind} {item.name} comes from the {item.source} and is not switched in settings"
             )
         key = KIND_KEYS[item.kind]
@@ -216,7 +213,7 @@ def set_enabled(cwd: str, item: ResourceItem, enabled: bool, *, scope: Scope | N
         update_settings_file(path, change)
         return f"{path}: {item.kind} {item.name} is now {state}"
     except SettingsEditError as e:
-        raise ConfigError(str(e)) from None
+        raise ConfigurationError(str(e)) from None
 
 
 def _package_entries(
@@ -224,7 +221,7 @@ def _package_entries(
 ) -> tuple[list[Any], int]:
     entries = data.get("packages")
     if not isinstance(entries, list):
-        raise ConfigError(f'the {scope} settings have no "packages" list with {item.package}')
+        raise ConfigurationError(f'the {scope} settings have no "packages" list with {item.package}')
     assert item.package is not None
     want = parse_source(item.package, scope, cwd).identity
     for index, entry in enumerate(entries):
@@ -235,7 +232,7 @@ def _package_entries(
                     return entries, index
             except PackageError:
                 continue
-    raise ConfigError(f"package {item.package} is not in the {scope} settings")
+    raise ConfigurationError(f"package {item.package} is not in the {scope} settings")
 
 
 def _set_package(cwd: str, item: ResourceItem, enabled: bool) -> str:

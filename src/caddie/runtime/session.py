@@ -34,6 +34,7 @@ from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.ai.stream import stream as default_stream
 from caddie.config.settings import Settings
+from caddie.errors import UsageError
 from caddie.extensions.api import (
     CommandSpec,
     ContextUsage,
@@ -43,7 +44,7 @@ from caddie.extensions.api import (
     SessionShutdownEvent,
     SessionStartEvent,
 )
-from caddie.extensions.runner import Extension, ExtensionError, ExtensionRunner, call_handler
+from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
 from caddie.runtime.compaction_port import Compactor, CompactorFactory, StreamFn
 from caddie.runtime.event_hub import EventHub, Subscriber
@@ -72,7 +73,7 @@ log = logging.getLogger("caddie.session")
 PromptSource = Literal["interactive", "rpc", "extension", "print"]
 
 
-class SessionError(Exception):
+class SessionError(UsageError):
     """A user-facing problem with a request (no model, busy without a delivery mode, ...)."""
 
 
@@ -277,7 +278,7 @@ class AgentSession:
     def _headless_notify(self, message: str, level: NotifyLevel) -> None:
         self.publish_soon(NoticeEvent(message, level))
 
-    def on_extension_error(self, err: ExtensionError) -> None:
+    def on_extension_error(self, err: ExtensionFailure) -> None:
         log.debug("extension %s failed in %s: %s", err.extension_path, err.event, err.stack or err.error)
         self.publish_soon(ExtensionErrorEvent(err.extension_path, err.event, err.error))
 
@@ -454,7 +455,7 @@ class AgentSession:
             await call_handler(command.handler, args, self.command_context())
         except Exception as e:
             self.on_extension_error(
-                ExtensionError(command.source, f"command /{command.name}", str(e) or type(e).__name__)
+                ExtensionFailure(command.source, f"command /{command.name}", str(e) or type(e).__name__)
             )
 
     # ==============================================================================================

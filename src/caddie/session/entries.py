@@ -29,6 +29,7 @@ from caddie.ai.messages import (
     usage_from_json,
     usage_to_json,
 )
+from caddie.errors import SessionStoreError
 
 CURRENT_SESSION_VERSION = 3
 
@@ -242,7 +243,7 @@ def decode_line(line: bytes | memoryview) -> SessionHeader | SessionEntry:
     return entry_from_json(obj)
 
 
-class EntryFormatError(ValueError):
+class EntryFormatError(SessionStoreError, ValueError):
     """A JSON object that is not a valid session entry."""
 
 

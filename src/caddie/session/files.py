@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caddie.errors import SessionStoreError
 from caddie.session.entries import (
     CURRENT_SESSION_VERSION,
     EntryFormatError,
@@ -25,7 +26,7 @@ from caddie.session.entries import (
 )
 
 
-class SessionFileError(Exception):
+class SessionFileError(SessionStoreError):
     """A session file that cannot be used; the message names the file (and line) and what is wrong."""
 
 

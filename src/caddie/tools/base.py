@@ -15,10 +15,7 @@ from pydantic import BaseModel
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent, Usage
 from caddie.ai.model import Tool
-
-
-class ToolError(Exception):
-    """Raise from ``execute`` to give the model an error result whose text is exactly the message."""
+from caddie.errors import ToolError as ToolError  # raise it from ``execute``: the message is the result text
 
 
 @dataclass(slots=True)

@@ -22,10 +22,10 @@ from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
+from caddie.errors import Aborted
 from caddie.jscompat import js_number
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.fs_errors import errno_code
-from caddie.tools.operations import ShellAborted as _Aborted
 from caddie.tools.operations import ShellExec
 from caddie.tools.operations import ShellTimedOut as _TimedOut
 from caddie.tools.output import OutputAccumulator, OutputSnapshot
@@ -188,11 +188,11 @@ async def run_shell_command(
 ) -> int | None:
     """Run ``command``; feed merged output to ``on_data``. Returns the exit code (None if killed by a signal).
 
-    Raises ``_Aborted`` / ``_TimedOut`` after killing the process group, ``ToolError`` for setup failures.
+    Raises ``Aborted`` / ``_TimedOut`` after killing the process group, ``ToolError`` for setup failures.
     """
     timeout_s = resolve_timeout_seconds(timeout)
     if signal is not None and signal.aborted:
-        raise _Aborted
+        raise Aborted
     config = get_shell_config(shell_path)
     if not os.path.exists(cwd):
         raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute {shell_name} commands.")
@@ -283,7 +283,7 @@ async def run_shell_command(
         if remove_listener is not None:
             remove_listener()
     if signal is not None and signal.aborted:
-        raise _Aborted
+        raise Aborted
     if timed_out:
         raise _TimedOut
     return None if returncode < 0 else returncode
@@ -384,7 +384,7 @@ def create_bash_tool(
                         full_command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=run_env,
                         shell_path=shell_path,
                     )  # fmt: skip
-            except _Aborted:
+            except Aborted:
                 text, _ = _format_output(finish(), output, "")
                 raise ToolError(_append_status(text, "Command aborted")) from None
             except _TimedOut:

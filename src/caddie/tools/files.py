@@ -14,10 +14,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from caddie.errors import Aborted, ToolError
+
 CHUNK_BYTES = 1 << 20
 
 
-class NotRegularFileError(Exception):
+class NotRegularFileError(ToolError):
     """The path names a FIFO, device or socket: reading it could block or never end."""
 
     def __init__(self, kind: str) -> None:
@@ -81,10 +83,6 @@ def read_regular(path: str, max_bytes: int | None = None) -> bytes:
         return data
 
 
-class Cancelled(Exception):
-    """Raised between chunks when the caller's ``cancelled()`` turns true."""
-
-
 @dataclass(slots=True)
 class LinePiece:
     """Part of line ``index``; ``ends`` on the line's last piece."""
@@ -106,7 +104,7 @@ def iter_line_pieces(
     index = 0
     while True:
         if cancelled():
-            raise Cancelled
+            raise Aborted
         chunk = fh.read(chunk_bytes or CHUNK_BYTES)
         parts = decoder.decode(chunk, final=not chunk).split("\n")
         for part in parts[:-1]:
@@ -125,7 +123,7 @@ def count_lines(fh: BinaryIO, cancelled: Callable[[], bool] = lambda: False) -> 
     lines = 1
     while True:
         if cancelled():
-            raise Cancelled
+            raise Aborted
         chunk = fh.read(CHUNK_BYTES)
         if not chunk:
             return lines

@@ -14,13 +14,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from caddie.ai.abort import AbortSignal
+from caddie.errors import CaddieError
 
 
-class ShellAborted(Exception):
-    """Raised by a ``ShellExec`` once it has stopped a command because the run was aborted."""
-
-
-class ShellTimedOut(Exception):
+class ShellTimedOut(CaddieError):
     """Raised by a ``ShellExec`` once it has stopped a command that outlived its timeout."""
 
 
@@ -40,7 +37,7 @@ class FileOperations:
 class ShellExec(Protocol):
     """Runs one ``bash`` command somewhere and feeds its merged output to ``on_data``.
 
-    Returns the exit code (None when a signal ended it); raises ``ShellAborted`` / ``ShellTimedOut`` after
+    Returns the exit code (None when a signal ended it); raises ``caddie.errors.Aborted`` / ``ShellTimedOut`` after
     stopping the command, ``ToolError`` when it cannot start.
     """
 

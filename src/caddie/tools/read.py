@@ -18,9 +18,10 @@ from typing import Any, BinaryIO
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent
+from caddie.errors import Aborted
 from caddie.jscompat import js_number, utf8_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
-from caddie.tools.files import Cancelled, NotRegularFileError, count_lines, iter_line_pieces, open_regular
+from caddie.tools.files import NotRegularFileError, count_lines, iter_line_pieces, open_regular
 from caddie.tools.fs_errors import access_error, fs_error_text, node_fs_message
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
 from caddie.tools.operations import FileOperations
@@ -239,7 +240,7 @@ def create_read_tool(
                     if inline:
                         return read_text(path, fh, offset, limit, lambda: signal.aborted)
                     return await asyncio.to_thread(read_text, path, fh, offset, limit, lambda: signal.aborted)
-                except Cancelled:
+                except Aborted:
                     raise ToolError("Operation aborted") from None
             size = fh.seek(0, os.SEEK_END)
             fh.seek(0)

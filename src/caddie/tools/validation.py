@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from caddie.errors import ToolError
 from caddie.jscompat import json_stringify
 from caddie.tools.base import ToolDefinition
 
@@ -38,7 +39,7 @@ DEFERRED_MODULES = ("caddie.tools.conversion", "caddie.tools.schema_check")
 beforehand (``caddie.ai.providers.preload.import_later``)."""
 
 
-class ToolArgumentError(Exception):
+class ToolArgumentError(ToolError):
     """Arguments a tool cannot run with; ``str(error)`` is the exact result text for the model."""
 
     def __init__(self, message: str, errors: list[tuple[str, str]] | None = None) -> None:

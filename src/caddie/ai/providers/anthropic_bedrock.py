@@ -24,11 +24,11 @@ from urllib.parse import quote
 from caddie.ai import secrets
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.anthropic_messages import _EventAssembler, beta_headers, build_params, post_stream
-from caddie.ai.providers.failures import SetupError
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, encode_body
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
 from caddie.ai.stream_events import AssistantMessageEvent
+from caddie.errors import ProviderError
 
 API = "anthropic-bedrock"
 BEDROCK_VERSION = "bedrock-2023-05-31"
@@ -77,17 +77,17 @@ def make_client(model: Model, token: str, headers: dict[str, str], idle: float, 
         import botocore  # noqa: F401  (its event-stream decoder is always needed)
         from anthropic import AsyncAnthropicBedrock, DefaultAsyncHttpxClient
     except ImportError as exc:
-        raise SetupError(EXTRA_HINT) from exc
+        raise ProviderError(EXTRA_HINT) from exc
     region = resolve_region(model)
     if not region:
-        raise SetupError("Claude on Bedrock needs an AWS region: set AWS_REGION (or AWS_DEFAULT_REGION).")
+        raise ProviderError("Claude on Bedrock needs an AWS region: set AWS_REGION (or AWS_DEFAULT_REGION).")
     bearer = None if token == AMBIENT else token
     if bearer is None:
         import boto3
 
         session = boto3.Session(profile_name=os.environ.get("AWS_PROFILE") or None)
         if session.get_credentials() is None:
-            raise SetupError(
+            raise ProviderError(
                 "No AWS credentials for Claude on Bedrock: set AWS_BEARER_TOKEN_BEDROCK, or "
                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), then try again."
             )

@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.anthropic_messages import _EventAssembler, beta_headers, build_params, post_stream
-from caddie.ai.providers.failures import SetupError
 from caddie.ai.providers.request import encode_body
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
 from caddie.ai.providers.transport import ClientCache, redirect_hooks
 from caddie.ai.stream_events import AssistantMessageEvent
+from caddie.errors import ProviderError
 
 API = "anthropic-vertex"
 VERTEX_VERSION = "vertex-2023-10-16"
@@ -54,7 +54,7 @@ def make_client(model: Model, headers: dict[str, str], idle: float, retries: int
         import google.auth  # noqa: F401
         from anthropic import AsyncAnthropicVertex, DefaultAsyncHttpxClient
     except ImportError as exc:
-        raise SetupError(EXTRA_HINT) from exc
+        raise ProviderError(EXTRA_HINT) from exc
     project = resolve_project()
     extra: dict[str, Any] = {"project_id": project} if project else {}  # else: the credentials' project
     return AsyncAnthropicVertex(
@@ -73,8 +73,10 @@ async def post_vertex(client: Any, model: Model, params: dict[str, Any]) -> Any:
     try:
         await client._ensure_access_token()
     except Exception as exc:
-        if type(exc).__name__ in ("DefaultCredentialsError", "RefreshError") or "project" in str(exc):
-            raise SetupError(
+        from google.auth.exceptions import DefaultCredentialsError, RefreshError  # loaded with the client
+
+        if isinstance(exc, DefaultCredentialsError | RefreshError) or "project" in str(exc):
+            raise ProviderError(
                 "No Google Cloud credentials for Claude on Vertex: run `gcloud auth application-default "
                 "login` (or set GOOGLE_APPLICATION_CREDENTIALS) and set ANTHROPIC_VERTEX_PROJECT_ID, then "
                 f"try again ({exc})."
@@ -82,7 +84,7 @@ async def post_vertex(client: Any, model: Model, params: dict[str, Any]) -> Any:
         raise
     project = client.project_id
     if not project:
-        raise SetupError(
+        raise ProviderError(
             "Claude on Vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)."
         )
     path = (

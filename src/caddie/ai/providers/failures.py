@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import sys
 from urllib.parse import urlsplit
 
 from caddie.ai.errors import parse_retry_after, redact_secrets
@@ -11,11 +12,29 @@ from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import Model
 from caddie.ai.providers.transport import CrossOriginRedirect, NoProgress, Stalled
 from caddie.ai.secrets import safe_url
+from caddie.errors import ProviderError
+
+_TIMEOUTS = {"openai": "APITimeoutError", "anthropic": "APITimeoutError", "httpx2": "TimeoutException"}
+"""Each SDK's (and their shared HTTP library's) exception for a request that timed out."""
+_CONNECTION_FAILURES = {
+    "openai": "APIConnectionError",
+    "anthropic": "APIConnectionError",
+    "httpx2": "TransportError",
+}
+"""Each SDK's (and their HTTP library's) exception for a connection that failed or broke; the SDKs' timeout
+errors derive from these, so timeouts are told apart first."""
 
 
-class SetupError(Exception):
-    """What the user must set up before a request can be sent (credentials, region, an optional extra);
-    the message is one sentence saying what to do, shown as it is."""
+def _sdk_types(names: dict[str, str]) -> tuple[type[BaseException], ...]:
+    """The named exception classes of the SDKs imported so far. An exception of an SDK's type exists only
+    once that SDK is imported, so nothing is imported here (a failure must not load the other SDKs)."""
+    found: list[type[BaseException]] = []
+    for module_name, class_name in names.items():
+        module = sys.modules.get(module_name)
+        cls = getattr(module, class_name, None) if module is not None else None
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
 
 
 _STATUS_PHRASES = {
@@ -111,8 +130,6 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
 
     The server is named by ``safe_url`` (a password in ``baseUrl`` reads ``***``)."""
     url = safe_url(model.base_url)
-    if isinstance(exc, SetupError):
-        return FailureInfo(str(exc))
     if isinstance(exc, Stalled):
         return FailureInfo(
             f"Request timed out: the server at {url} stalled (no data for {exc.seconds:g}s). "
@@ -154,13 +171,17 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
         return FailureInfo(
             f"The provider reported an error mid-response: {msg}", status_from_error_body(body)
         )
+    if isinstance(
+        exc, ProviderError
+    ):  # e.g. what the user must set up first (credentials, region, an SDK extra)
+        return FailureInfo(str(exc))
     name = type(exc).__name__
-    if "Timeout" in name:
+    if isinstance(exc, _sdk_types(_TIMEOUTS)):
         return FailureInfo(
             f"Request timed out: the server at {url} stalled. "
             "Try again; if the model legitimately needs longer, raise httpIdleTimeoutMs in settings."
         )
-    if any(part in name for part in ("Connect", "Protocol", "Network", "ReadError", "WriteError")):
+    if isinstance(exc, _sdk_types(_CONNECTION_FAILURES)):
         cause = exc.__cause__ or exc.__context__ or exc
         detail = str(cause) or type(cause).__name__
         if streaming_started:

@@ -71,6 +71,7 @@ from caddie.ai.stream_events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from caddie.errors import ConfigurationError
 
 API: Api = "faux"
 PROVIDER_NAME = "faux"
@@ -159,7 +160,7 @@ class PacedStep:
 # Script files (CADDIE_FAUX_SCRIPT)
 
 
-class FauxScriptError(ValueError):
+class FauxScriptError(ConfigurationError, ValueError):
     """A faux script that cannot be used; the message names the file and the problem."""
 
 

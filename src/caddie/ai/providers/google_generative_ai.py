@@ -55,6 +55,7 @@ from caddie.ai.stream_events import (
     ToolCallStartEvent,
 )
 from caddie.ai.transform import transform_messages
+from caddie.errors import ProviderError
 
 API = "google-generative-ai"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -466,7 +467,7 @@ class GeminiAssembler:
 # The provider
 
 
-class GoogleHttpError(Exception):
+class GoogleHttpError(ProviderError):
     """A ``google.genai`` API error in the shape caddie's error text reads (status, body, headers)."""
 
     def __init__(self, status: int, body: Any, headers: Mapping[str, str]) -> None:

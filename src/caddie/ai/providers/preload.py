@@ -320,7 +320,7 @@ def import_later(modules: tuple[str, ...], after: Future[None] | None = None) ->
         for name in modules:
             try:
                 importlib.import_module(name)
-            except Exception:
+            except Exception:  # only a warm-up: where the module is needed, importing it again says why
                 pass
 
     try:

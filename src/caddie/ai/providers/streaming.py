@@ -11,7 +11,6 @@ from caddie.ai.model import Model, ProviderResponse, StreamOptions
 from caddie.ai.providers.failures import FailureInfo, describe_failure, fail
 from caddie.ai.providers.transport import (
     DEFAULT_IDLE_TIMEOUT_S,
-    Aborted,
     ClientCache,
     NoProgress,
     Stalled,
@@ -30,6 +29,7 @@ from caddie.ai.stream_events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
 )
+from caddie.errors import Aborted
 
 DRAIN_S = 0.1
 """How long a stream whose final event has arrived may take to end its body."""

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from caddie.ai.abort import AbortSignal
+from caddie.errors import Aborted, ProviderError
 
 T = TypeVar("T")
 
@@ -14,11 +15,7 @@ DEFAULT_IDLE_TIMEOUT_S = 300.0
 """Used when ``StreamOptions.timeout_s`` is None (Pi's ``httpIdleTimeoutMs`` default)."""
 
 
-class Aborted(Exception):
-    """The caller's signal fired while a request was in flight."""
-
-
-class Stalled(Exception):
+class Stalled(ProviderError):
     """No data arrived from the server for the idle timeout."""
 
     def __init__(self, seconds: float) -> None:
@@ -26,7 +23,7 @@ class Stalled(Exception):
         self.seconds = seconds
 
 
-class NoProgress(Exception):
+class NoProgress(ProviderError):
     """Data kept arriving, but no content (only empty chunks or keep-alives) for the no-progress deadline."""
 
     def __init__(self, seconds: float) -> None:
@@ -34,7 +31,7 @@ class NoProgress(Exception):
         self.seconds = seconds
 
 
-class CrossOriginRedirect(Exception):
+class CrossOriginRedirect(ProviderError):
     """The server redirected a request to another origin; the request is not sent there."""
 
     def __init__(self, source: str, target: str) -> None:

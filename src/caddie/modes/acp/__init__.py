@@ -12,6 +12,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from caddie.errors import UsageError
+
 USAGE = "caddie acp [--model PROVIDER/ID] [--thinking LEVEL] [--mode ask|auto] [options]"
 
 
@@ -20,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{message} (see caddie acp --help)")
 
 
-class _UsageError(Exception):
+class _UsageError(UsageError):
     pass
 
 

@@ -18,10 +18,11 @@ from acp.schema import EnvVariable
 
 from acp import RequestError
 from caddie.ai.abort import AbortSignal
+from caddie.errors import Aborted
 from caddie.tools import FileOperations, ToolError
 from caddie.tools.bash import command_env, get_shell_config
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type
-from caddie.tools.operations import ShellAborted, ShellTimedOut
+from caddie.tools.operations import ShellTimedOut
 
 log = logging.getLogger("caddie.acp")
 
@@ -142,7 +143,7 @@ class ClientTerminal:
         env: dict[str, str],
     ) -> int | None:
         if signal is not None and signal.aborted:
-            raise ShellAborted
+            raise Aborted
         shell = get_shell_config(self._shell_path())
         if not os.path.exists(cwd):
             raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
@@ -191,7 +192,7 @@ class ClientTerminal:
             except (RequestError, ConnectionError):
                 pass
             if aborted:
-                raise ShellAborted
+                raise Aborted
             if timed_out:
                 raise ShellTimedOut
             return exit_code

@@ -203,6 +203,8 @@ class AcpSession:
 
     async def close(self) -> None:
         self.cancel()
+        # Closing must finish whatever went wrong before: extension failures were reported as they happened,
+        # and a client that stopped reading cannot be told anything more.
         with contextlib.suppress(Exception):
             await self.session.shutdown("quit", settle_timeout=5.0)
         with contextlib.suppress(Exception):
@@ -449,7 +451,7 @@ class AcpSession:
                 response = await self.conn.read_text_file(session_id=self.id, path=path)
                 return str(response.content)
             return await asyncio.to_thread(_read_local_text, path)
-        except Exception:
+        except Exception:  # unreadable (gone, binary, refused by the client): no diff preview; the tool runs
             return None
 
     async def _preview(self, name: str, args: Any) -> FileEditToolCallContent | None:

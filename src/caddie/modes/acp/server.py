@@ -184,6 +184,7 @@ class CaddieAgent:
             raise bad_params(f"Unknown session {session_id}: open it with session/new or session/load first.")
         starting = self._starting.get(session_id)
         if starting is not None:
+            # a start that failed answered its own request with the error
             with contextlib.suppress(Exception):
                 await asyncio.shield(starting)
         return live

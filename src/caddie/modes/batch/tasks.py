@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caddie import errors
 from caddie.extensions.bundled.goal.parsing import UsageError, check_objective, parse_token_count
 
 FIELDS = ("id", "repo", "ref", "objective", "budget", "check", "model", "setup", "timeout")
@@ -16,7 +17,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
-class BatchError(Exception):
+class BatchError(errors.UsageError):
     """A user mistake (bad task file, bad option): one line, exit code 2."""
 
 

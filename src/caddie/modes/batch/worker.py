@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from caddie.errors import CaddieError
 from caddie.modes.batch.stop_extension import STOP_FILE_ENV
 from caddie.modes.batch.tasks import Task
 
@@ -90,7 +91,7 @@ class TaskPaths:
         )
 
 
-class TaskFailed(Exception):
+class TaskFailed(CaddieError):
     """Workspace or setup failed: the task ends with status ``error``."""
 
 
@@ -177,6 +178,7 @@ def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | 
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
+    # not Linux (no prctl): the child outlives a killed parent, as before
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 

@@ -114,7 +114,7 @@ def session_savings_of(store: SessionStore, settings: Mapping[str, Any] | None) 
         from caddie.models import ModelRegistry
 
         lookup = ModelRegistry().find
-    except Exception:
+    except Exception:  # no usable catalogue (a broken models.json): the savings are shown without prices
         pass
     return compute_savings(
         store.entries(), store.branch(), model=lookup, config=config_from_settings(settings or {})

@@ -35,6 +35,7 @@ from textual.widget import Widget
 
 from caddie.ai.model import THINKING_LEVELS
 from caddie.config.paths import agent_dir
+from caddie.errors import CaddieError  # its message is shown alone; others get their type's name
 from caddie.modes.interactive.app_commands import AppCommands, run_editor
 from caddie.modes.interactive.commands import CommandInfo, available_commands
 from caddie.modes.interactive.conversation import (
@@ -78,8 +79,6 @@ if TYPE_CHECKING:
 __all__ = ["AFTER_FIRST_FRAME", "CaddieApp", "Startup", "import_modules"]
 
 SHUTDOWN_TIMEOUT_S = 5.0
-USER_ERRORS = frozenset({"SessionError", "ModelNotFound"})
-"""Errors whose message is shown alone (others are prefixed with their type)."""
 _THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
 
@@ -351,7 +350,7 @@ class CaddieApp(App[int]):
             try:
                 await work
             except Exception as e:
-                self.show_error(str(e) if _is_user_error(e) else f"{type(e).__name__}: {e}")
+                self.show_error(str(e) if isinstance(e, CaddieError) else f"{type(e).__name__}: {e}")
 
         self.run_worker(guarded(), group="work", exit_on_error=False)
 
@@ -384,11 +383,3 @@ class CaddieApp(App[int]):
             await asyncio.wait_for(session.shutdown("quit"), SHUTDOWN_TIMEOUT_S)
         except TimeoutError:
             pass
-
-
-def _is_user_error(error: Exception) -> bool:
-    """A caddie ``SessionError`` or ``ModelNotFound`` (or a subclass): its message is the whole story.
-    Known by name, so that this module does not import the runtime before the first frame."""
-    return any(
-        cls.__name__ in USER_ERRORS and cls.__module__.startswith("caddie.") for cls in type(error).__mro__
-    )

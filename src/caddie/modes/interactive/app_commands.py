@@ -167,13 +167,14 @@ class AppCommands:
         shell = self.shell
         session = shell.session
         assert session is not None
-        from caddie.runtime.resource_config import ConfigError, list_resources
+        from caddie.errors import ConfigurationError
+        from caddie.runtime.resource_config import list_resources
 
         try:
             items, _ = await asyncio.to_thread(
                 list_resources, session.cwd, trust=session.options.project_trusted
             )
-        except (OSError, ConfigError) as e:
+        except (OSError, ConfigurationError) as e:
             shell.show_error(f"Could not list extensions, skills and packages: {e}")
             items = []
         self.resources = [
@@ -201,12 +202,13 @@ class AppCommands:
             shell.themes.use(value)
             updates = {"theme": value}
         else:
-            from caddie.runtime.resource_config import ConfigError, set_enabled
+            from caddie.errors import ConfigurationError
+            from caddie.runtime.resource_config import set_enabled
 
             item = next(i for i in self.resources if f"resource:{i.id}" == key)
             try:
                 said = await asyncio.to_thread(set_enabled, session.cwd, item, value == "on")
-            except (OSError, ConfigError) as e:
+            except (OSError, ConfigurationError) as e:
                 shell.show_error(str(e))
                 return
             await self.load_resources()

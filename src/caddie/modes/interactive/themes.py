@@ -20,6 +20,8 @@ from typing import Any
 
 from textual.theme import Theme
 
+from caddie.errors import ConfigurationError
+
 DARK = "dark"
 LIGHT = "light"
 
@@ -51,7 +53,7 @@ PI_TO_TEXTUAL: dict[str, str] = {
 """Pi colour token → Textual theme colour (Textual derives the shades and ``$text-*`` variants)."""
 
 
-class ThemeError(ValueError):
+class ThemeError(ConfigurationError, ValueError):
     """A theme file that cannot be used; the message names the file and what is wrong."""
 
 

@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from caddie.extensions import api
 from caddie.extensions.bundled.goal.model import OBJECTIVE_LIMIT
 
 
-class UsageError(ValueError):
+class UsageError(api.UsageError, ValueError):
     """Arguments that cannot be used; ``str(error)`` tells the user what to type instead."""
 
 

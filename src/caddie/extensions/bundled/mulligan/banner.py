@@ -41,5 +41,5 @@ def reconcile_banner(
     except Exception as e:
         try:
             logger.warning(f"[mulligan] banner: failed to reconcile: {e}")
-        except Exception:
+        except Exception:  # the logging call itself failed: the banner is cosmetic, nothing else to do
             pass

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import re
 
-from caddie.extensions.api import CommandContext, ExtensionAPI, ExtensionContext, LabelEntry, MessageEntry
+from caddie.extensions.api import (
+    CommandContext,
+    ExtensionAPI,
+    ExtensionContext,
+    LabelEntry,
+    MessageEntry,
+    UsageError,
+)
 from caddie.extensions.bundled.mulligan.audit import DEFAULT_TOP, build_audit, list_checkpoints
 from caddie.extensions.bundled.mulligan.banner import reconcile_banner
 from caddie.extensions.bundled.mulligan.markers import CHECKPOINT_LABEL_PREFIX
@@ -24,7 +31,7 @@ AUDIT_DESCRIPTION = "Run the Mulligan context-bloat diagnostic — see what the 
 DISABLED = "Mulligan is disabled"
 
 
-class CheckpointError(Exception):
+class CheckpointError(UsageError):
     """The checkpoint could not be set; the message says why."""
 
 
@@ -54,7 +61,7 @@ def clear_checkpoint_by_name(api: ExtensionAPI, ctx: ExtensionContext, name: str
     needle = CHECKPOINT_LABEL_PREFIX + name
     try:
         entries = ctx.session.entries()
-    except Exception:
+    except Exception:  # no readable session (torn down): nothing is labelled, so nothing to clear
         return False
     targets = dict.fromkeys(
         e.target_id for e in entries if isinstance(e, LabelEntry) and e.label == needle and e.target_id
@@ -65,7 +72,7 @@ def clear_checkpoint_by_name(api: ExtensionAPI, ctx: ExtensionContext, name: str
             if ctx.session.get_label(target) == needle:
                 api.set_label(target, None)
                 cleared = True
-        except Exception:
+        except Exception:  # one label that cannot be cleared must not stop clearing the others
             pass
     return cleared
 

@@ -248,5 +248,5 @@ def config_warning(field_name: str, value: object) -> str:
 def _warn(field_name: str, value: object) -> None:
     try:
         logger.warning(config_warning(field_name, value))
-    except Exception:
+    except Exception:  # a broken log handler must not turn a bad setting into a failed load
         pass

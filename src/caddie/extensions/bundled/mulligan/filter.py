@@ -170,5 +170,5 @@ def _log_invariant(m: Mulligan, session_id: str, in_len: int, out_len: int, diag
                 for d in tail_touch
             ]
         m.log.write("warn" if tail_touch else "debug", "filter.invariant", session_id, data)
-    except Exception:
+    except Exception:  # a diagnostic log line only; the filter's output is already decided
         pass

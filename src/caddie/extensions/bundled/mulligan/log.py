@@ -51,7 +51,7 @@ class DebugLog:
                 sys.stderr.write(
                     f"[mulligan] log: write failed (event={event} level={level} dest={dest}): {err}\n"
                 )
-            except Exception:
+            except Exception:  # stderr itself is gone: nowhere left to report the failed log write
                 pass
 
     def debug(self, event: str, session_id: str, data: Any = _NO_DATA) -> None:

@@ -306,7 +306,7 @@ class MarkerWriter:
             data["ts"] = now_ms()
             entry_id = self._api.append_entry(custom_type, data)
             return entry_id if isinstance(entry_id, str) and entry_id else None
-        except Exception:
+        except Exception:  # fail open (pi-mulligan's rule): no marker is written, the caller reports None
             return None
 
     def rewind(self, payload: Mapping[str, Any]) -> str | None:
@@ -331,5 +331,5 @@ def leave_note(api: ExtensionAPI, content: str, rewind_id: str) -> None:
             display=True,
             details={"schema": SCHEMA, "v": 1, "kind": "note", "rewindId": rewind_id},
         )
-    except Exception:
+    except Exception:  # the note is a courtesy view of the marker already written; the rewind stands
         pass

@@ -32,7 +32,7 @@ class SavingsStatus:
         """Recompute (incrementally) and show; never raises."""
         try:
             self._refresh(ctx)
-        except Exception:
+        except Exception:  # the footer figure is cosmetic; a turn must never fail because of it
             pass
 
     def _refresh(self, ctx: ExtensionContext) -> None:

@@ -125,5 +125,5 @@ def covering_marker(ctx: ExtensionContext, entries: Sequence[SessionEntry], targ
             if seq_value > best_seq:
                 best, best_seq = uuid, seq_value
         return best
-    except Exception:
+    except Exception:  # unreadable markers: no rewind covers the entry, as pi-mulligan decides
         return None

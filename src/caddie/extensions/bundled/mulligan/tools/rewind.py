@@ -93,7 +93,7 @@ def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: ExtensionContex
         turn_index = metric.turn_index if metric is not None and metric.turn_index is not None else None
         if turn_index is None:
             turn_index = rt.last_turn_index
-    except Exception:
+    except Exception:  # no turn index known: the rewind is recorded without one, as in pi-mulligan
         pass
 
     def refuse(reason: str, gran: str = granularity) -> ToolResult:
@@ -234,7 +234,7 @@ def checkpoint_targets(ctx: ExtensionContext, name: str) -> list[str]:
         try:
             if ctx.session.get_label(target) == needle:
                 active.append(target)
-        except Exception:
+        except Exception:  # an entry whose label cannot be read does not count as carrying the checkpoint
             pass
     return active
 
@@ -244,7 +244,7 @@ def _consume_checkpoint(m: Mulligan, ctx: ExtensionContext, name: str) -> None:
     for target in checkpoint_targets(ctx, name):
         try:
             m.api.set_label(target, None)
-        except Exception:
+        except Exception:  # one label that cannot be cleared must not stop clearing the others
             pass
 
 

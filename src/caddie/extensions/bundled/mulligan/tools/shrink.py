@@ -137,7 +137,7 @@ def run_shrink(m: Mulligan, params: Any, ctx: ExtensionContext) -> ToolResult:
             if ctx.has_ui:
                 capped = cap_for_notify(replacement, config.shrink.notify_max_chars)
                 ctx.ui.notify(f"Shrunk {describe_target(target)} — replacement:\n<<<\n{capped}\n>>>", "info")
-        except Exception:
+        except Exception:  # the notice is a courtesy; the shrink marker is written already
             pass
 
         matched = entry_id is not None
