@@ -93,8 +93,11 @@ def test_ctrl_z_suspends_and_fg_resumes(tmux: Tmux, tmp_path: Path) -> None:
     tmux.type("fg")
     tmux.keys("Enter")
     back = tmux.wait_for(lambda s: "faux/echo" in s and "before suspending" in s, "caddie again after fg")
+    tmux.keys("M-Left")  # tmux sends CSI 1;3 D, which Textual alone reads as Esc then Left
+    tmux.type("X")
+    tmux.wait_for(lambda s: "before Xsuspending" in s, "Alt+Left moving a word back")
     tmux.keys("Enter")
-    tmux.wait_for(lambda s: s.count("before suspending") >= 2, "the answer after resuming")
+    tmux.wait_for(lambda s: s.count("before Xsuspending") >= 2, "the answer after resuming")
     tmux.keys("C-c")
     tmux.keys("C-c")
     tmux.wait_for(lambda s: "To resume this session:" in s, "caddie to exit")
