@@ -153,7 +153,7 @@ class TranscriptView(ScrollView, can_focus=False):
             self._measured.insert(index + offset, False)
         self._relayout(index)
 
-    def remove(self, block: Block) -> None:
+    def remove_block(self, block: Block) -> None:
         index = self._index_of(block)
         if index is None:
             return
