@@ -69,7 +69,7 @@ async def test_the_interactive_demo_plays_the_tour_in_the_tui(
     async with app.run_test(size=(160, 50)) as pilot:
         await app.tour_done.wait()
         await pilot.pause()
-        blocks = list(app.query(ContextBlock))
+        blocks = list(app.conversation.blocks_of(ContextBlock))
         assert app.session is not None
         result = DemoResult(_goal_status(app.session), _tests_pass(project), project)
     assert opened == [app]  # one session: Textual runs CaddieApp.on_mount itself, not via super()

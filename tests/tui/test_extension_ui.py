@@ -82,7 +82,7 @@ async def test_notify_puts_the_notice_in_the_transcript_with_its_level(tmp_path:
         await submit(pilot, app, "/toast v2")
         await until(pilot, lambda: "deployed v2" in widget_text(app.conversation))
         await pilot.pause(0.2)
-        notices = [(b.level, widget_text(b)) for b in app.query(InfoBlock)]
+        notices = [(b.level, widget_text(b)) for b in app.conversation.blocks_of(InfoBlock)]
         toasts = list(app._notifications)
     assert ("warning", "Warning: deployed v2") in notices
     assert ("notice", "hello from session_start") in notices, "a notice sent during start-up was lost"

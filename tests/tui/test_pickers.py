@@ -34,7 +34,7 @@ def saved_session(cwd: Path, prompt: str, name: str | None = None) -> str:
 
 
 def user_blocks(app: object) -> list[str]:
-    return [b.text for b in app.query(UserBlock)]  # type: ignore[attr-defined]
+    return [b.text for b in app.conversation.blocks_of(UserBlock)]  # type: ignore[attr-defined]
 
 
 async def test_resume_picks_a_session_by_filtering_and_enter(tmp_path: Path) -> None:

@@ -55,9 +55,9 @@ async def test_a_skill_invocation_shows_as_one_collapsed_line_and_the_users_word
         await ready(app, pilot)
         await submit(pilot, app, "/skill:tidy quickly")
         await settle(app, pilot)
-        skill = app.query_one(SkillBlock)
+        skill = app.conversation.blocks_of(SkillBlock)[0]
         collapsed = widget_text(skill)
-        users = [b.text for b in app.query(UserBlock)]
+        users = [b.text for b in app.conversation.blocks_of(UserBlock)]
         await pilot.press("ctrl+o")
         await pilot.pause()
         expanded = widget_text(skill)

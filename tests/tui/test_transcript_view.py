@@ -21,7 +21,7 @@ class Lines(Block):
     def content(self) -> RenderableType:
         return Text(self.body)
 
-    def text(self) -> str:
+    def search_text(self) -> str:
         return self.body
 
     def estimate(self, width: int) -> int:

@@ -31,7 +31,6 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.app import App
 from textual.screen import ModalScreen
-from textual.widget import Widget
 
 from caddie.ai.model import THINKING_LEVELS
 from caddie.config.paths import agent_dir
@@ -68,6 +67,7 @@ from caddie.modes.interactive.terminal import TerminalControl
 from caddie.modes.interactive.theme_book import ThemeBook
 from caddie.modes.interactive.themes import DARK
 from caddie.modes.interactive.transcript import Transcript, TranscriptWidgets, header_block, typed_text
+from caddie.modes.interactive.transcript_view import Block
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class CaddieApp(App[int]):
         launcher = Launcher(self, steps)
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
 
-    def header(self) -> Widget:
+    def header(self) -> Block:
         return header_block(self.session, self.keys)
 
     async def load_themes(self, session: AgentSession) -> None:
@@ -227,7 +227,11 @@ class CaddieApp(App[int]):
         return await self.terminal.run_suspended(lambda: run_editor(command, path))
 
     def set_expanded(self, group: str, expanded: bool) -> None:
-        expand_blocks([*self.query(ExpandableBlock), *self.query(BashBlock)], group, expanded)
+        expand_blocks(
+            [*self.conversation.blocks_of(ExpandableBlock), *self.conversation.blocks_of(BashBlock)],
+            group,
+            expanded,
+        )
 
     def modal(self) -> CancellableScreen | None:
         screen = self.screen
@@ -256,7 +260,7 @@ class CaddieApp(App[int]):
         self.show_info(Text(message), "error")
 
     def show_status(self, message: str) -> None:
-        last = self.conversation.children[-1] if self.conversation.children else None
+        last = self.conversation.blocks[-1] if self.conversation.blocks else None
         if isinstance(last, StatusLine):
             last.set_message(message)
         else:

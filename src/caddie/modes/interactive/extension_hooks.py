@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, cast
 from rich.console import RenderableType
 from rich.protocol import is_renderable
 from rich.text import Text
-from textual.widget import Widget
 
 from caddie.ai.messages import CustomMessage
 from caddie.modes.interactive.conversation import CustomBlock, ExpandableBlock
 from caddie.modes.interactive.keymap import BINDINGS, Keybindings, canonical_key, display_key
+from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
     from caddie.extensions.api import ShortcutSpec
@@ -78,7 +78,8 @@ def hotkey_rows(shortcuts: dict[str, ShortcutSpec]) -> list[tuple[str, str]]:
 class RenderedMessage(ExpandableBlock):
     """A custom message drawn by its extension's renderer (redrawn when Ctrl+O expands tool output)."""
 
-    DEFAULT_CSS = "RenderedMessage { border-left: thick $secondary; padding: 0 1; }"
+    component = "transcript--custom"
+    padding = 1
 
     def __init__(
         self, renderers: MessageRenderers, message: CustomMessage, drawn: RenderableType, expanded: bool
@@ -134,7 +135,7 @@ class MessageRenderers:
         )
         return None
 
-    def widget(self, message: CustomMessage, expanded: bool) -> Widget:
+    def widget(self, message: CustomMessage, expanded: bool) -> Block:
         drawn = self.render(message, expanded)
         if drawn is None:
             return CustomBlock(message)
@@ -172,5 +173,5 @@ class ExtensionHooks:
     def hotkeys(self) -> list[tuple[str, str]]:
         return hotkey_rows(self.shortcuts)
 
-    def message_widget(self, message: CustomMessage, expanded: bool) -> Widget:
+    def message_widget(self, message: CustomMessage, expanded: bool) -> Block:
         return self.renderers.widget(message, expanded)

@@ -84,7 +84,7 @@ class PromptInput:
             await session.run_user_bash(command, exclude)
         finally:
             host.note_user_bash(None)
-            await running.remove()
+            host.conversation.remove_block(running)
 
     async def prompt(self, text: str, behavior: Behavior = None) -> None:
         host = self.host

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
-from textual.widget import Widget
 
 from caddie import __version__
 from caddie.ai.messages import (
@@ -43,6 +42,7 @@ from caddie.modes.interactive.conversation import (
 from caddie.modes.interactive.footer import PendingMessages, WorkingLine
 from caddie.modes.interactive.host import ViewOptions
 from caddie.modes.interactive.render import content_text, skill_invocation, usage_totals
+from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
     from caddie.extensions.api import NotifyLevel
@@ -52,8 +52,6 @@ if TYPE_CHECKING:
     from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import CompactionEndEvent, SessionEvent
 
-HISTORY_LIMIT = 200
-"""Messages rendered when a session opens; older ones stay reachable through /tree."""
 
 Usage = tuple[int, int, int, int, float]
 """Input, output, cache-read and cache-write tokens, and dollars."""
@@ -128,9 +126,7 @@ def typed_text(message: UserMessage) -> str:
 class Transcript:
     """See the module docstring."""
 
-    def __init__(
-        self, widgets: TranscriptWidgets, host: TranscriptHost, header: Callable[[], Widget]
-    ) -> None:
+    def __init__(self, widgets: TranscriptWidgets, host: TranscriptHost, header: Callable[[], Block]) -> None:
         self.widgets = widgets
         self.conversation = widgets.conversation
         self.host = host
@@ -143,7 +139,7 @@ class Transcript:
         self.user_bash_started: float | None = None
         self.compaction_errors = 0
         """Compaction errors shown so far (``/compact`` shows its own only when the event did not)."""
-        self._early: list[Widget] = []
+        self._early: list[Block] = []
 
     # -- drawing the whole session -------------------------------------------------------------------
     async def render(self, session: AgentSession) -> None:
@@ -151,17 +147,12 @@ class Transcript:
         self.streaming = None
         self.tools = {}
         await self.conversation.reset()
-        widgets: list[Widget] = [self.header()]
-        messages = session.messages
-        if len(messages) > HISTORY_LIMIT:
-            start = window_start(messages, HISTORY_LIMIT)
-            widgets.append(InfoBlock(Text(f"… {start} earlier messages (see /tree)")))
-            messages = messages[start:]
-        for message in messages:
+        widgets: list[Block] = [self.header()]
+        for message in session.messages:  # the whole conversation: the view draws only what is on screen
             widgets.extend(self.widgets_for(message))
         widgets.extend(self._early)
         self._early = []
-        await self.conversation.mount_all(widgets)
+        self.conversation.add(*widgets)
         self.rendered = True
         self.conversation.follow()
         self.usage = self._totals(session)
@@ -173,28 +164,30 @@ class Transcript:
 
         return usage_totals([e.message for e in session.store.entries() if isinstance(e, MessageEntry)])
 
-    def add(self, *widgets: Widget) -> None:
+    def add(self, *widgets: Block) -> None:
         """Blocks of caddie's own (notices, command output); kept until the first drawing, then added."""
         if self.rendered:
             self.conversation.add(*widgets)
         else:
             self._early.extend(widgets)
 
-    def widgets_for(self, message: AgentMessage) -> list[Widget]:
+    def widgets_for(self, message: AgentMessage) -> list[Block]:
         if isinstance(message, UserMessage):
             text = user_text(message)
             skill = skill_invocation(text)
             if skill is None:
                 return [UserBlock(text)]
-            shown: list[Widget] = [SkillBlock(skill, self.host.view.tools_expanded)]
+            shown: list[Block] = [SkillBlock(skill, self.host.view.tools_expanded)]
             return [*shown, UserBlock(skill.user_text)] if skill.user_text else shown
         widget = self._widget_for(message)
+        if isinstance(widget, list):
+            return widget
         return [] if widget is None else [widget]
 
-    def _widget_for(self, message: AgentMessage) -> Widget | None:
+    def _widget_for(self, message: AgentMessage) -> Block | list[Block] | None:
         view = self.host.view
         if isinstance(message, AssistantMessage):
-            return self._assistant_view(message)
+            return self._assistant_view(message).initial_blocks
         if isinstance(message, ToolResultMessage):
             text = content_text(message.content)
             existing = self.tools.get(message.tool_call_id)
@@ -228,6 +221,7 @@ class Transcript:
             message,
             hidden_thinking_label=view.hidden_thinking_label,
         )
+        widget.view = self.conversation
         if message is not None:
             self.tools.update(widget.tool_blocks)
         return widget
@@ -322,7 +316,6 @@ class Transcript:
     def _message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
             self.streaming = self._assistant_view()
-            self.conversation.add(self.streaming)
         elif not isinstance(message, ToolResultMessage):
             self.conversation.add(*self.widgets_for(message))
 
@@ -331,7 +324,7 @@ class Transcript:
             view = self.streaming
             if view is None:
                 view = self._assistant_view(message)
-                self.conversation.add(view)
+                self.conversation.add(*view.initial_blocks)
             else:
                 for block in view.finish(message):
                     self.tools[block.call_id] = block

@@ -31,7 +31,7 @@ LOOKAHEAD_SCREENS = 1
 class Block:
     """One item of the transcript (subclasses say what it shows)."""
 
-    component: ClassVar[str] = "transcript--text"
+    component: str = "transcript--text"
     """The view's component class that styles it (background, colour)."""
     padding: ClassVar[int] = 0
     """Cells of padding left and right (in the component's background)."""
@@ -47,13 +47,13 @@ class Block:
     def content(self) -> RenderableType:
         raise NotImplementedError
 
-    def text(self) -> str:
-        """Its plain text, for transcript search."""
+    def search_text(self) -> str:
+        """Its plain text, for transcript search (and height estimates)."""
         return ""
 
     def estimate(self, width: int) -> int:
         """A guess at its height before it is drawn (lines of text, wrapped at ``width``)."""
-        text = self.text()
+        text = self.search_text()
         inner = max(1, width - 2 * self.padding)
         return max(1, sum(1 + len(line) // inner for line in text.split("\n"))) if text else 1
 
@@ -66,9 +66,12 @@ class Block:
 
     def lines(self, view: TranscriptView, width: int) -> list[Strip]:
         if self._lines is None or self._width != width:
-            self._lines = view.render_block(self, width)
+            self._lines = view.render_renderable(self.content(), self, width)
             self._width = width
         return self._lines
+
+    def attached(self) -> None:
+        """Called once it is in a view (blocks that tick or stream register there)."""
 
     @property
     def measured_width(self) -> int:
@@ -148,10 +151,16 @@ class TranscriptView(ScrollView, can_focus=False):
         width = self._content_width()
         for offset, block in enumerate(blocks):
             block.view = self
+            block.attached()
             self.blocks.insert(index + offset, block)
             self._heights.insert(index + offset, block.estimate(width) + block.gap)
             self._measured.insert(index + offset, False)
         self._relayout(index)
+
+    def insert_after(self, anchor: Block, blocks: Sequence[Block]) -> None:
+        """Put ``blocks`` right after ``anchor`` (at the end when ``anchor`` is not in the view)."""
+        index = self._index_of(anchor)
+        self.insert(len(self.blocks) if index is None else index + 1, blocks)
 
     def remove_block(self, block: Block) -> None:
         index = self._index_of(block)
@@ -285,17 +294,17 @@ class TranscriptView(ScrollView, can_focus=False):
         self._relayout(0)
 
     # -- painting -----------------------------------------------------------------------------------
-    def render_block(self, block: Block, width: int) -> list[Strip]:
-        """``block``'s lines at ``width``, in its component's style, padded to the full width."""
+    def render_renderable(self, renderable: RenderableType, block: Block, width: int) -> list[Strip]:
+        """``renderable`` drawn for ``block`` at ``width``: in its component's style, padded to the full width."""
         style = self.rich_style + self.get_component_rich_style(block.component, partial=True)
         if block is self.highlighted:
             style += self.get_component_rich_style("transcript--hit", partial=True)
         inner = max(1, width - 2 * block.padding)
         console = self.app.console
         options = console.options.update(width=inner, height=None, highlight=False)
-        rendered = console.render_lines(block.content(), options, style=style, pad=True)
+        rendered = console.render_lines(renderable, options, style=style, pad=True)
         pad = [Segment(" " * block.padding, style)] if block.padding else []
-        return [Strip([*pad, *line, *pad], width) for line in rendered]
+        return [Strip([*pad, *Segment.apply_style(line, style), *pad], width) for line in rendered]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
