@@ -98,7 +98,7 @@ async def test_set_status_appears_in_the_footer_beside_model_usage_and_cost(tmp_
         footer = widget_text(app.footer)
         await submit(pilot, app, "/status")
         await until(pilot, lambda: "build: green" not in widget_text(app.footer))
-    assert "faux/faux-1" in footer and "$0.000" in footer and "%/128k" in footer and "↑0" in footer
+    assert "faux/faux-1" in footer and "/128k" in footer  # no usage yet: Pi shows no zero figures
 
 
 async def test_set_widget_places_lines_above_or_below_the_editor(tmp_path: Path) -> None:

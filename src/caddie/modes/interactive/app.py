@@ -53,6 +53,7 @@ from caddie.modes.interactive.footer import (
     StatusFooter,
     WidgetArea,
     WorkingLine,
+    git_branch,
 )
 from caddie.modes.interactive.host import Startup, ViewOptions
 from caddie.modes.interactive.key_actions import KeyActions, expand_blocks
@@ -325,6 +326,9 @@ class CaddieApp(App[int]):
                 context_percent=usage.percent if usage else None,
                 context_window=usage.context_window if usage else 0,
                 statuses=self.ui.statuses,
+                cache_hit=self.transcript.cache_hit,
+                auto_compact=session.settings.compaction_enabled,
+                branch=git_branch(session.cwd),
             )
         )
         self.editor.remove_class(*_THINKING_CLASSES)

@@ -40,6 +40,12 @@ class FooterState:
     context_percent: float | None = None
     context_window: int = 0
     statuses: Mapping[str, str] | None = None
+    cache_hit: float | None = None
+    """Percent of the latest reply's prompt read from the cache (Pi's ``CH``)."""
+    auto_compact: bool = False
+    """Automatic compaction is on (Pi's ``(auto)`` after the context figure)."""
+    branch: str | None = None
+    """The git branch of the directory."""
 
 
 def shorten_left(text: str, width: int) -> str:
@@ -60,21 +66,35 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
             right.append(f" • {state.thinking}", style="italic")
     else:
         right.append("no model (/model)", style="yellow")
-    name = f" • {state.session_name}" if state.session_name else ""
+    name = (f" ({state.branch})" if state.branch else "") + (
+        f" • {state.session_name}" if state.session_name else ""
+    )
     room = max(12, width - right.cell_len - len(name) - 6)
     left = Text(shorten_left(state.cwd, room), style="bold")
     left.append(name)
     usage = Text(style="dim")
-    parts = [f"↑{format_count(state.input_tokens)}", f"↓{format_count(state.output_tokens)}"]
+    parts = []  # as Pi's footer: each figure once it is not zero
+    if state.input_tokens:
+        parts.append(f"↑{format_count(state.input_tokens)}")
+    if state.output_tokens:
+        parts.append(f"↓{format_count(state.output_tokens)}")
     if state.cache_read:
         parts.append(f"R{format_count(state.cache_read)}")
     if state.cache_write:
         parts.append(f"W{format_count(state.cache_write)}")
-    parts.append(format_cost(state.cost))
+    if (state.cache_read or state.cache_write) and state.cache_hit is not None:
+        parts.append(f"CH{state.cache_hit:.1f}%")
+    if state.cost:
+        parts.append(format_cost(state.cost))
     usage.append(" ".join(parts))
     if state.context_window:
         pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
-        usage.append(f"  {pct}/{format_count(state.context_window)}")
+        auto = " (auto)" if state.auto_compact else ""
+        percent = state.context_percent or 0.0
+        colour = "red" if percent > 90 else "yellow" if percent > 70 else None
+        usage.append(
+            ("  " if parts else "") + f"{pct}/{format_count(state.context_window)}{auto}", style=colour
+        )
     statuses = None
     if state.statuses:
         statuses = Text("  ").join(ansi_line(state.statuses[k]) for k in sorted(state.statuses))
@@ -184,3 +204,26 @@ class WidgetArea(Vertical):
                 self.mount(Static(text, name=key))
             else:
                 current.update(text)
+
+
+def git_branch(cwd: str) -> str | None:
+    """The checked-out branch of the git repository around ``cwd`` (a short commit id when detached), read
+    from ``.git/HEAD``; None outside a repository."""
+    from pathlib import Path
+
+    here = Path(cwd)
+    for folder in (here, *here.parents):
+        git = folder / ".git"
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                target = git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            except OSError:
+                return None
+            git = (folder / target).resolve()
+        if git.is_dir():
+            try:
+                head = (git / "HEAD").read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else head[:7]
+    return None

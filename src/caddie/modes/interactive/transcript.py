@@ -98,6 +98,13 @@ def window_start(messages: Sequence[AgentMessage], limit: int) -> int:
     return start
 
 
+def cache_hit_rate(message: AssistantMessage) -> float | None:
+    """Percent of the prompt of ``message`` read from the cache (None when it reports no prompt tokens)."""
+    usage = message.usage
+    prompt = usage.input + usage.cache_read + usage.cache_write
+    return usage.cache_read / prompt * 100 if prompt > 0 else None
+
+
 def header_block(session: AgentSession | None, keys: Keybindings) -> InfoBlock:
     """The first block of the transcript: version, extensions and the main keys."""
     text = Text()
@@ -134,6 +141,8 @@ class Transcript:
         self.streaming: AssistantView | None = None
         self.tools: dict[str, ToolBlock] = {}
         self.usage: Usage = (0, 0, 0, 0, 0.0)
+        self.cache_hit: float | None = None
+        """Percent of the latest reply's prompt read from the cache."""
         self.rendered = False
         """The transcript was drawn from the session at least once (notices before that wait)."""
         self.user_bash_started: float | None = None
@@ -155,14 +164,16 @@ class Transcript:
         self.conversation.add(*widgets)
         self.rendered = True
         self.conversation.follow()
-        self.usage = self._totals(session)
+        self.usage, self.cache_hit = self._totals(session)
         self.widgets.pending.show([], [])
 
     @staticmethod
-    def _totals(session: AgentSession) -> Usage:
+    def _totals(session: AgentSession) -> tuple[Usage, float | None]:
         from caddie.session.entries import MessageEntry
 
-        return usage_totals([e.message for e in session.store.entries() if isinstance(e, MessageEntry)])
+        messages = [e.message for e in session.store.entries() if isinstance(e, MessageEntry)]
+        last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+        return usage_totals(messages), cache_hit_rate(last) if last is not None else None
 
     def add(self, *widgets: Block) -> None:
         """Blocks of caddie's own (notices, command output); kept until the first drawing, then added."""
@@ -330,6 +341,7 @@ class Transcript:
                     self.tools[block.call_id] = block
             self.streaming = None
             self._add_usage(message)
+            self.cache_hit = cache_hit_rate(message)
             self.host.refresh_footer()
         elif isinstance(message, ToolResultMessage):
             pending = self.tools.get(message.tool_call_id)
