@@ -68,3 +68,27 @@ async def test_a_skill_invocation_shows_as_one_collapsed_line_and_the_users_word
     assert users == ["quickly"]
     assert "Step one." in expanded and "Step two." in expanded
     assert recalled == "/skill:tidy quickly"
+
+
+async def test_the_startup_header_lists_what_was_loaded_and_quiet_startup_hides_it(tmp_path: Path) -> None:
+    from caddie.modes.interactive.conversation import StartupHeader
+    from tests.tui.harness import write_settings
+
+    write_template(agent_dir() / "prompts", "review", "Review $1", description="Review code")
+    write_skill(agent_dir() / "skills" / "tidy", "tidy", "Tidies code.", body="Tidy.\n")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        header = app.conversation.blocks_of(StartupHeader)[0]
+        listed = widget_text(header)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        files = widget_text(header)
+    write_settings(quietStartup=True)
+    quiet_app, _ = make_app(tmp_path)
+    async with quiet_app.run_test(size=SMALL) as pilot:
+        await ready(quiet_app, pilot)
+        quiet = widget_text(quiet_app.conversation.blocks_of(StartupHeader)[0])
+    assert "[Skills]" in listed and "tidy" in listed and "[Prompts]" in listed and "/review" in listed
+    assert "SKILL.md" not in listed and "SKILL.md" in files and "review.md" in files
+    assert "[Skills]" not in quiet and quiet.strip().startswith("caddie")

@@ -67,7 +67,13 @@ from caddie.modes.interactive.startup import AFTER_FIRST_FRAME, Launcher, Launch
 from caddie.modes.interactive.terminal import TerminalControl
 from caddie.modes.interactive.theme_book import ThemeBook
 from caddie.modes.interactive.themes import DARK
-from caddie.modes.interactive.transcript import Transcript, TranscriptWidgets, header_block, typed_text
+from caddie.modes.interactive.transcript import (
+    Transcript,
+    TranscriptWidgets,
+    header_block,
+    loaded_resources,
+    typed_text,
+)
 from caddie.modes.interactive.transcript_view import Block
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 
@@ -168,7 +174,12 @@ class CaddieApp(App[int]):
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
 
     def header(self) -> Block:
-        return header_block(self.session, self.keys)
+        session = self.session
+        if session is None:
+            return header_block(self.keys)
+        themes = {n: str(p) for n, p in self.themes.paths.items() if p is not None}
+        quiet = session.settings.get("quietStartup") is True
+        return header_block(self.keys, loaded_resources(session, themes), quiet)
 
     async def load_themes(self, session: AgentSession) -> None:
         await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"))

@@ -50,6 +50,8 @@ from caddie.modes.interactive.render import (
 from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
+    from caddie.modes.interactive.keymap import Keybindings
+    from caddie.modes.interactive.transcript import Loaded
     from caddie.tools.base import ToolResult
 
 B = TypeVar("B", bound=Block)
@@ -636,6 +638,44 @@ class BashBlock(Block):
         if expanded != self.expanded:
             self.expanded = expanded
             self.changed()
+
+
+class StartupHeader(ExpandableBlock):
+    """The first block: caddie's version and main keys, then what was loaded — context files, skills,
+    prompt templates, extensions, themes — as short lists; Ctrl+O shows their files (as Pi's header)."""
+
+    def __init__(self, keys: Keybindings, loaded: Loaded | None, quiet: bool = False) -> None:
+        super().__init__(False)
+        self.keys = keys
+        self.loaded = loaded
+        self.quiet = quiet
+
+    def build(self) -> RenderableType:
+        from caddie import __version__
+
+        keys = self.keys
+        text = Text()
+        text.append(f"caddie {__version__}", style="bold")
+        if self.quiet:
+            return text
+        hints = [
+            ("app.interrupt", "to interrupt"), ("app.clear", "to clear"), ("app.exit", "to exit (empty)"),
+            ("app.thinking.cycle", "to cycle thinking level"), ("app.model.select", "to select model"),
+            ("app.tools.expand", "to expand tools"), ("app.thinking.toggle", "to expand thinking"),
+        ]  # fmt: skip
+        shown = [f"{keys.hint(i).lower()} {what}" for i, what in hints if keys.keys(i)]
+        shown += ["/ for commands", "! to run bash", "@ for files", "/hotkeys for all keys"]
+        text.append("\n" + " · ".join(shown), style="dim")
+        for name, short, files in self.loaded.sections if self.loaded is not None else ():
+            text.append(f"\n\n[{name}]", style="bold")
+            if self.expanded:
+                text.append("".join(f"\n  {f}" for f in files), style="dim")
+            else:
+                text.append("\n  " + ", ".join(short), style="dim")
+        return text
+
+    def search_text(self) -> str:
+        return ""
 
 
 class SkillBlock(ExpandableBlock):

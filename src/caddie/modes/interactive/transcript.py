@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 
-from caddie import __version__
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -33,6 +32,7 @@ from caddie.modes.interactive.conversation import (
     Conversation,
     InfoBlock,
     SkillBlock,
+    StartupHeader,
     SummaryBlock,
     ToolBlock,
     UserBlock,
@@ -105,20 +105,40 @@ def cache_hit_rate(message: AssistantMessage) -> float | None:
     return usage.cache_read / prompt * 100 if prompt > 0 else None
 
 
-def header_block(session: AgentSession | None, keys: Keybindings) -> InfoBlock:
-    """The first block of the transcript: version, extensions and the main keys."""
-    text = Text()
-    text.append(f"caddie {__version__}", style="bold")
-    if session is not None:
-        names = [e.name for e in session.runner.extensions]
-        if names:
-            text.append("  extensions: " + ", ".join(names), style="dim")
-    text.append(
-        f"\nenter send · {keys.hint('app.interrupt').lower()} stop · {keys.hint('app.clear').lower()} twice quit"
-        " · / commands · !cmd shell · @ files · /hotkeys",
-        style="dim",
-    )
-    return InfoBlock(text)
+@dataclass(frozen=True)
+class Loaded:
+    """What the startup header lists (Pi's ``[Context]``, ``[Skills]``, ``[Prompts]``, ``[Extensions]``,
+    ``[Themes]``): each section's short labels and, for Ctrl+O, the files."""
+
+    sections: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+
+
+def loaded_resources(session: AgentSession, theme_paths: dict[str, str]) -> Loaded:
+    """The sections of the startup header for ``session`` (the custom themes' files in ``theme_paths``)."""
+    from caddie.modes.interactive.render import short_path
+
+    context = [short_path(f.path, session.cwd) for f in session.options.context_files]
+    skills = sorted(session.resources.skills, key=lambda s: s.name)
+    prompts = sorted(session.resources.prompts, key=lambda p: p.name)
+    extensions = [e for e in session.runner.extensions if not e.path.startswith("<")]
+    sections = [
+        ("Context", context, context),
+        ("Skills", [s.name for s in skills], [short_path(s.file_path, session.cwd) for s in skills]),
+        ("Prompts", [f"/{p.name}" for p in prompts], [short_path(p.file_path, session.cwd) for p in prompts]),
+        ("Extensions", [e.name for e in extensions], [short_path(e.path, session.cwd) for e in extensions]),
+        (
+            "Themes",
+            sorted(theme_paths),
+            [short_path(theme_paths[n], session.cwd) for n in sorted(theme_paths)],
+        ),
+    ]
+    return Loaded(tuple((name, tuple(short), tuple(long)) for name, short, long in sections if short))
+
+
+def header_block(keys: Keybindings, loaded: Loaded | None = None, quiet: bool = False) -> Block:
+    """The first block of the transcript: version, the main keys, and what was loaded (Ctrl+O: the files);
+    settings ``quietStartup`` leaves only the first line, as in Pi."""
+    return StartupHeader(keys, loaded, quiet)
 
 
 def typed_text(message: UserMessage) -> str:
