@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from caddie.extensions.api import NotifyLevel
     from caddie.models import ModelRegistry
     from caddie.runtime.session import AgentSession
+    from caddie.runtime.session_events import SessionEvent
 
 __all__ = ["AFTER_FIRST_FRAME", "CaddieApp", "Startup", "import_modules"]
 
@@ -167,7 +168,7 @@ class CaddieApp(App[int]):
         self.editor.focus()
         self.refresh_footer()
         steps = LaunchSteps(
-            self.session_commands.pick_session, self.load_themes, self.transcript.on_event,
+            self.session_commands.pick_session, self.load_themes, self.on_session_event,
             self.install_extension_hooks, self.input.prompt,
         )  # fmt: skip
         launcher = Launcher(self, steps)
@@ -184,8 +185,15 @@ class CaddieApp(App[int]):
     async def load_themes(self, session: AgentSession) -> None:
         await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"))
 
+    def on_session_event(self, event: SessionEvent) -> None:
+        self.transcript.on_event(event)
+        self.terminal.progress(self.working.active)  # OSC 9;4 while the agent works, when enabled
+
     def install_extension_hooks(self, session: AgentSession) -> list[str]:
-        """Keys (keybindings.json) and the extensions' shortcuts, at start and after /reload; the warnings."""
+        """Keys (keybindings.json), terminal settings and the extensions' shortcuts, at start and after
+        /reload; the warnings."""
+        terminal = session.settings.get("terminal") or {}
+        self.terminal.progress_enabled = isinstance(terminal, dict) and terminal.get("showTerminalProgress") is True
         self.keys = load_keybindings(agent_dir() / "keybindings.json")
         return [*self.keys.warnings, *self.hooks.install(self.keys)]
 

@@ -62,7 +62,7 @@ FREEZE_AT = 3000
 
 
 def markdown(text: str) -> RenderableType:
-    return chat_markdown(text)
+    return chat_markdown(text, hyperlinks=True)  # links as OSC 8: clickable, the URL not printed
 
 
 class Conversation(TranscriptView):
