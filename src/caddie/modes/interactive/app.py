@@ -74,6 +74,7 @@ from caddie.modes.interactive.transcript import (
     loaded_resources,
     typed_text,
 )
+from caddie.modes.interactive.transcript_search import SearchBar
 from caddie.modes.interactive.transcript_view import Block
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 
@@ -132,6 +133,7 @@ class CaddieApp(App[int]):
         self.above = WidgetArea(id="above-editor")
         self.below = WidgetArea(id="below-editor")
         self.footer = StatusFooter(id="footer")
+        self.search = SearchBar(self.conversation, lambda: self.keys, self.editor.focus)
         self.transcript = Transcript(
             TranscriptWidgets(self.conversation, self.working, self.pending), self, self.header
         )
@@ -155,6 +157,7 @@ class CaddieApp(App[int]):
         yield self.conversation
         yield self.pending
         yield self.working
+        yield self.search
         yield self.above
         yield self.editor
         yield self.menu
@@ -193,7 +196,9 @@ class CaddieApp(App[int]):
         """Keys (keybindings.json), terminal settings and the extensions' shortcuts, at start and after
         /reload; the warnings."""
         terminal = session.settings.get("terminal") or {}
-        self.terminal.progress_enabled = isinstance(terminal, dict) and terminal.get("showTerminalProgress") is True
+        self.terminal.progress_enabled = (
+            isinstance(terminal, dict) and terminal.get("showTerminalProgress") is True
+        )
         self.keys = load_keybindings(agent_dir() / "keybindings.json")
         return [*self.keys.warnings, *self.hooks.install(self.keys)]
 
@@ -209,7 +214,9 @@ class CaddieApp(App[int]):
 
     def on_prompt_editor_action(self, event: PromptEditor.Action) -> None:
         binding_id = event.binding_id
-        if binding_id.startswith("tui.altScreen."):
+        if binding_id == "tui.altScreen.search":
+            self.search.open()
+        elif binding_id.startswith("tui.altScreen."):
             self.transcript.act(binding_id)
         else:
             self.actions.run(binding_id)

@@ -273,6 +273,26 @@ class Transcript:
             conversation.scroll_home(animate=False)
         elif binding_id == "tui.altScreen.bottom":
             conversation.follow()
+        elif binding_id in ("tui.altScreen.previousPrompt", "tui.altScreen.nextPrompt"):
+            self._jump_to_prompt(-1 if binding_id == "tui.altScreen.previousPrompt" else 1)
+
+    def _jump_to_prompt(self, direction: int) -> None:
+        """Scroll the previous (next) message of the user's to the top of the screen."""
+        conversation = self.conversation
+        users = [i for i, b in enumerate(conversation.blocks) if isinstance(b, UserBlock)]
+        if not users:
+            return
+        top_line = int(conversation.scroll_y)
+        top = conversation.index_at(top_line)
+        at_start = conversation._offsets[top] >= top_line
+        if direction < 0:
+            earlier = [i for i in users if i < top or (i == top and not at_start)]
+            target = earlier[-1] if earlier else None
+        else:
+            later = [i for i in users if i > top]
+            target = later[0] if later else None
+        if target is not None:
+            conversation.scroll_to_block(conversation.blocks[target])
 
     # -- events as they happen -----------------------------------------------------------------------
     def on_event(self, event: SessionEvent) -> None:
