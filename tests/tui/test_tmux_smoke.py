@@ -115,3 +115,17 @@ def test_sigterm_quits_and_restores_the_terminal(tmux: Tmux, tmp_path: Path) -> 
     os.kill(caddie_pid, signal.SIGTERM)
     tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after SIGTERM")
     assert sorted(terminal_modes(tmux)) == ["echo", "icanon"]
+
+
+def test_a_large_bracketed_paste_collapses_to_a_marker_and_is_sent_whole(tmux: Tmux, tmp_path: Path) -> None:
+    start_caddie(tmux, tmp_path)
+    lines = [f"pasted line {i:02d}" for i in range(15)]
+    tmux.run("set-buffer", "-b", "big", "\n".join(lines))
+    tmux.run("paste-buffer", "-p", "-b", "big", "-t", "smoke")  # -p: as bracketed paste, as a terminal does
+    tmux.wait_for(lambda s: "[paste #1 +15 lines]" in s, "the paste marker in the editor")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: s.count("pasted line 14") >= 2, "the pasted lines sent and echoed")
+    tmux.keys("C-c")
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: "To resume this session:" in s, "caddie to exit")
+    assert "pasted line 00" in screen

@@ -108,7 +108,7 @@ class AppCommands:
             )
             return
         with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="caddie-prompt-", delete=False) as f:
-            f.write(shell.editor.text)
+            f.write(shell.editor.expanded_text)
             path = f.name
         try:
             code = await shell.suspended_run(command, path)

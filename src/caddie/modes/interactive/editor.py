@@ -25,6 +25,7 @@ from caddie.modes.interactive.editing import History, KillRing, index_of, jump_t
 from caddie.modes.interactive.files import FileIndex, common_prefix, complete_path, fuzzy_filter
 from caddie.modes.interactive.key_routing import EXTENSION, EditorState, route
 from caddie.modes.interactive.keymap import Keybindings
+from caddie.modes.interactive.pastes import PasteBook, clean_paste
 
 __all__ = ["CompletionMenu", "History", "KillRing", "PromptEditor"]
 
@@ -110,6 +111,8 @@ class PromptEditor(TextArea):
         """The (canonical) keys extensions registered shortcuts for."""
         self._jumping: Literal["forward", "backward"] | None = None
         self.kill_ring = KillRing()
+        self.pastes = PasteBook()
+        """Large pastes shown as ``[paste #1 +120 lines]`` (pastes.py)."""
         self.file_index: FileIndex | None = None
         self._last_kind: str | None = None
         """``kill`` or ``yank`` when the previous key was one (kills join; Alt+Y follows a yank)."""
@@ -118,8 +121,29 @@ class PromptEditor(TextArea):
         """Text set by code, not typed: its change event must not open completions."""
 
     # -- text ---------------------------------------------------------------------------------------
+    @property
+    def expanded_text(self) -> str:
+        """The text with paste markers replaced by what was pasted (what is sent)."""
+        return self.pastes.expand(self.text)
+
+    def paste(self, text: str) -> None:
+        """Insert pasted text at the cursor; a large paste as a marker (Pi's paste handling)."""
+        before = self.document.get_line(self.cursor_location[0])[: self.cursor_location[1]]
+        cleaned = clean_paste(text, before)
+        marker = self.pastes.add(cleaned)
+        start, end = self.selection
+        self.replace(marker if marker is not None else cleaned, start, end)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.text:
+            self.paste(event.text)
+
     def set_text(self, text: str, complete: bool = False) -> None:
         """Replace the text and put the cursor at its end (``complete``: then offer completions for it)."""
+        if not text:
+            self.pastes.clear()
         self._quiet_text = None if complete else text
         self.load_text(text)
         self.move_cursor(self.document.end)
@@ -320,7 +344,7 @@ class PromptEditor(TextArea):
             if chosen.value != self.text.strip():
                 self._accept(chosen, trailing_space=False)
             self.menu.hide()
-            self.post_message(self.Submitted(self, self.text, "enter"))
+            self.post_message(self.Submitted(self, self.expanded_text, "enter"))
             return True
         return False
 
@@ -330,7 +354,7 @@ class PromptEditor(TextArea):
             self.post_message(self.Shortcut(key))
         elif binding_id == "app.message.followUp":
             if self.alt_enter_submits():
-                self.post_message(self.Submitted(self, self.text, "alt"))
+                self.post_message(self.Submitted(self, self.expanded_text, "alt"))
             else:
                 self.insert_newline()
         elif binding_id.startswith(("app.", "caddie.app.", "tui.altScreen.")):
@@ -338,7 +362,7 @@ class PromptEditor(TextArea):
             self.post_message(self.Action(binding_id))
         elif binding_id == "tui.input.submit":
             self.menu.hide()
-            self.post_message(self.Submitted(self, self.text, "enter"))
+            self.post_message(self.Submitted(self, self.expanded_text, "enter"))
         elif binding_id == "tui.input.newLine":
             self.insert_newline()
         elif binding_id == "tui.input.tab":
