@@ -27,7 +27,7 @@ def test_only_large_pastes_become_markers_and_markers_expand_back() -> None:
 
 async def test_a_large_paste_shows_a_marker_and_sends_the_text(tmp_path: Path) -> None:
     pasted = "\n".join(f"row {i}" for i in range(40))
-    app, faux = make_app(tmp_path, model="faux/echo")
+    app, _ = make_app(tmp_path, model="faux/echo")
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         app.editor.set_text("check this: ")
