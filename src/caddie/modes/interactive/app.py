@@ -245,7 +245,21 @@ class CaddieApp(App[int]):
         return text, []
 
     async def _paste_image(self) -> None:
-        self.show_status("Pasting images needs a clipboard tool (wl-paste, xclip or pbpaste)")
+        """Ctrl+V: an image on the clipboard goes into a file whose path is inserted; else its text."""
+        from caddie.modes.interactive import clipboard
+
+        image = await clipboard.read_image()
+        if image is not None:
+            path = await asyncio.to_thread(clipboard.save_image, *image)
+            self.editor.paste(str(path))
+            return
+        text = await clipboard.read_text()
+        if text:
+            self.editor.paste(text)
+        else:
+            self.show_status(
+                "Nothing to paste: the clipboard is empty or no clipboard tool (wl-paste, xclip, pbpaste)"
+            )
 
     def suspend_process(self) -> None:
         self.action_suspend_process()
