@@ -27,6 +27,7 @@ def test_progress_and_hyperlinks_reach_the_terminal(tmp_path: Path) -> None:
         program.send("see [the docs](https://example.com/docs) now\r")
         program.wait_for(lambda text: text.count("the docs") >= 2, start)
         program.wait_for(lambda _text: b"\x1b]9;4;0" in bytes(program.raw[start:]), start)
+        program.wait_for(lambda _text: b"example.com/docs\x1b\\" in bytes(program.raw[start:]), start)
         raw = bytes(program.raw[start:])
     finally:
         program.close()

@@ -56,6 +56,7 @@ from caddie.modes.interactive.footer import (
     git_branch,
 )
 from caddie.modes.interactive.host import Startup, ViewOptions
+from caddie.modes.interactive.images import DEFAULT_WIDTH_CELLS, image_kind
 from caddie.modes.interactive.key_actions import KeyActions, expand_blocks
 from caddie.modes.interactive.keymap import Keybindings, load_keybindings
 from caddie.modes.interactive.model_commands import ModelCommands, pickable_models, thinking_levels
@@ -186,7 +187,18 @@ class CaddieApp(App[int]):
         return header_block(self.keys, loaded_resources(session, themes), quiet)
 
     async def load_themes(self, session: AgentSession) -> None:
+        """Themes and Pi's ``terminal.*`` settings, before the transcript is first drawn."""
+        self.terminal_settings(session)
         await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"))
+
+    def terminal_settings(self, session: AgentSession) -> None:
+        """``terminal.showTerminalProgress``, ``showImages``, ``imageWidthCells`` (again after /reload)."""
+        terminal = session.settings.get("terminal") or {}
+        terminal = terminal if isinstance(terminal, dict) else {}
+        self.terminal.progress_enabled = terminal.get("showTerminalProgress") is True
+        self.view.image_kind = image_kind(show=terminal.get("showImages") is not False)
+        width = terminal.get("imageWidthCells")
+        self.view.image_width = width if isinstance(width, int) and width > 0 else DEFAULT_WIDTH_CELLS
 
     def on_session_event(self, event: SessionEvent) -> None:
         self.transcript.on_event(event)
@@ -195,10 +207,7 @@ class CaddieApp(App[int]):
     def install_extension_hooks(self, session: AgentSession) -> list[str]:
         """Keys (keybindings.json), terminal settings and the extensions' shortcuts, at start and after
         /reload; the warnings."""
-        terminal = session.settings.get("terminal") or {}
-        self.terminal.progress_enabled = (
-            isinstance(terminal, dict) and terminal.get("showTerminalProgress") is True
-        )
+        self.terminal_settings(session)
         self.keys = load_keybindings(agent_dir() / "keybindings.json")
         return [*self.keys.warnings, *self.hooks.install(self.keys)]
 

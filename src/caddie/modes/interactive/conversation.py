@@ -21,6 +21,7 @@ from caddie.ai.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    ImageContent,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -676,6 +677,30 @@ class StartupHeader(ExpandableBlock):
 
     def search_text(self) -> str:
         return ""
+
+
+class ImageBlock(Block):
+    """An image of a message or a tool result, drawn inline (images.py)."""
+
+    padding = 1
+
+    def __init__(self, image: ImageContent, kind: str, width: int) -> None:
+        super().__init__()
+        self.image = image
+        self.kind = kind
+        self.width = width
+
+    def content(self) -> RenderableType:
+        from caddie.modes.interactive.images import image_renderable
+
+        kind = self.kind if self.kind in ("kitty", "halfcell", "off") else "halfcell"
+        return image_renderable(self.image.data, self.image.mime_type, kind, self.width)  # type: ignore[arg-type]
+
+    def estimate(self, width: int) -> int:
+        return 1 if self.kind == "off" else max(1, min(self.width, width) // 2)
+
+    def search_text(self) -> str:
+        return "[image]"
 
 
 class SkillBlock(ExpandableBlock):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from caddie.modes.interactive.app import CaddieApp, Startup
+from caddie.modes.interactive.images import image_kind, prepare_terminal
 from caddie.modes.interactive.keys import enable_legacy_keys
 from caddie.modes.interactive.ui import TextualUI
 
@@ -37,6 +38,7 @@ async def run_interactive(
     request.ui = ui
     app = CaddieApp(Startup(request, resume_picker, list(initial_prompts)), ui)
     enable_legacy_keys()
+    prepare_terminal(image_kind())  # before the app reads the keyboard
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
     for sig in (signal.SIGTERM, signal.SIGHUP):

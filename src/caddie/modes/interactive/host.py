@@ -43,6 +43,10 @@ class ViewOptions:
     thinking_expanded: bool = False
     hidden_thinking_label: str | None = None
     """``ui.set_hidden_thinking_label``: what a collapsed thinking block says instead of "Thinking"."""
+    image_kind: str = "halfcell"
+    """How images are drawn (images.py: ``kitty``, ``halfcell`` or ``off``)."""
+    image_width: int = 60
+    """``terminal.imageWidthCells``."""
 
 
 class Shell(Protocol):

@@ -23,6 +23,7 @@ from caddie.ai.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    ImageContent,
     ToolResultMessage,
     UserMessage,
 )
@@ -30,6 +31,7 @@ from caddie.modes.interactive.conversation import (
     AssistantView,
     BashBlock,
     Conversation,
+    ImageBlock,
     InfoBlock,
     SkillBlock,
     StartupHeader,
@@ -207,7 +209,7 @@ class Transcript:
             text = user_text(message)
             skill = skill_invocation(text)
             if skill is None:
-                return [UserBlock(text)]
+                return [UserBlock(text), *self.images_of(message.content)]
             shown: list[Block] = [SkillBlock(skill, self.host.view.tools_expanded)]
             return [*shown, UserBlock(skill.user_text)] if skill.user_text else shown
         widget = self._widget_for(message)
@@ -224,7 +226,11 @@ class Transcript:
             existing = self.tools.get(message.tool_call_id)
             if existing is not None:
                 existing.finish(text, message.details, message.is_error)
-                return None
+                images = self.images_of(message.content)
+                if images and existing.view is not None:  # live: right after the call's block
+                    existing.view.insert_after(existing, images)
+                    return None
+                return images or None
             orphan = ToolBlock(message.tool_call_id, message.tool_name, {}, None, view.tools_expanded)
             orphan.finish(text, message.details, message.is_error)
             return orphan
@@ -241,6 +247,15 @@ class Transcript:
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
             return summary_block(message, view.tools_expanded)
         return None
+
+    def images_of(self, content: object) -> list[Block]:
+        """An ``ImageBlock`` for each image of a message's content."""
+        if not isinstance(content, list):
+            return []
+        view = self.host.view
+        return [
+            ImageBlock(c, view.image_kind, view.image_width) for c in content if isinstance(c, ImageContent)
+        ]
 
     def _assistant_view(self, message: AssistantMessage | None = None) -> AssistantView:
         session = self.host.session
@@ -387,6 +402,9 @@ class Transcript:
             pending = self.tools.get(message.tool_call_id)
             if pending is not None and pending.status not in ("done", "error"):
                 pending.finish(content_text(message.content), message.details, message.is_error)
+            images = self.images_of(message.content)
+            if images and pending is not None and pending.view is not None:
+                pending.view.insert_after(pending, images)
             self._add_usage(message)
 
     def _compaction_end(self, event: CompactionEndEvent) -> None:
