@@ -42,7 +42,7 @@ async def run_main(argv: list[str]) -> int:
 
     if TYPE_CHECKING:
         from caddie.extensions.api import Mode
-        from caddie.runtime.factory import LoadedExtensions
+        from caddie.runtime.request import LoadedExtensions
 
     pre, unknown = base_parser(add_help=False).parse_known_args(argv)
     cwd = current_dir()
@@ -221,7 +221,7 @@ async def run_main(argv: list[str]) -> int:
     _log_to_stderr()
     session = build.session
     # print/json: the store's findings go to stderr with the rest; rpc gets them as notice events at start
-    found = session.take_store_warnings() if mode != "rpc" else []
+    found = session.core.take_store_warnings() if mode != "rpc" else []
     for warning in [*build.warnings, *found]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     loop = asyncio.get_running_loop()
@@ -255,7 +255,8 @@ async def run_main(argv: list[str]) -> int:
         await session.start("startup")
         from caddie.modes.headless import run_headless
 
-        if not prompts and session.is_idle and not session.has_background_work:
+        state = session.state()
+        if not prompts and not state.is_streaming and not state.background_work:
             raise CliError('no prompt given: caddie -p "your task", or pipe it: echo "your task" | caddie -p')
         return await run_headless(session, prompts, json_mode=mode == "json", images=images)
     finally:

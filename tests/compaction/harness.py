@@ -136,10 +136,10 @@ async def make_harness(
     )
     build = await open_session(request)
     session = build.session
-    session.agent.state.model = faux_model(context_window=window)
+    session.core.agent.state.model = faux_model(context_window=window)
     session.settings.data["compaction"] = {"reserveTokens": reserve, "keepRecentTokens": keep}
     session.settings.data["retry"] = {"enabled": False}
-    engine = session.compactor
+    engine = session.core.compactor
     assert isinstance(engine, CompactionEngine)
     harness = Harness(session, engine, turns, summarizer, cwd)
     session.subscribe(harness.events.append)

@@ -83,7 +83,7 @@ async def test_a_run_that_ends_past_the_threshold_is_compacted_with_pis_fields(t
     assert "## Next Steps" in prompt and "## Critical Context" in prompt
     assert "task two" not in prompt
     # the transcript was rebuilt from the file: summary first, then the kept turn
-    messages = h.session.agent.state.messages
+    messages = h.session.core.agent.state.messages
     assert isinstance(messages[0], CompactionSummaryMessage) and messages[0].summary == entry.summary
     assert [m.role for m in messages[1:]] == ["user", "assistant"]
     start, end = h.compaction_events()
@@ -110,7 +110,7 @@ async def test_compaction_runs_between_turns_and_the_run_continues_from_the_summ
     assert text_of(third[0].content).startswith("The conversation history before this point was compacted")
     assert "a.txt a.txt" not in request_text(h.turn_requests[2])  # the first result is summarised away
     assert [m.role for m in third[1:]] == ["assistant", "toolResult"]  # the kept call and its result
-    last = h.session.agent.state.messages[-1]
+    last = h.session.core.agent.state.messages[-1]
     assert isinstance(last, AssistantMessage) and last.text() == "all done"
     # the cut split the turn: the prefix went to the turn-prefix prompt, history was empty
     assert entry.summary.startswith("No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n")
@@ -141,7 +141,7 @@ async def test_a_context_overflow_error_compacts_and_retries_once(tmp_path: Path
     assert isinstance(retry.messages[0], UserMessage)
     assert "Earlier work" in text_of(retry.messages[0].content)
     assert text_of(retry.messages[-1].content) == "big question"  # the failed reply is not resent
-    last = h.session.agent.state.messages[-1]
+    last = h.session.core.agent.state.messages[-1]
     assert isinstance(last, AssistantMessage) and last.text() == "recovered"
     [end] = h.ends()
     assert end.reason == "overflow" and end.will_retry and end.error_message is None
@@ -178,7 +178,7 @@ async def test_a_second_overflow_after_the_retry_ends_with_a_clear_error(tmp_pat
     h.summaries("## Goal\nSecond recovery")
     failures = len(h.ends())
     await h.prompt("another question " + "q" * 400)
-    last = h.session.agent.state.messages[-1]
+    last = h.session.core.agent.state.messages[-1]
     assert isinstance(last, AssistantMessage) and last.text() == "fine now"
     assert all(e.error_message is None for e in h.ends()[failures:])
     assert len(compactions(h.session.store)) == 2
@@ -195,10 +195,11 @@ async def test_manual_compaction_aborts_the_running_turn_and_uses_the_instructio
     h.summaries("## Goal\nManual")
     await h.prompt("first question")
     running = asyncio.create_task(h.session.prompt("second question " + "s" * 400, source="print"))
-    while not h.session.agent.state.is_streaming or h.session.agent.state.streaming_message is None:
+    while not h.session.core.agent.state.is_streaming or h.session.core.agent.state.streaming_message is None:
         await asyncio.sleep(0.005)
 
-    entry = await h.engine.compact("manual", "Focus on the database schema")
+    done = await h.engine.compact("Focus on the database schema")
+    entry = done.entry if done is not None else None
     await running
 
     assert isinstance(entry, CompactionEntry) and entry.summary.startswith("## Goal\nManual")
@@ -219,7 +220,7 @@ async def test_manual_compaction_of_a_tiny_session_says_there_is_nothing_to_comp
     h.script(reply("hi"))
     await h.prompt("hello")
     with pytest.raises(CompactionError, match="Nothing to compact"):
-        await h.engine.compact("manual", None)
+        await h.engine.compact(None)
     assert (h.ends()[-1].error_message or "").startswith("Compaction failed")
 
 
@@ -246,13 +247,14 @@ async def test_an_extension_can_cancel_or_replace_a_compaction_and_observes_it(t
     await h.prompt("first")
     await h.prompt("second")
 
-    assert await h.engine.compact("manual", "why not") is None
+    assert await h.engine.compact("why not") is None
     assert compactions(h.session.store) == [] and seen == []
     assert h.ends()[-1].aborted
     assert preparations[0].messages_to_summarize[0].role == "user"
 
     mode["cancel"] = False
-    entry = await h.engine.compact("manual", None)
+    done = await h.engine.compact(None)
+    entry = done.entry if done is not None else None
     assert entry is not None and entry.summary == "EXTENSION SUMMARY" and entry.from_hook is True
     assert entry.tokens_before == 42 and entry.details == {"mine": True}
     assert h.summary_requests == []  # the model was never asked
@@ -319,7 +321,7 @@ async def test_the_summariser_sees_the_context_as_the_model_sees_it(tmp_path: Pa
     else:
         assert "SECRET-HIDDEN" in prompt and "SECRET-BLOAT" in prompt
     # the transcript and the file keep their own timestamps
-    assert all(m.timestamp > 0 for m in h.session.agent.state.messages)
+    assert all(m.timestamp > 0 for m in h.session.core.agent.state.messages)
     assert all(e.message.timestamp > 0 for e in h.session.store.entries() if isinstance(e, MessageEntry))
 
 
@@ -354,7 +356,7 @@ async def test_a_session_compacted_twice_reloads_to_the_same_context(tmp_path: P
     path = h.session.store.path
     assert path is not None
     reopened = SessionStore.open(path)
-    before = [m.role for m in h.session.agent.state.messages]
+    before = [m.role for m in h.session.core.agent.state.messages]
     after = reopened.build_context().messages
     assert [m.role for m in after] == before
     assert isinstance(after[0], CompactionSummaryMessage) and after[0].summary == second.summary
@@ -362,7 +364,7 @@ async def test_a_session_compacted_twice_reloads_to_the_same_context(tmp_path: P
 
     # a new session on that file resumes from the second compaction without compacting again
     h2 = await make_harness(tmp_path, keep=150, session_file=path)
-    assert [m.role for m in h2.session.agent.state.messages] == before
+    assert [m.role for m in h2.session.core.agent.state.messages] == before
     h2.script(reply("resumed"))
     await h2.prompt("go on")
     assert len(compactions(h2.session.store)) == 2
@@ -406,14 +408,14 @@ async def test_leaving_a_branch_attaches_a_summary_where_the_navigation_lands(tm
     assert "Create a structured summary of this conversation branch" in prompt
     assert 'write(path="x.py", content="1")' in prompt and "[Assistant]: beta done" in prompt
     assert "[User]" not in prompt  # the target prompt itself goes back to the editor, it is not left behind
-    assert [m.role for m in h.session.agent.state.messages] == ["user", "assistant", "branchSummary"]
+    assert [m.role for m in h.session.core.agent.state.messages] == ["user", "assistant", "branchSummary"]
     assert trees[-1].summary_entry is not None and trees[-1].summary_entry.id == leaf.id
 
     h.script(reply("gamma answer"))
     await h.prompt("gamma")
     sent = h.turn_requests[-1].messages
     assert "Tried beta" in text_of(sent[2].content)
-    assert isinstance(h.session.agent.state.messages[2], BranchSummaryMessage)
+    assert isinstance(h.session.core.agent.state.messages[2], BranchSummaryMessage)
 
 
 async def test_navigating_without_a_summary_leaves_no_summary(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ async def test_a_provider_error_pauses_the_goal(tmp_path: Path) -> None:
     failure = faux_message("", error_message="400 invalid request: bad tool schema", error_status=400)
     gs = await open_session(tmp_path, flags={"goal": "anything"}, steps=[failure])
     await gs.idle()
-    assert gs.goal()["status"] == "paused" and gs.session.exit_code == 4
+    assert gs.goal()["status"] == "paused" and gs.session.state().exit_code == 4
     assert any("ended with an error" in n for n in gs.ui.notice_texts())
 
 
@@ -117,7 +117,7 @@ async def test_quota_and_billing_errors_mark_usage_limits(tmp_path: Path, messag
         steps=[faux_message("", error_message=message, error_status=status)],
     )
     await gs.idle()
-    assert gs.goal()["status"] == "usage_limited" and gs.session.exit_code == 5
+    assert gs.goal()["status"] == "usage_limited" and gs.session.state().exit_code == 5
     assert gs.ui.statuses["goal"] == "Goal hit usage limits"
 
 
@@ -143,7 +143,7 @@ async def test_a_retry_that_succeeds_keeps_the_goal_going(tmp_path: Path) -> Non
         settings={"disabledExtensions": ["mulligan"], "retry": {"maxRetries": 2, "baseDelayMs": 1}},
     )
     await gs.idle()
-    assert gs.goal()["status"] == "complete" and gs.session.exit_code == 0
+    assert gs.goal()["status"] == "complete" and gs.session.state().exit_code == 0
 
 
 async def test_an_aborted_run_pauses_the_goal(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ async def test_blocked_needs_three_consecutive_goal_turns_then_exits_2(tmp_path:
     results = gs.tool_results()
     assert [r.is_error for r in results] == [True, True, False]
     assert "goal turn 1 of 3" in results[0].content[0].text  # type: ignore[union-attr]
-    assert gs.goal()["status"] == "blocked" and gs.session.exit_code == 2
+    assert gs.goal()["status"] == "blocked" and gs.session.state().exit_code == 2
     assert gs.ui.statuses["goal"] == "Goal blocked"
 
 
@@ -257,7 +257,7 @@ async def test_long_check_output_comes_back_as_its_last_1500_bytes(tmp_path: Pat
 async def test_headless_flag_mistakes_exit_2_without_running(tmp_path: Path) -> None:
     gs = await open_session(tmp_path, flags={"goal": "x", "goal-budget": "plenty"})
     await gs.idle()
-    assert gs.session.exit_code == 2 and not gs.requests
+    assert gs.session.state().exit_code == 2 and not gs.requests
     assert any(level == "error" and "--goal" in m for m, level in gs.ui.notices)
 
 
@@ -284,4 +284,4 @@ async def test_a_prompt_given_with_the_goal_flag_is_the_first_goal_turn(tmp_path
     await gs.session.prompt("and greet the team too", source="print")  # as caddie -p --goal X "prompt" does
     await gs.idle()
     assert len(gs.requests) == 2 and not gs.continuations()
-    assert gs.goal()["status"] == "complete" and gs.session.exit_code == 0
+    assert gs.goal()["status"] == "complete" and gs.session.state().exit_code == 0

@@ -232,4 +232,4 @@ async def test_moving_in_the_tree_shows_the_goal_as_it_was_on_that_branch(tmp_pa
     await gs.session.navigate_tree(before_goal)
 
     assert "goal" not in gs.ui.statuses
-    assert not {"create_goal", "get_goal", "update_goal"} & set(gs.session.get_active_tools())
+    assert not {"create_goal", "get_goal", "update_goal"} & set(gs.session.core.tools.active_names())

@@ -52,7 +52,7 @@ async def test_a_goal_completes_only_after_the_model_fixes_the_failing_test(tmp_
     assert len(gs.requests) == 4 and gs.faux.pending_count == 1
     assert gs.goal()["status"] == "complete"
     assert gs.ui.statuses["goal"] == "Goal complete"
-    assert gs.session.exit_code == 0
+    assert gs.session.state().exit_code == 0
 
 
 async def test_completion_is_refused_while_the_check_fails_and_the_model_sees_why(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ async def test_the_budget_stops_the_run_before_its_next_model_request(tmp_path: 
     state = gs.goal()
     assert (state["status"], state["tokensUsed"], state["tokenBudget"]) == ("budget_limited", 1_050, 1_000)
     assert gs.ui.statuses["goal"] == "Goal budget reached"
-    assert gs.session.exit_code == 3
+    assert gs.session.state().exit_code == 3
     assert len(gs.continuations()) == 1  # the start only: no continuation once the budget is reached
 
 
@@ -126,7 +126,7 @@ async def test_three_identical_tool_free_answers_pause_the_goal(tmp_path: Path) 
     assert gs.goal()["status"] == "paused" and gs.goal()["runawayStreak"] == 3
     assert any("same answer came back 3 times" in n for n in gs.ui.notice_texts())
     assert gs.ui.statuses["goal"] == "Goal paused"
-    assert gs.session.exit_code == 4
+    assert gs.session.state().exit_code == 4
 
 
 async def test_five_goal_turns_without_an_edit_bring_the_stagnation_line(tmp_path: Path) -> None:
@@ -219,7 +219,9 @@ async def test_notes_return_in_the_continuation_after_a_compaction_but_not_when_
 
     async def compact_then_answer(context: Context, options: StreamOptions, index: int, model: Model) -> Any:
         entry = CompactionEntry("c0mp", None, "2026-01-01T00:00:00.000Z", "summary", "x", 1_000)
-        await gs.session.runner.emit("session_compact", SessionCompactEvent(entry, False, "threshold", False))
+        await gs.session.extensions.emit(
+            "session_compact", SessionCompactEvent(entry, False, "threshold", False)
+        )
         return faux_message("compacted and still going", usage=usage(10, 5))
 
     gs.faux.set_responses(

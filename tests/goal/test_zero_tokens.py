@@ -28,7 +28,7 @@ async def request_bytes(cwd: Path, llm: fl.FakeLLM, prompt: str, *, goal_loaded:
     build = await open_session(
         SessionRequest(cwd=str(cwd), mode="tui", model="fake/fake-model", session="memory", ui=RecordingUI())
     )
-    names = {c.name for c in build.session.get_commands()}
+    names = {c.name for c in build.session.extensions.commands().values()}
     assert ("goal" in names) is goal_loaded
     await build.session.start()
     await build.session.prompt(prompt)

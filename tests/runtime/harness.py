@@ -156,7 +156,9 @@ async def start_session(
             tools=tools,
         )
     )
-    build.session.agent.state.model = faux_model(reasoning=reasoning)  # the registry's faux does not reason
+    build.session.core.agent.state.model = faux_model(
+        reasoning=reasoning
+    )  # the registry's faux does not reason
     events: list[SessionEvent] = []
     build.session.subscribe(events.append)
     await build.session.start()

@@ -39,10 +39,10 @@ async def command(run: Run, text: str) -> None:
 
 async def test_the_tour_extension_loads_with_its_tool_command_flag_and_status(tmp_path: Path) -> None:
     run = await tour(tmp_path, flags={"tour-greeting": "welcome aboard"})
-    assert "note" in run.session.get_active_tools()
-    assert "- note: Remember a short note for later" in run.session.system_prompt
-    assert "- Use note to keep track of decisions you will need later" in run.session.system_prompt
-    assert "tour" in run.session.runner.commands()
+    assert "note" in run.session.core.tools.active_names()
+    assert "- note: Remember a short note for later" in run.session.state().system_prompt
+    assert "- Use note to keep track of decisions you will need later" in run.session.state().system_prompt
+    assert "tour" in run.session.extensions.commands()
     assert run.ui.notices == [("welcome aboard", "info")]
     assert run.ui.statuses["tour"] == "tour ready"
     assert run.ui.widgets["tour"] == (["Tour extension loaded: try /tour tools"], "belowEditor")
@@ -68,7 +68,7 @@ async def test_input_before_agent_start_and_context_shape_the_request(tmp_path: 
     assert request.system_prompt is not None and request.system_prompt.endswith("\n\nTour extension active.")
     assert run.request_texts() == ["BE BRIEF", "Keep the answer to one sentence."]
     assert any(isinstance(m, CustomMessage) and m.custom_type == "tour:scratch" for m in run.session.messages)
-    assert run.session.system_prompt.endswith("Tour extension active.") is False  # only for that run
+    assert run.session.state().system_prompt.endswith("Tour extension active.") is False  # only for that run
 
 
 async def test_tool_call_blocks_and_tool_result_patches(tmp_path: Path) -> None:
@@ -189,13 +189,13 @@ async def test_dialogs_thinking_and_exit_code(tmp_path: Path) -> None:
     await command(run, "/tour thinking high")
     assert run.session.thinking_level == "high"
     await command(run, "/tour exit 4")
-    assert run.session.exit_code == 4
+    assert run.session.state().exit_code == 4
 
 
 async def test_every_event_reaches_the_extension_and_the_bus(tmp_path: Path) -> None:
     run = await tour(tmp_path)
     seen: list[Any] = []
-    tour_ext = run.session.runner.extensions[0]
+    tour_ext = run.session.extensions.extensions[0]
     assert isinstance(tour_ext.api, ExtensionAPI)
     tour_ext.api.events.on("tour:counts", seen.append)
     run.faux.set_responses([faux_message(faux_tool_call("note", {"text": "a"})), faux_message("done")])
@@ -307,8 +307,8 @@ async def test_broken_extensions_give_one_line_and_the_agent_still_works(
     (ext_dir / "plain.py").write_text("X = 1\n")
     (ext_dir / "syntax.py").write_text("def (:\n")
     run = await start_session(tmp_path, extension_paths=[str(ext_dir / source)])
-    assert len(run.session.load_errors) == 1
-    line = run.session.load_errors[0]
+    assert len(run.session.state().load_errors) == 1
+    line = run.session.state().load_errors[0]
     assert expected in line and "\n" not in line and str(ext_dir / source) in line
     run.faux.set_responses([faux_message("fine")])
     await run.session.prompt("hello")
@@ -340,7 +340,7 @@ async def test_send_message_while_running_is_steered_after_the_tools(tmp_path: P
         ("custom", "ext:later"),
         ("assistant", None),
     ]
-    assert not run.session.pending_message_count()
+    assert not run.session.state().pending_message_count
 
 
 async def test_handlers_returning_the_wrong_thing_fail_open(tmp_path: Path) -> None:

@@ -130,10 +130,10 @@ def test_untrusted_or_no_extensions_skip_discovery_but_keep_cli_and_bundled(tmp_
 async def test_reload_picks_up_a_changed_extension(tmp_path: Path) -> None:
     ext = write(tmp_path / "live.py", EXTENSION.format(name="v1"))
     run = await start_session(tmp_path, extension_paths=[str(ext)])
-    assert "hello-v1" in run.session.runner.commands()
+    assert "hello-v1" in run.session.extensions.commands()
     write(ext, EXTENSION.format(name="v2"))
     await run.session.reload()
-    commands = run.session.runner.commands()
+    commands = run.session.extensions.commands()
     assert "hello-v2" in commands and "hello-v1" not in commands
 
 

@@ -13,6 +13,7 @@ from caddie.extensions.api import (
     SessionBeforeSwitchEvent,
     SessionBeforeSwitchResult,
 )
+from caddie.session.entries import MessageEntry
 from tests.runtime.harness import inline_extension, start_session
 
 
@@ -42,7 +43,7 @@ async def test_switch_and_new_can_be_cancelled_and_carry_pis_fields(tmp_path: Pa
     first = session.store.session_id
     seen.clear()
 
-    assert await session.command_context().new_session() is False
+    assert await session.core.command_context().new_session() is False
     target = tmp_path / "other.jsonl"
     assert await session.switch_session(str(target)) is False
     assert session.store.session_id == first
@@ -80,7 +81,9 @@ async def test_fork_and_clone_can_be_cancelled(tmp_path: Path) -> None:
     run.faux.set_responses([faux_message("answer")])
     await session.prompt("question")
     await session.wait_for_idle()
-    user_id = session.user_messages_for_forking()[0][0]
+    user_id = next(
+        e.id for e in session.store.entries() if isinstance(e, MessageEntry) and e.message.role == "user"
+    )
     assistant_id = session.store.leaf_id
     assert assistant_id is not None
     before = session.store.session_id
@@ -88,7 +91,7 @@ async def test_fork_and_clone_can_be_cancelled(tmp_path: Path) -> None:
 
     assert await session.fork(user_id) is False
     assert await session.fork(user_id, position="at") is False
-    assert await session.command_context().fork(assistant_id) is False
+    assert await session.core.command_context().fork(assistant_id) is False
     assert session.store.session_id == before
     assert seen == [
         SessionBeforeForkEvent(user_id, "before"),

@@ -115,9 +115,9 @@ async def test_reload_finds_new_skills_and_enable_skill_commands_false_keeps_the
     write_skill(agent_dir() / "skills" / "first", "first", "First.")
     run = await start_session(tmp_path, settings={"enableSkillCommands": False})
     session = run.session
-    assert "<name>first</name>" in session.system_prompt
-    assert session.expand_text("/skill:first now") == "/skill:first now"
-    assert [name for name, _d, _s in session.resource_commands()] == []
+    assert "<name>first</name>" in session.state().system_prompt
+    assert session.core.prompter.expand_text("/skill:first now") == "/skill:first now"
+    assert [c.name for c in session.commands() if c.kind == "skill"] == []
     write_skill(agent_dir() / "skills" / "second", "second", "Second.")
     await session.reload()
-    assert "<name>second</name>" in session.system_prompt
+    assert "<name>second</name>" in session.state().system_prompt

@@ -9,7 +9,7 @@ import pytest
 
 from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.providers.faux import PacedStep, faux_message, faux_model, faux_text
-from caddie.runtime.session import SessionError
+from caddie.errors import UsageError
 from caddie.runtime.session_events import AutoRetryEndEvent, AutoRetryStartEvent, QueueUpdateEvent
 from caddie.session.entries import MessageEntry, ModelChangeEntry
 from caddie.session.store import SessionStore
@@ -66,7 +66,7 @@ async def test_abort_cancels_a_pending_retry(tmp_path: Path) -> None:
     run.session.abort()
     await asyncio.wait_for(task, 2)
     assert run.faux.call_count == 1
-    assert run.session.is_idle
+    assert not run.session.is_streaming
 
 
 async def test_messages_typed_while_busy_need_a_delivery_mode_and_are_shown_as_pending(
@@ -77,18 +77,18 @@ async def test_messages_typed_while_busy_need_a_delivery_mode_and_are_shown_as_p
         [PacedStep(faux_message("a slow answer " * 10), delay_ms=10), faux_message("steered")]
     )
     task = asyncio.ensure_future(run.session.prompt("first"))
-    while run.session.is_idle:
+    while not run.session.is_streaming:
         await asyncio.sleep(0.005)
-    with pytest.raises(SessionError, match="steer or a follow-up"):
+    with pytest.raises(UsageError, match="steer or a follow-up"):
         await run.session.prompt("second")
     await run.session.prompt("second", streaming_behavior="steer")
-    assert run.session.pending_message_count() == 1
-    assert run.session.context().has_pending_messages()
+    assert run.session.state().pending_message_count == 1
+    assert run.session.extensions.context().has_pending_messages()
     await task
     assert [m.role for m in run.session.messages] == ["user", "assistant", "user", "assistant"]
     updates = [e for e in run.events if isinstance(e, QueueUpdateEvent)]
     assert updates[0].steering == ["second"] and updates[-1].steering == []
-    assert run.session.pending_message_count() == 0
+    assert run.session.state().pending_message_count == 0
 
 
 async def test_escape_restores_queued_text(tmp_path: Path) -> None:
@@ -96,18 +96,18 @@ async def test_escape_restores_queued_text(tmp_path: Path) -> None:
     run.session.steer("one")
     run.session.follow_up("two")
     assert run.session.clear_queues() == (["one"], ["two"])
-    assert not run.session.agent.has_queued_messages()
+    assert not run.session.core.agent.has_queued_messages()
 
 
 async def test_context_usage_follows_reported_usage_then_estimates(tmp_path: Path) -> None:
     run = await start_session(tmp_path)
-    usage = run.session.get_context_usage()
+    usage = run.session.context_usage()
     assert usage is not None and usage.tokens == 0 and usage.context_window == 128_000
     run.faux.set_responses([faux_message("x" * 400)])
     await run.session.prompt("hello")
     last = run.session.messages[-1]
     assert isinstance(last, AssistantMessage)
-    usage = run.session.get_context_usage()
+    usage = run.session.context_usage()
     assert usage is not None and usage.tokens == last.usage.total_tokens
     assert usage.percent == pytest.approx(usage.tokens / 128_000 * 100)
 
@@ -157,7 +157,7 @@ async def test_new_session_and_fork_switch_files(tmp_path: Path) -> None:
     assert run.session.messages == []  # forked before the user message
     run.session.steer("left over")  # queued in the old session: must not leak into the new one
     await run.session.new_session()
-    assert run.session.messages == [] and run.session.pending_message_count() == 0
+    assert run.session.messages == [] and run.session.state().pending_message_count == 0
     assert [e.type for e in run.session.store.entries()] == [
         "model_change",
         "thinking_level_change",

@@ -193,7 +193,7 @@ async def test_settings_dialog_applies_and_saves(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
-        mode = app.session.agent.steering.mode  # type: ignore[union-attr]
+        mode = app.session.state().steering_mode  # type: ignore[union-attr]
     saved = json.loads((agent_dir() / "settings.json").read_text())
     for label in ("Thinking level", "Steering mode", "Follow-up mode", "Auto-compaction", "Retry", "Theme"):
         assert label in rows

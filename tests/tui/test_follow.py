@@ -29,7 +29,7 @@ async def test_page_up_pauses_following_and_the_bottom_or_sending_resumes_it(tmp
         assert not app.conversation.following
         # new output while scrolled up does not move the view
         y = app.conversation.scroll_y
-        app.session.bridge.send_user_message("from elsewhere", None)  # type: ignore[union-attr]
+        app.session.core.bridge.send_user_message("from elsewhere", None)  # type: ignore[union-attr]
         await settle(app, pilot)
         assert app.conversation.scroll_y == y
         for _ in range(10):

@@ -169,6 +169,10 @@ class ExtensionRunner:
         """Only caddie's bundled extensions are loaded: no third-party code can touch messages in place."""
         return all(ext.path.startswith(PURE_CONTEXT_SOURCES) for ext in self.extensions)
 
+    def context(self) -> ExtensionContext:
+        """The ``ctx`` handlers get, for a handler the host calls itself (a shortcut's)."""
+        return self._context()
+
     def has_handlers(self, event: str) -> bool:
         return any(ext.handlers.get(event) for ext in self.extensions)
 

@@ -15,8 +15,9 @@ from typing import Any, TextIO
 
 from caddie.agent.events import ToolExecutionStartEvent
 from caddie.ai.messages import AssistantMessage, ImageContent
+from caddie.errors import UsageError
 from caddie.modes.serialize import event_to_json
-from caddie.runtime.session import AgentSession, SessionError
+from caddie.runtime.session_api import Session
 from caddie.runtime.session_events import (
     AutoRetryStartEvent,
     CompactionEndEvent,
@@ -52,7 +53,7 @@ def _brief(args: Any) -> str:
     return ""
 
 
-def last_assistant(session: AgentSession) -> AssistantMessage | None:
+def last_assistant(session: Session) -> AssistantMessage | None:
     for message in reversed(session.messages):
         if isinstance(message, AssistantMessage):
             return message
@@ -60,7 +61,7 @@ def last_assistant(session: AgentSession) -> AssistantMessage | None:
 
 
 async def run_headless(
-    session: AgentSession,
+    session: Session,
     prompts: Sequence[str],
     *,
     json_mode: bool = False,
@@ -113,11 +114,13 @@ async def run_headless(
             _stdout_gone(out)
     try:
         for index, prompt in enumerate(prompts):
-            if session.shutdown_requested or reader_gone:  # ctx.shutdown(): the prompts left are not sent
+            if (
+                session.state().shutdown_requested or reader_gone
+            ):  # ctx.shutdown(): the prompts left are not sent
                 break
             try:
                 await session.prompt(prompt, images if index == 0 else None, source="print")
-            except SessionError as e:
+            except UsageError as e:
                 err.write(f"caddie: {e}\n")
                 return 1
             await session.wait_for_idle()
@@ -137,8 +140,9 @@ async def run_headless(
                 out.flush()
             except BrokenPipeError:
                 _stdout_gone(out)
-    if session.exit_code is not None:  # an extension decided (a headless goal's outcome)
-        return session.exit_code
+    exit_code = session.state().exit_code
+    if exit_code is not None:  # an extension decided (a headless goal's outcome)
+        return exit_code
     if reader_gone:
         return 0  # as `head` expects of a producer it stopped reading
     return 1 if failed else 0

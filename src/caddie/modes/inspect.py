@@ -376,13 +376,14 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     async with _read_only_session(store_path, cwd) as build:
         session = build.session
         messages = await session.context_for_next_request()
+        state = session.state()
     llm = convert_to_llm(messages)
-    tools = [t.name for t in session.active_tools()]
+    tools = [t.name for t in state.tools]
     if as_json:
         payload = {
             "sessionFile": store_path,
             "model": session.model.ref if session.model else None,
-            "systemPrompt": session.system_prompt,
+            "systemPrompt": state.system_prompt,
             "tools": tools,
             "messages": [message_to_json(m) for m in llm],
         }
@@ -391,7 +392,7 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     out.write(
         f"# what the model would be sent next ({len(llm)} messages; tools: {', '.join(tools) or 'none'})\n"
     )
-    out.write(f"# session: {store_path}\n\n## system\n{session.system_prompt}\n\n")
+    out.write(f"# session: {store_path}\n\n## system\n{state.system_prompt}\n\n")
     for message in llm:
         out.write(render_message(message) + "\n\n")
     return 0
@@ -408,7 +409,7 @@ async def export_session_file(path: str | None, cwd: str, output: str | None) ->
         target = Path(output).expanduser() if output else default_export_path(session.store, source)
         try:
             return await export_session(
-                session.store, session.runner, target, source, settings=session.settings.data
+                session.store, session.extensions, target, source, settings=session.settings.data
             )
         except OSError as e:
             raise InspectError(f"cannot write {target}: {e.strerror or e}") from None

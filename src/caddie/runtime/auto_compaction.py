@@ -70,7 +70,7 @@ from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
-from caddie.errors import Aborted, CaddieError
+from caddie.errors import Aborted, CaddieError, UsageError
 from caddie.extensions.api import (
     EntryVisibility,
     EntryVisibilityEvent,
@@ -78,8 +78,7 @@ from caddie.extensions.api import (
     SessionCompactEvent,
     SummaryUsageEvent,
 )
-from caddie.runtime.compaction_port import CompactionHost, CompactionReason
-from caddie.runtime.session import SessionError
+from caddie.runtime.compaction_port import Compacted, CompactionHost, CompactionReason
 from caddie.runtime.session_events import CompactionEndEvent, CompactionStartEvent
 from caddie.session.branch_summary import (
     BRANCH_SUMMARY_MAX_TOKENS,
@@ -244,7 +243,7 @@ class CompactionEngine:
     async def before_prompt(self) -> None:
         session = self.host
         if self._manual:
-            raise SessionError(COMPACTING_NOW)
+            raise UsageError(COMPACTING_NOW)
         # A new user message re-arms overflow recovery; a reply that overflowed is compacted before it is sent.
         self.overflow_recovery_attempted = False
         last = _last_assistant(session.messages)
@@ -271,19 +270,14 @@ class CompactionEngine:
             # The loop goes on with its own list: continue from the summary and the kept messages.
             turn.context.messages[:] = list(session.messages)
 
-    async def compact(
-        self, reason: Reason = "manual", custom_instructions: str | None = None
-    ) -> CompactionEntry | None:
-        """Compact now. ``manual``: abort a running turn first; raises ``CompactionError`` when it cannot be
-        done, returns None when cancelled. Other reasons run the automatic path (None when nothing happened)."""
+    async def compact(self, custom_instructions: str | None = None) -> Compacted | None:
+        """Compact now (``/compact``, ``ctx.compact()``, RPC ``compact``): abort a running turn first; raises
+        ``CompactionError`` when it cannot be done, returns None when cancelled."""
         session = self.host
-        if reason != "manual":
-            return await self._auto(session, reason, will_retry=False)
         if self.is_compacting:
             raise CompactionError("A compaction is already running; wait for it to finish.")
         session.abort()
-        while not session.is_idle:  # the aborted run winds down (its reply ends "aborted")
-            await asyncio.sleep(0.005)
+        await session.wait_until_stopped()  # the aborted run winds down (its reply ends "aborted")
         controller = AbortController()
         self._controller, self._manual = controller, True
         await session.publish_event(CompactionStartEvent("manual"))
@@ -307,7 +301,7 @@ class CompactionEngine:
             return None
         entry, result = outcome
         await session.publish_event(CompactionEndEvent("manual", result, False, False))
-        return entry
+        return Compacted(entry, result)
 
     async def summarize_branch(self, old_leaf: str | None, target_id: str) -> BranchSummaryEntry | None:
         """Summarise the branch being left and attach the summary where the navigation lands.
@@ -319,12 +313,12 @@ class CompactionEngine:
         store = session.store
         target = store.get_entry(target_id)
         if target is None:
-            raise SessionError(f"No entry {target_id} in this session.")
+            raise UsageError(f"No entry {target_id} in this session.")
         if old_leaf == target_id:
             return None
         model = session.model
         if model is None:
-            raise SessionError("No model is configured, so the branch cannot be summarized.")
+            raise UsageError("No model is configured, so the branch cannot be summarized.")
         collected = collect_entries_for_branch_summary(store, old_leaf, target_id)
         if not collected.entries:
             return None

@@ -9,6 +9,7 @@ reaches further into the session than this.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from caddie.agent.loop import CompletedTurn
@@ -18,11 +19,20 @@ from caddie.ai.stream_events import AssistantMessageEvent
 from caddie.config.settings import Settings
 from caddie.extensions.runner import ExtensionRunner
 from caddie.runtime.session_events import SessionEvent
+from caddie.session.compaction import CompactionResult
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry
 from caddie.session.store import SessionStore
 
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
 CompactionReason = Literal["manual", "threshold", "overflow"]
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """What a manual compaction made: the entry in the session file, and the result extensions and clients see."""
+
+    entry: CompactionEntry
+    result: CompactionResult
 
 
 class CompactionHost(Protocol):
@@ -52,8 +62,9 @@ class CompactionHost(Protocol):
 
     def replace_messages(self, messages: list[AgentMessage]) -> None: ...
 
-    @property
-    def is_idle(self) -> bool: ...
+    async def wait_until_stopped(self) -> None:
+        """Until no run is active (an aborted one has wound down)."""
+        ...
 
     @property
     def stop_requested(self) -> bool:
@@ -86,9 +97,9 @@ class Compactor(Protocol):
 
     async def summarize_branch(self, old_leaf: str | None, target_id: str) -> BranchSummaryEntry | None: ...
 
-    async def compact(
-        self, reason: CompactionReason = "manual", custom_instructions: str | None = None
-    ) -> CompactionEntry | None: ...
+    async def compact(self, custom_instructions: str | None = None) -> Compacted | None:
+        """A manual compaction; None when an extension or an abort cancelled it."""
+        ...
 
     def abort(self) -> None: ...
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 
+from caddie.agent.agent import Agent
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import CustomMessage, TextContent, UserContent, UserMessage, text_of
-from caddie.ai.model import Model
+from caddie.ai.model import Model, ThinkingLevel
+from caddie.config.settings import Settings
+from caddie.errors import UsageError
 from caddie.extensions.api import (
     CommandSpec,
     ContextUsage,
@@ -25,27 +28,124 @@ from caddie.extensions.api import (
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
 )
-from caddie.extensions.runner import ExtensionFailure, call_handler
-from caddie.resources.discovery import ExtraPath
+from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
+from caddie.resources.discovery import ExtraPath, Resources
+from caddie.runtime.compaction_port import Compactor
+from caddie.runtime.preferences import Preferences
+from caddie.runtime.prompting import Prompter
+from caddie.runtime.run_controller import RunController
 from caddie.runtime.session_events import (
     EntryAppendedEvent,
     ExtensionEvent,
     NoticeEvent,
+    SessionEvent,
 )
+from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.session.entries import CompactionEntry
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
 
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession
-
 log = logging.getLogger("caddie.session")
+
+
+class SessionSwitching(Protocol):
+    """The session-changing operations command handlers may use (``SessionNavigator``)."""
+
+    async def new_session(self, parent_session: str | None = None) -> bool: ...
+
+    async def fork(self, entry_id: str) -> bool: ...
+
+    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
+
+    async def switch_session(self, path: str) -> bool: ...
+
+    async def reload(self) -> None: ...
+
+
+class ContextHost(Protocol):
+    """What ``ctx`` reads and does."""
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def run(self) -> RunController: ...
+
+    @property
+    def compactor(self) -> Compactor | None: ...
+
+    @property
+    def navigator(self) -> SessionSwitching: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def ui(self) -> ExtensionUI: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def tools(self) -> ToolsAndPrompt: ...
+
+    @property
+    def prompter(self) -> Prompter: ...
+
+    @property
+    def preferences(self) -> Preferences: ...
+
+    def abort(self) -> None: ...
+
+    def request_shutdown(self) -> None: ...
+
+    async def wait_for_idle(self) -> None: ...
+
+    def spawn(self, coro: Awaitable[Any]) -> Any: ...
+
+
+class BridgeHost(ContextHost, Protocol):
+    """What extension action methods (``api.send_message``, ``api.set_model``, …) need of the session."""
+
+    extensions: list[Extension]
+    resources: Resources
+    exit_code: int | None
+    flags: dict[str, str | bool]
+    rediscover: Callable[[list[ExtraPath], list[ExtraPath]], Resources] | None
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def thinking_level(self) -> ThinkingLevel: ...
+
+    @property
+    def has_subscribers(self) -> bool: ...
+
+    def context(self, system_prompt: Callable[[], str] | None = None) -> ExtensionContextImpl: ...
+
+    def set_thinking_level(self, level: str) -> None: ...
+
+    def set_session_name(self, name: str) -> None: ...
+
+    def on_extension_error(self, err: ExtensionFailure) -> None: ...
+
+    def publish_soon(self, event: SessionEvent) -> None: ...
 
 
 class ExtensionBridge:
     """``ExtensionHost``: the session as extension action methods reach it."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: BridgeHost) -> None:
         self._session = session
         self.bound = False
         """Extensions are bound (``start`` ran): tools registered from now on become active at once."""
@@ -88,12 +188,10 @@ class ExtensionBridge:
             session.publish_soon(MessageEndEvent(message))
 
     def send_user_message(self, content: str | list[UserContent], deliver_as: DeliverAs | None) -> None:
-        from caddie.runtime.session import SessionError
-
         session = self._session
         if session.run.running:
             if deliver_as not in ("steer", "follow_up"):
-                raise SessionError(
+                raise UsageError(
                     "send_user_message while the agent is working needs deliver_as='steer' or 'follow_up'"
                 )
             blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
@@ -111,23 +209,23 @@ class ExtensionBridge:
         return self._session.store.session_name()
 
     def get_active_tools(self) -> list[str]:
-        return self._session.get_active_tools()
+        return self._session.tools.active_names()
 
     def get_all_tools(self) -> list[ToolDefinition]:
-        return self._session.all_tools()
+        return self._session.tools.all()
 
     def set_active_tools(self, names: Sequence[str]) -> None:
-        self._session.set_active_tools(names)
+        self._session.tools.set_active(names)
 
     def get_commands(self) -> list[CommandSpec]:
         return list(self._session.runner.commands().values())
 
     def refresh_tools(self) -> None:
         """A tool was registered after start-up: make it active and rebuild the prompt."""
-        self._session.activate_new_tools(self.bound)
+        self._session.tools.activate_new(self.bound)
 
     async def set_model(self, model: Model) -> bool:
-        return await self._session.set_model(model)
+        return await self._session.preferences.set_model(model)
 
     def get_thinking_level(self) -> str:
         return self._session.thinking_level
@@ -139,7 +237,7 @@ class ExtensionBridge:
         self._session.publish_soon(ExtensionEvent(name, data))
 
     def get_flag(self, name: str) -> str | bool | None:
-        return self._session.options.flags.get(name)
+        return self._session.flags.get(name)
 
     def set_exit_code(self, code: int) -> None:
         self._session.exit_code = code
@@ -150,7 +248,7 @@ class ExtensionBridge:
 
         On ``/reload`` the folders are searched again too (skills added or edited since start-up)."""
         session = self._session
-        rediscover = session.options.rediscover
+        rediscover = session.rediscover
         if rediscover is None:
             return
         if reason == "reload":
@@ -197,7 +295,7 @@ class ExtensionContextImpl:
     """``ctx`` for handlers and tools (Pi's ``ExtensionContext``): a live view of the session plus the
     actions Pi's context offers."""
 
-    def __init__(self, session: AgentSession, system_prompt: Callable[[], str] | None = None) -> None:
+    def __init__(self, session: ContextHost, system_prompt: Callable[[], str] | None = None) -> None:
         self._session = session
         self._system_prompt = system_prompt
 
@@ -230,16 +328,16 @@ class ExtensionContextImpl:
         return self._session.agent.signal
 
     def is_idle(self) -> bool:
-        return self._session.is_idle
+        return not self._session.run.running
 
     def abort(self) -> None:
         self._session.abort()
 
     def has_pending_messages(self) -> bool:
-        return self._session.pending_message_count() > 0
+        return self._session.prompter.pending_count() > 0
 
     def get_context_usage(self) -> ContextUsage | None:
-        return self._session.get_context_usage()
+        return self._session.preferences.context_usage()
 
     def compact(
         self,
@@ -255,7 +353,7 @@ class ExtensionContextImpl:
         session.spawn(_run_manual_compaction(session, custom_instructions, on_complete, on_error))
 
     def get_system_prompt(self) -> str:
-        return self._system_prompt() if self._system_prompt is not None else self._session.system_prompt
+        return self._system_prompt() if self._system_prompt is not None else self._session.tools.system_prompt
 
     def settings(self) -> dict[str, Any]:
         return copy.deepcopy(self._session.settings.data)
@@ -291,7 +389,7 @@ class CommandContextImpl(ExtensionContextImpl):
 
 
 async def _run_manual_compaction(
-    session: AgentSession,
+    session: ContextHost,
     custom_instructions: str | None,
     on_complete: Callable[[CompactionEntry], None] | None,
     on_error: Callable[[Exception], None] | None,
@@ -299,10 +397,10 @@ async def _run_manual_compaction(
     compactor = session.compactor
     assert compactor is not None
     try:
-        entry = await compactor.compact("manual", custom_instructions)
+        done = await compactor.compact(custom_instructions)
     except Exception as e:
         if on_error is not None:
             on_error(e)
         return
-    if on_complete is not None and entry is not None:
-        on_complete(entry)
+    if on_complete is not None and done is not None:
+        on_complete(done.entry)

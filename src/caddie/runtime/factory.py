@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
-from caddie.extensions.api import FlagSpec
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
@@ -36,30 +35,18 @@ from caddie.resources.discovery import (
     scope_lists,
 )
 from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
+from caddie.runtime.core import SessionOptions
+from caddie.runtime.request import LoadedExtensions as LoadedExtensions
 from caddie.runtime.request import SessionChoice as SessionChoice
 from caddie.runtime.request import SessionRequest as SessionRequest
 from caddie.runtime.request import SetupError as SetupError
-from caddie.runtime.session import AgentSession, SessionOptions
+from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
 from caddie.tools.validation import DEFERRED_MODULES
-
-
-@dataclass
-class LoadedExtensions:
-    extensions: list[Extension]
-    errors: list[str]
-    reload: Callable[[], Awaitable[tuple[list[Extension], list[str]]]]
-    packages: list[InstalledPackage] = field(default_factory=list)
-    """The configured packages (``caddie install`` / settings ``packages``), inspected."""
-    notices: list[str] = field(default_factory=list)
-    """Things done on the way that the user should hear about (project packages installed)."""
-
-    def flag_specs(self) -> dict[str, FlagSpec]:
-        return {name: spec for ext in self.extensions for name, spec in ext.flags.items()}
 
 
 def project_trusted(cwd: str, trust: bool | None) -> bool:
@@ -367,20 +354,21 @@ async def open_session(request: SessionRequest) -> SessionBuild:
 
         options.compactor = CompactionEngine
     session = AgentSession(options)
-    session.load_errors = loaded.errors
+    core = session.core
+    core.load_errors = loaded.errors
     session_ref.append(session)
-    session.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    core.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
-        session.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
+        core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
     if request.exclude_tools:
-        known = {t.name for t in session.all_tools()}
+        known = {t.name for t in core.tools.all()}
         unknown = [t for t in request.exclude_tools if t not in known]
         if unknown:
             raise SetupError(
                 f"--exclude-tools: unknown tool(s) {', '.join(unknown)}. Tools are: {', '.join(sorted(known))}."
             )
-        session.set_active_tools([t for t in session.get_active_tools() if t not in request.exclude_tools])
+        core.tools.set_active([t for t in core.tools.active_names() if t not in request.exclude_tools])
     if request.name and request.name.strip():
         session.set_session_name(request.name.strip())
     if len(store) == 0 and not request.read_only:  # a new session records its model and level (as Pi)

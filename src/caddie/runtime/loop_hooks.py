@@ -7,8 +7,10 @@ between turns, and every agent event (extensions first, then the modes, then the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from caddie.agent.agent import Agent
 from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from caddie.agent.loop import (
     AgentContext,
@@ -22,11 +24,16 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.message_copies import ConversionCache
 from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage
 from caddie.ai.model import Model, StreamOptions
-from caddie.extensions.api import ToolCallEvent, ToolResultEvent
+from caddie.config.settings import Settings
+from caddie.extensions.api import ExtensionContext, ToolCallEvent, ToolResultEvent
+from caddie.extensions.runner import ExtensionRunner
+from caddie.runtime.compaction_port import Compactor, StreamFn
+from caddie.runtime.prompting import Prompter
+from caddie.runtime.run_controller import RunController
+from caddie.runtime.session_events import SessionEvent
+from caddie.runtime.tools_prompt import ToolsAndPrompt
+from caddie.session.store import SessionStore
 from caddie.tools.base import ToolResult
-
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession
 
 _EXTENSION_AGENT_EVENTS = frozenset(
     {
@@ -43,8 +50,45 @@ _EXTENSION_AGENT_EVENTS = frozenset(
 )
 
 
+class LoopHooksHost(Protocol):
+    """What the agent loop's hooks need of the session."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def run(self) -> RunController: ...
+
+    @property
+    def prompter(self) -> Prompter: ...
+
+    @property
+    def compactor(self) -> Compactor | None: ...
+
+    @property
+    def stream_fn(self) -> StreamFn: ...
+
+    @property
+    def tools(self) -> ToolsAndPrompt: ...
+
+    def api_key_for(self, model: Model) -> str | None: ...
+
+    def context(self, system_prompt: Callable[[], str] | None = None) -> ExtensionContext: ...
+
+    async def publish_event(self, event: SessionEvent) -> None: ...
+
+
 class LoopHooks:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: LoopHooksHost) -> None:
         self._session = session
         self._compacted_after: CompletedTurn | None = None
         self._conversions = ConversionCache()
@@ -127,8 +171,8 @@ class LoopHooks:
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> NextTurn | None:
         session = self._session
-        tools = session.active_tools()
-        prompt = session.system_prompt
+        tools = session.tools.active()
+        prompt = session.tools.system_prompt
         if session.compactor is not None and self._compacted_after is not turn:
             await session.compactor.between_turns(turn)
         state = session.agent.state

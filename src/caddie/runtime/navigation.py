@@ -10,35 +10,103 @@ session file.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
+from caddie.agent.agent import Agent
 from caddie.ai.messages import UserMessage, text_of
-from caddie.ai.model import THINKING_LEVELS
+from caddie.ai.model import THINKING_LEVELS, Model
+from caddie.errors import UsageError
 from caddie.extensions.api import (
+    ExtensionUI,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
 )
-from caddie.runtime.session_events import NoticeEvent
+from caddie.extensions.runner import Extension, ExtensionRunner
+from caddie.runtime.compaction_port import Compactor
+from caddie.runtime.prompting import Prompter
+from caddie.runtime.run_controller import RunController
+from caddie.runtime.session_events import NoticeEvent, SessionEvent
+from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionFileError, SessionStore
 
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession
+StartReason = Literal["startup", "reload", "new", "resume", "fork"]
+ShutdownReason = Literal["quit", "reload", "new", "resume", "fork"]
+
+
+class ExtensionBinding(Protocol):
+    def bind_all(self) -> None: ...
+
+    def unbind_all(self) -> None: ...
+
+
+class NavigatorHost(Protocol):
+    """What moving between sessions needs of the session."""
+
+    store: SessionStore
+    extensions: list[Extension]
+    load_errors: list[str]
+    exit_code: int | None
+    reload_extensions: Callable[[], Awaitable[tuple[list[Extension], list[str]]]] | None
+    find_model: Callable[[str, str], Model | None]
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def run(self) -> RunController: ...
+
+    @property
+    def prompter(self) -> Prompter: ...
+
+    @property
+    def bridge(self) -> ExtensionBinding: ...
+
+    @property
+    def compactor(self) -> Compactor | None: ...
+
+    @property
+    def ui(self) -> ExtensionUI: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    def use_model(self, model: Model) -> None: ...
+
+    def abort(self) -> None: ...
+
+    @property
+    def tools(self) -> ToolsAndPrompt: ...
+
+    async def announce_store_warnings(self) -> None: ...
+
+    async def start(
+        self, reason: StartReason = "startup", previous_session_file: str | None = None
+    ) -> None: ...
+
+    async def shutdown(self, reason: ShutdownReason = "quit") -> None: ...
+
+    def publish_soon(self, event: SessionEvent) -> None: ...
 
 
 class SessionNavigator:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: NavigatorHost) -> None:
         self._session = session
 
     def _require_idle(self, doing: str) -> None:
-        from caddie.runtime.session import SessionError
-
         if self._session.run.busy:
-            raise SessionError(f"Wait for the agent to finish (or press Esc) before {doing}.")
+            raise UsageError(f"Wait for the agent to finish (or press Esc) before {doing}.")
 
     async def replace_store(
         self, store: SessionStore, reason: Literal["new", "resume", "fork"], previous_file: str | None
@@ -64,7 +132,7 @@ class SessionNavigator:
         await self._recreate_extensions()
         state = session.agent.state
         state.messages = restored.messages
-        if restored.model is not None and (found := session.options.find_model(*restored.model)) is not None:
+        if restored.model is not None and (found := session.find_model(*restored.model)) is not None:
             session.use_model(found)
         if len(store) == 0:
             if session.model is not None:
@@ -76,13 +144,13 @@ class SessionNavigator:
             )
         await session.announce_store_warnings()
         await session.runner.emit("session_start", SessionStartEvent(reason, previous_file))
-        session.rebuild_system_prompt()
+        session.tools.rebuild()
 
     async def _recreate_extensions(self) -> None:
         """A session switch starts the extensions afresh (as Pi re-creates its runtime): the old instances
         are detached and the extensions are loaded again (when they were loaded from files)."""
         session = self._session
-        if session.options.reload_extensions is None:
+        if session.reload_extensions is None:
             return
         session.bridge.unbind_all()
         await self.load_extensions()
@@ -92,12 +160,12 @@ class SessionNavigator:
 
     async def load_extensions(self) -> None:
         session = self._session
-        assert session.options.reload_extensions is not None
-        extensions, errors = await session.options.reload_extensions()
+        assert session.reload_extensions is not None
+        extensions, errors = await session.reload_extensions()
         session.extensions[:] = extensions
         session.load_errors = errors
         session.runner.extensions = session.extensions
-        session.activate_new_tools(True)
+        session.tools.activate_new(True)
 
     async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
         """``session_before_switch``: True when an extension cancelled."""
@@ -146,8 +214,6 @@ class SessionNavigator:
     async def switch_session(self, path: str, *, abort_running: bool = False) -> bool:
         """Open another session file; a path with no file yet starts a new session there (as Pi does).
         False when a ``session_before_switch`` handler cancelled."""
-        from caddie.runtime.session import SessionError
-
         session = self._session
         if not abort_running:
             self._require_idle("switching sessions")
@@ -160,7 +226,7 @@ class SessionNavigator:
             try:  # read in a worker thread: a large file must not freeze the UI's event loop
                 store = await asyncio.to_thread(SessionStore.open, target)
             except SessionFileError as e:  # e.g. another process writes it: one line for the user
-                raise SessionError(str(e)) from None
+                raise UsageError(str(e)) from None
         else:
             store = SessionStore.create(session.cwd, target.parent)
             store.path = target
@@ -177,15 +243,13 @@ class SessionNavigator:
         """A new session from the path up to ``entry_id``; from a user message: up to just before it
         (``position="at"``, a clone: up to and including the entry). False when a ``session_before_fork``
         handler cancelled."""
-        from caddie.runtime.session import SessionError
-
         session = self._session
         if not abort_running:
             self._require_idle("forking")
         store = session.store
         entry = store.get_entry(entry_id)
         if entry is None:
-            raise SessionError(f"No entry {entry_id} in this session.")
+            raise UsageError(f"No entry {entry_id} in this session.")
         before_user = (
             isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage) and position != "at"
         )
@@ -196,7 +260,7 @@ class SessionNavigator:
             and store.path is not None
             and not store.file_exists
         ):
-            raise SessionError(
+            raise UsageError(
                 "This session has not been saved yet. Wait for the first assistant response before cloning "
                 "or forking it."
             )
@@ -212,14 +276,12 @@ class SessionNavigator:
 
     async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
         """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry."""
-        from caddie.runtime.session import SessionError
-
         session = self._session
         self._require_idle("moving in the tree")
         store = session.store
         entry = store.get_entry(target_id)
         if entry is None:
-            raise SessionError(f"No entry {target_id} in this session.")
+            raise UsageError(f"No entry {target_id} in this session.")
         old_leaf = store.leaf_id
         summary_entry = None
         if session.compactor is not None and summarize:
@@ -236,20 +298,10 @@ class SessionNavigator:
         await session.runner.emit("session_tree", SessionTreeEvent(store.leaf_id, old_leaf, summary_entry))
         return True
 
-    def user_messages_for_forking(self) -> list[tuple[str, str]]:
-        """(entry id, text) of every user message in the session, in order (Pi's fork selector)."""
-        out: list[tuple[str, str]] = []
-        for entry in self._session.store.entries():
-            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
-                text = text_of(entry.message.content)
-                if text:
-                    out.append((entry.id, text))
-        return out
-
     async def reload(self) -> None:
         """Re-import extensions (``/reload``): shutdown → load → start."""
         session = self._session
-        if session.options.reload_extensions is None:
+        if session.reload_extensions is None:
             return
         self._require_idle("reloading extensions")
         await session.shutdown("reload")

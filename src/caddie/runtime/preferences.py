@@ -4,36 +4,71 @@ automatic compaction and retry; and ``session_stats``, the counters Pi reports o
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
-from caddie.ai.messages import AssistantMessage, ToolCall, UserMessage
+from caddie.agent.agent import Agent
+from caddie.ai.messages import AgentMessage, AssistantMessage, ToolCall, UserMessage
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.thinking import supported_thinking_levels
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
+from caddie.config.settings import Settings
+from caddie.errors import UsageError
 from caddie.extensions.api import ContextUsage, ModelSelectEvent
-from caddie.runtime.session_events import NoticeEvent
+from caddie.extensions.runner import ExtensionRunner
+from caddie.runtime.session_api import ModelCycle, SessionStats, TokenTotals
+from caddie.runtime.session_events import NoticeEvent, SessionEvent
 from caddie.session.entries import BranchSummaryEntry, CompactionEntry, MessageEntry
-
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession
+from caddie.session.store import SessionStore
 
 log = logging.getLogger("caddie.session")
 
 
+class PreferencesHost(Protocol):
+    """What the session's choices need of the session."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def thinking_level(self) -> ThinkingLevel: ...
+
+    @property
+    def messages(self) -> list[AgentMessage]: ...
+
+    available_models: Callable[[], list[Model]]
+
+    def use_model(self, model: Model) -> None: ...
+
+    def set_thinking_level(self, level: str) -> None: ...
+
+    def publish_soon(self, event: SessionEvent) -> None: ...
+
+
 class Preferences:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: PreferencesHost) -> None:
         self._session = session
         self.scoped_models: list[tuple[Model, ThinkingLevel | None]] = []
         """The models ``cycle_model`` walks (``--models`` / settings ``enabledModels``); empty: all available."""
 
     # -- queue modes and toggles (saved as the global default, as Pi saves them) -----------------------
     def set_queue_mode(self, which: Literal["steering", "follow_up"], mode: str) -> None:
-        from caddie.runtime.session import SessionError
-
         agent = self._session.agent
         if mode not in ("all", "one-at-a-time"):
             label = "steering" if which == "steering" else "follow-up"
-            raise SessionError(f"Unknown {label} mode {mode!r}; use 'all' or 'one-at-a-time'.")
+            raise UsageError(f"Unknown {label} mode {mode!r}; use 'all' or 'one-at-a-time'.")
         queue = agent.steering if which == "steering" else agent.follow_ups
         queue.mode = "all" if mode == "all" else "one-at-a-time"
         self.save_setting({"steeringMode" if which == "steering" else "followUpMode": mode})
@@ -73,9 +108,7 @@ class Preferences:
         session.set_thinking_level(levels[(index + 1) % len(levels)])
         return session.thinking_level
 
-    async def cycle_model(
-        self, direction: Literal["forward", "backward"] = "forward"
-    ) -> tuple[Model, ThinkingLevel, bool] | None:
+    async def cycle_model(self, direction: Literal["forward", "backward"] = "forward") -> ModelCycle | None:
         """Switch to the next (or previous) model: among the scoped models (``--models``, settings
         ``enabledModels``) if there are any, else among every available one. Returns (model, thinking level,
         scoped), or None when there is nothing to cycle to."""
@@ -105,7 +138,7 @@ class Preferences:
         session.set_thinking_level(level if level is not None else self._thinking_for_switch())
         if previous is None or (previous.provider, previous.id) != (model.provider, model.id):
             await session.runner.emit("model_select", ModelSelectEvent(model, previous, "cycle"))
-        return model, session.thinking_level, bool(scoped)
+        return ModelCycle(model, session.thinking_level, bool(scoped))
 
     def _thinking_for_switch(self) -> str:
         default = self._session.settings.default_thinking_level
@@ -137,7 +170,7 @@ class Preferences:
                 return False
         return False
 
-    def session_stats(self) -> dict[str, Any]:
+    def session_stats(self) -> SessionStats:
         """Pi's ``getSessionStats``: counts and token/cost totals over every entry of the session (history
         that was compacted away and abandoned branches included), plus the current context usage."""
         session = self._session
@@ -171,22 +204,15 @@ class Preferences:
             elif message.role == "toolResult":
                 tool_results += 1
                 add(getattr(message, "usage", None))
-        out: dict[str, Any] = {
-            "sessionFile": session.store.session_file,
-            "sessionId": session.store.session_id,
-            "userMessages": user,
-            "assistantMessages": assistant,
-            "toolCalls": tool_calls,
-            "toolResults": tool_results,
-            "totalMessages": total,
-            "tokens": {**tokens, "total": sum(tokens.values())},
-            "cost": cost,
-        }
-        usage = self.context_usage()
-        if usage is not None:
-            out["contextUsage"] = {
-                "tokens": usage.tokens,
-                "contextWindow": usage.context_window,
-                "percent": usage.percent,
-            }
-        return out
+        return SessionStats(
+            session_file=session.store.session_file,
+            session_id=session.store.session_id,
+            user_messages=user,
+            assistant_messages=assistant,
+            tool_calls=tool_calls,
+            tool_results=tool_results,
+            total_messages=total,
+            tokens=TokenTotals(tokens["input"], tokens["output"], tokens["cacheRead"], tokens["cacheWrite"]),
+            cost=cost,
+            context_usage=self.context_usage(),
+        )

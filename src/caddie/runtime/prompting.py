@@ -8,8 +8,9 @@ or follow-up if a run is active → ``before_agent_start`` (extra messages, syst
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
+from caddie.agent.agent import Agent
 from caddie.ai.messages import (
     AgentMessage,
     CustomMessage,
@@ -19,17 +20,59 @@ from caddie.ai.messages import (
     UserMessage,
     text_of,
 )
-from caddie.extensions.api import BeforeAgentStartEvent
+from caddie.ai.model import Model
+from caddie.config.settings import Settings
+from caddie.errors import UsageError
+from caddie.extensions.api import BeforeAgentStartEvent, CommandSpec, ExtensionContext
+from caddie.extensions.runner import ExtensionRunner
+from caddie.resources.discovery import Resources
 from caddie.resources.prompts import expand_prompt_template
 from caddie.resources.skills import SkillExpansionError, expand_skill_command
-from caddie.runtime.session_events import QueueUpdateEvent
+from caddie.runtime.compaction_port import Compactor
+from caddie.runtime.run_controller import RunController
+from caddie.runtime.session_api import PromptSource, SlashCommand
+from caddie.runtime.session_events import QueueUpdateEvent, SessionEvent
+from caddie.runtime.tools_prompt import ToolsAndPrompt
 
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession, PromptSource
+
+class PrompterHost(Protocol):
+    """What turning input into runs needs of the session."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def run(self) -> RunController: ...
+
+    @property
+    def compactor(self) -> Compactor | None: ...
+
+    @property
+    def resources(self) -> Resources: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def tools(self) -> ToolsAndPrompt: ...
+
+    def context(self, system_prompt: Callable[[], str] | None = None) -> ExtensionContext: ...
+
+    async def run_command(self, command: CommandSpec, args: str) -> None: ...
+
+    def publish_soon(self, event: SessionEvent) -> None: ...
+
+    def publish_first(self, event: SessionEvent) -> None: ...
 
 
 class Prompter:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: PrompterHost) -> None:
         self._session = session
         self.next_turn: list[CustomMessage] = []
         """Extension messages delivered ``next_turn``: they go with the next prompt."""
@@ -56,8 +99,6 @@ class Prompter:
         streaming_behavior: Literal["steer", "follow_up"] | None,
         preflight: Callable[[bool], None] | None,
     ) -> None:
-        from caddie.runtime.session import SessionError
-
         session = self._session
         runner = session.runner
         if text.startswith("/"):
@@ -80,7 +121,7 @@ class Prompter:
             text = self.expand_text(text)
             if session.run.running or (session.run.busy and preflight is not None):
                 if streaming_behavior is None:
-                    raise SessionError(
+                    raise UsageError(
                         "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
                         "to queue the message."
                         if preflight is not None
@@ -114,8 +155,6 @@ class Prompter:
 
     def expand_text(self, text: str) -> str:
         """``/skill:name args`` and ``/template args`` become the text the model gets (Pi's order)."""
-        from caddie.runtime.session import SessionError
-
         if not text.startswith("/"):
             return text
         session = self._session
@@ -123,34 +162,34 @@ class Prompter:
             if session.settings.get("enableSkillCommands", True) is not False:
                 text = expand_skill_command(text, session.resources.skills)
         except SkillExpansionError as e:
-            raise SessionError(str(e)) from None
+            raise UsageError(str(e)) from None
         return expand_prompt_template(text, session.resources.prompts)
 
-    def resource_commands(self) -> list[tuple[str, str, str]]:
-        """``(name, description, source)`` of every prompt template and ``skill:`` command, for menus."""
+    def slash_commands(self, every_skill: bool = False) -> list[SlashCommand]:
+        """Extension commands, prompt templates, and ``skill:`` commands (when skill commands are on, or
+        ``every_skill``)."""
         session = self._session
         out = [
-            (
-                t.name,
-                f"{t.argument_hint} — {t.description}" if t.argument_hint else t.description,
-                f"prompt · {t.source}",
-            )
+            SlashCommand(name, spec.description, "extension", spec.source)
+            for name, spec in session.runner.commands().items()
+        ]
+        out += [
+            SlashCommand(t.name, t.description, "prompt", t.file_path, t.source, t.argument_hint)
             for t in session.resources.prompts
         ]
-        if session.settings.get("enableSkillCommands", True) is not False:
+        if every_skill or session.settings.get("enableSkillCommands", True) is not False:
             out += [
-                (f"skill:{s.name}", s.description, f"skill · {s.source}") for s in session.resources.skills
+                SlashCommand(f"skill:{s.name}", s.description, "skill", s.file_path, s.source)
+                for s in session.resources.skills
             ]
         return out
 
     def steer_or_follow(
         self, text: str, images: list[ImageContent] | None, how: Literal["steer", "follow_up"]
     ) -> None:
-        from caddie.runtime.session import SessionError
-
         name = text[1:].partition(" ")[0] if text.startswith("/") else ""
         if name and name in self._session.runner.commands():
-            raise SessionError(
+            raise UsageError(
                 f"/{name} is a command: it runs at once and cannot be queued; send it as a prompt."
             )
         text = self.expand_text(text)
@@ -195,14 +234,12 @@ class Prompter:
         user: UserMessage,
         preflight: Callable[[bool], None] | None = None,
     ) -> None:
-        from caddie.runtime.session import SessionError
-
         session = self._session
         run = session.run
         if session.model is None:
             if preflight is not None:
                 preflight(False)
-            raise SessionError("No model is configured, so there is nothing to send the prompt to.")
+            raise UsageError("No model is configured, so there is nothing to send the prompt to.")
         # From here on the session counts as busy: a second prompt arriving while extensions prepare this one
         # is queued (and shown as pending) instead of racing it.
         signal = run.begin_start()
@@ -212,7 +249,7 @@ class Prompter:
             batch: list[AgentMessage] = [user, *self.next_turn]
             self.next_turn = []
             if session.runner.has_handlers("before_agent_start"):
-                event = BeforeAgentStartEvent(text, images, session.base_system_prompt)
+                event = BeforeAgentStartEvent(text, images, session.tools.base_system_prompt)
                 started = await run.unless_aborted(
                     session.runner.emit_before_agent_start(
                         event, lambda get_prompt: session.context(get_prompt)
@@ -221,11 +258,11 @@ class Prompter:
                     "before_agent_start",
                 )
                 if started is None:
-                    raise SessionError("The prompt was aborted before its run started.")
+                    raise UsageError("The prompt was aborted before its run started.")
                 extra, prompt_override = started
                 batch.extend(extra)
                 if prompt_override is not None:
-                    session.override_system_prompt(prompt_override)
+                    session.tools.override(prompt_override)
         except BaseException:
             run.start_failed()
             if preflight is not None:
@@ -237,6 +274,6 @@ class Prompter:
                 preflight(True)  # may veto the run (an RPC client that has gone away)
             except BaseException:
                 run.start_failed()
-                session.end_prompt_override()
+                session.tools.end_override()
                 raise
         await run.run(batch)

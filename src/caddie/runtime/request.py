@@ -1,4 +1,5 @@
-"""What the user asked a session to be (``SessionRequest``), and the error that says it cannot be.
+"""What the user asked a session to be (``SessionRequest``), the extensions loaded for it, and the error that
+says it cannot be.
 
 Kept apart from ``factory`` (which re-exports both) so that the command line can describe a session
 without importing what builds one: the interactive UI paints its first frame before the agent, the tools
@@ -7,19 +8,36 @@ and the extensions are imported.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from caddie.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from caddie.extensions.api import ExtensionUI, Mode
+    from caddie.extensions.api import ExtensionUI, FlagSpec, Mode
     from caddie.extensions.runner import Extension
+    from caddie.resources.packages import InstalledPackage
     from caddie.runtime.compaction_port import StreamFn
-    from caddie.runtime.factory import LoadedExtensions
     from caddie.tools import ToolOperations
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
+
+
+@dataclass
+class LoadedExtensions:
+    """Extensions discovered and imported before the session exists (so their flags can be parsed)."""
+
+    extensions: list[Extension]
+    errors: list[str]
+    reload: Callable[[], Awaitable[tuple[list[Extension], list[str]]]]
+    packages: list[InstalledPackage] = field(default_factory=list)
+    """The configured packages (``caddie install`` / settings ``packages``), inspected."""
+    notices: list[str] = field(default_factory=list)
+    """Things done on the way that the user should hear about (project packages installed)."""
+
+    def flag_specs(self) -> dict[str, FlagSpec]:
+        return {name: spec for ext in self.extensions for name, spec in ext.flags.items()}
 
 
 class SetupError(ConfigurationError):

@@ -16,22 +16,63 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from caddie.agent.agent import Agent
 from caddie.ai import errors as ai_errors
 from caddie.ai.abort import AbortController, AbortSignal
 from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage
+from caddie.config.settings import Settings
+from caddie.extensions.runner import ExtensionRunner
+from caddie.runtime.compaction_port import Compactor
 from caddie.runtime.session_events import (
     AgentSettledEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
     ExtensionErrorEvent,
+    SessionEvent,
 )
-
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession
+from caddie.runtime.tools_prompt import ToolsAndPrompt
 
 T = TypeVar("T")
+
+
+class SettleWork(Protocol):
+    async def flush_pending(self) -> None:
+        """Record what finished while the run was active (user shell commands)."""
+        ...
+
+
+class RunHost(Protocol):
+    """What a run needs of the session."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def compactor(self) -> Compactor | None: ...
+
+    @property
+    def user_bash(self) -> SettleWork: ...
+
+    def last_assistant(self) -> AssistantMessage | None: ...
+
+    @property
+    def tools(self) -> ToolsAndPrompt:
+        """A ``before_agent_start`` system prompt lasts one run (``end_override``)."""
+        ...
+
+    def shutdown_if_requested(self) -> None: ...
+
+    async def publish_event(self, event: SessionEvent) -> None: ...
+
+    def publish_soon(self, event: SessionEvent) -> None: ...
 
 
 class RunState(enum.Enum):
@@ -46,11 +87,15 @@ class RunState(enum.Enum):
 class RunController:
     """Owns the run state, retries and the aborts of everything a run waits on."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: RunHost) -> None:
         self._session = session
-        self.state = RunState.IDLE
-        self._done = asyncio.Event()
-        self._done.set()
+        self._state = RunState.IDLE
+        self._settled = asyncio.Event()
+        """Set while idle with the last run fully settled (``agent_settled`` delivered)."""
+        self._settled.set()
+        self._stopped = asyncio.Event()
+        """Set while the loop is not running (idle, or a prompt is being prepared)."""
+        self._stopped.set()
         self.retry_attempt = 0
         self._retry_abort: AbortController | None = None
         self._start_abort: AbortController | None = None
@@ -59,6 +104,18 @@ class RunController:
         """How long an aborted run waits for a cancelled ``context`` handler before abandoning it."""
 
     # -- state ----------------------------------------------------------------------------------------
+    @property
+    def state(self) -> RunState:
+        return self._state
+
+    @state.setter
+    def state(self, state: RunState) -> None:
+        self._state = state
+        if state in (RunState.RUNNING, RunState.STOPPING):
+            self._stopped.clear()
+        else:
+            self._stopped.set()
+
     @property
     def running(self) -> bool:
         """The agent loop is running (streaming, tools, post-run decisions)."""
@@ -81,6 +138,7 @@ class RunController:
         """A prompt is being prepared: from here on the session counts as busy."""
         if self.state is RunState.IDLE:
             self.state = RunState.STARTING
+            self._settled.clear()
         self._start_abort = AbortController()
         return self._start_abort.signal
 
@@ -91,21 +149,23 @@ class RunController:
         self._start_abort = None
         if self.state is RunState.STARTING:
             self.state = RunState.IDLE
+            self._settled.set()
             self._session.shutdown_if_requested()
 
     async def wait_until_run_ends(self) -> None:
-        """Until the current run (if any) has settled; unlike ``wait_for_idle`` it ignores extension work."""
-        while self.busy:
-            await self._done.wait()
-            if self.state is RunState.STARTING and self._done.is_set():
-                await asyncio.sleep(0.005)
+        """Until no run is being prepared or running, and the last one has settled (extension work started
+        from it is not waited for: see ``AgentSession.wait_for_idle``)."""
+        while not self._settled.is_set():
+            await self._settled.wait()
 
-    async def wait_done(self) -> None:
-        await self._done.wait()
+    async def wait_until_stopped(self) -> None:
+        """Until the loop is not running (an aborted run has wound down; a prompt may be in preparation)."""
+        while self.running:
+            await self._stopped.wait()
 
     @property
-    def done(self) -> bool:
-        return self._done.is_set()
+    def settled(self) -> bool:
+        return self._settled.is_set()
 
     # -- aborting -------------------------------------------------------------------------------------
     def abort(self) -> None:
@@ -143,7 +203,7 @@ class RunController:
             task.add_done_callback(self._abandoned.discard)
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
         session = self._session
-        paths = ", ".join(e.path for e in session.extensions if e.handlers.get(event)) or "extension"
+        paths = ", ".join(e.path for e in session.runner.extensions if e.handlers.get(event)) or "extension"
         what = "cancelled" if task.done() else "abandoned"
         session.publish_soon(
             ExtensionErrorEvent(
@@ -161,20 +221,20 @@ class RunController:
                 session.agent.follow_up(message)
             return
         self.state = RunState.RUNNING
-        self._done.clear()
+        self._settled.clear()
         self.retry_attempt = 0
         try:
             await session.agent.prompt(messages)
             while await self._post_run():
                 await session.agent.continue_()
         finally:
-            session.end_prompt_override()
+            session.tools.end_override()
             self.state = RunState.IDLE
             await session.user_bash.flush_pending()
             await session.runner.emit("agent_settled", AgentSettledEvent())
             await session.publish_event(AgentSettledEvent())
-            if not self.running:  # a handler above may already have started the next run
-                self._done.set()
+            if self.state is RunState.IDLE:  # a handler above may already have started the next run
+                self._settled.set()
                 session.shutdown_if_requested()
 
     async def _post_run(self) -> bool:

@@ -14,23 +14,47 @@ import contextlib
 import os
 import re
 import signal as signals
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
 from caddie.ai.abort import AbortController
-from caddie.ai.messages import BashExecutionMessage
-from caddie.runtime.session_events import BashExecutionUpdateEvent
+from caddie.ai.messages import AgentMessage, BashExecutionMessage
+from caddie.config.settings import Settings
+from caddie.runtime.session_events import BashExecutionUpdateEvent, SessionEvent
+from caddie.session.store import SessionStore
 from caddie.tools.bash import EnvPolicy, command_env, get_shell_config
 from caddie.tools.output import OutputAccumulator
-
-if TYPE_CHECKING:
-    from caddie.runtime.session import AgentSession
 
 USER_BASH_TEMP_FILE_PREFIX = "caddie-bash"
 
 
+class UserBashHost(Protocol):
+    """What a user shell command needs of the session."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def messages(self) -> list[AgentMessage]: ...
+
+    @property
+    def is_busy(self) -> bool:
+        """A run is being prepared or running: the record waits until it settles."""
+        ...
+
+    async def publish_event(self, event: SessionEvent) -> None: ...
+
+    def publish_soon(self, event: SessionEvent) -> None: ...
+
+
 class UserBash:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: UserBashHost) -> None:
         self._session = session
         self._aborts: set[AbortController] = set()
         self._pending: list[BashExecutionMessage] = []
@@ -108,7 +132,7 @@ class UserBash:
         )
         if not announce:
             self._silent.add(id(message))
-        if session.run.busy:
+        if session.is_busy:
             self._pending.append(message)
         else:
             await self._record(message)
@@ -127,7 +151,7 @@ class UserBash:
 
     async def _record(self, message: BashExecutionMessage) -> None:
         session = self._session
-        session.agent.state.messages.append(message)
+        session.messages.append(message)
         session.store.append_message(message)
         if id(message) in self._silent:
             self._silent.discard(id(message))

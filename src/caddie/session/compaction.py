@@ -48,7 +48,7 @@ from caddie.ai.messages import (
     convert_to_llm,
 )
 from caddie.ai.tokens import estimate_context_tokens, estimate_message_tokens
-from caddie.session.context import build_session_context
+from caddie.session.context import build_branch_context
 from caddie.session.entries import CompactionEntry, SessionEntry, entry_to_context_messages
 
 ContextView: TypeAlias = Mapping[str, Sequence[AgentMessage]]
@@ -495,7 +495,7 @@ def prepare_compaction(
         kept = next((i for i, e in enumerate(path) if e.id == prev.first_kept_entry_id), -1)
         start = kept if kept >= 0 else prev_index + 1
     end = len(path)
-    tokens_before = estimate_context_tokens(build_session_context(path).messages)
+    tokens_before = estimate_context_tokens(build_branch_context(path).messages)
     cut = find_cut_point(path, start, end, settings.keep_recent_tokens, view)
     if cut.first_kept_index >= len(path):
         return None

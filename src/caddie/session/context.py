@@ -74,7 +74,10 @@ def messages_of_entries(entries: Sequence[SessionEntry]) -> list[AgentMessage]:
 
 
 @dataclass(slots=True)
-class SessionContext:
+class BranchContext:
+    """What the current branch amounts to for the model: its context messages, and the thinking level and
+    model last recorded on it (Pi's ``SessionContext``)."""
+
     messages: list[AgentMessage]
     thinking_level: str
     model: tuple[str, str] | None
@@ -94,6 +97,6 @@ def settings_of_path(path: Sequence[SessionEntry]) -> tuple[str, tuple[str, str]
     return thinking_level, model
 
 
-def build_session_context(path: Sequence[SessionEntry]) -> SessionContext:
+def build_branch_context(path: Sequence[SessionEntry]) -> BranchContext:
     thinking_level, model = settings_of_path(path)
-    return SessionContext(messages_of_entries(context_entries_of_path(path)), thinking_level, model)
+    return BranchContext(messages_of_entries(context_entries_of_path(path)), thinking_level, model)

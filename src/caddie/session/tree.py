@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from caddie.ai.messages import AssistantMessage
 from caddie.session.context import (
-    SessionContext,
-    build_session_context,
+    BranchContext,
+    build_branch_context,
     context_entries_of_path,
 )
 from caddie.session.entries import (
@@ -75,6 +75,10 @@ class SessionTree:
     def labels(self) -> dict[str, str]:
         return dict(self._labels)
 
+    def label_times(self) -> dict[str, str]:
+        """Entry id → when its current label was set (Pi's ``labelTimestamp``)."""
+        return dict(self._label_times)
+
     def branch(self, from_id: str | None = None) -> list[SessionEntry]:
         """Entries from the root to ``from_id`` (default: the leaf), all types included."""
         start = from_id if from_id is not None else self._leaf_id
@@ -95,9 +99,9 @@ class SessionTree:
     def context_entries(self) -> list[SessionEntry]:
         return context_entries_of_path(self.branch())
 
-    def build_context(self) -> SessionContext:
+    def build_context(self) -> BranchContext:
         """Messages, thinking level and model for the current branch — what the agent resumes with."""
-        return build_session_context(self.branch())
+        return build_branch_context(self.branch())
 
     def children(self, parent_id: str | None) -> list[SessionEntry]:
         return [e for e in self._entries if e.parent_id == parent_id]

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ from acp.schema import (
 
 from acp import RequestError, helpers
 from caddie.agent.events import (
+    AgentStartEvent,
     MessageStartEvent,
     MessageUpdateEvent,
     ToolExecutionEndEvent,
@@ -59,6 +61,7 @@ from caddie.ai.messages import (
     text_of,
 )
 from caddie.ai.model import THINKING_LEVELS
+from caddie.errors import UsageError
 from caddie.extensions.api import EventBus, ExtensionAPI, ExtensionContext, ToolCallEvent, ToolCallResult
 from caddie.extensions.runner import Extension
 from caddie.models import ModelRegistry
@@ -81,9 +84,8 @@ from caddie.modes.acp.convert import (
 )
 from caddie.modes.acp.ui import AcpUI, picked_option
 from caddie.runtime.factory import SessionRequest, SetupError, open_session
-from caddie.runtime.session import AgentSession, SessionError
+from caddie.runtime.session_api import Session
 from caddie.runtime.session_events import (
-    AgentSettledEvent,
     AutoRetryStartEvent,
     CompactionEndEvent,
     CompactionStartEvent,
@@ -105,6 +107,11 @@ MODES = [
 GOAL_ENTRY = "goal:state"
 RUN_GRACE_S = 0.3
 """How long a slash command's own run may take to start and still count as part of its prompt turn."""
+
+
+def _with_hint(description: str | None, argument_hint: str | None) -> str | None:
+    """A template's menu text: its argument hint before the description."""
+    return f"{argument_hint} — {description}" if argument_hint else description
 
 
 @dataclass
@@ -139,9 +146,13 @@ class AcpSession:
         self._titles: dict[str, str] = {}
         self._echo_skip: str | None = None
         self._prompting = False
+        self._answered = asyncio.Event()
+        """Set while no ``session/prompt`` is being answered."""
+        self._answered.set()
+        self._run_started = asyncio.Event()
         self._cancelled = False
-        self._settled = asyncio.Event()
-        self.session: AgentSession
+        self._shutdown_watch: asyncio.Task[None] | None = None
+        self.session: Session
         self.registry: ModelRegistry
 
     # -- building ------------------------------------------------------------------------------------
@@ -201,7 +212,21 @@ class AcpSession:
     async def start(self, reason: str) -> None:
         await self.session.start(reason)  # type: ignore[arg-type]
 
+    def on_shutdown_request(self, retire: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
+        """Run ``retire`` once an extension asked to end this session (``ctx.shutdown()``) and the prompt in
+        progress has been answered."""
+
+        async def watch() -> None:
+            await self.session.wait_for_shutdown_request()
+            await self._answered.wait()
+            await retire()
+
+        self._shutdown_watch = asyncio.ensure_future(watch())
+        return self._shutdown_watch
+
     async def close(self) -> None:
+        if self._shutdown_watch is not None and self._shutdown_watch is not asyncio.current_task():
+            self._shutdown_watch.cancel()
         self.cancel()
         # Closing must finish whatever went wrong before: extension failures were reported as they happened,
         # and a client that stopped reading cannot be told anything more.
@@ -323,12 +348,12 @@ class AcpSession:
 
     def commands(self) -> list[AvailableCommand]:
         """Extension commands, then prompt templates and skills (``/skill:name``), as the slash menu shows."""
-        named = [
-            (name, spec.description or f"/{name}")
-            for name, spec in sorted(self.session.runner.commands().items())
-        ]
+        every = self.session.commands()
+        named = sorted((c.name, c.description or f"/{c.name}") for c in every if c.kind == "extension")
         named += [
-            (name, description or f"/{name}") for name, description, _ in self.session.resource_commands()
+            (c.name, _with_hint(c.description, c.argument_hint) or f"/{c.name}")
+            for c in every
+            if c.kind != "extension"
         ]
         return [
             AvailableCommand(
@@ -379,6 +404,8 @@ class AcpSession:
         if not text.strip() and not images:
             raise bad_params("The prompt is empty.")
         self._prompting = True
+        self._answered.clear()
+        self._run_started.clear()
         self._cancelled = False
         before = self._last_assistant()
         try:
@@ -391,12 +418,13 @@ class AcpSession:
                 if text.startswith("/"):  # a command may start a run of its own (/goal): it is this turn
                     await self._grace_for_run()
             await self._until_settled()
-        except SessionError as e:
+        except UsageError as e:
             raise RequestError(-32603, str(e)) from None
         finally:
             self._prompting = False
             self._echo_skip = None
             await self.flush()
+            self._answered.set()
         last = self._last_assistant()
         stop: StopReason = "end_turn"
         if self._cancelled or (last is not None and last is not before and last.stop_reason == "aborted"):
@@ -409,17 +437,13 @@ class AcpSession:
         return PromptResponse(stop_reason=stop)
 
     async def _grace_for_run(self, seconds: float = RUN_GRACE_S) -> None:
-        """Give work a command spawned the moment it needs to start its run."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        while not self.session.is_streaming and loop.time() < deadline:
-            await asyncio.sleep(0.01)
+        """Give work a command spawned the moment it needs to start its run (``agent_start``)."""
+        if not self.session.is_streaming:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._run_started.wait(), seconds)
 
     async def _until_settled(self) -> None:
-        while self.session.is_streaming:
-            self._settled.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._settled.wait(), 0.1)
+        await self.session.wait_for_idle(background=False)
 
     def _last_assistant(self) -> AssistantMessage | None:
         for message in reversed(self.session.messages):
@@ -432,7 +456,7 @@ class AcpSession:
         self._cancelled = self._prompting or self._cancelled
         for task in list(self._asking):
             task.cancel()
-        if not self.session.is_idle:
+        if self.session.is_streaming:
             self.session.clear_queues()
             self.session.abort()
 
@@ -511,8 +535,8 @@ class AcpSession:
 
     # -- the event stream ------------------------------------------------------------------------------
     async def _on_event(self, event: SessionEvent) -> None:
-        if isinstance(event, AgentSettledEvent):
-            self._settled.set()
+        if isinstance(event, AgentStartEvent):
+            self._run_started.set()
         elif isinstance(event, MessageUpdateEvent):
             update = event.assistant_message_event
             if update.type == "text_delta" and update.delta:
@@ -571,7 +595,7 @@ class AcpSession:
 
     def _usage(self) -> None:
         """How full the context is, and what the session cost so far (``usage_update``)."""
-        usage = self.session.get_context_usage()
+        usage = self.session.context_usage()
         if usage is None or usage.tokens is None:
             return
         spent = sum(m.usage.cost.total for m in self.session.messages if isinstance(m, AssistantMessage))

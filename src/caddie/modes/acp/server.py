@@ -106,24 +106,18 @@ class CaddieAgent:
             await live.start(reason)
             live.announce()
 
-        live.session.on_shutdown = lambda: self._retire(live)
-        self._starting[live.id] = asyncio.ensure_future(start())
-
-    def _retire(self, live: AcpSession) -> None:
-        """An extension's ``ctx.shutdown()``: once the prompt in progress has been answered, that session
-        ends (``session_shutdown``, its file complete) and is forgotten; the agent keeps serving the editor's
-        other sessions."""
-
         async def retire() -> None:
-            while live.prompting:
-                await asyncio.sleep(0.01)
+            """An extension's ``ctx.shutdown()``: once the prompt in progress has been answered, that session
+            ends (``session_shutdown``, its file complete) and is forgotten; the agent keeps serving the
+            editor's other sessions."""
             if self.sessions.get(live.id) is live:
                 del self.sessions[live.id]
             await live.close()
 
-        task = asyncio.ensure_future(retire())
-        self._retiring.add(task)
-        task.add_done_callback(self._retiring.discard)
+        watch = live.on_shutdown_request(retire)
+        self._retiring.add(watch)
+        watch.add_done_callback(self._retiring.discard)
+        self._starting[live.id] = asyncio.ensure_future(start())
 
     async def new_session(
         self,

@@ -36,8 +36,8 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
     branch = store.branch()
     event = branch_context(branch)
     visibility: dict[str, EntryVisibility] = {}
-    if session.runner.has_handlers("entry_visibility"):
-        await session.runner.emit("entry_visibility", event)
+    if session.extensions.has_handlers("entry_visibility"):
+        await session.extensions.emit("entry_visibility", event)
         for entry_id, answer in event.answers.items():
             if isinstance(answer, EntryVisibility) and answer.state in ("hidden", "replaced"):
                 visibility[entry_id] = answer
@@ -68,10 +68,11 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
         )
         return later_compaction or any(c > at for c in causes)
 
+    state = session.state()
     stats = compute_context_stats(
         changed_after=changed_after,
-        system_prompt=session.system_prompt,
-        tools=[t.as_provider_tool() for t in session.active_tools()],
+        system_prompt=state.system_prompt,
+        tools=[t.as_provider_tool() for t in state.tools],
         sent=[m for m, _ in kept],
         sent_entry_ids=[i for _, i in kept],
         branch_messages=event.messages,
@@ -107,7 +108,7 @@ def apply_visibility(
 
 
 def mulligan_loaded(session: Any) -> bool:
-    return any(t.name == "mulligan_rewind" for t in session.runner.tools())
+    return any(t.name == "mulligan_rewind" for t in session.extensions.tools())
 
 
 def mulligan_savings(session: Any, registry: Any = None) -> SavingsSummary | None:

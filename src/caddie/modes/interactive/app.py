@@ -346,9 +346,15 @@ class CaddieApp(App[int]):
 
     def command_infos(self) -> list[CommandInfo]:
         session = self.session
+        resources = [
+            (c.name, f"{c.argument_hint} — {c.description}" if c.argument_hint else c.description or "",
+             f"{c.kind} · {c.scope}")
+            for c in (session.commands() if session is not None else [])
+            if c.kind != "extension"
+        ]  # fmt: skip
         return available_commands(
-            session.runner.commands().values() if session is not None else (),
-            session.resource_commands() if session is not None else (),
+            session.extensions.commands().values() if session is not None else (),
+            resources,
             [m.ref for m in pickable_models(self)] if self.registry is not None else None,
             list(thinking_levels(self)),
         )
@@ -359,7 +365,7 @@ class CaddieApp(App[int]):
             self.footer.show(FooterState(short_path(self.startup.request.cwd), None, None, None))
             return
         model = session.model
-        usage = session.get_context_usage()
+        usage = session.context_usage()
         inp, out, cr, cw, cost = self.transcript.usage
         self.footer.show(
             FooterState(

@@ -26,6 +26,7 @@ from caddie.modes.interactive.theme_book import ThemeBook
 
 if TYPE_CHECKING:
     from caddie.resources.discovery import ResourceItem
+    from caddie.runtime.session_api import QueueMode
 
 
 class AppCommandsHost(Shell, Protocol):
@@ -172,7 +173,7 @@ class AppCommands:
 
         try:
             items, _ = await asyncio.to_thread(
-                list_resources, session.cwd, trust=session.options.project_trusted
+                list_resources, session.cwd, trust=session.state().project_trusted
             )
         except (OSError, ConfigurationError) as e:
             shell.show_error(f"Could not list extensions, skills and packages: {e}")
@@ -192,8 +193,11 @@ class AppCommands:
             shell.refresh_footer()
             updates: dict[str, Any] = {"defaultThinkingLevel": value}
         elif key in ("steeringMode", "followUpMode"):
-            queue = session.agent.steering if key == "steeringMode" else session.agent.follow_ups
-            queue.mode = "all" if value == "all" else "one-at-a-time"
+            mode: QueueMode = "all" if value == "all" else "one-at-a-time"
+            if key == "steeringMode":
+                session.configure(steering_mode=mode)
+            else:
+                session.configure(follow_up_mode=mode)
             updates = {key: value}
         elif key in ("compaction.enabled", "retry.enabled"):
             section, _, name = key.partition(".")

@@ -62,7 +62,7 @@ async def run_shortcut(spec: ShortcutSpec, session: AgentSession, report: Callab
     from caddie.extensions.runner import call_handler  # imported with the session, after the first frame
 
     try:
-        await call_handler(spec.handler, session.context())
+        await call_handler(spec.handler, session.extensions.context())
     except Exception as e:
         report(f"Extension {spec.source} failed in shortcut {spec.key}: {str(e) or type(e).__name__}")
 
@@ -150,7 +150,7 @@ class ExtensionHooks:
         self.report = report
         self.shortcuts: dict[str, ShortcutSpec] = {}
         self.renderers = MessageRenderers(
-            lambda: s.runner if (s := self.session()) is not None else None, report
+            lambda: s.extensions if (s := self.session()) is not None else None, report
         )
 
     def install(self, keys: Keybindings) -> list[str]:
@@ -158,7 +158,7 @@ class ExtensionHooks:
         session = self.session()
         if session is None:
             return []
-        self.shortcuts, warnings = resolve_shortcuts(session.runner, keys)
+        self.shortcuts, warnings = resolve_shortcuts(session.extensions, keys)
         return warnings
 
     def shortcut(self, key: str) -> ShortcutSpec | None:

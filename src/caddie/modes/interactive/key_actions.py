@@ -106,8 +106,12 @@ class KeyActions:
         /tree."""
         host = self.host
         session = host.session
-        compacting = getattr(session.compactor, "is_compacting", False) if session is not None else False
-        if session is not None and (session.is_streaming or session.pending_message_count() or compacting):
+        state = session.state() if session is not None else None
+        if (
+            session is not None
+            and state is not None
+            and (state.is_streaming or state.pending_message_count or state.is_compacting)
+        ):
             steering, follow_up = session.clear_queues()
             session.abort()
             self.restore([*steering, *follow_up])

@@ -122,6 +122,6 @@ class ModelCommands:
         if result is None:
             shell.show_status("No other model to switch to (set --models or enabledModels).")
             return
-        model, level, _scoped = result
+        model, level = result.model, result.thinking_level
         shell.refresh_footer()
         shell.show_status(f"Switched to {model.ref}" + (f" (thinking {level})" if level != "off" else ""))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from caddie.ai.providers.preload import wait_preloaded
+from caddie.errors import UsageError
 from caddie.modes.interactive.commands import BUILTIN_NAMES, parse_command
 from caddie.modes.interactive.conversation import RunningLine
 from caddie.modes.interactive.host import Shell
@@ -81,7 +82,7 @@ class PromptInput:
         host.conversation.add(running)
         host.note_user_bash(time.monotonic())
         try:
-            await session.run_user_bash(command, exclude)
+            await session.run_bash(command, exclude_from_context=exclude)
         finally:
             host.note_user_bash(None)
             host.conversation.remove_block(running)
@@ -93,12 +94,10 @@ class PromptInput:
         store, messages = session.store, session.messages
         if session.model is not None and behavior is None:
             await wait_preloaded(session.model.api)  # never import an SDK on the event loop
-        from caddie.runtime.session import SessionError
-
         sent, images = self.take_images(text)
         try:
             await session.prompt(sent, images or None, streaming_behavior=behavior)
-        except SessionError as e:
+        except UsageError as e:
             host.show_error(str(e))
             if session.model is None and not host.editor.text.strip():
                 host.editor.set_text(text)  # nothing was sent: keep the prompt for after /model

@@ -63,12 +63,12 @@ class SessionCommands:
 
     async def switching(self, switch: Awaitable[bool]) -> bool:
         """Run a session switch (new, resume, fork); say why when it did not happen."""
-        from caddie.runtime.session import SessionError
+        from caddie.errors import UsageError
 
         shell = self.shell
         try:
             done = await switch
-        except SessionError as e:  # e.g. the chosen file is being written by another caddie
+        except UsageError as e:  # e.g. the chosen file is being written by another caddie
             shell.show_error(str(e))
             return False
         if not done:
@@ -116,12 +116,12 @@ class SessionCommands:
         if target is None or target in picker.here_ids:
             return
         summarize = False
-        if session.compactor is not None and not session.settings.get("branchSummary.skipPrompt", False):
+        if not session.settings.get("branchSummary.skipPrompt", False):
             summarize = await shell.ui.confirm(
                 "Summarize the branch you are leaving?",
                 "A summary keeps what was learnt there in the context of the new position.",
             )
-        await session.navigate_tree(str(target), summarize)
+        await session.navigate_tree(str(target), summarize=summarize)
         await shell.render_session()
 
     async def cmd_fork(self, args: str) -> None:
@@ -156,18 +156,18 @@ class SessionCommands:
         shell = self.shell
         session = shell.session
         assert session is not None
-        if session.compactor is None:
-            shell.show_error("Compaction is not available in this build.")
-            return
+        from caddie.errors import Aborted
+
         shown = self.compaction_errors()
         try:
-            entry = await session.compactor.compact("manual", args or None)
+            await session.compact(args or None)
+        except Aborted:  # an extension or Esc cancelled it
+            return
         except Exception as e:  # CompactionError: the message says why (too small, already compacted...)
             if self.compaction_errors() == shown:  # not already shown from the event
                 shell.show_error(str(e) or type(e).__name__)
             return
-        if entry is not None:
-            await shell.render_session()
+        await shell.render_session()
 
     async def cmd_session(self, args: str) -> None:
         shell = self.shell
@@ -179,7 +179,7 @@ class SessionCommands:
         entries = store.entries()
         messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         inp, out, cr, cw, cost = usage_totals(messages)
-        usage = session.get_context_usage()
+        usage = session.context_usage()
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")  # long paths wrap onto the next lines instead of being cut
@@ -230,7 +230,7 @@ class SessionCommands:
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.runner, target, settings=session.settings.data)
+        path = await export_session(store, session.extensions, target, settings=session.settings.data)
         shell.show_info(f"Exported the session to {path}")
 
     async def cmd_context(self, args: str) -> None:
@@ -245,9 +245,9 @@ class SessionCommands:
         if not shell.require_idle("reloading"):
             return
         await session.reload()
-        for error in [*session.load_errors, *self.reload_ui()]:
+        for error in [*session.state().load_errors, *self.reload_ui()]:
             shell.show_info(error, "warning")
-        shell.show_status(f"Reloaded {len(session.runner.extensions)} extension(s)")
+        shell.show_status(f"Reloaded {len(session.extensions.extensions)} extension(s)")
         shell.refresh_footer()
 
 

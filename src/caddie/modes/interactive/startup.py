@@ -59,6 +59,8 @@ class LaunchHost(Shell, Protocol):
 
     def exit(self, result: int | None = None, return_code: int = 0, message: Any = None) -> None: ...
 
+    def run_worker(self, work: Any, *, name: str = "", exit_on_error: bool = True) -> Any: ...
+
 
 @dataclass
 class LaunchSteps:
@@ -141,7 +143,9 @@ class Launcher:
             preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
         await self.steps.load_themes(session)
         session.subscribe(self.steps.on_event)
-        session.on_shutdown = host.request_quit  # ctx.shutdown(): quit once the agent is idle
+        host.run_worker(
+            _quit_when_asked(session, host.request_quit), name="shutdown-request", exit_on_error=False
+        )
         await session.start("startup")  # as Pi, also for -c / --session
         await host.render_session()
         for warning in [*build.warnings, *self.steps.install_hooks(session)]:
@@ -150,6 +154,12 @@ class Launcher:
             host.show_info(Text(build.registry.no_model_text()), "warning")
         host.ready.set()
         return session
+
+
+async def _quit_when_asked(session: AgentSession, quit_app: Callable[[], None]) -> None:
+    """``ctx.shutdown()``: quit once the agent is idle."""
+    await session.wait_for_shutdown_request()
+    quit_app()
 
 
 def import_modules(names: Sequence[str]) -> None:

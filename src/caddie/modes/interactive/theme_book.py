@@ -58,7 +58,7 @@ class ThemeBook:
         """Custom themes (files read in a worker thread: user, trusted project, settings ``"themes"``,
         packages), then the one settings ``"theme"`` names."""
         places = [agent_dir() / "themes"]
-        trusted = session.options.project_trusted
+        trusted = session.state().project_trusted
         if trusted:
             places.append(Path(session.cwd) / ".caddie" / "themes")
         for place in session.settings.get("themes", []) or []:

@@ -119,14 +119,19 @@ def loaded_resources(session: AgentSession, theme_paths: dict[str, str]) -> Load
     """The sections of the startup header for ``session`` (the custom themes' files in ``theme_paths``)."""
     from caddie.modes.interactive.render import short_path
 
-    context = [short_path(f.path, session.cwd) for f in session.options.context_files]
-    skills = sorted(session.resources.skills, key=lambda s: s.name)
-    prompts = sorted(session.resources.prompts, key=lambda p: p.name)
-    extensions = [e for e in session.runner.extensions if not e.path.startswith("<")]
+    context = [short_path(path, session.cwd) for path in session.state().context_files]
+    commands = session.commands(every_skill=True)
+    skills = sorted((c for c in commands if c.kind == "skill"), key=lambda c: c.name)
+    prompts = sorted((c for c in commands if c.kind == "prompt"), key=lambda c: c.name)
+    extensions = [e for e in session.extensions.extensions if not e.path.startswith("<")]
     sections = [
         ("Context", context, context),
-        ("Skills", [s.name for s in skills], [short_path(s.file_path, session.cwd) for s in skills]),
-        ("Prompts", [f"/{p.name}" for p in prompts], [short_path(p.file_path, session.cwd) for p in prompts]),
+        (
+            "Skills",
+            [s.name.removeprefix("skill:") for s in skills],
+            [short_path(s.path, session.cwd) for s in skills],
+        ),
+        ("Prompts", [f"/{p.name}" for p in prompts], [short_path(p.path, session.cwd) for p in prompts]),
         ("Extensions", [e.name for e in extensions], [short_path(e.path, session.cwd) for e in extensions]),
         (
             "Themes",

@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, BinaryIO
 
 from caddie.ai.model import Model
+from caddie.modes.rpc.commands import handle
 from caddie.modes.rpc.server import RpcServer
 from caddie.modes.rpc.ui import RpcUI
-from caddie.runtime.session import AgentSession
+from caddie.runtime.session_api import Session
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest command line the reader accepts; a longer one gets a ``parse`` error and is skipped."""
@@ -81,7 +82,7 @@ async def _lines(stdin: Any, max_line_bytes: int = MAX_LINE_BYTES) -> AsyncItera
 
 
 async def run_rpc(
-    session: AgentSession,
+    session: Session,
     ui: RpcUI,
     find_model: Callable[[str, str], Model | None],
     start: Callable[[], Awaitable[None]],
@@ -97,8 +98,7 @@ async def run_rpc(
     for a dialog answer, a compaction or a shell command never blocks ``abort`` or the dialog's answer."""
     write = ui._write
     server = RpcServer(session, ui, write, find_model, has_auth, cli_extensions)
-    shutdown = asyncio.Event()
-    session.on_shutdown = shutdown.set  # ctx.shutdown(): called once the session is idle
+    shutdown = asyncio.ensure_future(session.wait_for_shutdown_request())  # ctx.shutdown(), once idle
     starting = asyncio.ensure_future(start())
     async for line in _until(_lines(stdin or sys.stdin, max_line_bytes), shutdown):
         if isinstance(line, LineTooLong):
@@ -142,37 +142,36 @@ async def run_rpc(
         if request.get("type") == "extension_ui_response":
             ui.resolve(request)
         else:
-            server.spawn(_after(starting, server.handle(request)))
-    if shutdown.is_set():  # graceful: the commands in flight answer first (Pi: after the current response)
+            server.spawn(_after(starting, handle(server, request)))
+    if shutdown.done():  # graceful: the commands in flight answer first (Pi: after the current response)
         pending = [t for t in server.tasks if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=eof_grace_s)
+    else:
+        shutdown.cancel()
     await _wind_down(server, starting, eof_grace_s)
     return 0
 
 
 async def _until(
-    lines: AsyncIterator[bytes | LineTooLong], stop: asyncio.Event
+    lines: AsyncIterator[bytes | LineTooLong], stopped: asyncio.Future[None]
 ) -> AsyncIterator[bytes | LineTooLong]:
-    """``lines`` until they end or ``stop`` is set (an extension's ``ctx.shutdown()``)."""
+    """``lines`` until they end or ``stopped`` is done (an extension's ``ctx.shutdown()``)."""
     iterator = aiter(lines)
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        while True:
-            following = asyncio.ensure_future(anext(iterator))
-            await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            if not following.done():
-                following.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await following
-                return
-            try:
-                line = following.result()
-            except StopAsyncIteration:
-                return
-            yield line
-    finally:
-        stopped.cancel()
+    while True:
+        following: asyncio.Future[Any] = asyncio.ensure_future(anext(iterator))
+        waiting: list[asyncio.Future[Any]] = [following, stopped]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not following.done():
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await following
+            return
+        try:
+            line = following.result()
+        except StopAsyncIteration:
+            return
+        yield line
 
 
 async def _wind_down(server: RpcServer, starting: asyncio.Future[None], grace_s: float) -> None:
@@ -185,7 +184,7 @@ async def _wind_down(server: RpcServer, starting: asyncio.Future[None], grace_s:
     deadline = loop.time() + grace_s
     while True:
         session.abort()
-        session.abort_bash()
+        session.abort("bash")
         pending = [t for t in server.tasks if not t.done()]
         if not starting.done():
             pending.append(starting)  # type: ignore[arg-type]
@@ -198,7 +197,7 @@ async def _wind_down(server: RpcServer, starting: asyncio.Future[None], grace_s:
             break
         await asyncio.wait(pending, timeout=min(0.05, left))
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(session.wait_until_run_ends(), max(0.1, deadline - loop.time()))
+        await asyncio.wait_for(session.wait_for_idle(background=False), max(0.1, deadline - loop.time()))
 
 
 async def _after(first: asyncio.Future[None], then: Awaitable[None]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from caddie.ai.model import Model
 from caddie.modes.serialize import event_to_json, to_json
+from caddie.runtime.session_api import SessionStats
 from caddie.session.entries import entry_to_json
 from caddie.session.store import TreeNode
 
@@ -29,7 +30,7 @@ def rpc_event(event: Any) -> dict[str, Any]:
                 value.pop("details", None)
     elif kind == "compaction_end":
         if isinstance(out.get("result"), dict):
-            out["result"] = _compaction_result(out["result"])
+            out["result"] = compaction_result_json(out["result"])
         if out.get("errorMessage") is None:
             out.pop("errorMessage", None)
     return out
@@ -41,8 +42,40 @@ def model_json(model: Model) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
 
 
-def _compaction_result(result: dict[str, Any]) -> dict[str, Any]:
+def compaction_result_json(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if v is not None or k == "details"}
+
+
+def stats_json(stats: SessionStats) -> dict[str, Any]:
+    """Pi's ``getSessionStats`` shape (``sessionFile`` left out for an in-memory session)."""
+    tokens = stats.tokens
+    out: dict[str, Any] = {}
+    if stats.session_file is not None:
+        out["sessionFile"] = stats.session_file
+    out.update(
+        sessionId=stats.session_id,
+        userMessages=stats.user_messages,
+        assistantMessages=stats.assistant_messages,
+        toolCalls=stats.tool_calls,
+        toolResults=stats.tool_results,
+        totalMessages=stats.total_messages,
+        tokens={
+            "input": tokens.input,
+            "output": tokens.output,
+            "cacheRead": tokens.cache_read,
+            "cacheWrite": tokens.cache_write,
+            "total": tokens.total,
+        },
+        cost=stats.cost,
+    )
+    usage = stats.context_usage
+    if usage is not None:
+        out["contextUsage"] = {
+            "tokens": usage.tokens,
+            "contextWindow": usage.context_window,
+            "percent": usage.percent,
+        }
+    return out
 
 
 def tree_json(roots: Sequence[TreeNode], label_times: dict[str, str]) -> str:

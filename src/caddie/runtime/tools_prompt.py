@@ -1,0 +1,116 @@
+"""The tools the model is offered and the system prompt that describes them, kept in step.
+
+Built-in tools and the tools extensions register form one set; a list of names says which are active. The
+system prompt is built from the active tools (their snippets and guidelines), the context files, the
+skills and the user's custom/appended prompt; a ``before_agent_start`` handler may replace it for one run.
+Every change is written through to the agent's state, which is what the next request reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from caddie.agent.agent import Agent
+from caddie.extensions.runner import ExtensionRunner
+from caddie.resources.discovery import Resources
+from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
+from caddie.tools.base import ToolDefinition
+
+
+class PromptSources(Protocol):
+    """Where the tools and the prompt's other parts come from."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def resources(self) -> Resources: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+
+class ToolsAndPrompt:
+    def __init__(
+        self,
+        sources: PromptSources,
+        builtin: dict[str, ToolDefinition],
+        *,
+        context_files: list[ContextFile],
+        custom_prompt: str | None,
+        append_prompt: str | None,
+    ) -> None:
+        self._sources = sources
+        self._builtin = dict(builtin)
+        self._active: list[str] = []
+        self._context_files = context_files
+        self._custom_prompt = custom_prompt
+        self._append_prompt = append_prompt
+        self._base = ""
+        self._override: str | None = None
+
+    def _all(self) -> dict[str, ToolDefinition]:
+        tools = dict(self._builtin)
+        for tool in self._sources.runner.tools():
+            tools[tool.name] = tool
+        return tools
+
+    def all(self) -> list[ToolDefinition]:
+        return list(self._all().values())
+
+    def active(self) -> list[ToolDefinition]:
+        tools = self._all()
+        return [tools[n] for n in self._active if n in tools]
+
+    def active_names(self) -> list[str]:
+        return list(self._active)
+
+    def set_active(self, names: Sequence[str]) -> None:
+        """Exactly these (unknown names are dropped); the prompt is rebuilt."""
+        known = self._all()
+        self._active = [n for n in dict.fromkeys(names) if n in known]
+        self.rebuild()
+
+    def activate_new(self, add: bool) -> None:
+        """Extension tools not active yet become active (``add``); names no longer known are dropped."""
+        names = [*self._active, *(t.name for t in self._sources.runner.tools())] if add else self._active
+        self.set_active(names)
+
+    @property
+    def system_prompt(self) -> str:
+        """What the next request carries (a ``before_agent_start`` override while its run lasts)."""
+        return self._override or self._base
+
+    @property
+    def base_system_prompt(self) -> str:
+        """The system prompt without a ``before_agent_start`` override."""
+        return self._base
+
+    def rebuild(self) -> None:
+        sources = self._sources
+        active = self.active()
+        lines = [ToolLine(t.name, t.prompt_snippet, t.prompt_guidelines) for t in active]
+        self._base = build_system_prompt(
+            cwd=sources.cwd,
+            tools=lines,
+            context_files=self._context_files,
+            custom_prompt=self._custom_prompt,
+            append=self._append_prompt,
+            skills=sources.resources.skills,
+        )
+        state = sources.agent.state
+        state.system_prompt = self.system_prompt
+        state.tools = active
+
+    def override(self, prompt: str) -> None:
+        """For the run about to start (a ``before_agent_start`` result)."""
+        self._override = prompt
+        self._sources.agent.state.system_prompt = prompt
+
+    def end_override(self) -> None:
+        self._override = None
+        self._sources.agent.state.system_prompt = self._base
