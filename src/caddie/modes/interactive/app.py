@@ -255,14 +255,14 @@ class CaddieApp(App[int]):
 
     async def _paste_image(self) -> None:
         """Ctrl+V: an image on the clipboard goes into a file whose path is inserted; else its text."""
-        from caddie.modes.interactive import clipboard
+        from caddie.modes.interactive.clipboard import read_image, read_text, save_image
 
-        image = await clipboard.read_image()
+        image = await read_image()
         if image is not None:
-            path = await asyncio.to_thread(clipboard.save_image, *image)
+            path = await asyncio.to_thread(save_image, *image)
             self.editor.paste(str(path))
             return
-        text = await clipboard.read_text()
+        text = await read_text()
         if text:
             self.editor.paste(text)
         else:

@@ -9,6 +9,7 @@ answer; the whole conversation is in the view however long the session, drawn on
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.console import Group, RenderableType
@@ -52,7 +53,6 @@ from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
     from caddie.modes.interactive.keymap import Keybindings
-    from caddie.modes.interactive.transcript import Loaded
     from caddie.tools.base import ToolResult
 
 B = TypeVar("B", bound=Block)
@@ -639,6 +639,14 @@ class BashBlock(Block):
         if expanded != self.expanded:
             self.expanded = expanded
             self.changed()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the startup header lists (Pi's ``[Context]``, ``[Skills]``, ``[Prompts]``, ``[Extensions]``,
+    ``[Themes]``): each section's short labels and, for Ctrl+O, the files."""
+
+    sections: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
 
 
 class StartupHeader(ExpandableBlock):

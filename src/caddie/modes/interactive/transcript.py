@@ -33,6 +33,7 @@ from caddie.modes.interactive.conversation import (
     Conversation,
     ImageBlock,
     InfoBlock,
+    Loaded,
     SkillBlock,
     StartupHeader,
     SummaryBlock,
@@ -105,14 +106,6 @@ def cache_hit_rate(message: AssistantMessage) -> float | None:
     usage = message.usage
     prompt = usage.input + usage.cache_read + usage.cache_write
     return usage.cache_read / prompt * 100 if prompt > 0 else None
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """What the startup header lists (Pi's ``[Context]``, ``[Skills]``, ``[Prompts]``, ``[Extensions]``,
-    ``[Themes]``): each section's short labels and, for Ctrl+O, the files."""
-
-    sections: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
 
 
 def loaded_resources(session: AgentSession, theme_paths: dict[str, str]) -> Loaded:
