@@ -302,3 +302,21 @@ async def test_a_long_list_holds_a_window_of_rows_and_every_row_is_reachable() -
     assert after_paging is not None and after_paging.id == "id1199"  # the last row, beyond the first window
     assert "id3" in filtered and "id1023" in filtered and "id1100" not in filtered
     assert picked == ["id1199"]
+
+
+async def test_tree_filters_cycle_both_ways(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, [faux_message("an answer")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "a question")
+        await settle(app, pilot)
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        picker = app.screen
+        assert isinstance(picker, TreePicker)
+        await pilot.press("ctrl+o")
+        forward = picker.mode
+        await pilot.press("ctrl+shift+o", "ctrl+shift+o")
+        backward = picker.mode
+    assert forward == "no-tools"
+    assert backward == "all", "Shift+Ctrl+O goes back past the default to the last filter"

@@ -188,6 +188,7 @@ class TreePicker(ListScreen):
         Binding("home", "edge(0)", show=False, priority=True),
         Binding("end", "edge(1)", show=False, priority=True),
         Binding("ctrl+o", "cycle_filter", show=False, priority=True),
+        Binding("ctrl+shift+o", "cycle_filter(-1)", show=False, priority=True),
         Binding("ctrl+u", "set_filter('user')", show=False, priority=True),
         Binding("ctrl+t", "set_filter('no-tools')", show=False, priority=True),
         Binding("ctrl+a", "set_filter('all')", show=False, priority=True),
@@ -239,9 +240,10 @@ class TreePicker(ListScreen):
         if self.shown:
             self.highlight(len(self.shown) - 1 if end else 0)
 
-    def action_cycle_filter(self) -> None:
+    def action_cycle_filter(self, step: int = 1) -> None:
+        """Ctrl+O / Shift+Ctrl+O: the next / previous filter (Pi's tree filter cycle)."""
         modes = PICKER_FILTERS
-        self._apply(modes[(modes.index(self.mode) + 1) % len(modes)])
+        self._apply(modes[(modes.index(self.mode) + step) % len(modes)])
 
     def action_set_filter(self, mode: str) -> None:
         chosen: PickerFilter = next((f for f in PICKER_FILTERS if f == mode), "default")
