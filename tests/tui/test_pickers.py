@@ -13,7 +13,7 @@ from caddie.modes.interactive.dialogs import ConfirmScreen
 from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker, age
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionStore
-from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, until, widget_text
+from tests.tui.harness import LARGE, SMALL, make_app, ready, settle, submit, type_text, until, widget_text
 
 _clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 60_000))
 
@@ -320,3 +320,23 @@ async def test_tree_filters_cycle_both_ways(tmp_path: Path) -> None:
         backward = picker.mode
     assert forward == "no-tools"
     assert backward == "all", "Shift+Ctrl+O goes back past the default to the last filter"
+
+
+async def test_resume_shows_only_named_sessions_and_their_paths_on_request(tmp_path: Path) -> None:
+    saved_session(tmp_path, "fix the parser")
+    named = saved_session(tmp_path, "write the docs", name="docs day")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        await pilot.press("ctrl+n")
+        named_rows = [c.id for c in picker.shown]
+        await pilot.press("ctrl+n", "ctrl+p")
+        all_rows = [c.id for c in picker.shown]
+        with_path = [str(c.prompt) for c in picker.shown]
+    assert named_rows == [named]
+    assert len(all_rows) == 2
+    assert any(Path(named).name in row for row in with_path)

@@ -75,6 +75,8 @@ class SessionPicker(ListScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
         Binding("tab", "toggle_scope", show=False, priority=True),
+        Binding("ctrl+n", "toggle_named", show=False, priority=True),
+        Binding("ctrl+p", "toggle_path", show=False, priority=True),
     ]
 
     def __init__(
@@ -88,6 +90,10 @@ class SessionPicker(ListScreen):
         self.current = current
         self.load_all = load_all
         self.scope: str = "here"
+        self.named_only = False
+        """Ctrl+N (Pi's app.session.toggleNamedFilter): only sessions with a name."""
+        self.show_path = False
+        """Ctrl+P (app.session.togglePath): each session's file path under it."""
         super().__init__(
             self._title(),
             self._choices(self.here, False),
@@ -100,11 +106,15 @@ class SessionPicker(ListScreen):
 
     def _hint(self) -> str:
         other = "this project" if self.scope == "all" else "all projects"
-        return f"↑↓ move · enter resume · tab {other} · esc cancel"
+        named = "all" if self.named_only else "named only"
+        path = "off" if self.show_path else "on"
+        return f"↑↓ move · enter resume · tab {other} · ctrl+n {named} · ctrl+p path {path} · esc cancel"
 
     def _choices(self, sessions: Sequence[SessionSummary], with_cwd: bool) -> list[Choice]:
         choices = []
         for s in sessions:
+            if self.named_only and not s.name:
+                continue
             prompt = Text()
             title = s.name or s.first_message or "(no messages)"
             prompt.append(one_line(title, 48), style="bold" if s.name else "")
@@ -114,9 +124,26 @@ class SessionPicker(ListScreen):
             prompt.append(meta, style="dim")
             if with_cwd:
                 prompt.append(f"  {short_path(s.cwd)}", style="dim italic")
+            if self.show_path:
+                prompt.append(f"  {short_path(str(s.path))}", style="dim")
             search = f"{s.name or ''} {s.first_message} {s.id} {s.cwd}"
             choices.append(Choice(str(s.path), prompt, search))
         return choices
+
+    def action_toggle_named(self) -> None:
+        self.named_only = not self.named_only
+        self._redraw()
+
+    def action_toggle_path(self) -> None:
+        self.show_path = not self.show_path
+        self._redraw()
+
+    def _redraw(self) -> None:
+        sessions = self.everywhere if self.scope == "all" and self.everywhere is not None else self.here
+        self.choices = self._choices(sessions, self.scope == "all")
+        current = self.highlighted_choice()
+        self.refill(current.id if current else None)
+        self.query_one("#hint", Static).update(Text(self._hint()))
 
     async def action_toggle_scope(self) -> None:
         if self.scope == "here":
