@@ -340,3 +340,24 @@ async def test_resume_shows_only_named_sessions_and_their_paths_on_request(tmp_p
     assert named_rows == [named]
     assert len(all_rows) == 2
     assert any(Path(named).name in row for row in with_path)
+
+
+async def test_resume_deletes_a_session_after_a_yes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `trash` command: the file is deleted
+    doomed = saved_session(tmp_path, "throwaway work")
+    kept = saved_session(tmp_path, "keep this")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == doomed))
+        await pilot.press("ctrl+d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not Path(doomed).exists())
+        await pilot.pause()
+        rows = [c.id for c in picker.shown]
+    assert rows == [kept]

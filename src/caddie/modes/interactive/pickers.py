@@ -19,7 +19,7 @@ from textual.widgets import Input, Static
 
 from caddie.ai.model import Model
 from caddie.config.paths import sessions_root
-from caddie.modes.interactive.dialogs import Choice, InputScreen, ListScreen
+from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen
 from caddie.modes.interactive.render import format_count, one_line, short_path
 from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
 from caddie.session.store import SessionStore, SessionSummary, TreeNode
@@ -77,6 +77,7 @@ class SessionPicker(ListScreen):
         Binding("tab", "toggle_scope", show=False, priority=True),
         Binding("ctrl+n", "toggle_named", show=False, priority=True),
         Binding("ctrl+p", "toggle_path", show=False, priority=True),
+        Binding("ctrl+d", "delete", show=False, priority=True),
     ]
 
     def __init__(
@@ -130,6 +131,30 @@ class SessionPicker(ListScreen):
             choices.append(Choice(str(s.path), prompt, search))
         return choices
 
+    def action_delete(self) -> None:
+        """Ctrl+D (Pi's app.session.delete): delete the highlighted session file, after a yes (to the trash
+        with the ``trash`` command when there is one, as Pi does). The current session stays."""
+        choice = self.highlighted_choice()
+        if choice is None:
+            return
+        if choice.id == self.current:
+            self.query_one("#hint", Static).update(Text("The current session cannot be deleted here."))
+            return
+
+        def answered(yes: Any) -> None:
+            if yes is not True:
+                return
+            error = delete_session_file(Path(choice.id))
+            if error is not None:
+                self.query_one("#hint", Static).update(Text(error))
+                return
+            self.here = [s for s in self.here if str(s.path) != choice.id]
+            if self.everywhere is not None:
+                self.everywhere = [s for s in self.everywhere if str(s.path) != choice.id]
+            self._redraw()
+
+        self.app.push_screen(ConfirmScreen("Delete session?", f"{choice.id} is deleted for good."), answered)
+
     def action_toggle_named(self) -> None:
         self.named_only = not self.named_only
         self._redraw()
@@ -158,6 +183,24 @@ class SessionPicker(ListScreen):
         self.refill(current.id if current else None)
         self.query_one("#title", Static).update(Text(self._title()))
         self.query_one("#hint", Static).update(Text(self._hint()))
+
+
+def delete_session_file(path: Path) -> str | None:
+    """Move a session file to the trash (the ``trash`` command) or delete it; a sentence when it failed."""
+    import shutil
+    import subprocess
+
+    trash = shutil.which("trash")
+    try:
+        if (
+            trash is not None
+            and subprocess.run([trash, str(path)], capture_output=True, timeout=10).returncode == 0
+        ):
+            return None
+        path.unlink()
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"Could not delete {path}: {e}"
+    return None
 
 
 class ModelPicker(ListScreen):
