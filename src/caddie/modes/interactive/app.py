@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import App
 from textual.screen import ModalScreen
 
@@ -43,6 +44,7 @@ from caddie.modes.interactive.conversation import (
     ExpandableBlock,
     InfoBlock,
     StatusLine,
+    ThinkingBlock,
 )
 from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.editor import CompletionMenu, PromptEditor
@@ -80,6 +82,7 @@ from caddie.modes.interactive.transcript_view import Block
 from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 
 if TYPE_CHECKING:
+    from caddie.ai.abort import AbortSignal
     from caddie.ai.messages import ImageContent
     from caddie.extensions.api import NotifyLevel
     from caddie.models import ModelRegistry
@@ -127,6 +130,7 @@ class CaddieApp(App[int]):
         self.editor = PromptEditor(
             self.menu, self.command_infos, lambda: self.busy, cwd=self._cwd,
             keys=lambda: self.keys, shortcuts=lambda: self.hooks.shortcuts,
+            autocomplete=lambda: self.ui.autocomplete,
         )  # fmt: skip
         self.conversation = Conversation(id="conversation")
         self.pending = PendingMessages()
@@ -179,6 +183,10 @@ class CaddieApp(App[int]):
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
 
     def header(self) -> Block:
+        if self.view.header is not None:
+            from caddie.modes.interactive.extension_ui import ComponentBlock, TerminalView
+
+            return ComponentBlock(self.view.header(TerminalView(self, self.refresh), self.ui.theme))
         session = self.session
         if session is None:
             return header_block(self.keys)
@@ -199,6 +207,24 @@ class CaddieApp(App[int]):
         self.view.image_kind = image_kind(show=terminal.get("showImages") is not False)
         width = terminal.get("imageWidthCells")
         self.view.image_width = width if isinstance(width, int) and width > 0 else DEFAULT_WIDTH_CELLS
+
+    async def on_event(self, event: events.Event) -> None:
+        """Extensions' key hooks (``ui.on_terminal_input``) see every key first; True consumes it."""
+        if isinstance(event, events.Key) and not event.is_forwarded and self.ui.key_hooks:
+            from caddie.extensions.ui_components import KeyInput
+
+            key = KeyInput(event.key, event.character)
+            for hook in list(self.ui.key_hooks):
+                try:
+                    consumed = hook(key)
+                    if asyncio.iscoroutine(consumed):
+                        consumed = await consumed
+                except Exception as e:  # a failing hook is reported and skipped, the key goes on
+                    self.show_error(f"An extension's key hook failed: {type(e).__name__}: {e}")
+                    continue
+                if consumed is True or (isinstance(consumed, dict) and consumed.get("consume")):
+                    return
+        await super().on_event(event)
 
     def on_session_event(self, event: SessionEvent) -> None:
         self.transcript.on_event(event)
@@ -319,20 +345,45 @@ class CaddieApp(App[int]):
     def extension_hotkeys(self) -> list[tuple[str, str]]:
         return self.hooks.hotkeys()
 
-    async def ask(self, screen: ModalScreen[Any], timeout: float | None, default: Any) -> Any:
+    async def ask(
+        self, screen: ModalScreen[Any], timeout: float | None, default: Any, signal: AbortSignal | None = None
+    ) -> Any:
+        """Show a dialog; its answer, or ``default`` when cancelled, after ``timeout`` seconds (counted
+        down in its title) or once ``signal`` fires."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
         def done(result: Any) -> None:
             if not future.done():
                 future.set_result(default if result is None else result)
 
+        def dismissed() -> None:  # the extension's signal
+            if screen.is_current:
+                screen.dismiss(None)
+            done(None)
+
         await self.push_screen(screen, callback=done)
+        if timeout is not None and isinstance(screen, CancellableScreen):
+            screen.start_countdown(timeout)
+        stop = signal.add_listener(dismissed) if signal is not None else None
         try:
             return await wait_with_timeout(future, timeout)
         except TimeoutError:
             if self.screen is screen:
                 screen.dismiss(None)
             return default
+        finally:
+            if stop is not None:
+                stop()
+
+    def apply_view(self) -> None:
+        """The hidden-thinking label and the header an extension set, on what is drawn already."""
+        for block in self.conversation.blocks_of(ThinkingBlock):
+            block.label = self.view.hidden_thinking_label
+            block.changed()
+        if self.conversation.blocks and self.session is not None:
+            first = self.conversation.blocks[0]
+            self.conversation.remove_block(first)
+            self.conversation.insert(0, [self.header()])
 
     # ==============================================================================================
     # State

@@ -9,6 +9,7 @@ answer; the whole conversation is in the view however long the session, drawn on
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -353,6 +354,10 @@ class ToolBlock(ExpandableBlock):
         self.started: float | None = None
         """When the tool began running (monotonic); the bash block shows the time since, then the duration."""
         self.duration: float | None = None
+        self.render_call: Callable[..., Any] | None = None
+        """The tool's own look for its call (``ToolDefinition.render_call``), with ``theme``."""
+        self.render_result: Callable[..., Any] | None = None
+        self.theme: Any = None
 
     def set_args(self, args: Any) -> None:
         self.args = args
@@ -388,7 +393,35 @@ class ToolBlock(ExpandableBlock):
         summary = summarize_tool_call(self.tool_name, self.args, self.cwd)
         return f"{summary.label} {summary.subject}\n{self.output}"
 
+    def _drawn_by_tool(self, draw: Callable[..., Any], *args: Any) -> RenderableType | None:
+        """What the tool's renderer draws (a component, a string or a Rich renderable); None on failure."""
+        from caddie.modes.interactive.extension_ui import as_renderable
+
+        try:
+            return as_renderable(
+                draw(*args, self.theme), self.measured_width if self.measured_width > 0 else 80
+            )
+        except Exception as e:  # the tool's renderer failed: caddie's look, with the reason
+            return Text(f"[{self.tool_name} renderer failed: {type(e).__name__}: {e}]", style="red")
+
     def build(self) -> RenderableType:
+        custom_head = self._drawn_by_tool(self.render_call, self.args) if self.render_call else None
+        custom_body = None
+        if self.render_result is not None and self.status in ("running", "done", "error") and self.output:
+            from caddie.ai.messages import TextContent
+            from caddie.tools.base import ToolResult
+
+            options = ResultRenderOptions(self.expanded, self.status == "running")
+            result = ToolResult([TextContent(self.output)], self.details)
+            custom_body = self._drawn_by_tool(self.render_result, result, options)
+        if custom_head is not None or custom_body is not None:
+            head_part = custom_head if custom_head is not None else self._head()
+            return Group(head_part, custom_body) if custom_body is not None else head_part
+        head = self._head()
+        body = self._body()
+        return Group(head, body) if body is not None else head
+
+    def _head(self) -> Text:
         summary = summarize_tool_call(self.tool_name, self.args, self.cwd)
         head = Text()
         bullet_style = {"pending": "dim", "running": "yellow", "done": "green", "error": "red"}[self.status]
@@ -409,8 +442,7 @@ class ToolBlock(ExpandableBlock):
                 else ""
             )
             head.append(f"  running…{elapsed}", style="dim")
-        body = self._body()
-        return Group(head, body) if body is not None else head
+        return head
 
     def _body(self) -> RenderableType | None:
         diff = self.details.get("diff") if isinstance(self.details, dict) else None
@@ -432,6 +464,14 @@ class ToolBlock(ExpandableBlock):
         return text
 
 
+@dataclass(frozen=True, slots=True)
+class ResultRenderOptions:
+    """The ``options`` of a tool's ``render_result`` (Pi's ``{expanded, isPartial}``)."""
+
+    expanded: bool
+    is_partial: bool
+
+
 class AssistantView:
     """One assistant message: its thinking, text and tool-call blocks, built as the reply streams and kept
     together in the conversation."""
@@ -444,8 +484,11 @@ class AssistantView:
         message: AssistantMessage | None = None,
         *,
         hidden_thinking_label: str | None = None,
+        decorate: Callable[[ToolBlock], None] | None = None,
     ) -> None:
         self.view: Conversation | None = None
+        self.decorate = decorate
+        """Gives each new tool block its tool's own renderers (``render_call``/``render_result``)."""
         self.cwd = cwd
         self.hidden_thinking_label = hidden_thinking_label
         self.tools_expanded = tools_expanded
@@ -489,6 +532,8 @@ class AssistantView:
             )
         elif isinstance(block, ToolCall):
             tool = ToolBlock(block.id, block.name, block.arguments, self.cwd, self.tools_expanded)
+            if self.decorate is not None:
+                self.decorate(tool)
             self.tool_blocks[block.id] = tool
             widget = tool
         else:

@@ -53,6 +53,19 @@ class CancellableScreen(ModalScreen[Any]):
     def action_cancel(self) -> None:
         self.dismiss(self.cancel_value)
 
+    def start_countdown(self, seconds: float) -> None:
+        """Show the seconds left after the title, as Pi's timed dialogs do: ``Title (5s)``."""
+        title = self.query("#title").first(Static)
+        base = str(title.render())
+        left = [max(0, round(seconds))]
+
+        def tick() -> None:
+            title.update(Text(f"{base} ({left[0]}s)"))
+            left[0] = max(0, left[0] - 1)
+
+        tick()
+        self.set_interval(1.0, tick)
+
 
 @dataclass(slots=True)
 class Choice:

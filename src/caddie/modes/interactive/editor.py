@@ -12,8 +12,9 @@ by part of a name offers the project's files (fuzzy); Tab completes a path in pl
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from textual import events
 from textual.message import Message
@@ -44,6 +45,13 @@ MOTIONS = {
     "tui.editor.deleteCharBackward": "delete_left", "tui.editor.deleteCharForward": "delete_right",
 }  # fmt: skip
 """Editor bindings that are one of TextArea's own actions."""
+
+
+class _BuiltinProvider:
+    """The bottom of the providers' stack: answers nothing, so caddie's own completions show."""
+
+    def get_suggestions(self, lines: list[str], line: int, column: int) -> None:
+        return None
 
 
 class PromptEditor(TextArea):
@@ -95,6 +103,7 @@ class PromptEditor(TextArea):
         cwd: Callable[[], str] | None = None,
         keys: Callable[[], Keybindings] | None = None,
         shortcuts: Callable[[], Collection[str]] | None = None,
+        autocomplete: Callable[[], Sequence[Any]] | None = None,
     ) -> None:
         super().__init__(
             "", id="editor", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
@@ -110,6 +119,12 @@ class PromptEditor(TextArea):
         self.shortcuts: Callable[[], Collection[str]] = shortcuts or (lambda: ())
         """The (canonical) keys extensions registered shortcuts for."""
         self._jumping: Literal["forward", "backward"] | None = None
+        self.custom: Any = None
+        """``ui.set_editor_component``: the extension's editor (a ``CustomEditor``) that sees keys first."""
+        self._custom_factory: Any = None
+        self._defaulted = False
+        self.autocomplete: Callable[[], Sequence[Any]] = autocomplete or (lambda: ())
+        """``ui.add_autocomplete_provider`` factories, in the order they were added."""
         self.kill_ring = KillRing()
         self.pastes = PasteBook()
         """Large pastes shown as ``[paste #1 +120 lines]`` (pastes.py)."""
@@ -154,6 +169,14 @@ class PromptEditor(TextArea):
 
     def refresh_completions(self) -> None:
         text = self.text
+        if self.autocomplete():
+            self.run_worker(
+                self._offer_from_extensions(text), group="files", exclusive=True, exit_on_error=False
+            )
+            return
+        self._builtin_completions(text)
+
+    def _builtin_completions(self, text: str) -> None:
         if text.startswith("/") and "\n" not in text:
             self.menu.show(complete(text, self.commands()), text)
         elif self._at_token() is not None:
@@ -205,6 +228,38 @@ class PromptEditor(TextArea):
         self._quiet_text = value
         self.load_text(value)
         self.move_cursor(location_of(value, len(value) if cursor is None else cursor))
+
+    async def _offer_from_extensions(self, text: str) -> None:
+        """Ask the extensions' autocomplete providers (the last added first, each may defer to the one below,
+        the bottom one being caddie's own); caddie's completions when none answers."""
+        from caddie.extensions.ui_components import Suggestions
+
+        provider: Any = _BuiltinProvider()
+        for factory in self.autocomplete():
+            try:
+                provider = factory(provider)
+            except Exception:  # a broken provider is skipped; typing goes on
+                continue
+        row, column = self.cursor_location
+        try:
+            answer = provider.get_suggestions(text.split("\n"), row, column)
+            if asyncio.iscoroutine(answer):
+                answer = await answer
+        except Exception:  # an extension's provider must not break typing
+            answer = None
+        if self.text != text:
+            return  # typed on meanwhile: a newer worker answers
+        if not isinstance(answer, Suggestions) or not answer.items:
+            self._builtin_completions(text)
+            return
+        offset = index_of(text, self.cursor_location)
+        start = max(0, offset - len(answer.prefix))
+        completions = [
+            Completion(text[:start] + item.value + text[offset:], item.label, item.description,
+                       start + len(item.value), "path")
+            for item in answer.items
+        ]  # fmt: skip
+        self.menu.show(completions, text)
 
     async def _offer_files(self, text: str) -> None:
         query = self._at_token()
@@ -289,8 +344,51 @@ class PromptEditor(TextArea):
         self._yanked = (start, result.end_location)
         return True
 
+    # -- an extension's editor -------------------------------------------------------------------------
+    def use_component(self, factory: Any, tui: Callable[[], Any], theme: Any, keys: Keybindings) -> None:
+        """Put an extension's editor in front (``ui.set_editor_component``), or take it away (None)."""
+        if factory is self._custom_factory:
+            return
+        self._custom_factory = factory
+        self.custom = None
+        self.border_title = None
+        if factory is None:
+            return
+        made = factory(tui(), theme, keys)
+        attach = getattr(made, "attach", None)
+        if callable(attach):
+            attach(self._pass_on)
+        self.custom = made
+        self._show_mode()
+
+    def _pass_on(self, _key: Any) -> None:
+        """The extension's editor hands the key to the built-in handling (``super().handle_input(key)``)."""
+        self._defaulted = True
+
+    def _show_mode(self) -> None:
+        label = getattr(self.custom, "mode_label", None)
+        self.border_title = str(label) if label else None
+
+    def _offer_to_custom(self, event: events.Key) -> bool:
+        """True when the extension's editor took the key."""
+        from caddie.extensions.ui_components import KeyInput
+
+        self._defaulted = False
+        try:
+            self.custom.handle_input(KeyInput(event.key, event.character))
+        except Exception as e:  # an extension's editor must not lose the user's typing
+            self.custom, self._custom_factory = None, None
+            self.border_title = f"editor extension failed: {type(e).__name__}"
+            return False
+        self._show_mode()
+        return not self._defaulted
+
     # -- keys ---------------------------------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
+        if self.custom is not None and self._offer_to_custom(event):
+            event.stop()
+            event.prevent_default()
+            return
         if self._jumping is not None:  # Ctrl+] (Ctrl+Alt+]) then the character to jump to
             forward, self._jumping = self._jumping == "forward", None
             if event.character and event.character.isprintable():

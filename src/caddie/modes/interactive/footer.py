@@ -6,8 +6,9 @@ context usage, and the statuses extensions set with ``ui.set_status``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -104,7 +105,18 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
 class StatusFooter(Static):
     DEFAULT_CSS = "StatusFooter { height: auto; padding: 0 1; color: $text-muted; }"
 
+    component: Any = None
+    """``ui.set_footer``: an extension's component drawn instead (None: caddie's footer)."""
+
+    def use_component(self, component: Any) -> None:
+        self.component = component
+
     def show(self, state: FooterState) -> None:
+        if self.component is not None:
+            from caddie.modes.interactive.extension_ui import component_lines
+
+            self.update(component_lines(self.component, max(1, (self.size.width or 80) - 2)))
+            return
         left, right, usage, statuses = footer_lines(state, self.size.width or 80)
         grid = Table.grid(expand=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
@@ -130,14 +142,29 @@ class WorkingLine(Static):
         super().__init__("", id="working")
         self.message: str | None = None
         self.active = False
+        self.visible = True
+        """``ui.set_working_visible``: False hides the line even while the agent works."""
+        self.frames: Sequence[str] = SPINNER
+        self.interval = 0.1
         self._frame = 0
         self._timer: Timer | None = None
 
+    def set_indicator(self, visible: bool, frames: Sequence[str] | None, interval_ms: int | None) -> None:
+        """``ui.set_working_visible`` / ``set_working_indicator`` (frames None: the spinner; ``[]``: none)."""
+        self.visible = visible
+        self.frames = SPINNER if frames is None else list(frames)
+        self.interval = max(0.02, (interval_ms or 100) / 1000)
+        self._frame = 0
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.set_active(self.active)
+
     def set_active(self, active: bool) -> None:
         self.active = active
-        self.set_class(active, "-on")
-        if active and self._timer is None:
-            self._timer = self.set_interval(0.1, self._tick)
+        self.set_class(active and self.visible, "-on")
+        if active and self._timer is None and len(self.frames) > 1:
+            self._timer = self.set_interval(self.interval, self._tick)
         elif not active and self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -148,11 +175,12 @@ class WorkingLine(Static):
         self._draw()
 
     def _tick(self) -> None:
-        self._frame = (self._frame + 1) % len(SPINNER)
+        self._frame = (self._frame + 1) % max(1, len(self.frames))
         self._draw()
 
     def _draw(self) -> None:
-        line = Text(SPINNER[self._frame] + " ")
+        frame = self.frames[self._frame % len(self.frames)] if self.frames else ""
+        line = Text.from_ansi(frame + " ") if frame else Text()
         line.append(self.message or "Working…")
         line.append("  esc to interrupt", style="dim")
         self.update(line)
@@ -192,15 +220,28 @@ class WidgetArea(Vertical):
     WidgetArea > Static { height: auto; }
     """
 
-    def show(self, widgets: Mapping[str, Sequence[str]]) -> None:
+    def show(
+        self, widgets: Mapping[str, Any], tui: Callable[[], Any] | None = None, theme: Any = None
+    ) -> None:
+        """Lines, or components made by the factories (``(tui, theme) -> component``), one block per key."""
         existing = {child.name: child for child in self.children if isinstance(child, Static)}
         for key, child in existing.items():
             if key not in widgets:
                 child.remove()
-        for key, lines in widgets.items():
-            text = Text("\n").join(ansi_line(line) for line in lines)
+        for key, content in widgets.items():
             current = existing.get(key)
-            if current is None:
+            if callable(content):
+                from caddie.modes.interactive.extension_ui import ComponentView
+
+                if current is not None:
+                    current.remove()
+                made = content(tui() if tui is not None else None, theme)
+                self.mount(ComponentView(made, name=key))
+                continue
+            text = Text("\n").join(ansi_line(line) for line in content)
+            if current is None or type(current) is not Static:
+                if current is not None:
+                    current.remove()
                 self.mount(Static(text, name=key))
             else:
                 current.update(text)

@@ -47,6 +47,8 @@ class ViewOptions:
     """How images are drawn (images.py: ``kitty``, ``halfcell`` or ``off``)."""
     image_width: int = 60
     """``terminal.imageWidthCells``."""
+    header: Any = None
+    """``ui.set_header``: a component factory drawn in place of caddie's startup header (None: caddie's)."""
 
 
 class Shell(Protocol):

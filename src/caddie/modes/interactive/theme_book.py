@@ -18,6 +18,7 @@ from caddie.config.paths import agent_dir
 from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes, package_theme_places
 
 if TYPE_CHECKING:
+    from caddie.extensions.ui_components import ThemeView
     from caddie.runtime.session import AgentSession
 
 
@@ -50,6 +51,29 @@ class ThemeBook:
             return False
         self.app.theme = name
         return True
+
+    def add_view(self, view: ThemeView) -> None:
+        """An extension's theme (``ui.set_theme(ThemeView)``), made a Textual theme and registered."""
+        dark = DARK if view.dark else "light"
+        base = self.themes.get(dark) or builtin_themes()[DARK]
+        colors = {"accent": "primary", "muted": "secondary", "success": "success", "error": "error",
+                  "warning": "warning", "text": "foreground", "borderAccent": "accent"}  # fmt: skip
+        fields = {target: view.colors[token] for token, target in colors.items() if token in view.colors}
+        theme = Theme(
+            name=view.name,
+            primary=fields.get("primary", base.primary),
+            secondary=fields.get("secondary", base.secondary),
+            accent=fields.get("accent", base.accent),
+            warning=fields.get("warning", base.warning),
+            error=fields.get("error", base.error),
+            success=fields.get("success", base.success),
+            foreground=fields.get("foreground", base.foreground),
+            background=base.background,
+            surface=base.surface,
+            panel=base.panel,
+            dark=view.dark,
+        )
+        self.add({view.name: theme}, {})
 
     def get(self, name: str) -> Theme | None:
         return self.themes.get(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.text import Text
 
@@ -169,12 +169,15 @@ class Transcript:
         self.compaction_errors = 0
         """Compaction errors shown so far (``/compact`` shows its own only when the event did not)."""
         self._early: list[Block] = []
+        self._renderers: dict[str, tuple[Any, Any]] | None = None
+        """Tools with renderers of their own, looked up once per drawing of the session."""
 
     # -- drawing the whole session -------------------------------------------------------------------
     async def render(self, session: AgentSession) -> None:
         """Redraw from the session's current branch (after start, /new, /resume, /tree…)."""
         self.streaming = None
         self.tools = {}
+        self._renderers = None
         await self.conversation.reset()
         widgets: list[Block] = [self.header()]
         for message in session.messages:  # the whole conversation: the view draws only what is on screen
@@ -246,6 +249,22 @@ class Transcript:
             return summary_block(message, view.tools_expanded)
         return None
 
+    def _tool_renderers(self, block: ToolBlock) -> None:
+        """The tool's own ``render_call``/``render_result``, when its definition has them."""
+        session = self.host.session
+        if session is None:
+            return
+        if self._renderers is None:
+            self._renderers = {
+                t.name: (t.render_call, t.render_result)
+                for t in session.state().tools
+                if t.render_call is not None or t.render_result is not None
+            }
+        found = self._renderers.get(block.tool_name)
+        if found is not None:
+            block.render_call, block.render_result = found
+            block.theme = self.host.ui.theme
+
     def images_of(self, content: object) -> list[Block]:
         """An ``ImageBlock`` for each image of a message's content."""
         if not isinstance(content, list):
@@ -264,6 +283,7 @@ class Transcript:
             view.thinking_expanded,
             message,
             hidden_thinking_label=view.hidden_thinking_label,
+            decorate=self._tool_renderers,
         )
         widget.view = self.conversation
         if message is not None:
