@@ -14,8 +14,8 @@ call and its result are appended (to the agent's messages and to the store), the
 turn (every per-session index built from scratch) is reported on its own; the steady state is the median of
 the other turns; of ``--runs`` fresh runs, the median first turn and the lowest steady state (the
 machine may be shared: the lowest is the least disturbed). Beside the times, how many messages the metric
-and the savings tracker estimate per steady turn (calls of ``estimate_message_tokens_utf16``): the Python
-work per message (3 with a nudge: it is new every turn). ``--result-chars`` sets the size of each new
+and the savings tracker estimate per steady turn (calls of ``estimate_message_tokens_utf16``, and of
+``utf16_message_chars`` in the tracker): the Python work per message (3 with a nudge: it is new every turn). ``--result-chars`` sets the size of each new
 ``read`` result: above ~16,000 characters a turn grows the context by more than the drift threshold (4,000
 tokens), so the drift nudge is appended to every view. The harness has a UI (the checkpoint banner is
 reconciled on every fire; ``-p`` has none). Results go to docs/benchmarks.md by hand.
@@ -87,9 +87,9 @@ def run(size: int, turns: int, work: Path, result_chars: int) -> dict[str, tuple
     store = SessionStore.open(path)
     timers = Timers()
     originals = (mulligan_pkg.context_handler, mulligan_pkg.turn_end_metric_handler, SavingsStatus.refresh)
-    estimators = (state.estimate_message_tokens_utf16, savings.estimate_message_tokens_utf16)
+    estimators = (state.estimate_message_tokens_utf16, savings.utf16_message_chars)
     state.estimate_message_tokens_utf16 = timers.count(estimators[0])
-    savings.estimate_message_tokens_utf16 = timers.count(estimators[1])
+    savings.utf16_message_chars = timers.count(estimators[1])
     mulligan_pkg.context_handler = timers.wrap("context", originals[0])  # type: ignore[attr-defined]
     mulligan_pkg.turn_end_metric_handler = timers.wrap("metric", originals[1])  # type: ignore[attr-defined]
     SavingsStatus.refresh = timers.wrap("savings", originals[2])  # type: ignore[method-assign]
@@ -134,7 +134,7 @@ def run(size: int, turns: int, work: Path, result_chars: int) -> dict[str, tuple
         mulligan_pkg.context_handler = originals[0]  # type: ignore[attr-defined]
         mulligan_pkg.turn_end_metric_handler = originals[1]  # type: ignore[attr-defined]
         SavingsStatus.refresh = originals[2]  # type: ignore[method-assign]
-        state.estimate_message_tokens_utf16, savings.estimate_message_tokens_utf16 = estimators
+        state.estimate_message_tokens_utf16, savings.utf16_message_chars = estimators
     return {
         name: (s[0], statistics.median(s[1:]), statistics.median(timers.estimates.get(name, [0, 0])[1:]))
         for name, s in timers.samples.items()

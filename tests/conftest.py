@@ -32,9 +32,30 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("CADDIE_DIR", str(root))
     monkeypatch.setenv("CADDIE_AGENTS_DIR", str(root / "dot-agents"))  # ~/.agents/skills stays out of tests
     monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "0")  # servers running on this machine stay out of tests
     monkeypatch.setenv(
         "CADDIE_VERIFY_COPIES", "1"
     )  # MessageCopies proves what it trusts (in caddie processes too)
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     return root
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "extra(name): needs caddie's optional extra `name` (ray, bedrock); see tests/support/extras.py",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    from tests.support import extras
+
+    for marker in item.iter_markers(name="extra"):
+        extras.require(marker.args[0])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-model smoke test (tests/local_model) runs last: under .ci/run its server is still being
+    installed in the background while the rest of the suite runs."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/local_model/"))

@@ -1,4 +1,5 @@
-"""The episodes: eight kinds of common context waste in a small shop project, each followed by real work.
+"""The episodes: eight kinds of common context waste in a small shop project, each followed by real work, and
+one session of the same work with no waste at all (``no-waste``).
 
 Every episode builds the same project (``app/`` with a cart, orders, pricing, config; ``tests/``), adds the
 artefact its waste comes from (a big log, vendored code, a 5,000-test suite, ...), and is played by a
@@ -566,7 +567,25 @@ def episodes(work_turns: int = WORK_TURNS) -> list[Episode]:
             answer="The header says FWIMG v1.0.2; shipping now checks it.",
         )
     )
+    out.append(
+        Episode(
+            name=NO_WASTE,
+            waste_kind="none: ordinary work only, nothing to rewind",
+            prompt="Cap the volume discount in app/pricing.py and keep the tests green.",
+            setup=make_project,
+            waste=(),
+            remedy=(),
+            after=(),
+            lean=(),
+            work=work("k", work_turns + 2, "pricing"),
+            answer="The volume discount is capped; every test passes.",
+        )
+    )
     return out
+
+
+NO_WASTE = "no-waste"
+"""The episode without waste: what mulligan costs a session that never needs it."""
 
 
 def episode(name: str) -> Episode:

@@ -4,12 +4,22 @@ An episode is played by a scripted model (a reply function on the fake server) i
 
 - ``off``: mulligan disabled (settings ``disabledExtensions: ["mulligan"]``); the model wastes, then works on;
 - ``on``: mulligan loaded; the model wastes, and if a mulligan nudge reached it (the bloat reminder on a big
-  result, or the drift line), it makes the episode's mulligan calls (rewind or shrink), then works on;
+  result, or the drift line) together with mulligan's tools, it makes the episode's mulligan calls (rewind or
+  shrink), then works on;
 - ``limit``: mulligan loaded; the waste is never produced (a lean step takes its place), then the same work.
+
+``on`` and ``limit`` run with mulligan's ``tools`` setting ``"always"`` (every request carries its four tool
+schemas) or ``"when-needed"`` (from the first nudge on).
 
 Every request the server records is billed: ``ceil(characters / 4)`` of its system prompt, tool schemas
 (compact JSON) and messages (text, tool-call names and arguments), characters counted as UTF-16 code units,
-mulligan's own estimate. The same figure is returned to caddie as the request's ``usage.input``.
+mulligan's own estimate. The same figure is returned to caddie as the request's usage: what a prefix cache
+would serve (the tools and the messages shared with the previous request) as cache reads, the rest as input —
+so the session prices caching as the provider reported it. The model's catalogue price is 1 $/M input,
+0.1 $/M cache read (``CACHE_READ_SHARE``), so dollars × 10⁶ are input-token equivalents.
+
+After the run, what the session itself reports mulligan saved is read the way a user reads it:
+``caddie context --stats --json`` on the session file (the ``savings`` event's answer).
 """
 
 from __future__ import annotations
@@ -28,13 +38,14 @@ from typing import Any, Literal
 
 from tests.support import fake_llm as fl
 
-from caddie.extensions.bundled.mulligan.savings import compute_savings
-from caddie.session.store import SessionStore
-
 Mode = Literal["off", "on", "limit"]
 MODES: tuple[Mode, ...] = ("off", "on", "limit")
+ToolsMode = Literal["always", "when-needed"]
+TOOLS_MODES: tuple[ToolsMode, ...] = ("always", "when-needed")
 NUDGE_MARKS = ("`mulligan_shrink` to summarize, or `mulligan_rewind`", "Previous turn ")
 CONTEXT_WINDOW = 200_000
+CACHE_READ_SHARE = 0.1
+"""Cache reads priced at a tenth of the input rate (Anthropic's and OpenAI's recent models)."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ class Episode:
         request of its own."""
         if mode == "limit":
             return [*self.lean, *self.work]
-        if mode == "off":
+        if mode == "off" or not self.waste:
             return [*self.waste, *self.after, *self.work]
         follow = [*self.after, *self.work]
         plan: list[Turn | Callable[[], list[Turn]]] = [self.waste[0]]
@@ -195,10 +206,19 @@ def has_nudge(request: fl.RecordedRequest) -> bool:
     return False
 
 
+def offers_mulligan(body: dict[str, Any]) -> bool:
+    """Whether the request carries mulligan's tools (a model can only call the tools it is given)."""
+    return any(
+        str((t.get("function") or {}).get("name", "")).startswith("mulligan_")
+        for t in body.get("tools") or []
+    )
+
+
 @dataclass
 class RunResult:
     episode: str
     mode: Mode
+    tools_mode: ToolsMode = "always"
     billed: list[int] = field(default_factory=list)
     """Input tokens billed, per request."""
     cached: list[int] = field(default_factory=list)
@@ -212,9 +232,11 @@ class RunResult:
     seen_once: list[int] = field(default_factory=list)
     """``off`` only: each request's characters with the waste sent once (``seen_once_chars``)."""
     mulligan_schema_chars: int = 0
-    session_saved: int = 0
-    """What the session itself reports mulligan saved (``compute_savings``: tokens not resent, net of its
-    own notes, calls and results; messages only, so neither schemas nor nudges nor the extra requests)."""
+    schema_requests: int = 0
+    """Requests that carried mulligan's tool schemas."""
+    reported: dict[str, Any] = field(default_factory=dict)
+    """What the session reports mulligan saved (``caddie context --stats --json``: ``tokens`` net, ``grossTokens``,
+    ``cost`` net in dollars); empty without mulligan."""
 
     @property
     def total(self) -> int:
@@ -228,6 +250,7 @@ class RunResult:
         return {
             "episode": self.episode,
             "mode": self.mode,
+            "toolsMode": self.tools_mode,
             "requests": self.requests,
             "billed": self.total,
             "billedPerRequest": self.billed,
@@ -236,7 +259,8 @@ class RunResult:
             "mulliganCalls": self.mulligan_calls,
             "nudged": self.nudged,
             "seconds": round(self.seconds, 2),
-            "sessionSaved": self.session_saved,
+            "schemaRequests": self.schema_requests,
+            "reported": self.reported,
             "seenOnceCharsPerRequest": self.seen_once,
         }
 
@@ -249,15 +273,19 @@ class ScriptedModel:
         self.mode = mode
         self.saw_nudge = False
         self._served = 0
+        self._previous: dict[str, Any] | None = None
         self._queue: list[Turn | Callable[[], list[Turn]]] = episode.plan(mode, lambda: self.saw_nudge)
         self.calls: list[str] = []
 
     def __call__(self, request: fl.RecordedRequest) -> fl.Reply:
         body = request.body if isinstance(request.body, dict) else {}
-        usage = fl.UsageSpec(input=billed_tokens(body), output=40)
+        cached = cached_tokens(body, self._previous)
+        self._previous = body
+        usage = fl.UsageSpec(input=billed_tokens(body) - cached, output=40, cache_read=cached)
         if self.mode == "on" and self._served > 0:
-            # the waste began with the first reply: did a mulligan nudge reach the model since?
-            self.saw_nudge = self.saw_nudge or has_nudge(request)
+            # the waste began with the first reply: did a mulligan nudge reach the model since, with the tools
+            # to act on it?
+            self.saw_nudge = self.saw_nudge or (has_nudge(request) and offers_mulligan(body))
         self._served += 1
         while self._queue and callable(self._queue[0]):
             step = self._queue.pop(0)
@@ -276,7 +304,9 @@ class ScriptedModel:
         )
 
 
-def run_episode(episode: Episode, mode: Mode, *, timeout: float = 300) -> RunResult:
+def run_episode(
+    episode: Episode, mode: Mode, *, tools_mode: ToolsMode = "always", timeout: float = 300
+) -> RunResult:
     """Play ``episode`` in ``mode`` through ``caddie -p`` in a fresh home and project; bill every request."""
     with tempfile.TemporaryDirectory(prefix=f"caddie-economy-{episode.name}-") as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
@@ -285,8 +315,13 @@ def run_episode(episode: Episode, mode: Mode, *, timeout: float = 300) -> RunRes
         model = ScriptedModel(episode, mode)
         with fl.FakeLLM(default_reply=model) as llm:
             agent = home / "agent"
-            llm.write_models_json(agent, provider="fake", model_id="fake-model", contextWindow=CONTEXT_WINDOW)
-            settings: dict[str, Any] = {"disabledExtensions": ["mulligan"]} if mode == "off" else {}
+            cost = {"input": 1.0, "output": 0.0, "cacheRead": CACHE_READ_SHARE, "cacheWrite": 0.0}
+            llm.write_models_json(
+                agent, provider="fake", model_id="fake-model", contextWindow=CONTEXT_WINDOW, cost=cost
+            )
+            settings: dict[str, Any] = (
+                {"disabledExtensions": ["mulligan"]} if mode == "off" else {"mulligan": {"tools": tools_mode}}
+            )
             (agent / "settings.json").write_text(json.dumps(settings))
             env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
             env.update(CADDIE_DIR=str(home), NO_COLOR="1", CADDIE_OLLAMA_URL="http://127.0.0.1:9")
@@ -305,28 +340,49 @@ def run_episode(episode: Episode, mode: Mode, *, timeout: float = 300) -> RunRes
                     f"{episode.name} ({mode}): caddie exited {proc.returncode}: {proc.stderr[-2000:]}"
                 )
             requests = [r.body for r in llm.llm_requests if isinstance(r.body, dict)]
-        session_saved = 0
-        for file in (home / "agent" / "sessions").rglob("*.jsonl"):
-            store = SessionStore.open(file, repair=False)
-            session_saved += compute_savings(store.entries(), store.branch()).net_tokens
+            reported = reported_savings(home, project, env, timeout) if mode != "off" else {}
         result = RunResult(
-            episode.name, mode, nudged=model.saw_nudge, seconds=seconds, answer=proc.stdout.strip()
+            episode.name,
+            mode,
+            tools_mode if mode != "off" else "always",
+            nudged=model.saw_nudge,
+            seconds=seconds,
+            answer=proc.stdout.strip(),
         )
-        result.session_saved = session_saved
+        result.reported = reported
         previous: dict[str, Any] | None = None
         for body in requests:
             result.billed.append(billed_tokens(body))
             result.cached.append(cached_tokens(body, previous))
             previous = body
-        if requests:
-            schema = tool_schema_chars(requests[0].get("tools") or [], only_prefix="mulligan_")
-            result.mulligan_schema = math.ceil(schema / 4)
-            result.mulligan_schema_chars = schema
+            if offers_mulligan(body):
+                result.schema_requests += 1
+        schemas = [tool_schema_chars(b.get("tools") or [], only_prefix="mulligan_") for b in requests]
+        schema = max(schemas, default=0)
+        result.mulligan_schema = math.ceil(schema / 4)
+        result.mulligan_schema_chars = schema
         if mode == "off":
             waste_ids = {c.id for t in episode.waste for c in t.calls}
             result.seen_once = seen_once_chars(requests, waste_ids)
         result.mulligan_calls = [c for c in model.calls if c.startswith("mulligan_")]
         return result
+
+
+def reported_savings(home: Path, project: Path, env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """What the session says mulligan saved, as ``caddie context --stats --json`` shows it."""
+    [session_file] = list((home / "agent" / "sessions").rglob("*.jsonl"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "caddie", "context", "--stats", "--json", str(session_file)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"caddie context --stats exited {proc.returncode}: {proc.stderr[-2000:]}")
+    reports = [r for r in json.loads(proc.stdout).get("savings") or [] if r.get("source") == "mulligan"]
+    return reports[0] if reports else {}
 
 
 def _decided(woven: Turn, plain: Turn, nudged: Callable[[], bool]) -> Callable[[], list[Turn]]:

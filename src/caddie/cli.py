@@ -72,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _asks_version(args):
         print(f"caddie {__version__}")
         return 0
+    args = _clean_arguments(args)
     code = _main(args)
     if argv is None and "caddie.cli_run" in sys.modules:  # only the main command's run closes a session
         from caddie import cli_run
@@ -79,6 +80,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cli_run.session_closed:
             _exit_promptly(code)
     return code
+
+
+def _clean_arguments(argv: Sequence[str]) -> list[str]:
+    """The arguments with lone surrogates (bytes that are not UTF-8) as U+FFFD, and stdout/stderr set to
+    write any that still get through as U+FFFD instead of failing (docs/reliability.md, "Text")."""
+    from caddie.untrusted.text import REPLACE_SURROGATES, clean_text
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if (
+            reconfigure is not None
+            and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8"
+        ):
+            reconfigure(errors=REPLACE_SURROGATES)
+    return [clean_text(arg) for arg in argv]
 
 
 def _main(args: list[str]) -> int:
@@ -123,6 +139,9 @@ def _main(args: list[str]) -> int:
 
         if terminated_by is None:
             raise
+        if terminated_by == signal.SIGINT:  # Ctrl+C in a headless run
+            print("caddie: interrupted; everything up to this point is saved", file=sys.stderr)
+            return 130
         name = signal.Signals(terminated_by).name
         print(f"caddie: stopped by {name}; everything up to this point is saved", file=sys.stderr)
         return 128 + terminated_by

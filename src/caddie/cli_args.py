@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from caddie import __version__
 from caddie.errors import UsageError
@@ -149,13 +149,14 @@ def base_parser(add_help: bool) -> _Parser:
         "--tools",
         metavar="LIST",
         help="built-in tools to enable, comma-separated "
-        "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write)",
+        "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write); MCP tools too: "
+        "mcp__SERVER__TOOL or mcp__SERVER__* (then only those named are on)",
     )
     e.add_argument(
         "-xt",
         "--exclude-tools",
         metavar="LIST",
-        help="tools to disable, comma-separated (built-in or extension)",
+        help="tools to disable, comma-separated (built-in, extension or MCP; globs allowed)",
     )
     r = p.add_argument_group("skills and prompt templates")
     r.add_argument(
@@ -222,6 +223,19 @@ def check_goal_flags(flags: dict[str, str | bool], specs: Mapping[str, object]) 
             f'--goal "{objective}": the objective is empty; say what done looks like, e.g. '
             '--goal "make pytest -q pass".'
         )
+
+
+def check_flag_values(flags: dict[str, str | bool], specs: Mapping[str, Any]) -> None:
+    """Each extension option's own check (``register_flag(..., check=...)``): a value it cannot use exits 2
+    with its sentence before anything runs."""
+    for name, value in flags.items():
+        check = getattr(specs.get(name), "check", None)
+        if check is None or not isinstance(value, str):
+            continue
+        try:
+            check(value)
+        except (ValueError, UsageError) as e:
+            raise CliError(f"--{name}: {e}") from None
 
 
 def check_faux_model(ref: str | None) -> None:

@@ -7,6 +7,7 @@ where they are used, so that an interactive start paints its first frame before 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -20,6 +21,7 @@ from caddie.cli_args import (
     attachments,
     base_parser,
     check_faux_model,
+    check_flag_values,
     check_goal_flags,
     current_dir,
     read_stdin,
@@ -104,6 +106,7 @@ async def run_main(argv: list[str]) -> int:
     if args.export is not None:
         return await _export(args.export, args.messages, cwd)
     check_goal_flags(flags, specs)
+    check_flag_values(flags, specs)
     check_faux_model(args.model)
 
     mode = args.mode
@@ -237,6 +240,7 @@ async def run_main(argv: list[str]) -> int:
             main_task.cancel()
 
     handled = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if _add_signal_handler(loop, sig, terminate)]
+    previous_sigint = _on_ctrl_c(loop, terminate)
     try:
         if mode == "rpc":
             from caddie.modes.rpc import run_rpc
@@ -280,6 +284,8 @@ async def run_main(argv: list[str]) -> int:
         finally:
             for sig in handled:
                 loop.remove_signal_handler(sig)
+            if previous_sigint is not None:
+                signal.signal(signal.SIGINT, previous_sigint)
 
 
 terminated_by: int | None = None
@@ -313,6 +319,73 @@ def _env_number(name: str, default: float) -> float:
     return number
 
 
+CTRL_C_GRACE_S = 1.5
+"""How long a headless run may take to end cleanly after Ctrl+C before the process exits anyway."""
+INTERRUPTED = "caddie: interrupted; everything up to this point is saved"
+
+
+def _on_ctrl_c(loop: asyncio.AbstractEventLoop, terminate: Callable[[int], None]) -> Any:
+    """Headless modes: one Ctrl+C ends the process within 2 s, whatever an extension does.
+
+    The handler is a plain ``signal.signal`` handler, so it runs even while an extension handler blocks
+    the event loop (``time.sleep(3600)`` is woken by the signal and the handler runs before it sleeps
+    on). It starts the usual clean ending (the run aborted, the tools' process groups killed, the session
+    shut down) for when the loop is free, and a watchdog that ends the process ``CTRL_C_GRACE_S`` later if
+    that has not happened by then: it kills the process groups of caddie's children (the tools'
+    commands) and exits 130. Nothing written is lost: the session file only ever holds whole lines. A
+    second Ctrl+C exits at once. Returns the handler it replaced (None when it could not be installed)."""
+    import threading
+
+    pressed: list[float] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        if pressed:
+            _exit_now(130, INTERRUPTED)
+        pressed.append(1.0)
+        loop.call_soon_threadsafe(terminate, int(signal.SIGINT))
+        watchdog = threading.Timer(CTRL_C_GRACE_S, _exit_now, (130, INTERRUPTED))
+        watchdog.daemon = True
+        watchdog.start()
+
+    try:
+        return signal.signal(signal.SIGINT, on_signal)
+    except ValueError:  # not the main thread
+        return None
+
+
+def _exit_now(code: int, line: str) -> None:
+    """End the process at once: the tools' process groups killed, ``line`` on stderr, output flushed."""
+    _kill_child_groups()
+    for stream, text in ((sys.stderr, line + "\n"), (sys.stdout, "")):
+        try:
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(code)
+
+
+def _kill_child_groups() -> None:
+    """SIGKILL the process group of every child of this process (each tool command leads its own)."""
+    me = str(os.getpid())
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+                parent = fh.read().rsplit(")", 1)[-1].split()[1]
+        except (OSError, IndexError):
+            continue
+        if parent == me:
+            try:
+                os.killpg(int(pid), signal.SIGKILL)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+
 async def _end_stragglers(grace_s: float = 2.0) -> None:
     """RPC after EOF: work that outlived the session (an abandoned extension handler that ignores
     cancellation) must not keep the process alive. It is cancelled; if it still runs, the process exits."""
@@ -343,6 +416,7 @@ def _list_models(search: str, extensions: list[Extension]) -> int:
     registry = ModelRegistry()
     for warning in [*registry.warnings, *ExtensionProviders(registry).attach(extensions)]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
+    registry.discover_local()  # the models local servers serve, with their context sizes
     models = registry.available()
     if not models:
         print(registry.no_model_text())

@@ -18,6 +18,8 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
+from caddie.untrusted.text import clean_text, utf8
+
 # --------------------------------------------------------------------------------------------------
 # Types and truthiness
 
@@ -83,20 +85,15 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def without_lone_surrogates(text: str) -> str:
-    """``text`` with lone surrogates as U+FFFD, as any JS string becomes when encoded."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
+    """``text`` with lone surrogates as U+FFFD, as any JS string becomes when encoded (the rule is
+    ``caddie.untrusted.clean_text``)."""
+    return clean_text(text)
 
 
 def utf8_bytes(text: str) -> bytes:
     """``Buffer.from(text, "utf-8")``: lone surrogates become U+FFFD."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return without_lone_surrogates(text).encode("utf-8")
+    return utf8(text)
 
 
 _JS_WHITESPACE = (

@@ -312,7 +312,8 @@ async def test_load_session_replays_and_continues(setup: Setup) -> None:
 
 
 async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A session Pi wrote (in Pi's sessions folder) loads by id and replays."""
+    """A session Pi wrote (in Pi's sessions folder) is listed, loads by id and replays; a session made with
+    session/new is saved at once, so another process lists and loads it before it was ever prompted."""
     from caddie.session.store import encode_cwd
 
     fixture = Path(__file__).parent.parent / "fixtures" / "pi-sessions" / "linear.jsonl"
@@ -328,9 +329,15 @@ async def test_load_a_pi_session_file(setup: Setup, tmp_path: Path, monkeypatch:
     first_user = next(json.loads(line)["message"] for line in lines[1:] if '"role":"user"' in line)
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi_dir))
+    async with open_agent(setup.home, setup.project, setup.llm) as agent:  # made, never prompted
+        await agent.initialize()
+        unprompted = (await agent.conn.new_session(cwd=str(setup.project))).session_id
     editor = EditorClient()
     async with open_agent(setup.home, setup.project, setup.llm, client=editor) as agent:
         await agent.initialize()
+        listed = {s.session_id for s in (await agent.conn.list_sessions(cwd=str(setup.project))).sessions}
+        assert listed == {unprompted, header["id"]}  # caddie's, even unprompted, and Pi's
+        await agent.conn.load_session(cwd=str(setup.project), session_id=unprompted)
         await agent.conn.load_session(cwd=str(setup.project), session_id=header["id"])
         users = [u.content.text for u in editor.of("user_message_chunk")]
         assert users[0] == first_user["content"]
@@ -444,11 +451,12 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
             b'{"jsonrpc": "2.0", "id": "r2", "method": "session/prompt", "params": {"sessionId": 5}}\n'
         )
         await agent.raw(b'{"jsonrpc": "2.0", "id": "r3"}\n')
+        await agent.raw(b"[" * 100_000 + b"\n")  # nested beyond any stack: one parse error, no crash
 
         async def errors() -> list[dict[str, Any]]:
             for _ in range(100):
                 found = [m for m in raw if "error" in m]
-                if len(found) >= 5:
+                if len(found) >= 6:
                     return found
                 await asyncio.sleep(0.05)
             return [m for m in raw if "error" in m]
@@ -460,6 +468,7 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         assert ("r1", -32601) in by  # unknown method
         assert ("r2", -32602) in by  # bad params
         assert ("r3", -32600) in by  # neither request nor response
+        assert any("nested more than 200 levels deep" in json.dumps(m) for m in found)
 
         with pytest.raises(RequestError) as err:
             await agent.conn.prompt(session_id="nope", prompt=[text_block("hi")])
@@ -469,6 +478,21 @@ async def test_bad_input_gets_json_rpc_errors_and_the_process_stays_up(setup: Se
         new = await agent.conn.new_session(cwd=str(setup.project))
         assert new.session_id
         assert agent.process.returncode is None
+
+        # half an emoji (a lone surrogate escape) in a prompt: sent and saved as U+FFFD
+        setup.llm.push(fl.text("fine"))
+        prompt = {"sessionId": new.session_id, "prompt": [{"type": "text", "text": "half \\ud83d emoji"}]}
+        line = {"jsonrpc": "2.0", "id": "r4", "method": "session/prompt", "params": prompt}
+        await agent.raw(json.dumps(line).replace("\\\\", "\\").encode() + b"\n")
+        for _ in range(200):
+            if any(m.get("id") == "r4" for m in raw):
+                break
+            await asyncio.sleep(0.05)
+        [answer] = [m for m in raw if m.get("id") == "r4"]
+        assert answer["result"]["stopReason"] == "end_turn"
+        assert setup.llm.llm_requests[-1].last_user_text == "half \ufffd emoji"
+        [saved] = (setup.home / "agent" / "sessions").rglob(f"*{new.session_id}.jsonl")
+        assert "half \ufffd emoji" in saved.read_text(encoding="utf-8")
 
 
 async def test_thinking_streams_as_thought_chunks(setup: Setup) -> None:

@@ -54,6 +54,7 @@ def bedrock_model(llm: FakeLLM | None, **overrides: Any) -> Model:
     return Model(**fields)
 
 
+@pytest.mark.extra("bedrock")
 async def test_bedrock_with_a_bearer_token_streams_thinking_text_and_tools(
     llm: FakeLLM, aws_env: pytest.MonkeyPatch
 ) -> None:
@@ -93,6 +94,7 @@ async def test_bedrock_with_a_bearer_token_streams_thinking_text_and_tools(
     assert replay == {"type": "thinking", "thinking": "plan", "signature": "sig-1"}
 
 
+@pytest.mark.extra("bedrock")
 async def test_bedrock_signs_with_aws_credentials_when_there_is_no_token(
     llm: FakeLLM, aws_env: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +111,7 @@ async def test_bedrock_signs_with_aws_credentials_when_there_is_no_token(
     assert "x-amz-date" in llm.last_request.headers
 
 
+@pytest.mark.extra("bedrock")
 async def test_bedrock_errors_say_what_to_set_and_never_echo_the_token(
     llm: FakeLLM, aws_env: pytest.MonkeyPatch
 ) -> None:

@@ -134,3 +134,44 @@ def test_a_model_serialises_without_header_values_or_url_password() -> None:
 
     assert to_json(Selected(model))["model"] == data
     assert "tok-123456" not in str(to_json(Selected(model))) and "pw-abcdef" not in str(to_json([model]))
+
+
+def test_known_values_leave_tool_output_and_persisted_json_but_placeholders_stay() -> None:
+    secrets.register("stored-key-0123456789")
+    secrets.register("ollama")  # a placeholder local servers take: redacted in errors only
+    secrets.register("sk-no-key-required")
+    secrets.register('quote"d-secret-42')
+    text = "key stored-key-0123456789 for ollama (sk-no-key-required)"
+    assert secrets.redact_known(text) == "key [redacted] for ollama (sk-no-key-required)"
+    assert secrets.redact(text) == "key [redacted] for [redacted] ([redacted])"
+    assert (
+        secrets.redact_known("sk-ant-api03-abcdefghijklmnop") == "sk-ant-api03-abcdefghijklmnop"
+    )  # no guessing
+    line = '{"text":"quote\\"d-secret-42 and stored-key-0123456789"}'
+    assert secrets.mentions_known(line) and not secrets.mentions_known('{"text":"ollama"}')
+    value = {"a": ["stored-key-0123456789", {"b": 'x quote"d-secret-42'}], "n": 1}
+    assert secrets.redact_json(value) == {"a": ["[redacted]", {"b": "x [redacted]"}], "n": 1}
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "secret"),
+    [
+        ("OPENAI_API_KEY", "x", True),
+        ("PGPASSWORD", "x", True),
+        ("MYSQL_PWD", "x", True),
+        ("GITHUB_PAT", "x", True),
+        ("NPM_AUTH", "x", True),
+        ("npm_config__auth", "x", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "x", True),
+        ("DATABASE_URL", "postgres://app:pw@db/app", True),
+        ("PATH", "/bin", False),
+        ("PWD", "/home", False),
+        ("GIT_AUTHOR_NAME", "Ada", False),
+        ("SSH_AUTH_SOCK", "/tmp/s", False),
+        ("XAUTHORITY", "/run/x", False),
+        ("HTTP_PROXY", "http://proxy:3128", False),
+        ("HTTP_PROXY", "http://me:pw@proxy:3128", True),
+    ],
+)
+def test_one_list_of_secret_looking_variables(name: str, value: str, secret: bool) -> None:
+    assert secrets.is_secret_variable(name, value) is secret

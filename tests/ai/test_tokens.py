@@ -60,8 +60,12 @@ def test_request_estimate_adds_the_system_prompt_and_tools() -> None:
     tool = Tool("read", "d" * 100, {"type": "object"})
     full = estimate_request_tokens(Context("s" * 400, list(messages), [tool]))
     assert full == math.ceil((400 + 80 + 4 + 100 + len('{"type": "object"}')) / 4)
-    model = Model("m", "m", "faux", "p", context_window=5000)
-    assert clamp_max_tokens(model, Context("s" * 400, list(messages), [tool]), 4000) == 5000 - full - 4096
+    model = Model("m", "m", "faux", "p", context_window=20_000)
+    assert clamp_max_tokens(model, Context("s" * 400, list(messages), [tool]), 40_000) == 20_000 - full - 4096
+    # A small local window keeps room to answer: the margin is at most a quarter of it (Pi's 4,096 left 1).
+    small = Model("m", "m", "faux", "p", context_window=4096)
+    prompt = Context("s" * 6000, list(messages), [tool])  # ~1,550 tokens of system prompt and tools
+    assert clamp_max_tokens(small, prompt, 8192) == 4096 - estimate_request_tokens(prompt) - 1024 > 1000
 
 
 def test_the_utf16_count_matches_javascript_lengths_where_the_host_count_does_not() -> None:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from caddie.modes.batch.progress import RichProgress
-from tests.batch.helpers import bash, completions, make_repo, read_results, tool, write_tasks
+from tests.batch.helpers import bash, batch, completions, make_repo, read_results, tool, write_tasks
 
 
 def test_ctrl_c_lets_the_running_goal_stop_and_a_rerun_finishes(tmp_path: Path, faux_env: Path) -> None:
@@ -44,6 +44,18 @@ def test_ctrl_c_lets_the_running_goal_stop_and_a_rerun_finishes(tmp_path: Path, 
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None, "the first task never started"
         time.sleep(0.05)
+    # a second batch on the same results file and work directory is refused, naming the one running
+    code, second_out, second_err = batch(str(tasks), "--workers", "1")
+    assert code == 2 and second_out == "" and len(second_err.splitlines()) == 1, second_err
+    assert second_err.startswith(
+        f"caddie batch: {tmp_path / 'tasks-results.jsonl'} is in use by another batch"
+    )
+    assert f"(pid {proc.pid}: " in second_err and " batch " in second_err
+    code, _, second_err = batch(
+        str(tasks), "--out", str(tmp_path / "other.jsonl"), "--workdir", str(tmp_path / "tasks-results-work")
+    )
+    assert code == 2 and f"{tmp_path / 'tasks-results-work' / '.caddie-batch.lock'} is in use" in second_err
+
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
 

@@ -56,6 +56,15 @@ def good(repo: Path, task_id: str = "a", **extra: object) -> str:
         ('{"id": "b", "repo": "REPO", "objective": 5}', "line 3: 'objective' must be a non-empty string"),
         ('{"id": "b", "repo": "REPO"', "tasks.jsonl line 3: not valid JSON"),
         ('["b"]', "tasks.jsonl line 3: a task is a JSON object"),
+        ("[" * 100_000, "tasks.jsonl line 3: nested more than 200 levels deep"),
+        (
+            '{"id": "b", "repo": "REPO", "objective": "x", "ref": "--upload-pack=touch /tmp/X"}',
+            "line 3: ref '--upload-pack=touch /tmp/X' is not a branch, tag or commit name",
+        ),
+        (
+            '{"id": "b", "repo": "REPO", "objective": "x", "ref": "a..b"}',
+            "line 3: ref 'a..b' is not a branch",
+        ),
     ],
 )
 def test_a_bad_line_is_named_and_nothing_runs(
@@ -140,3 +149,21 @@ def test_caddie_batch_from_the_command_line(tmp_path: Path, repo: Path, faux_env
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("caddie batch: no task file at") and not bad.stdout
+
+
+def test_with_ray_only_the_summary_reaches_stdout() -> None:
+    """Ray's driver prints "(raylet) A worker died …" on stdout; with --ray, stdout leads to stderr and the
+    summary goes to the real stdout alone."""
+    code = (
+        "import os, sys\n"
+        "from caddie.modes.batch import keep_stdout_from_ray\n"
+        "out = keep_stdout_from_ray(sys.stdout)\n"
+        "os.write(1, b'(raylet) A worker died or was killed\\n')\n"
+        "print('printed by Ray in Python')\n"
+        "out.write('the summary\\n')\n"
+        "out.flush()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the summary\n"
+    assert "(raylet) A worker died" in done.stderr and "printed by Ray in Python" in done.stderr

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,52 @@ def test_a_url_repo_is_cloned_at_its_branch(tmp_path: Path, faux_env: Path) -> N
     assert records["a"]["status"] == "complete" and records["a"]["check_exit"] is None
     assert (Path(records["a"]["workspace"]) / "feature.txt").exists()
     assert records["b"]["status"] == "error" and "ref 'no-such-branch' not found" in records["b"]["detail"]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    status = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
+    return status in ("Z", "X")  # a zombie no one has reaped yet is dead too
+
+
+def test_timeouts_cover_setup_and_the_final_check_and_kill_what_they_started(
+    tmp_path: Path, faux_env: Path
+) -> None:
+    """A setup that hangs is killed with its whole process group; the final check (run again by the batch
+    after the goal) is cut at the task's timeout too, not after the batch's own 5-minute check limit."""
+    repo = make_repo(tmp_path / "repo", COMPLETE)
+    hang = "sleep 300 & echo $! > {name}.pid; wait"
+    once_then_hang = (
+        "test -f done.txt && if [ -f checked ]; then "
+        + hang.format(name="check")
+        + "; else touch checked; fi"
+    )
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [
+            {
+                "id": "setup",
+                "repo": str(repo),
+                "objective": "x",
+                "setup": hang.format(name="setup"),
+                "timeout": "3s",
+            },
+            {"id": "check", "repo": str(repo), "objective": "x", "check": once_then_hang, "timeout": "12s"},
+        ],
+    )
+    started = time.monotonic()
+    code, _, err = batch(str(tasks), "--workers", "2")
+    assert time.monotonic() - started < 40, err
+    assert code == 1, err
+    by_id = {r["id"]: r for r in read_results(tmp_path / "tasks-results.jsonl")}
+    assert by_id["setup"]["status"] == "timeout" and by_id["setup"]["detail"] == "setup timed out"
+    assert by_id["check"]["status"] == "timeout", by_id["check"]
+    assert by_id["check"]["detail"] == "the final check ran past the task's timeout"
+    assert by_id["check"]["duration_s"] < 30
+    work = tmp_path / "tasks-results-work" / "workspaces"
+    for name in ("setup", "check"):
+        pid = int((work / name / f"{name}.pid").read_text())
+        assert _gone(pid), f"{name}'s background sleep survived its timeout"

@@ -108,7 +108,9 @@ async def make_harness(
     """A started session; ``bundled`` keeps the bundled extensions (mulligan, goal), off by default."""
     settings_file = agent_dir() / "settings.json"
     settings_file.parent.mkdir(parents=True, exist_ok=True)
-    settings_file.write_text(json.dumps({} if bundled else {"disabledExtensions": ["mulligan", "goal"]}))
+    settings_file.write_text(
+        json.dumps({} if bundled else {"disabledExtensions": ["mulligan", "goal", "mcp"]})
+    )
     turns = FauxProvider()
     summarizer = FauxProvider()
 

@@ -127,14 +127,18 @@ def test_stats_categories_add_up_to_the_request_actually_sent(caddie: Caddie) ->
 
     # what mulligan withholds: the cat's result, replaced; its entry id is a real entry of the session
     ids = {e.id for e in store.entries()}
-    [withheld] = stats["mulligan"]["withheld"]
+    [withheld] = stats["withheld"]
     assert withheld["state"] == "replaced" and withheld["entryId"] in ids
     assert withheld["originalTokens"] > 5000 > withheld["sentTokens"]
     largest = stats["largest"]
     assert 0 < len(largest) <= 10 and all(i["entryId"] in ids for i in largest)
     assert largest == sorted(largest, key=lambda i: -i["chars"])
-    # the savings /context reports are the session's own
-    assert stats["mulligan"]["savings"]["tokens"] == savings.tokens > 5000
+    # the savings /context reports are the session's own: the gross is what the markers kept off; the net
+    # (what the bill shows) takes off mulligan's schemas, its call and result, and the request the shrink took
+    # (in a session this short, more than the shrink saved: the figure says so)
+    [report] = stats["savings"]
+    assert report["source"] == "mulligan" and report["grossTokens"] == savings.gross_tokens > 5000
+    assert report["tokens"] < report["grossTokens"] and report["status"].startswith("mulligan ")
 
     # the text view says the same in words
     text = caddie.run("context", "--stats")
@@ -144,11 +148,12 @@ def test_stats_categories_add_up_to_the_request_actually_sent(caddie: Caddie) ->
     assert withheld["entryId"] in text.stdout and "shrunk by mulligan_shrink" in text.stdout
     assert "provider-reported" in text.stdout
 
-    store = SessionStore.open(session_file, repair=False)  # now with the continuation
-    savings = compute_savings(store.entries(), store.branch())
+    # session show --stats says what context --stats says (now with the continuation)
+    [report] = json.loads(caddie.run("context", "--stats", "--json").stdout)["savings"]
     show = caddie.run("session", "show", "--stats")
     assert show.returncode == 0, show.stderr
-    assert f"mulligan \u2212{round(savings.tokens / 1000)}k tok" in show.stdout
+    assert f"saved          {report['status']}  ({report['details']})" in show.stdout
+    assert f"gross {report['grossTokens']:,} tokens" in show.stdout
 
 
 def test_json_mode_reports_savings_events(caddie: Caddie) -> None:
@@ -161,6 +166,8 @@ def test_json_mode_reports_savings_events(caddie: Caddie) -> None:
             id="c_sh",
         ),
         fl.tool_call("bash", {"command": "echo next"}, id="c_echo"),
+        fl.tool_call("bash", {"command": "echo more"}, id="c_more"),
+        fl.tool_call("bash", {"command": "echo last"}, id="c_last"),
         fl.text("done"),
     )
     result = caddie.run("--mode", "json", "-p", "--model", "fake/fake-model", "look")
@@ -174,8 +181,11 @@ def test_json_mode_reports_savings_events(caddie: Caddie) -> None:
     store = SessionStore.open(session_file, repair=False)
     expected = compute_savings(store.entries(), store.branch())
     last = savings[-1]["data"]
-    assert last["tokens"] == expected.tokens > 7000
-    assert last["requests"] == len(expected.requests) and last["status"].startswith("mulligan \u2212")
+    assert last["grossTokens"] == expected.gross_tokens > 20_000
+    assert last["requests"] == expected.lighter and last["status"].startswith("mulligan \u2212")
+    # the footer's figure is the one the views show
+    [report] = json.loads(caddie.run("context", "--stats", "--json").stdout)["savings"]
+    assert last["tokens"] == report["tokens"] < last["grossTokens"]
 
 
 def test_export_charts_tokens_per_request_with_and_without_mulligan(caddie: Caddie) -> None:
@@ -194,7 +204,9 @@ def test_export_charts_tokens_per_request_with_and_without_mulligan(caddie: Cadd
     out = caddie.run("export", "-o", "page.html")
     assert out.returncode == 0, out.stderr
     html = (caddie.project / "page.html").read_text()
-    assert '<section id="savings">' in html and "What mulligan saved" in html
+    assert '<section id="savings-mulligan"' in html and "What mulligan saved" in html
+    [report] = json.loads(caddie.run("context", "--stats", "--json").stdout)["savings"]
+    assert report["status"] in html and f"gross {report['grossTokens']:,} tokens" in html
 
     def series(label: str) -> list[int]:
         found = re.findall(rf"<title>request (\d+): ([\d,]+) tokens {label}</title>", html)
@@ -203,9 +215,12 @@ def test_export_charts_tokens_per_request_with_and_without_mulligan(caddie: Cadd
     with_, without = series("with mulligan"), series("without mulligan")
     [session_file] = caddie.session_files()
     store = SessionStore.open(session_file, repair=False)
-    savings = compute_savings(store.entries(), store.branch())
-    assert len(with_) == len(without) == savings.requests_total == 4
-    assert [w - s for w, s in zip(without, with_, strict=True)] == [0, 0] + [
-        r.saved_tokens for r in savings.requests
-    ]
-    assert sum(without) - sum(with_) == savings.tokens > 5000
+    plain = compute_savings(store.entries(), store.branch())
+    schema = with_[0] - plain.requests[0].with_tokens  # every request carried mulligan's schemas
+    assert schema > 1000
+    savings = compute_savings(store.entries(), store.branch(), schema=schema)
+    assert with_ == [r.with_tokens for r in savings.requests] and len(with_) == 4
+    # the request after the reply that only shrank has no counterpart without mulligan
+    assert [r.extra for r in savings.requests] == [False, False, True, False]
+    assert without == [r.without_tokens for r in savings.requests if not r.extra]
+    assert savings.gross_tokens == report["grossTokens"] > 5000

@@ -97,15 +97,20 @@ def test_extension_commands_run_in_print_mode_without_a_model_call(caddie: Caddi
 
 
 def test_session_list_show_tree_and_context(caddie: Caddie) -> None:
-    caddie.llm.push(fl.text("The answer is 42."))
-    assert caddie.run("-p", "--model", "fake/fake-model", "What is the answer?").returncode == 0
+    # terminal escapes in stored text (a retitle, a screen clear, a colour) are shown, never obeyed
+    caddie.llm.push(fl.text("The answer is \x1b[31m42\x1b[0m."))
+    prompt = "What is the answer? \x1b]0;PWNED\x07\x1b[2J"
+    assert caddie.run("-p", "--model", "fake/fake-model", prompt).returncode == 0
     listed = caddie.run("session", "list")
-    assert listed.returncode == 0 and "What is the answer?" in listed.stdout
+    assert listed.returncode == 0 and "What is the answer? ␛]0;PWNED␇␛[2J" in listed.stdout
     [session_file] = caddie.session_files()
     shown = caddie.run("session", "show", str(session_file))
-    assert "## user\nWhat is the answer?" in shown.stdout and "The answer is 42." in shown.stdout
+    assert "## user\nWhat is the answer? ␛]0;PWNED␇" in shown.stdout
+    assert "The answer is ␛[31m42␛[0m." in shown.stdout
     tree = caddie.run("session", "tree", str(session_file))
     assert "← leaf" in tree.stdout and "model → fake/fake-model" in tree.stdout
+    for view in (listed, shown, tree, caddie.run("context", str(session_file))):
+        assert "\x1b" not in view.stdout and "\x07" not in view.stdout
     context = caddie.run("context", "--json")
     assert context.returncode == 0, context.stderr
     payload = json.loads(context.stdout)
@@ -280,3 +285,20 @@ def test_rpc_commands_from_a_file_and_a_dialog_in_a_session_switch(caddie: Caddi
     assert any(
         o.get("method") == "notify" and o.get("message") == "leave=False" for o in lines
     )  # EOF cancels it
+
+
+def test_arguments_that_are_not_utf8_become_u_fffd(caddie: Caddie) -> None:
+    """A byte that is not UTF-8 in an argument (Python holds it as a lone surrogate) is U+FFFD everywhere:
+    the model gets it so, and the session is written (a lone surrogate used to make every write fail)."""
+    caddie.llm.push(fl.text("ok"))
+    result = subprocess.run(
+        [sys.executable.encode(), b"-m", b"caddie", b"-p", b"--model", b"fake/fake-model", b"half \xff here"],
+        cwd=caddie.project,
+        env=caddie.env(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert caddie.llm.llm_requests[0].last_user_text == "half \ufffd here"
+    [session] = caddie.session_files()
+    assert "half \ufffd here" in session.read_text(encoding="utf-8")

@@ -94,6 +94,17 @@ def test_goal_options_are_checked_before_anything_runs(caddie: Caddie) -> None:
         assert result.stderr == 'caddie: --goal-budget and --goal-check need --goal "<objective>".\n'
     empty = caddie.run("-p", "--model", "fake/fake-model", "--goal", "", "do it")
     assert empty.returncode == 2 and '--goal "": the objective is empty' in empty.stderr
+    # each option's own check, as the goal extension registers it (register_flag(..., check=...))
+    budget = caddie.run("-p", "--model", "fake/fake-model", "--goal", "ship", "--goal-budget", "lots")
+    assert budget.returncode == 2
+    assert (
+        budget.stderr
+        == "caddie: --goal-budget: 'lots' is not a token count; write it like 50000, 50k or 1.5M.\n"
+    )
+    long = caddie.run("-p", "--model", "fake/fake-model", "--goal", "x" * 4001)
+    assert long.returncode == 2 and long.stderr.startswith(
+        "caddie: --goal: The objective is 4,001 characters"
+    )
     assert caddie.llm.llm_requests == [] and caddie.session_files() == []
 
 

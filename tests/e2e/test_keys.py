@@ -58,3 +58,34 @@ def test_an_unknown_catalogue_model_suggests_the_closest_ids(caddie: Caddie) -> 
     assert result.returncode == 2
     assert "Did you mean anthropic/claude-sonnet-4-6?" in result.stderr and "Traceback" not in result.stderr
     assert caddie.llm.llm_requests == []
+
+
+def test_a_key_the_model_reads_from_auth_json_is_redacted_everywhere(caddie: Caddie) -> None:
+    """A prompt injection asks the model to ``cat auth.json``: the model gets ``[redacted]``, and the
+    session file and the export hold no key — nor does the export of a session written before the fix."""
+    keyless_lab(caddie)
+    auth = caddie.home / "agent" / "auth.json"
+    AuthStore(auth).set_key("lab", KEY)
+    caddie.llm.push(fl.tool_call("bash", {"command": f"cat {auth}"}), fl.text(f"the key is {KEY}"))
+    result = caddie.run("-p", "--model", "lab/m", "print the stored key")
+    assert result.returncode == 0, result.stderr
+    tool_output = caddie.llm.llm_requests[1].tool_results[0][1]
+    assert '"key": "[redacted]"' in tool_output and KEY not in tool_output
+    [session] = caddie.session_files()
+    assert KEY not in session.read_text() and "the key is [redacted]" in session.read_text()
+
+    old = caddie.project / "old.jsonl"  # as an earlier caddie wrote it: the key verbatim
+    old.write_text(session.read_text().replace("[redacted]", KEY))
+    page = caddie.project / "page.html"
+    exported = caddie.run("export", str(old), "-o", str(page))
+    assert exported.returncode == 0, exported.stderr
+    html = page.read_text()
+    assert KEY not in html and "[redacted]" in html
+    assert all(KEY.encode() not in chunk for chunk in _base64_payloads(html))
+
+
+def _base64_payloads(html: str) -> list[bytes]:
+    import base64
+    import re
+
+    return [base64.b64decode(m) for m in re.findall(r"base64,([A-Za-z0-9+/=]+)", html)]

@@ -135,11 +135,20 @@ def test_a_package_that_fails_to_import_is_named_and_skipped(caddie: Caddie, tmp
         '[project]\nname = "broken-pkg"\nversion = "0.1.0"\n'
         '[project.entry-points."caddie.extensions"]\nboom = "broken_pkg"\n'
         '[project.entry-points."caddie.prompts"]\nboom = "broken_pkg:prompts"\n'
+        '[project.entry-points."caddie.skills"]\nescape = "broken_pkg:../../x"\n'  # not module[:attr]
         '[build-system]\nrequires = ["uv_build>=0.8.0,<0.20"]\nbuild-backend = "uv_build"\n'
     )
     installed = caddie.run("install", str(source), timeout=180, **OFFLINE)
     assert installed.returncode == 0, installed.stderr
+    bad_entry = (
+        "caddie.skills entry point escape = 'broken_pkg:../../x' is not module or module:attr; ignored"
+    )
+    assert bad_entry in installed.stderr
+    for command in (["--help"], ["list"], ["config", "--json"]):  # one bad entry bricks nothing
+        result = caddie.run(*command, **OFFLINE)
+        assert result.returncode == 0, (command, result.stderr)
     request, stderr = ask(caddie, "/still yes")
+    assert bad_entry in stderr and "Traceback" not in stderr
     assert (
         f"package broken-pkg ({source}): extension boom failed to load: ModuleNotFoundError: "
         "No module named 'not_a_module_anywhere'"
@@ -157,3 +166,8 @@ def test_install_mistakes_are_one_line(caddie: Caddie, tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "is not a PyPI name" in bad.stderr
     unknown = caddie.run("config", "off", "skill:nope", **OFFLINE)
     assert unknown.returncode == 2 and "nothing called skill:nope was found" in unknown.stderr
+    settings_file = caddie.home / "agent" / "settings.json"
+    settings_file.write_text('{"theme":"dark",   "packages": [  ]}\n')  # the user's own layout
+    not_there = caddie.run("remove", "caddie-not-installed", **OFFLINE)
+    assert not_there.returncode == 2 and "is not installed" in not_there.stderr
+    assert settings_file.read_text() == '{"theme":"dark",   "packages": [  ]}\n'  # a refusal writes nothing

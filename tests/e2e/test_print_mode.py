@@ -160,3 +160,18 @@ def test_a_tool_call_with_cut_off_arguments_is_never_run(caddie: Caddie, api: st
     assert call_id == "call_cut"
     assert text.startswith("The bash call was not run: its arguments are not one complete JSON object (")
     assert text.endswith("Send the call again with complete arguments.")
+
+
+def test_an_answer_cut_at_the_output_limit_or_empty_says_so_on_stderr(caddie: Caddie) -> None:
+    caddie.llm.push(fl.text("Once upon a time there", finish="length"), fl.text(""), fl.text("Fine."))
+    cut = caddie.run("-p", "--model", "fake/fake-model", "tell a story")
+    assert cut.returncode == 0 and cut.stdout == "Once upon a time there\n"
+    assert cut.stderr.strip() == (
+        "caddie: the answer stopped at the model's output limit; raise maxTokens for fake/fake-model in "
+        "models.json if it needs more room (docs/providers.md)."
+    )
+    empty = caddie.run("-p", "--model", "fake/fake-model", "say nothing")
+    assert empty.returncode == 0 and empty.stdout == ""
+    assert empty.stderr.strip() == "caddie: the model returned an empty answer."
+    fine = caddie.run("-p", "--model", "fake/fake-model", "ok?")
+    assert fine.stdout == "Fine.\n" and fine.stderr == ""

@@ -83,3 +83,50 @@ def test_signal_kills_the_tool_process_group_and_keeps_the_session(
     entries = [json.loads(line) for line in raw.decode().splitlines()]
     messages = [e["message"] for e in entries if e["type"] == "message"]
     assert messages[0]["role"] == "user" and messages[1]["content"][0]["name"] == "bash"
+
+
+BLOCKING_CONTEXT = """
+import pathlib, time
+
+def register(api):
+    def stuck(event, ctx):
+        pathlib.Path("handler-started").write_text("yes")
+        time.sleep(3600)  # blocks the event loop itself
+    api.on("context", stuck)
+"""
+
+
+@pytest.mark.parametrize("mode", ["print", "rpc"])
+def test_one_ctrl_c_ends_the_run_within_two_seconds_whatever_an_extension_does(
+    caddie: Caddie, mode: str
+) -> None:
+    (caddie.project / "stuck.py").write_text(BLOCKING_CONTEXT)
+    args = ["--model", "fake/fake-model", "-e", "stuck.py"]
+    args += ["-p", "hello"] if mode == "print" else ["--mode", "rpc"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "caddie", *args],
+        cwd=caddie.project,
+        env=caddie.env(),
+        stdin=subprocess.PIPE if mode == "rpc" else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if mode == "rpc":
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps({"type": "prompt", "message": "hello"}) + "\n")
+            proc.stdin.flush()
+        _wait_for(caddie.project / "handler-started")
+        pressed = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=20)
+        took = time.monotonic() - pressed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert took < 2.0, took
+    assert "caddie: interrupted; everything up to this point is saved" in stderr
+    for session_file in caddie.session_files():  # whole lines only
+        assert session_file.read_bytes().endswith(b"\n")

@@ -289,7 +289,7 @@ def register(api):
 def test_any_extension_answers_through_the_hook_and_a_failing_one_is_skipped(tmp_path: Path) -> None:
     (agent_dir() / "extensions").mkdir(parents=True)
     (agent_dir() / "extensions" / "hider.py").write_text(HIDER, encoding="utf-8")
-    write_settings({"disabledExtensions": ["mulligan", "goal"]})
+    write_settings({"disabledExtensions": ["mulligan", "goal", "mcp"]})
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
     secret = store.append_message(UserMessage("my secret is 42"))
     store.append_message(assistant(TextContent("noted")))

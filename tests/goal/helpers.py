@@ -1,15 +1,14 @@
 """In-process goal sessions: the real AgentSession with the bundled goal extension, a faux model, a
-recording UI, a controllable clock, and small readers for what ended up in the session."""
+recording UI and a controllable clock (``caddie.testing``'s), and small readers for what ended up in the
+session."""
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import json
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,99 +23,25 @@ from caddie.ai.messages import (
 from caddie.ai.model import Context
 from caddie.ai.providers.faux import FauxProvider, FauxStep, faux_message, faux_model, faux_tool_call
 from caddie.config.paths import agent_dir
+from caddie.extensions.bundled.goal import GoalOptions
+from caddie.extensions.bundled.goal import register as register_goal
 from caddie.extensions.bundled.goal.model import CONTINUE_MESSAGE, GOAL_ENTRY, LOOP_ENTRY
 from caddie.runtime import factory
 from caddie.runtime.factory import SessionRequest
 from caddie.runtime.session import AgentSession
 from caddie.session.entries import CustomEntry, CustomMessageEntry, MessageEntry
+from caddie.testing import FakeClock, FakeUI, extension_from
 
 # --------------------------------------------------------------------------------------------------
-# Time
+# Time and UI: caddie.testing's
 
 
-class FakeTiming:
-    """A clock that moves only when told to; ``sleep`` returns once ``advance`` passes its deadline."""
+class RecordingUI(FakeUI):
+    """``caddie.testing.FakeUI``, with the goal tests' name for its notifications."""
 
-    def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
-        self._now_ms = start_ms
-        self._seq = itertools.count()
-        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
-
-    def now_ms(self) -> int:
-        return self._now_ms
-
-    def monotonic(self) -> float:
-        return self._now_ms / 1000
-
-    async def sleep(self, seconds: float) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiters, (self._now_ms + seconds * 1000, next(self._seq), future))
-        await future
-
-    async def advance(self, seconds: float) -> None:
-        """Move the clock and let every timer that came due run."""
-        self._now_ms += round(seconds * 1000)
-        while self._waiters and self._waiters[0][0] <= self._now_ms:
-            _, _, future = heapq.heappop(self._waiters)
-            if not future.done():
-                future.set_result(None)
-        for _ in range(5):
-            await asyncio.sleep(0)
-
-
-# --------------------------------------------------------------------------------------------------
-# UI
-
-
-@dataclass
-class RecordingUI:
-    notices: list[tuple[str, str]] = field(default_factory=list)
-    statuses: dict[str, str] = field(default_factory=dict)
-    status_history: list[tuple[str, str | None]] = field(default_factory=list)
-    editor_answers: list[str | None] = field(default_factory=list)
-    editor_text: str = ""
-
-    def notify(self, message: str, level: str = "info") -> None:
-        self.notices.append((message, level))
-
-    def set_status(self, key: str, text: str | None) -> None:
-        self.status_history.append((key, text))
-        if text is None:
-            self.statuses.pop(key, None)
-        else:
-            self.statuses[key] = text
-
-    def set_widget(self, key: str, lines: Sequence[str] | None, placement: str = "aboveEditor") -> None:
-        pass
-
-    def set_title(self, title: str) -> None:
-        pass
-
-    def set_editor_text(self, text: str) -> None:
-        self.editor_text = text
-
-    def get_editor_text(self) -> str:
-        return self.editor_text
-
-    def set_working_message(self, message: str | None) -> None:
-        pass
-
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
-        return False
-
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
-        return None
-
-    async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
-    ) -> str | None:
-        return None
-
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
-        return self.editor_answers.pop(0) if self.editor_answers else None
-
-    def notice_texts(self) -> list[str]:
-        return [m for m, _ in self.notices]
+    @property
+    def notices(self) -> list[tuple[str, str]]:
+        return self.notifications
 
 
 # --------------------------------------------------------------------------------------------------
@@ -203,9 +128,18 @@ async def open_session(
     settings: dict[str, Any] | None = None,
     start: bool = True,
     reason: str = "startup",
+    clock: FakeClock | None = None,
+    options: GoalOptions | None = None,
 ) -> GoalSession:
-    """A session on the faux model with the bundled goal extension (mulligan off, to keep requests plain)."""
-    write_settings(settings if settings is not None else {"disabledExtensions": ["mulligan"]})
+    """A session on the faux model with the goal extension (mulligan off, to keep requests plain): the bundled
+    one, or — given a ``clock`` or ``options`` — one registered with them (``register(api, options)``)."""
+    data = settings if settings is not None else {"disabledExtensions": ["mulligan"]}
+    inline = []
+    if clock is not None or options is not None:
+        goal_options = replace(options or GoalOptions(), timing=clock) if clock is not None else options
+        data = {**data, "disabledExtensions": [*data.get("disabledExtensions", []), "goal"]}
+        inline.append(extension_from(lambda api: register_goal(api, goal_options), "goal"))
+    write_settings(data)
     faux = faux or FauxProvider(models=[faux_model()])
     if steps:
         faux.append_responses(list(steps))
@@ -220,6 +154,7 @@ async def open_session(
             ui=ui,
             stream_fn=faux.stream,
             flags=flags or {},
+            inline_extensions=inline,
         )
     )
     gs = GoalSession(build.session, faux, ui)

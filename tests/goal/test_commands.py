@@ -10,7 +10,7 @@ import pytest
 
 from caddie.ai.messages import UserMessage
 from caddie.ai.providers.faux import PacedStep, faux_message
-from caddie.extensions.bundled.goal import timing as goal_timing
+from caddie.extensions.bundled.goal import GoalOptions
 from caddie.extensions.bundled.goal.commands import create_goal_template
 from caddie.extensions.bundled.goal.render import UNBOUNDED_ADVISORY
 from tests.goal.helpers import call, last_user_side_text, open_session, say, usage
@@ -226,11 +226,11 @@ async def test_create_goal_command_expands_the_template_as_a_user_message(tmp_pa
 
 
 async def test_a_check_that_times_out_is_a_failure_that_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(goal_timing, "OPTIONS", goal_timing.GoalOptions(check_timeout_s=0.3))
     gs = await open_session(
         tmp_path,
+        options=GoalOptions(check_timeout_s=0.3),
         flags={"goal": "wait", "goal-check": "sleep 30", "goal-budget": "100"},
         steps=[call("update_goal", {"status": "complete"})],
     )

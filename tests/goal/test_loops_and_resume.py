@@ -10,15 +10,16 @@ from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.faux import faux_message
 from caddie.extensions.bundled.goal.model import GOAL_ENTRY, Goal
 from caddie.session.store import SessionStore
-from tests.goal.helpers import FakeTiming, call, last_user_side_text, open_session, say, usage
+from caddie.testing import FakeClock
+from tests.goal.helpers import call, last_user_side_text, open_session, say, usage
 
 
 def asked(gs: Any) -> list[str]:
     return [last_user_side_text(r) for r in gs.requests]
 
 
-async def test_an_interval_loop_fires_at_once_then_on_time(tmp_path: Path, clock: FakeTiming) -> None:
-    gs = await open_session(tmp_path, mode="tui", steps=[say(f"checked {n}") for n in range(3)])
+async def test_an_interval_loop_fires_at_once_then_on_time(tmp_path: Path, clock: FakeClock) -> None:
+    gs = await open_session(tmp_path, clock=clock, mode="tui", steps=[say(f"checked {n}") for n in range(3)])
     await gs.prompt("/loop 5m check for failing CI jobs")
     assert asked(gs) == ["check for failing CI jobs"]
     assert gs.ui.statuses["loop"] == "Loop every 5m (1)"
@@ -39,8 +40,10 @@ async def test_an_interval_loop_fires_at_once_then_on_time(tmp_path: Path, clock
     await gs.close()
 
 
-async def test_a_self_paced_loop_refires_250ms_after_each_settle(tmp_path: Path, clock: FakeTiming) -> None:
-    gs = await open_session(tmp_path, mode="tui", steps=[say("reviewed"), say("reviewed again"), say("x")])
+async def test_a_self_paced_loop_refires_250ms_after_each_settle(tmp_path: Path, clock: FakeClock) -> None:
+    gs = await open_session(
+        tmp_path, clock=clock, mode="tui", steps=[say("reviewed"), say("reviewed again"), say("x")]
+    )
     await gs.prompt("/loop review recent work and fix unfinished items")
     assert len(gs.requests) == 1 and gs.ui.statuses["loop"] == "Loop self-paced (1)"
 
@@ -60,19 +63,20 @@ async def test_a_self_paced_loop_refires_250ms_after_each_settle(tmp_path: Path,
     await gs.close()
 
 
-async def test_a_bare_number_interval_is_refused(tmp_path: Path, clock: FakeTiming) -> None:
-    gs = await open_session(tmp_path, mode="tui")
+async def test_a_bare_number_interval_is_refused(tmp_path: Path, clock: FakeClock) -> None:
+    gs = await open_session(tmp_path, clock=clock, mode="tui")
     await gs.prompt("/loop 5 check CI")
     assert "no unit" in gs.ui.notices[-1][0] and not gs.loop_states() and not gs.requests
 
 
-async def test_a_loop_and_a_goal_share_one_continuation_per_turn(tmp_path: Path, clock: FakeTiming) -> None:
+async def test_a_loop_and_a_goal_share_one_continuation_per_turn(tmp_path: Path, clock: FakeClock) -> None:
     async def tick_during_the_turn(context: Context, options: StreamOptions, index: int, model: Model) -> Any:
         await clock.advance(60)  # the loop fires while the goal's turn runs: it queues a follow-up
         return faux_message("goal work", usage=usage(10, 5))
 
     gs = await open_session(
         tmp_path,
+        clock=clock,
         mode="tui",
         steps=[
             say("ping 1"),
@@ -98,17 +102,17 @@ async def test_a_loop_and_a_goal_share_one_continuation_per_turn(tmp_path: Path,
     await gs.close()
 
 
-async def test_an_interval_loop_is_rearmed_when_the_session_reopens(
-    tmp_path: Path, clock: FakeTiming
-) -> None:
-    gs = await open_session(tmp_path, mode="tui", steps=[say("pong")])
+async def test_an_interval_loop_is_rearmed_when_the_session_reopens(tmp_path: Path, clock: FakeClock) -> None:
+    gs = await open_session(tmp_path, clock=clock, mode="tui", steps=[say("pong")])
     await gs.prompt("/loop 5m ping")
     path = gs.session.store.session_file
     await gs.close()
     assert path is not None
 
     await clock.advance(120)  # reopened before the interval passed: it waits for the rest
-    later = await open_session(tmp_path, mode="tui", session="file", session_file=path, steps=[say("pong 2")])
+    later = await open_session(
+        tmp_path, clock=clock, mode="tui", session="file", session_file=path, steps=[say("pong 2")]
+    )
     await later.idle()
     assert later.ui.statuses["loop"] == "Loop every 5m (1)" and not later.requests
     await clock.advance(180)
@@ -117,12 +121,14 @@ async def test_an_interval_loop_is_rearmed_when_the_session_reopens(
     await later.close()
 
     await clock.advance(3_600)  # reopened long after: fires at once
-    again = await open_session(tmp_path, mode="tui", session="file", session_file=path, steps=[say("pong 3")])
+    again = await open_session(
+        tmp_path, clock=clock, mode="tui", session="file", session_file=path, steps=[say("pong 3")]
+    )
     await again.idle()
     assert len(again.requests) == 1 and again.ui.statuses["loop"] == "Loop every 5m (3)"
     await again.close()
 
-    headless = await open_session(tmp_path, mode="print", session="file", session_file=path)
+    headless = await open_session(tmp_path, clock=clock, mode="print", session="file", session_file=path)
     await headless.idle()
     assert not headless.requests  # a headless run does not re-arm timers
     await headless.close()
@@ -203,13 +209,14 @@ async def test_a_tool_call_that_never_ran_is_resumed(tmp_path: Path) -> None:
     assert len(gs.requests) == 1
 
 
-async def test_active_time_is_counted_per_goal_turn_and_shown_live(tmp_path: Path, clock: FakeTiming) -> None:
+async def test_active_time_is_counted_per_goal_turn_and_shown_live(tmp_path: Path, clock: FakeClock) -> None:
     async def slow_turn(context: Context, options: StreamOptions, index: int, model: Model) -> Any:
         await clock.advance(12 * 60)
         return faux_message("twelve minutes of work", usage=usage(40_000, 1_234))
 
     gs = await open_session(
         tmp_path,
+        clock=clock,
         mode="tui",
         flags={"goal": "grind", "goal-budget": "100k"},
         steps=[slow_turn, call("update_goal", {"status": "complete"}), say("done")],

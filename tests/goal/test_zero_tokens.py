@@ -22,7 +22,7 @@ def llm() -> Iterator[fl.FakeLLM]:
 
 
 async def request_bytes(cwd: Path, llm: fl.FakeLLM, prompt: str, *, goal_loaded: bool) -> bytes:
-    write_settings({"disabledExtensions": ["mulligan"] if goal_loaded else ["mulligan", "goal"]})
+    write_settings({"disabledExtensions": ["mulligan"] if goal_loaded else ["mulligan", "goal", "mcp"]})
     llm.push(fl.text("ok"))
     before = len(llm.llm_requests)
     build = await open_session(

@@ -51,7 +51,7 @@ def register(api):
     api.register_command("ask", ask, description="Ask three things")
 """
 
-SETTINGS = {"compaction": {"keepRecentTokens": 1}, "disabledExtensions": ["mulligan", "goal"]}
+SETTINGS = {"compaction": {"keepRecentTokens": 1}, "disabledExtensions": ["mulligan", "goal", "mcp"]}
 
 
 def replies() -> list[fl.Reply]:

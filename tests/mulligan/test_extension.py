@@ -18,7 +18,7 @@ from tests.mulligan.fakehost import Harness, user
 
 
 class TestRegistration:
-    def test_four_tools_three_commands_six_handlers(self) -> None:
+    def test_four_tools_three_commands_eight_handlers(self) -> None:
         h = Harness()
         assert list(h.extension.tools) == [
             "mulligan_rewind",
@@ -40,9 +40,11 @@ class TestRegistration:
         assert {k: len(v) for k, v in h.extension.handlers.items()} == {
             "context": 1,
             "entry_visibility": 1,
+            "savings": 1,
             "tool_result": 1,
             "turn_end": 1,
             "session_start": 1,
+            "session_tree": 1,
             "session_shutdown": 1,
         }
 

@@ -1,14 +1,17 @@
-"""mulligan's savings, computed from the session, against what the fake server actually received.
+"""mulligan's savings, computed from the session, against what the fake server actually received and billed.
 
-The same scripted session runs twice through ``caddie -p``: with mulligan (the model rewinds one bloated
-``cat`` and shrinks another) and with mulligan disabled (the same work, no mulligan calls). For every request
-the two runs share, the savings the session reports minus mulligan's own overhead equal the difference between
-the two requests the server recorded; every request's ``sent`` figures equal what the server got with the
-markers; prices follow the model's input and cache-read rates.
+The same scripted session runs twice through ``caddie -p``: with mulligan at its defaults (its four tool schemas on
+every request, the bloat reminder and drift line, the model rewinds one bloated ``cat`` and shrinks another, each
+call in a reply of its own) and with mulligan disabled (the same work, no mulligan calls). The server bills each
+request as ``ceil(characters / 4)`` of everything it carries and reports the prefix it shares with the previous
+request as a cache read. Per request, the session's figures equal what the server received (messages, nudges,
+schemas); in total, the net figure ``caddie context --stats --json`` shows (the ``savings`` event's answer) is
+the difference of the two bills, tokens and dollars, within 1%.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterator
@@ -33,14 +36,13 @@ from caddie.session.store import SessionStore
 from tests.e2e.conftest import Caddie
 from tests.support import fake_llm as fl
 
-COST = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
+COST = ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=0.0)
 MODEL = Model(id="fake-model", name="fake-model", api="openai-completions", provider="fake", cost=COST)
 NOTE = {
     "what_happened": "Dumped all of big.txt; only its first lines mattered.",
     "true_current_state": "big.txt holds 700 numbered lines.",
     "next": "Read the first lines with head -n 3.",
 }
-NO_NUDGES = {"mulligan": {"nudges": {"bloatReminder": False, "perTurnDrift": False}}}
 
 
 @pytest.fixture
@@ -49,7 +51,10 @@ def caddie(tmp_path: Path) -> Iterator[Caddie]:
     project = tmp_path / "project"
     project.mkdir()
     with fl.FakeLLM() as llm:
-        llm.write_models_json(home / "agent", provider="fake", model_id="fake-model", contextWindow=100_000)
+        cost = {"input": COST.input, "output": COST.output, "cacheRead": COST.cache_read, "cacheWrite": 0}
+        llm.write_models_json(
+            home / "agent", provider="fake", model_id="fake-model", contextWindow=100_000, cost=cost
+        )
         yield Caddie(home, project, llm)
 
 
@@ -58,8 +63,7 @@ def units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def wire_tokens(message: dict[str, Any]) -> int:
-    """mulligan's per-message estimate (characters / 4, rounded up), counted on a message as sent."""
+def message_chars(message: dict[str, Any]) -> int:
     content = message.get("content")
     if isinstance(content, str):
         chars = units(content)
@@ -70,45 +74,81 @@ def wire_tokens(message: dict[str, Any]) -> int:
     for call in message.get("tool_calls") or []:
         arguments = json.dumps(json.loads(call["function"]["arguments"]), separators=(",", ":"))
         chars += units(call["function"]["name"]) + units(arguments)
-    return math.ceil(chars / 4)
+    return chars
+
+
+def tools_chars(request: fl.RecordedRequest, prefix: str = "") -> int:
+    tools = [t for t in request.body.get("tools") or [] if t["function"]["name"].startswith(prefix)]
+    return units(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)) if tools else 0
 
 
 def conversation(request: fl.RecordedRequest) -> list[dict[str, Any]]:
     return [m for m in request.messages if m["role"] not in ("system", "developer")]
 
 
-def request_tokens(request: fl.RecordedRequest) -> int:
-    return sum(wire_tokens(m) for m in conversation(request))
+def message_tokens(request: fl.RecordedRequest) -> int:
+    """mulligan's per-message estimate (characters / 4, rounded up per message) of the conversation sent."""
+    return sum(math.ceil(message_chars(m) / 4) for m in conversation(request))
 
 
-def request_cost(request: fl.RecordedRequest, previous: fl.RecordedRequest | None) -> float:
-    """The prefix shared with the previous request at the cache-read rate, the rest at the input rate."""
-    now = conversation(request)
-    before = conversation(previous) if previous is not None else []
-    shared = 0
-    for a, b in zip(now, before, strict=False):
+def billed(request: fl.RecordedRequest) -> int:
+    """What the server bills: every character the request carries (system prompt, tools, messages) / 4."""
+    return math.ceil((tools_chars(request) + sum(message_chars(m) for m in request.messages)) / 4)
+
+
+def cached(request: fl.RecordedRequest, previous: fl.RecordedRequest | None) -> int:
+    """The prefix a cache would serve: the tools and the messages shared with the previous request."""
+    if previous is None or request.body.get("tools") != previous.body.get("tools"):
+        return 0
+    chars = tools_chars(request)
+    for a, b in zip(request.messages, previous.messages, strict=False):
         if a != b:
             break
-        shared += 1
-    cached = sum(wire_tokens(m) for m in now[:shared])
-    fresh = sum(wire_tokens(m) for m in now[shared:])
-    return (cached * COST.cache_read + fresh * COST.input) / 1e6
+        chars += message_chars(a)
+    return math.ceil(chars / 4)
+
+
+OUTPUT = 20
+"""Output tokens each reply reports."""
+
+
+def dollars(requests: list[fl.RecordedRequest]) -> float:
+    """The bill: input (cache reads at their rate) and the replies' output."""
+    total = 0.0
+    for i, r in enumerate(requests):
+        hit = cached(r, requests[i - 1] if i else None)
+        total += (hit * COST.cache_read + (billed(r) - hit) * COST.input + OUTPUT * COST.output) / 1e6
+    return total
+
+
+class Billing:
+    """Replies from a script, each reporting the usage the server bills for its request (cache reads too)."""
+
+    def __init__(self, replies: list[fl.Reply]) -> None:
+        self.replies = list(replies)
+        self.previous: fl.RecordedRequest | None = None
+
+    def __call__(self, request: fl.RecordedRequest) -> fl.Reply:
+        hit = cached(request, self.previous)
+        self.previous = request
+        reply = self.replies.pop(0)
+        reply.usage = fl.UsageSpec(input=billed(request) - hit, output=OUTPUT, cache_read=hit)
+        return reply
 
 
 def run(caddie: Caddie, settings: dict[str, Any], replies: list[fl.Reply]) -> list[fl.RecordedRequest]:
     (caddie.home / "agent" / "settings.json").write_text(json.dumps(settings))
     before = len(caddie.llm.llm_requests)
-    caddie.llm.push(*replies)
+    billing = Billing(replies)
+    caddie.llm.push(*[billing] * len(replies))
     result = caddie.run("-p", "--model", "fake/fake-model", "What do big.txt and big2.txt hold?")
     assert result.returncode == 0, result.stderr
     assert caddie.llm.pending == 0
     return caddie.llm.llm_requests[before:]
 
 
-def test_savings_equal_the_difference_the_server_recorded(caddie: Caddie) -> None:
-    (caddie.project / "big.txt").write_text("".join(f"line {i:05d} {'.' * 24}\n" for i in range(700)))
-    (caddie.project / "big2.txt").write_text("".join(f"row {i:05d} {'-' * 22}\n" for i in range(600)))
-    work = [
+def script() -> list[fl.Reply]:
+    return [
         fl.tool_call("bash", {"command": "cat big.txt"}, id="c_cat"),
         fl.tool_call("mulligan_rewind", {"note": NOTE, "granularity": "last_tool_call_group"}, id="c_rw"),
         fl.tool_call("bash", {"command": "head -n 3 big.txt"}, id="c_head"),
@@ -122,71 +162,73 @@ def test_savings_equal_the_difference_the_server_recorded(caddie: Caddie) -> Non
         fl.tool_call("bash", {"command": "echo checked"}, id="c_echo"),
         fl.text("big.txt holds numbered lines, big2.txt numbered rows."),
     ]
-    with_mulligan = run(caddie, NO_NUDGES, work)
+
+
+def test_the_net_figure_is_the_difference_of_the_two_bills(caddie: Caddie) -> None:
+    (caddie.project / "big.txt").write_text("".join(f"line {i:05d} {'.' * 24}\n" for i in range(700)))
+    (caddie.project / "big2.txt").write_text("".join(f"row {i:05d} {'-' * 22}\n" for i in range(600)))
+    with_mulligan = run(caddie, {}, script())
     without = run(
         caddie,
         {"disabledExtensions": ["mulligan"]},
-        [r for r in work if not r.tool_calls or not r.tool_calls[0].name.startswith("mulligan_")],
+        [r for r in script() if not r.tool_calls[:1] or not r.tool_calls[0].name.startswith("mulligan_")],
     )
     assert len(with_mulligan) == 8 and len(without) == 6
+    schema_chars = tools_chars(with_mulligan[0], "mulligan_")
+    assert schema_chars > 4000 and all(tools_chars(r, "mulligan_") == schema_chars for r in with_mulligan)
+    assert tools_chars(without[0], "mulligan_") == 0
+    # the bloat reminder rode on the cats' results, and the drift line on the request after the first one
+    assert any("KB added to your context" in json.dumps(r.messages) for r in with_mulligan)
+    assert any("Previous turn " in json.dumps(r.messages) for r in with_mulligan)
 
     [session_file] = caddie.session_files()[:1]
     store = SessionStore.open(session_file, repair=False)
-    savings = compute_savings(store.entries(), store.branch(), model=MODEL)
-    assert savings.requests_total == 8
-    # the rewind takes effect on the third request, the shrink on the sixth: requests 3..8 are changed
-    assert len(savings.requests) == 6
+    schema = math.ceil(schema_chars / 4)
+    savings = compute_savings(store.entries(), store.branch(), model=MODEL, schema=schema)
+    assert savings.requests_total == 8 and savings.cached
     answered_by = [
         e.id
         for e in store.branch()
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)
     ]
-    index = [answered_by.index(r.entry_id) for r in savings.requests]
-    assert index == [2, 3, 4, 5, 6, 7]
+    assert [r.entry_id for r in savings.requests] == answered_by
+    # the rewind takes effect on the third request, the shrink on the sixth
+    assert [r.lighter for r in savings.requests] == [False, False, True, True, True, True, True, True]
 
-    # with the markers: exactly what the server received (tokens and price)
-    for r, i in zip(savings.requests, index, strict=True):
-        assert r.sent_tokens == request_tokens(with_mulligan[i])
-        assert r.sent_cost == pytest.approx(request_cost(with_mulligan[i], with_mulligan[i - 1]))
-
-    # without mulligan: the requests the two runs share (on request i ↔ off request j)
-    pairs = {3: 2, 4: 3, 6: 4, 7: 5}
-    by_index = dict(zip(index, savings.requests, strict=True))
+    # with mulligan: what the server received (messages and nudges; a result with its reminder goes over the
+    # wire as one text, its two parts joined by a newline the estimate does not count), and the schemas
+    for r, request in zip(savings.requests, with_mulligan, strict=True):
+        assert 0 <= message_tokens(request) - (r.sent_tokens + r.nudge_tokens) <= 1
+        assert r.schema_tokens == schema
+    # the requests that follow a reply calling only mulligan have no counterpart; the others are paired
+    assert [r.extra for r in savings.requests] == [False, False, True, False, False, True, False, False]
+    pairs = {0: 0, 1: 1, 3: 2, 4: 3, 6: 4, 7: 5}
     for i, j in pairs.items():
-        r = by_index[i]
-        assert r.saved_tokens > 0
-        assert (
-            request_tokens(without[j]) - request_tokens(with_mulligan[i])
-            == r.saved_tokens - r.overhead_tokens
-        )
-        # mulligan's own messages sit in the cached prefix of these requests
-        off_cost = request_cost(without[j], without[j - 1])
-        assert r.unfiltered_cost == pytest.approx(off_cost + r.overhead_tokens * COST.cache_read / 1e6)
-    big = math.ceil(len((caddie.project / "big.txt").read_text()) / 4)
-    assert by_index[3].saved_tokens >= big  # the whole cat is gone (its call too)
-    assert savings.tokens == sum(r.saved_tokens for r in savings.requests) > 5 * big
-    assert savings.cost > 0 and savings.priced
-    # the first request after the rewind: without the marker, only mulligan's call, result and note would
-    # be new (input rate) and the hidden cat a cache read; with it, the same three are new after the prompt
-    first = by_index[2]
-    assert first.unfiltered_cost == pytest.approx(
-        (first.unfiltered_tokens - first.overhead_tokens) * COST.cache_read / 1e6
-        + first.overhead_tokens * COST.input / 1e6
-    )
-    assert first.saved_cost == pytest.approx(first.saved_tokens * COST.cache_read / 1e6)
+        assert savings.requests[i].without_tokens == message_tokens(without[j])
+    assert savings.requests[2].without_tokens is None and savings.requests[2].net_tokens() < 0
 
-    # no price without a model; mulligan disabled in settings: nothing was filtered, nothing saved
-    unpriced = compute_savings(store.entries(), store.branch())
+    # in total: the net figure the views show is the difference of the bills, within 1%
+    (caddie.home / "agent" / "settings.json").write_text("{}")  # mulligan loaded, as when the session ran
+    shown = caddie.run("context", "--stats", "--json", str(session_file))
+    assert shown.returncode == 0, shown.stderr
+    [report] = json.loads(shown.stdout)["savings"]
+    bill = sum(map(billed, without)) - sum(map(billed, with_mulligan))
+    assert bill > 10_000
+    assert abs(report["tokens"] - bill) <= 0.01 * bill
+    assert report["grossTokens"] == savings.gross_tokens > report["tokens"]  # the gross leaves out its costs
+    money = dollars(without) - dollars(with_mulligan)  # cache reads are cheap: the dollars saved are few
+    assert report["cached"] and money > 0 and abs(report["cost"] - money) <= 0.01 * dollars(without)
+    assert report["status"].startswith("mulligan \u2212")
+    # without prices there are tokens and no dollars; with mulligan disabled nothing is filtered, and the
+    # schemas alone make the figure a cost
+    unpriced = compute_savings(store.entries(), store.branch(), schema=schema)
     assert unpriced.tokens == savings.tokens and unpriced.cost == 0 and not unpriced.priced
-    assert all(r.saved_cost is None for r in unpriced.requests)
     off = compute_savings(store.entries(), store.branch(), config=MulliganConfig(enabled=False))
-    assert off.requests == () and off.tokens == 0 and off.requests_total == 8
+    assert off.gross_tokens == 0 and off.lighter == 0 and off.requests_total == 8
 
 
-def test_no_markers_no_savings_and_no_cache_price_means_input_rate() -> None:
-    from caddie.session.store import SessionStore as Store
-
-    store = Store.in_memory()
+def test_no_markers_no_gross_and_the_schemas_are_a_cost() -> None:
+    store = SessionStore.in_memory()
     store.append_message(UserMessage("go"))
     for n in range(3):
         call = ToolCall(f"c{n}", "bash", {"command": "echo x"})
@@ -199,8 +241,12 @@ def test_no_markers_no_savings_and_no_cache_price_means_input_rate() -> None:
     store.append_message(
         AssistantMessage([TextContent("done")], api="openai-completions", provider="fake", model="m")
     )
-    plain = compute_savings(store.entries(), store.branch(), model=MODEL)
-    assert plain.requests == () and plain.requests_total == 4
+    plain = compute_savings(store.entries(), store.branch(), model=MODEL, schema=300)
+    assert plain.lighter == 0 and plain.requests_total == 4 and plain.gross_tokens == 0
+    assert plain.tokens == -4 * 300 and plain.cost < 0
+    # "when-needed": no schema until the tools were brought in
+    needed = MulliganConfig.model_validate({"tools": "when-needed"})
+    assert compute_savings(store.entries(), store.branch(), schema=300, config=needed).tokens == 0
 
     # a shrink of the first result, written as the tool writes it (pinned to the result's entry)
     first_result = next(
@@ -226,11 +272,13 @@ def test_no_markers_no_savings_and_no_cache_price_means_input_rate() -> None:
     )
     flat = Model(id="m", name="m", api="openai-completions", provider="fake", cost=ModelCost(input=2.0))
     savings = compute_savings(store.entries(), store.branch(), model=lambda p, m: flat if m == "m" else None)
-    [r] = savings.requests
-    assert r.saved_tokens == 1000 - math.ceil(len("<context-shrunk>\n4000 x\n</context-shrunk>") / 4)
-    assert r.overhead_tokens == 0
-    assert r.saved_cost == pytest.approx(r.saved_tokens * 2.0 / 1e6)
-    assert savings.cost == pytest.approx(r.saved_cost)
+    r = savings.requests[-1]
+    assert r.lighter and savings.lighter == 1
+    assert r.gross_tokens == 1000 - math.ceil(len("<context-shrunk>\n4000 x\n</context-shrunk>") / 4)
+    assert r.net_tokens() == r.gross_tokens and r.overhead_tokens == 0
+    assert not savings.cached  # no request reported a cache read: every token at the input rate
+    assert r.net_cost(savings.cached) == pytest.approx(r.gross_tokens * 2.0 / 1e6)
+    assert savings.cost == pytest.approx(r.gross_tokens * 2.0 / 1e6)
 
 
 def _assistant(text: str = "", call: ToolCall | None = None) -> AssistantMessage:
@@ -267,11 +315,11 @@ def test_compaction_keeps_a_shrink_whose_target_it_kept_and_drops_one_it_summari
 
     savings = compute_savings(store.entries(), store.branch())
     assert snapshots[-1] == savings
-    assert [len(s.requests) for s in snapshots] == [0, 0, 0, 0, 0, 1, 1, 1, 2]
-    before, after = savings.requests
+    assert [s.lighter for s in snapshots] == [0, 0, 0, 0, 0, 1, 1, 1, 2]
+    before, after = [r for r in savings.requests if r.lighter]
     saving = 1000 - math.ceil(len("<context-shrunk>\nshort\n</context-shrunk>") / 4)
-    assert before.saved_tokens == 2 * saving  # both results shrunk
-    assert after.saved_tokens == saving  # the compaction summarised the first result away; the second is kept
+    assert before.gross_tokens == 2 * saving  # both results shrunk
+    assert after.gross_tokens == saving  # the compaction summarised the first result away; the second is kept
     assert after.unfiltered_tokens < before.unfiltered_tokens
 
 
@@ -283,26 +331,29 @@ def test_the_tracker_starts_over_on_another_branch() -> None:
     _shrink_entry(store, result, 1)
     store.append_message(_assistant("one"))
     tracker = SavingsTracker()
-    assert len(tracker.update(store.entries(), store.branch()).requests) == 1
+    assert tracker.update(store.entries(), store.branch()).lighter == 1
     store.move_leaf(call)  # back before the result: a branch without it
     store.append_message(ToolResultMessage("c0", "bash", [TextContent("short")]))
     store.append_message(_assistant("two"))
     again = tracker.update(store.entries(), store.branch())
     assert again == compute_savings(store.entries(), store.branch())
-    assert again.requests == () and again.requests_total == 2
+    assert again.lighter == 0 and again.requests_total == 2
 
 
 def test_the_footer_totals_and_the_tracker_agree_with_a_fresh_computation_after_every_append() -> None:
     store = SessionStore.in_memory()
-    tracker = SavingsTracker(model=MODEL)  # advanced after every append, as the footer does
+    tracker = SavingsTracker(model=MODEL, schema=120, base=900)  # advanced after every append, as the footer
     checked = 0
 
     def step(entry_id: str) -> str:
         nonlocal checked
         tracker.advance(store.entries(), store.branch())
-        fresh = compute_savings(store.entries(), store.branch(), model=MODEL)
-        assert tracker.totals() == (fresh.tokens, fresh.cost, fresh.priced)
-        assert tracker.savings() == fresh
+        fresh = compute_savings(store.entries(), store.branch(), model=MODEL, schema=120, base=900)
+        tokens, cost, priced = tracker.totals()
+        assert (tokens, priced) == (fresh.tokens, fresh.priced) and cost == pytest.approx(fresh.cost)
+        summary, expected = tracker.summary(), fresh.totals()
+        assert tracker.savings() == fresh and summary.cost == pytest.approx(expected.cost)
+        assert dataclasses.replace(summary, cost=0.0) == dataclasses.replace(expected, cost=0.0)
         checked += 1
         return entry_id
 
@@ -322,4 +373,4 @@ def test_the_footer_totals_and_the_tracker_agree_with_a_fresh_computation_after_
     for text in ("after", "again"):
         step(store.append_message(UserMessage(text)))
         step(store.append_message(_assistant(text)))
-    assert checked == 16 and tracker.totals()[0] > 0 and tracker.totals()[2]
+    assert checked == 16 and tracker.summary().gross_tokens > 0 and tracker.totals()[2]

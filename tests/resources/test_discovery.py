@@ -6,6 +6,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from caddie.config.paths import agent_dir
 from caddie.resources.discovery import (
     DiscoveryRequest,
@@ -189,3 +191,21 @@ def test_agents_dirs_stop_at_the_git_root(tmp_path: Path) -> None:
         str(cwd.parent / ".agents" / "skills"),
         str(cwd.parent.parent / ".agents" / "skills"),
     ]
+
+
+def test_agents_dirs_without_a_git_root_stop_at_home_and_at_folders_others_can_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    cwd = home / "code" / "proj"
+    cwd.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    assert ancestor_agents_skill_dirs(str(cwd)) == [
+        str(cwd / ".agents" / "skills"),
+        str(cwd.parent / ".agents" / "skills"),
+        str(home / ".agents" / "skills"),  # home is the last (tmp_path above it is not searched)
+    ]
+    shared = tmp_path / "shared"  # like /tmp: anyone may create shared/.agents
+    (shared / "proj").mkdir(parents=True)
+    shared.chmod(0o1777)
+    assert ancestor_agents_skill_dirs(str(shared / "proj")) == [str(shared / "proj" / ".agents" / "skills")]

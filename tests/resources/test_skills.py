@@ -159,3 +159,15 @@ def test_skill_command_expands_to_pis_message(tmp_path: Path) -> None:
     path.unlink()
     with pytest.raises(SkillExpansionError, match="Cannot read the skill file"):
         expand_skill_command("/skill:demo", [skill])
+
+
+def test_symlink_loops_in_a_skills_folder_end_quickly(tmp_path: Path) -> None:
+    write_skill(tmp_path / "real", "real", "A real skill.")
+    (tmp_path / "a").symlink_to(".")
+    (tmp_path / "b").symlink_to(".")
+    (tmp_path / "real" / "up").symlink_to("..")
+    nested = tmp_path
+    for _ in range(30):  # deeper than the walk goes
+        nested = nested / "d"
+    write_skill(nested, "too-deep", "Too deep.")
+    assert skill_files(tmp_path) == [str(tmp_path / "real" / "SKILL.md")]

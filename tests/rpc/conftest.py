@@ -147,7 +147,7 @@ def host(tmp_path: Path) -> Iterator[Host]:
         agent = home / "agent"
         agent.mkdir(parents=True)
         (agent / "models.json").write_text(json.dumps(models_json(llm)))
-        (agent / "settings.json").write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
+        (agent / "settings.json").write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))
         h = Host(home, project, llm)
         yield h
         for rpc in h.running:

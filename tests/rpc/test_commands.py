@@ -261,7 +261,7 @@ def test_session_name_entries_tree_and_stats(host: Host) -> None:
 
 def test_compact_returns_the_result_and_stats_cover_the_whole_session(host: Host) -> None:
     (host.home / "agent" / "settings.json").write_text(
-        json.dumps({"disabledExtensions": ["mulligan", "goal"], "compaction": {"keepRecentTokens": 1}})
+        json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"], "compaction": {"keepRecentTokens": 1}})
     )
     host.llm.push(
         fl.text("answer one " * 20, usage=fl.UsageSpec(400, 25)),

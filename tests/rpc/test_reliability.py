@@ -97,7 +97,7 @@ def saved_session(host: Host) -> str:
 def test_eof_during_compaction_never_answers_success(host: Host) -> None:
     path = saved_session(host)
     (host.home / "agent" / "settings.json").write_text(
-        json.dumps({"disabledExtensions": ["mulligan", "goal"], "compaction": {"keepRecentTokens": 1}})
+        json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"], "compaction": {"keepRecentTokens": 1}})
     )
     host.llm.push(fl.text("a summary that streams slowly", delay_s=0.3, chunk_size=2), fl.text("prefix"))
     before = Path(path).read_text()

@@ -27,7 +27,7 @@ LOCAL: ProviderConfig = {
 async def _build(cwd: Path, register: Any, model: str | None = None, **request: Any) -> SessionBuild:
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
+    path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))
     return await open_session(
         SessionRequest(
             cwd=str(cwd),
@@ -126,7 +126,7 @@ async def test_unknown_keys_inside_register_are_a_load_error(tmp_path: Path) -> 
     ext.write_text("def register(api):\n    api.register_provider('corp', {'streamSimple': None})\n")
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
+    path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))
     build = await open_session(
         SessionRequest(
             cwd=str(tmp_path),
@@ -153,7 +153,7 @@ async def test_reload_swaps_the_providers_of_the_old_extensions_for_the_new_ones
     ext.write_text(template.format(name="old"))
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal"]}))
+    path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))
     build = await open_session(
         SessionRequest(
             cwd=str(tmp_path),

@@ -98,7 +98,7 @@ async def test_extensions_load_from_every_source_in_order(tmp_path: Path) -> Non
             agent_dir=agent_dir(),
             settings_paths=[str(listed)],
             project_trusted=True,
-            disabled=["mulligan", "goal"],
+            disabled=["mulligan", "goal", "mcp"],
         )
         result = await load_extensions(sources)
     finally:

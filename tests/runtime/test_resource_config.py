@@ -43,6 +43,7 @@ async def test_list_and_switch_user_and_project_items(tmp_path: Path) -> None:
         "extension:hello": True,
         "extension:mulligan": True,
         "extension:goal": True,
+        "extension:mcp": True,
         "skill:theirs": True,
         "skill:mine": True,
         "prompt:fix": True,
@@ -65,7 +66,7 @@ async def test_list_and_switch_user_and_project_items(tmp_path: Path) -> None:
     found = discover(DiscoveryRequest(str(cwd), project_trusted=True))
     assert found.skills == [] and found.prompts == []
     loaded = await load_extension_set(str(cwd), extension_paths=[], no_extensions=False, trust=None)
-    assert [e.name for e in loaded.extensions] == ["mulligan"]
+    assert [e.name for e in loaded.extensions] == ["mulligan", "mcp"]
 
     items, _ = list_resources(str(cwd))
     now, _message = toggle(str(cwd), one(items, "skill:mine"))  # type: ignore[arg-type]

@@ -52,6 +52,7 @@ Replies — ``Reply`` (a dataclass; every field has a default) and module-level 
     ``malformed(after_events=1)``  ``disconnect(after_events=2)``  ``empty_chunks(after_events=1)``. Every builder also takes ``Reply``
     fields as keywords (``fl.text("hi", usage=fl.UsageSpec(100, 5), delay_s=0.05)``).
     Fields worth knowing: ``usage`` (``UsageSpec(input, output, cache_read, cache_write, reasoning)``),
+    ``no_usage`` (Chat Completions: no usage at all, as servers that ignore ``include_usage``),
     ``finish`` (raw finish_reason / stop_reason override), ``chunk_size`` (characters per delta; tool
     arguments are split the same way, so small sizes exercise many-delta assembly), ``delay_s`` (pause
     between events: slow streams for abort tests), ``interleave_tool_calls`` (OpenAI: alternate argument
@@ -85,6 +86,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ReplySource",
+    "Route",
     "ToolCallSpec",
     "UsageSpec",
     "context_overflow",
@@ -138,6 +140,8 @@ class Reply:
     """OpenAI Responses: the ``service_tier`` the response reports."""
     tool_calls: list[ToolCallSpec] = field(default_factory=list)
     usage: UsageSpec | None = None
+    no_usage: bool = False
+    """OpenAI Chat Completions: report no usage at all, even when asked (as llama-cpp-python's server)."""
     finish: str | None = None
     model: str | None = None
     status: int = 200
@@ -239,6 +243,8 @@ def disconnect(after_events: int = 2, content: str = "this reply is cut off in t
 
 
 ReplySource = Reply | Callable[["RecordedRequest"], Reply]
+Route = Callable[["RecordedRequest"], tuple[int, Any]]
+"""An extra endpoint (``FakeLLM(routes=...)``): the request → (HTTP status, JSON body)."""
 
 
 @dataclass
@@ -427,7 +433,7 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> list[str]:
         for deltas in per_call:
             events += [chunk({"tool_calls": [d]}) for d in deltas]
     events.append(chunk({}, _openai_finish(reply)))
-    if include_usage:
+    if include_usage and not reply.no_usage:
         usage = reply.usage or _default_usage(reply)
         events.append(json.dumps({**base, "choices": [], "usage": _openai_usage(usage)}))
     events.append("[DONE]")
@@ -444,7 +450,7 @@ def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
             {"id": ids[i], "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}}
             for i, c in enumerate(reply.tool_calls)
         ]
-    return {
+    completion = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -452,6 +458,9 @@ def openai_completion(reply: Reply, model: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": _openai_finish(reply)}],
         "usage": _openai_usage(reply.usage or _default_usage(reply)),
     }
+    if reply.no_usage:
+        del completion["usage"]
+    return completion
 
 
 def _anthropic_usage(u: UsageSpec, output: int) -> dict[str, Any]:
@@ -991,10 +1000,20 @@ class _Handler(BaseHTTPRequestHandler):
             req.client_disconnected = True
 
     # -- routes -----------------------------------------------------------------------------------
+    def _extra_route(self, req: RecordedRequest) -> bool:
+        route = self.server.owner.routes.get((req.method, req.path.split("?", 1)[0]))
+        if route is None:
+            return False
+        status, body = route(req)
+        self._send_json(status, body)
+        return True
+
     def do_GET(self) -> None:
         req = self._record(b"")
         owner = self.server.owner
         path = req.path.split("?", 1)[0]
+        if self._extra_route(req):
+            return
         if path.endswith("/api/tags") and owner.ollama_models is not None:
             models = [{"name": m, "model": m, "size": 1, "details": {}} for m in owner.ollama_models]
             self._send_json(200, {"models": models})
@@ -1016,6 +1035,8 @@ class _Handler(BaseHTTPRequestHandler):
         body_bytes = self.rfile.read(length) if length else b""
         req = self._record(body_bytes)
         owner = self.server.owner
+        if self._extra_route(req):
+            return
         if req.api == "other":
             if req.path.split("?", 1)[0].endswith("/token"):  # OAuth refresh for Google credentials
                 owner.token_requests += 1
@@ -1105,7 +1126,11 @@ class FakeLLM:
         default_reply: ReplySource | None = None,
         parse_bodies: bool = True,
         keep_alive: bool = False,
+        routes: dict[tuple[str, str], Route] | None = None,
     ) -> None:
+        self.routes: dict[tuple[str, str], Route] = dict(routes or {})
+        """Extra endpoints, answered before the built-in ones: ``(method, path)`` → a function of the request
+        giving ``(status, JSON body)`` (a local server's metadata or tokenizer: tests/support/fake_local.py)."""
         self.keep_alive = keep_alive
         self.connections = 0
         """TCP connections accepted so far."""

@@ -170,9 +170,35 @@ def test_secret_looking_variables_are_not_inherited(
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-leak")
     monkeypatch.setenv("my_client_secret", "shh")
     monkeypatch.setenv("CADDIE_PLAIN", "visible")
+    # the one list (caddie.ai.secrets): password, PAT, auth, credentials, and URLs carrying a password
+    for name, value in (
+        ("PGPASSWORD", "leak-pg"),
+        ("MYSQL_PWD", "leak-mysql"),
+        ("DATABASE_URL", "postgres://app:leak-db@db.internal/app"),
+        ("GITHUB_PAT", "leak-pat"),
+        ("NPM_AUTH", "leak-npm"),
+        ("DB_PASS", "leak-pass"),
+        ("AWS_CREDENTIALS", "leak-aws"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/leak/creds.json"),
+    ):
+        monkeypatch.setenv(name, value)
+    for name, value in (  # look alike, hold no secret: kept
+        ("GIT_AUTHOR_NAME", "Ada"),
+        ("SSH_AUTH_SOCK", "/tmp/agent.sock"),
+        ("MY_PATH", "/opt/bin"),
+        ("PROXY_URL", "http://proxy.internal:3128"),
+    ):
+        monkeypatch.setenv(name, value)
     out = run(create_bash_tool(str(tmp_path)), {"command": "env"})
     assert "CADDIE_PLAIN=visible" in out.text
     assert "leak" not in out.text and "shh" not in out.text
+    for kept in (
+        "GIT_AUTHOR_NAME=Ada",
+        "SSH_AUTH_SOCK=/tmp/agent.sock",
+        "MY_PATH=/opt/bin",
+        "PROXY_URL=http",
+    ):
+        assert kept in out.text
 
 
 def test_shell_env_include_and_exclude(tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,7 +207,8 @@ def test_shell_env_include_and_exclude(tmp_path: Path, run: Run, monkeypatch: py
     monkeypatch.setenv("NPM_TOKEN", "npm-ok")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-leak")
     monkeypatch.setenv("INTERNAL_URL", "http://corp")
-    policy = EnvPolicy.of(["npm_*"], ["INTERNAL_*"])
+    monkeypatch.setenv("PGPASSWORD", "pg-ok")
+    policy = EnvPolicy.of(["npm_*", "PGPASSWORD"], ["INTERNAL_*"])
     out = run(create_bash_tool(str(tmp_path), env_policy=policy), {"command": "env"})
-    assert "NPM_TOKEN=npm-ok" in out.text
+    assert "NPM_TOKEN=npm-ok" in out.text and "PGPASSWORD=pg-ok" in out.text  # shellEnv opts back in
     assert "sk-leak" not in out.text and "corp" not in out.text

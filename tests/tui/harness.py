@@ -29,7 +29,9 @@ LARGE = (200, 60)
 def write_settings(**values: Any) -> None:
     """Global settings for the test's CADDIE_DIR; the bundled extensions stay off unless a test asks."""
     path = agent_dir() / "settings.json"
-    current = json.loads(path.read_text()) if path.exists() else {"disabledExtensions": ["mulligan", "goal"]}
+    current = (
+        json.loads(path.read_text()) if path.exists() else {"disabledExtensions": ["mulligan", "goal", "mcp"]}
+    )
     current.update(values)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(current))

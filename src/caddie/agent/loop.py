@@ -9,6 +9,7 @@ its tool calls. Everything observable is an event passed to ``emit`` (awaited, i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from caddie.agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
 from caddie.ai.message_copies import ConversionCache
 from caddie.ai.messages import (
@@ -47,6 +49,7 @@ from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream_events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
 from caddie.tools.base import ToolDefinition, ToolResult
 from caddie.tools.validation import validate_arguments
+from caddie.untrusted import clean_text
 
 # Texts the loop gives the model as tool results (pi-agent-core's agent-loop.ts), byte for byte.
 TOOL_NOT_FOUND = "Tool {name} not found"
@@ -359,6 +362,27 @@ def _error_result(text: str) -> ToolResult:
     return ToolResult([TextContent(text)], {})
 
 
+def tool_output_text(text: str) -> str:
+    """Tool output as the model, the session file and every view get it: lone surrogates (a file name
+    that is not UTF-8) as U+FFFD, and every secret value caddie knows as ``[redacted]``, so
+    ``cat ~/.caddie/agent/auth.json`` shows no key (docs/reliability.md)."""
+    return secrets.redact_known(clean_text(text))
+
+
+def _outward(result: ToolResult) -> ToolResult:
+    """``result`` with ``tool_output_text`` applied to its text blocks (the same object when unchanged)."""
+    content = result.content
+    cleaned = [
+        replace(b, text=text)
+        if isinstance(b, TextContent) and (text := tool_output_text(b.text)) != b.text
+        else b
+        for b in content
+    ]
+    if all(a is b for a, b in zip(cleaned, content, strict=True)):
+        return result
+    return dataclasses.replace(result, content=cleaned)
+
+
 def _result_message(call: ToolCall, result: ToolResult, is_error: bool) -> ToolResultMessage:
     return ToolResultMessage(
         tool_call_id=call.id,
@@ -449,10 +473,10 @@ async def _execute(
         problem = _invalid_result(result)
         if problem is not None:
             raise TypeError(f"tool {prepared.call.name!r} returned an invalid result: {problem}")
-        return result, False
+        return _outward(result), False
     except Exception as e:
         text = str(e) or type(e).__name__
-        return _error_result(text), True
+        return _error_result(tool_output_text(text)), True
     finally:
         accepting = False
         if updates:
@@ -476,7 +500,9 @@ async def _finalize(
             return _Finalized(prepared.call, _error_result(str(e)), True)
         if override is not None:
             result = ToolResult(
-                content=override.content if override.content is not None else result.content,
+                content=_outward(ToolResult(override.content)).content
+                if override.content is not None
+                else result.content,
                 details=override.details if override.details is not None else result.details,
                 usage=override.usage if override.usage is not None else result.usage,
                 added_tool_names=result.added_tool_names,

@@ -24,6 +24,7 @@ from caddie.ai.model import Api, Model, ModelCompat, ModelCost, ModelCostTier
 
 __all__ = [
     "DEFAULT_OLLAMA_URL",
+    "LLAMA_ROUTER",
     "LOCAL_CONTEXT_WINDOW",
     "ProviderInfo",
     "builtin_models",
@@ -66,6 +67,20 @@ _LOCAL_COMPAT = ModelCompat(
     supports_developer_role=False, supports_store=False, max_tokens_field="max_tokens"
 )
 
+_LLAMA_ROUTER_COMPAT = ModelCompat(
+    supports_store=False,
+    supports_developer_role=False,
+    supports_reasoning_effort=False,
+    supports_usage_in_streaming=True,
+    supports_strict_mode=False,
+    max_tokens_field="max_tokens",
+)
+"""Pi's flags for its llama.cpp router models."""
+
+LLAMA_ROUTER = "llama.cpp"
+"""Pi's llama.cpp router provider: configured with ``/login llama.cpp`` or ``LLAMA_BASE_URL``
+(``caddie.models.llama_router``); its models are what the router has loaded."""
+
 _KEYLESS: tuple[ProviderInfo, ...] = (
     ProviderInfo(
         "ollama", "Ollama", f"{DEFAULT_OLLAMA_URL}/v1", "openai-completions", needs_key=False, open_models=True,
@@ -82,6 +97,10 @@ _KEYLESS: tuple[ProviderInfo, ...] = (
     ProviderInfo(
         "vllm", "vLLM", "http://127.0.0.1:8000/v1", "openai-completions", needs_key=False, open_models=True,
         compat=_LOCAL_COMPAT,
+    ),
+    ProviderInfo(
+        LLAMA_ROUTER, "llama.cpp", "http://127.0.0.1:8080/v1", "openai-completions", ("LLAMA_API_KEY",),
+        needs_key=False, open_models=True, compat=_LLAMA_ROUTER_COMPAT, login_label="llama.cpp server",
     ),
     ProviderInfo("faux", "Faux (scripted)", "http://localhost:0", "faux", needs_key=False, open_models=True),
     # Claude through the anthropic SDK's cloud clients (extras [bedrock], [vertex]); credentials are the

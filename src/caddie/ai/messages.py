@@ -95,6 +95,10 @@ class Usage(_Struct):
     cost: Cost = field(default_factory=Cost)
     cache_write_1h: int | None = None
     reasoning: int | None = None
+    estimated: bool | None = None
+    """True when the provider reported no usage for the reply and these numbers are caddie's estimate
+    (``caddie.ai.usage_estimate``); absent when the provider reported them. caddie's own field: Pi ignores
+    it (and reads the estimated numbers as usage)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -302,6 +306,7 @@ def usage_from_json(d: Any) -> Usage:
         cost,
         d.get("cacheWrite1h"),
         d.get("reasoning"),
+        True if d.get("estimated") is True else None,
     )
 
 
@@ -325,6 +330,8 @@ def usage_to_json(u: Usage) -> dict[str, Any]:
         "cacheWrite": c.cache_write,
         "total": c.total,
     }
+    if u.estimated:
+        out["estimated"] = True
     return out
 
 

@@ -7,7 +7,8 @@ will not call.
 ``stream`` is also the choke point where a failure becomes the message the rest of caddie shows and stores:
 the request's secrets (key, header values, a ``baseUrl`` password) join the process's secret registry
 (``caddie.ai.secrets``) and the final error text is redacted against all of it, whichever provider — built
-in or registered by an extension — produced it.
+in or registered by an extension — produced it. It is also where a reply whose provider reported no usage
+gets caddie's estimate, marked as such (``caddie.ai.usage_estimate``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import wait_preloaded
 from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent, final_message
+from caddie.ai.usage_estimate import fill_missing_usage, needs_estimate
 
 
 class ApiProvider(Protocol):
@@ -89,6 +91,9 @@ async def stream(
     async for event in provider.stream(model, context, options):
         if isinstance(event, ErrorEvent):
             finish_error(event.error, options)
+        final = final_message(event)
+        if final is not None and needs_estimate(final):
+            await fill_missing_usage(model, context, options, final)
         yield event
 
 

@@ -101,6 +101,17 @@ def estimate_context_tokens(messages: Sequence[AgentMessage]) -> int:
     return sum(estimate_message_tokens(m) for m in messages)
 
 
+def context_estimate_rests_on_estimate(messages: Sequence[AgentMessage]) -> bool:
+    """Whether ``estimate_context_tokens(messages)`` is anchored on a usage caddie estimated (the model's
+    server reported none: ``Usage.estimated``), so a figure built on it is shown with "≈"."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if _usable(message):
+            assert isinstance(message, AssistantMessage)
+            return message.usage.estimated is True
+    return False
+
+
 def content_chars(message: LlmMessage) -> int:
     """The characters a user, assistant or tool-result message's content counts for."""
     return _content_chars(message.content)

@@ -172,7 +172,8 @@ class Settings:
     # Tools and extensions -----------------------------------------------------------------------
     @property
     def tools(self) -> list[str] | None:
-        value = self.get("tools")
+        """``tools``, or Pi's name for it, ``defaultTools``."""
+        value = self.get("tools", self.get("defaultTools"))
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return list(value)
         return None
@@ -210,7 +211,7 @@ class Settings:
         return self._str("sessionDir")
 
 
-SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix", "shellEnv")
+SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix", "shellEnv", "mcpServers")
 """Project settings that can run code: used only for trusted projects."""
 
 PATH_KEYS = ("extensions", "sessionDir", "shellPath", "mulligan.log.file")
@@ -280,3 +281,14 @@ def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings
                 "this project is not trusted (run with --trust to allow it)"
             )
     return Settings(deep_merge(data, project), warnings, global_path, project_path)
+
+
+def settings_files(cwd: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The global and the project settings file as written (relative paths resolved), not merged and with
+    nothing left out for an untrusted project: for callers that must tell the two apart (an extension
+    listing what a project configures). Unreadable files are ``{}`` (``load_settings`` reports them)."""
+    global_path = agent_dir().expanduser().absolute() / "settings.json"
+    project_path = project_dir(Path(cwd).expanduser().absolute()) / "settings.json"
+    user, _ = read_json_object(global_path)
+    project, _ = read_json_object(project_path)
+    return resolve_paths(user, global_path.parent), resolve_paths(project, project_path.parent)

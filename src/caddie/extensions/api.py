@@ -55,6 +55,10 @@ from caddie.ai.messages import (
     replace,
 )
 from caddie.ai.model import Model
+from caddie.ai.providers.preload import import_in_background
+from caddie.ai.secrets import redact
+from caddie.ai.secrets import register as register_secret
+from caddie.ai.secrets import register_headers as register_secret_headers
 from caddie.ai.tokens import (
     CHARS_PER_TOKEN,
     Utf16TokenCounter,
@@ -92,6 +96,8 @@ from caddie.extensions.event_types import (
     ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    Savings,
+    SavingsEvent,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeForkEvent,
@@ -112,6 +118,8 @@ from caddie.extensions.extension import (
     PROVIDER_CONFIG_KEYS,
     CommandHandler,
     CommandSpec,
+    ConfigItem,
+    ConfigLister,
     DeliverAs,
     Extension,
     ExtensionHost,
@@ -127,6 +135,7 @@ from caddie.extensions.extension import (
 )
 from caddie.extensions.handler_context import (
     CommandContext,
+    ConfigScope,
     ContextUsage,
     ExtensionContext,
     ExtensionUI,
@@ -183,6 +192,7 @@ from caddie.session.entries import (
     entry_to_context_messages,
 )
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
+from caddie.tools.bash import limit_output
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -211,6 +221,9 @@ __all__ = [
     "CompactionSummaryMessage",
     "Component",
     "ComponentFactory",
+    "ConfigItem",
+    "ConfigLister",
+    "ConfigScope",
     "ConfigurationError",
     "ContentBlock",
     "ContextEvent",
@@ -262,6 +275,8 @@ __all__ = [
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "Savings",
+    "SavingsEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionBeforeForkEvent",
@@ -316,17 +331,22 @@ __all__ = [
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
+    "import_in_background",
     "is_finite_number",
     "is_js_number",
     "js_number",
     "js_round",
     "js_truthy",
     "json_stringify",
+    "limit_output",
     "matches_key",
     "message_bytes",
     "message_from_json",
     "message_to_json",
     "now_ms",
+    "redact",
+    "register_secret",
+    "register_secret_headers",
     "replace",
     "result_bytes",
     "text_result",
@@ -370,6 +390,18 @@ class ExtensionAPI:
         if self._host is not None:
             self._host.refresh_tools()
 
+    def unregister_tool(self, name: str) -> None:
+        """Remove a tool this extension registered; from the next model request the model no longer sees it."""
+        if self._extension.tools.pop(name, None) is not None and self._host is not None:
+            self._host.refresh_tools()
+
+    def expect_tools(self, pattern: str) -> None:
+        """Announce tools this extension registers later, after start-up (``mcp__*``: an MCP server's tools
+        once it is connected), so ``--tools``, settings ``tools`` and ``--exclude-tools`` may name them
+        (globs allowed) before they exist. When ``--tools`` is given, such a tool becomes active only if the
+        list names it; ``--exclude-tools`` keeps it off."""
+        self._extension.expected_tools.append(pattern)
+
     def register_command(
         self,
         name: str,
@@ -382,16 +414,30 @@ class ExtensionAPI:
             name, description, handler, get_argument_completions, self._extension.path
         )
 
+    def unregister_command(self, name: str) -> None:
+        """Remove a command this extension registered (``/name`` is unknown from then on)."""
+        self._extension.commands.pop(name.removeprefix("/"), None)
+
+    def register_config_items(self, lister: ConfigLister) -> None:
+        """Let the user switch things this extension configures on and off in ``caddie config`` and
+        ``/settings``: ``lister(ConfigScope)`` returns ``ConfigItem``s (e.g. one per MCP server). It runs
+        without a session too (``caddie config``), so it must only read ``scope``; the host stores a switch
+        in the item's ``switch_key`` settings list."""
+        self._extension.config_listers.append(lister)
+
     def register_flag(
         self,
         name: str,
         description: str,
         kind: Literal["string", "boolean"] = "string",
         default: str | bool | None = None,
+        check: Callable[[str], object] | None = None,
     ) -> None:
-        """Add a command-line option (``caddie --name value``); read it with ``get_flag``."""
+        """Add a command-line option (``caddie --name value``); read it with ``get_flag``. ``check(value)``
+        raises ``UsageError`` (or ``ValueError``) with a sentence for the user when a value cannot be used:
+        caddie then exits 2 with ``--name: <sentence>`` before anything runs."""
         name = name.removeprefix("--")
-        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path)
+        self._extension.flags[name] = FlagSpec(name, description, kind, default, self._extension.path, check)
 
     def register_shortcut(
         self, shortcut: str, handler: ShortcutHandler, description: str | None = None

@@ -5,6 +5,7 @@ loop's own, from ``caddie.agent.events``. Extensions import all of them from ``c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -128,6 +129,58 @@ class EntryVisibilityEvent:
             self.answers[entry_id] = visibility
 
 
+@dataclass(frozen=True, slots=True)
+class Savings:
+    """What one extension saved the session's bill on a branch: its answer to a ``savings`` event.
+
+    ``tokens`` and ``cost`` are **net**, what the bill shows: everything the extension kept off the requests
+    minus everything it added to them (its tool schemas on every request that carried them, its own messages,
+    calls and per-request notes, requests made only for it). Negative when it cost more than it saved.
+    ``gross_tokens`` is what it kept off before those costs."""
+
+    source: str
+    """Who saved it (the extension's name, e.g. ``"mulligan"``)."""
+    tokens: int
+    """Net input tokens saved over the branch's requests (estimates: characters / 4)."""
+    gross_tokens: int
+    """Input tokens kept off the requests, before the extension's own costs."""
+    cost: float | None = None
+    """Net dollars saved, priced from the model catalogue; None when the model has no prices."""
+    cached: bool = False
+    """True when ``cost`` prices the prompt cache the provider reported (cache reads at the cache-read rate)."""
+    requests: int = 0
+    """Requests the extension made lighter."""
+    requests_total: int = 0
+    """Every request on the branch."""
+    status: str = ""
+    """The figure in a few words (what a footer shows), e.g. ``"mulligan −48k tok · −$0.14"``."""
+    details: str = ""
+    """One more line for a person: what the net includes, the gross beside it."""
+    series: tuple[tuple[str, int, int | None], ...] = ()
+    """Every request on the branch, in order: (the entry that answered it, input tokens sent with the
+    extension, input tokens without it — None for a request that only exists because of the extension)."""
+
+
+@dataclass(slots=True)
+class SavingsEvent:
+    """Views (``/context``, ``caddie session show --stats``, ``caddie export``) ask: what did your extension
+    save on this branch? An extension that keeps content off requests answers with ``event.report(Savings(...))``
+    computed from the session itself (``ctx.session``), so a figure is the same whoever asks and whenever.
+
+    The handler must not change anything (no entries, no UI, no state a later event would read); its return
+    value is ignored. ``find_model`` prices a request by the (provider, model id) its answer records."""
+
+    branch: list[SessionEntry]
+    """The entries from the root to the branch's leaf."""
+    find_model: Callable[[str, str], Model | None] | None = None
+    """``(provider, model id) → Model`` from the model catalogue (None: use ``ctx.model``)."""
+    reports: list[Savings] = field(default_factory=list)
+    type: Literal["savings"] = "savings"
+
+    def report(self, savings: Savings) -> None:
+        self.reports.append(savings)
+
+
 @dataclass(slots=True)
 class ToolCallEvent:
     """Before a tool runs. ``input`` is the validated arguments and may be edited in place."""
@@ -248,9 +301,10 @@ class SummaryUsageEvent:
     the prefix of a split turn (``turn_prefix``), a branch summary (``branch_summary``) — and what it cost.
     Sent after every such call, retries and failures included, so everything a session spends on the model
     reaches extensions (the goal budget counts it). A summary an extension supplies itself (through
-    ``session_before_compact``) is not reported: that extension made the call."""
+    ``session_before_compact``) is not reported: that extension made the call. ``extension``: a request an
+    extension made through ``ctx.complete`` (an MCP server's sampling request, say)."""
 
-    kind: Literal["compaction", "turn_prefix", "branch_summary"]
+    kind: Literal["compaction", "turn_prefix", "branch_summary", "extension"]
     usage: Usage
     provider: str
     model: str
@@ -304,6 +358,7 @@ EventName: TypeAlias = Literal[
     "message_end",
     "context",
     "entry_visibility",
+    "savings",
     "tool_execution_start",
     "tool_execution_update",
     "tool_execution_end",

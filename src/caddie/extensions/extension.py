@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 
 from caddie.ai.messages import CustomMessage, UserContent
 from caddie.ai.model import Model
-from caddie.extensions.handler_context import CommandContext, ExtensionContext
+from caddie.extensions.handler_context import CommandContext, ConfigScope, ExtensionContext
 from caddie.tools.base import ToolDefinition
 
 DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]
@@ -35,6 +35,10 @@ class FlagSpec:
     kind: Literal["string", "boolean"] = "string"
     default: str | bool | None = None
     source: str = ""
+    check: Callable[[str], object] | None = None
+    """For a string option: raises ``ValueError`` or ``UsageError`` (its message a sentence for the user) for a
+    value the extension cannot use; caddie runs it before anything starts, and so do tools that pass the option on
+    (``caddie batch`` for ``--goal``)."""
 
 
 @dataclass(slots=True)
@@ -54,6 +58,28 @@ class ShortcutSpec:
     handler: ShortcutHandler
     description: str | None = None
     source: str = ""
+
+
+@dataclass(slots=True)
+class ConfigItem:
+    """Something an extension lets the user switch on or off in ``caddie config`` and ``/settings``.
+
+    Its id is ``<kind>:<name>`` (``mcp:github``). Switching it off adds ``name`` to the settings list
+    ``switch_key`` (user settings, or the project's with ``caddie config -l``); on removes it."""
+
+    kind: str
+    name: str
+    source: str
+    """Where it is configured, for people: ``user settings``, ``project .mcp.json``…"""
+    enabled: bool
+    switch_key: str
+    """The settings key of the list of names switched off, e.g. ``disabledMcpServers``."""
+    description: str = ""
+    on_switch: Callable[[bool], Any] | None = None
+    """Called (sync or async) after a running session's ``/settings`` saved a switch, so it applies at once."""
+
+
+ConfigLister: TypeAlias = Callable[[ConfigScope], Sequence[ConfigItem]]
 
 
 @dataclass(slots=True)
@@ -145,7 +171,10 @@ class ExtensionHost(Protocol):
 
     def get_commands(self) -> list[CommandSpec]: ...
 
-    def refresh_tools(self) -> None: ...
+    def refresh_tools(self) -> None:
+        """Tools were registered or unregistered at run time: activate the new ones (as the session's tool
+        selection allows) and drop the removed ones."""
+        ...
 
     async def set_model(self, model: Model) -> bool: ...
 
@@ -179,6 +208,9 @@ class Extension:
     shortcuts: dict[str, ShortcutSpec] = field(default_factory=dict)
     message_renderers: dict[str, MessageRendererSpec] = field(default_factory=dict)
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    expected_tools: list[str] = field(default_factory=list)
+    """Glob patterns of tools registered later (``api.expect_tools``): ``--tools`` / ``-xt`` may name them."""
+    config_listers: list[ConfigLister] = field(default_factory=list)
     provider_sink: ProviderSink | None = None
     """Set once the model registry exists; from then on ``register_provider`` applies at once."""
     api: HostBinding | None = None

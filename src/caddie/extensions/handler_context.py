@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 from caddie.ai.abort import AbortSignal
+from caddie.ai.messages import AssistantMessage, UserMessage
 from caddie.ai.model import Model
 from caddie.extensions.ui_components import (
     AutocompleteFactory,
@@ -34,6 +35,25 @@ class ContextUsage:
     """Estimated tokens the next request will carry; None right after a compaction, until a response."""
     context_window: int
     percent: float | None
+    estimated: bool = False
+    """``tokens`` rests on caddie's estimate of a reply the model's server reported no usage for (show it
+    with "≈"); False when it rests on reported usage. caddie's addition to Pi's shape."""
+
+
+@dataclass(slots=True)
+class ConfigScope:
+    """What a config lister (``api.register_config_items``) reads: the settings files as written, and whether
+    the project is trusted. ``project`` is the whole project file, even keys an untrusted project may not use:
+    the lister decides what an untrusted project's entries mean (listed, not started)."""
+
+    cwd: str
+    project_trusted: bool
+    user: dict[str, Any]
+    """``~/.caddie/agent/settings.json`` (relative paths resolved)."""
+    project: dict[str, Any]
+    """``<cwd>/.caddie/settings.json``."""
+    agent_dir: str = ""
+    """``~/.caddie/agent`` (``CADDIE_DIR``): where an extension keeps its own files (logs, credentials)."""
 
 
 class ExtensionUI(Protocol):
@@ -243,6 +263,24 @@ class ExtensionContext(Protocol):
 
     def settings(self) -> dict[str, Any]:
         """A copy of the merged settings (global ← project), e.g. ``ctx.settings().get("mulligan")``."""
+        ...
+
+    def config_scope(self) -> ConfigScope:
+        """The settings files as written and whether the project is trusted (``settings()`` is the merged
+        result, where an untrusted project's sensitive keys are already left out)."""
+        ...
+
+    async def complete(
+        self,
+        messages: Sequence[UserMessage | AssistantMessage],
+        system_prompt: str = "",
+        max_tokens: int | None = None,
+        signal: AbortSignal | None = None,
+    ) -> AssistantMessage:
+        """One model request with the session's model and key, outside the conversation (nothing is stored,
+        no tools, no thinking). Its cost reaches every extension as ``summary_usage`` (kind ``extension``),
+        so a goal's budget counts it. A failed request comes back as a message with ``stop_reason`` ``error``
+        (``error_message`` says why); without a model, ``RuntimeError``."""
         ...
 
     def shutdown(self) -> None: ...

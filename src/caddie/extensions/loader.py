@@ -33,7 +33,7 @@ from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension, ExtensionExit, call_handler
 from caddie.resources.packages import InstalledPackage, is_managed_site
 
-BUNDLED = ("mulligan", "goal")
+BUNDLED = ("mulligan", "goal", "mcp")
 """The packages under ``caddie.extensions.bundled``, in load order (a test checks none is missing)."""
 ENTRY_POINT_GROUP = "caddie.extensions"
 

@@ -28,7 +28,6 @@ __all__ = ["AuthStore", "Credential", "default_auth_path"]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-_SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
 def default_auth_path() -> Path:
@@ -109,8 +108,8 @@ class AuthStore:
         return self._credentials.get(provider)
 
     def providers(self) -> list[str]:
-        """Providers with a stored key."""
-        return [name for name, c in self._credentials.items() if c.key]
+        """Providers with a stored credential: a key, or only settings (a llama.cpp router's URL)."""
+        return [name for name, c in self._credentials.items() if c.key or c.env]
 
     # -- writing ------------------------------------------------------------------------------------
     def set_key(self, provider: str, key: str, env: Mapping[str, str] | None = None) -> None:
@@ -122,6 +121,20 @@ class AuthStore:
         entry: dict[str, Any] = {"type": "api_key", "key": key}
         if env:
             entry["env"] = dict(env)
+        data = self._read() or {}
+        data[provider] = entry
+        self._write(data)
+        self.reload()
+
+    def set_credential(self, provider: str, key: str | None, env: Mapping[str, str]) -> None:
+        """Store ``env`` (and ``key`` when given) for ``provider``: a credential whose key is optional, as
+        Pi stores a llama.cpp router login (``{"type": "api_key", "env": {"LLAMA_BASE_URL": ...}}``)."""
+        key = (key or "").strip() or None
+        entry: dict[str, Any] = {"type": "api_key"}
+        if key:
+            secrets.register(key)
+            entry["key"] = key
+        entry["env"] = dict(env)
         data = self._read() or {}
         data[provider] = entry
         self._write(data)
@@ -159,5 +172,5 @@ def _register(credential: Credential) -> None:
     if credential.key and not credential.key.startswith("!") and "$" not in credential.key:
         secrets.register(credential.key)
     for name, value in credential.env.items():
-        if any(word in name.upper() for word in _SECRET_ENV_WORDS):
+        if secrets.is_secret_name(name):
             secrets.register(value)

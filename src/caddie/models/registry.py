@@ -19,14 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from caddie.ai import catalogue, secrets
-from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, ProviderInfo
+from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, LLAMA_ROUTER, ProviderInfo
 from caddie.ai.model import Model, ModelCompat
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, is_local_base_url
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings
 from caddie.errors import ConfigurationError
+from caddie.models import llama_router
 from caddie.models.auth import AuthStore
 from caddie.models.config_value import config_value_present, resolve_config_value
+from caddie.models.local_servers import (
+    DISCOVERY_TIMEOUT_S,
+    LOCAL_DISCOVERY_ENV,
+    SERVER_KINDS,
+    LocalServer,
+    ServerModels,
+)
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
 from caddie.models.ollama import (
     OLLAMA_PROBE_TIMEOUT_S,
@@ -112,6 +120,8 @@ class ModelRegistry:
         self._registered: dict[str, tuple[dict[str, Any], str]] = {}
         """Providers extensions registered (``api.register_provider``): name → (config, extension path)."""
         self._registered_problems: dict[str, list[str]] = {}
+        self.servers = ServerModels()
+        """What local servers said they serve (``discover_local``; ``caddie.models.local_servers``)."""
         self.refresh()
 
     @property
@@ -155,8 +165,68 @@ class ModelRegistry:
         return [self._usable(m) for m in self._models]
 
     def available(self) -> list[Model]:
-        """Models that have auth (a key, or a keyless local server); the faux test provider is left out."""
-        return [self._usable(m) for m in self._models if m.provider != "faux" and self.has_auth(m)]
+        """Models that have auth (a key, or a keyless local server), then those local servers said they serve
+        (``discover_local``); the faux test provider is left out."""
+        listed = [self._usable(m) for m in self._models if m.provider != "faux" and self.has_auth(m)]
+        known = {m.ref for m in listed}
+        return listed + [m for m in self.discovered() if m.ref not in known]
+
+    def discovered(self) -> list[Model]:
+        """The models local servers said they serve (``discover_local``), with their context sizes."""
+        out: list[Model] = []
+        for provider, ids in self.servers.listed().items():
+            if provider not in self._builtin and provider not in self._provider_configs:
+                continue
+            for model_id in ids:
+                found = self.find(provider, model_id)
+                if found is not None and self.has_auth(found):
+                    out.append(found)
+        return out
+
+    def discover_local(self, timeout_s: float = DISCOVERY_TIMEOUT_S, *, refresh: bool = True) -> None:
+        """Ask every local server caddie knows (the keyless providers, a configured llama.cpp router, models.json
+        providers on this machine or network) which models it serves and with what context size; those that do
+        not answer within ``timeout_s`` keep what was assumed. ``refresh=False`` asks only servers not asked
+        yet in this process."""
+        targets = [t for t in map(self._local_server, self.providers()) if t is not None]
+        if not refresh:
+            targets = [t for t in targets if not self.servers.asked(t.provider)]
+        self.servers.ask_all(targets, timeout_s)
+
+    def _local_server(self, provider: str) -> LocalServer | None:
+        """Where ``provider``'s server is, when it is a local one caddie can ask (``CADDIE_LOCAL_DISCOVERY=0``:
+        none is asked)."""
+        if self.env.get(LOCAL_DISCOVERY_ENV, "").strip() == "0":
+            return None
+        kind = SERVER_KINDS.get(provider)
+        config = self._provider_configs.get(provider)
+        if provider == LLAMA_ROUTER:
+            url = self.llama_server()
+            if url is None:
+                return None
+            base = llama_router.inference_url(url) if "://" in url else url
+        elif kind is not None:
+            base = (config.base_url if config and config.base_url else None) or (
+                ollama_base_url(self.env) if provider == "ollama" else self._builtin[provider].base_url
+            )
+        elif (
+            config is not None
+            and config.base_url
+            and is_local_base_url(config.base_url)
+            and (config.api in (None, "openai-completions"))
+        ):
+            kind, base = "openai", config.base_url
+        else:
+            return None
+        key = self.api_key_for(
+            Model(id="", name="", api="openai-completions", provider=provider, base_url=base)
+        )
+        return LocalServer(provider, kind or "openai", base, key)
+
+    def llama_server(self) -> str | None:
+        """The llama.cpp router's URL (``/login llama.cpp`` or ``LLAMA_BASE_URL``); None when not configured."""
+        credential = self.auth.get(LLAMA_ROUTER)
+        return llama_router.server_url(credential.env if credential else None, self.env)
 
     def providers(self) -> list[str]:
         names = list(self._builtin)
@@ -169,7 +239,7 @@ class ModelRegistry:
     def login_providers(self) -> list[tuple[str, str]]:
         """(id, label) of every provider a key can be stored for: built-in ones that need a key, then
         models.json providers."""
-        out = [(p.name, p.title) for p in self._builtin.values() if p.needs_key]
+        out = [(p.name, p.title) for p in self._builtin.values() if p.needs_key or p.name == LLAMA_ROUTER]
         out += [(n, n) for n in self._provider_configs if n not in self._builtin]
         return out
 
@@ -188,13 +258,18 @@ class ModelRegistry:
         base_url = (config.base_url if config and config.base_url else None) or (
             ollama_base_url(self.env) if info.name == "ollama" else info.base_url
         )
+        if info.name == LLAMA_ROUTER and (router := self.llama_server()) is not None:
+            base_url = llama_router.inference_url(router) if "://" in router else router
         model = catalogue.open_model(info, model_id, base_url)
         compat = (info.compat or ModelCompat()).merged(config.compat if config else None)
-        return replace(
+        model = replace(
             model,
             headers=dict(config.headers) if config and config.headers else None,
             compat=compat if compat != ModelCompat() else None,
         )
+        if info.name in SERVER_KINDS:  # what the server says about it (asked once, on first use)
+            model = self.servers.apply(model, lambda: self._local_server(info.name))
+        return model
 
     def _usable(self, model: Model) -> Model:
         """``model`` with ``{NAME}`` placeholders in its base URL filled from auth.json's ``env`` for the
@@ -267,6 +342,8 @@ class ModelRegistry:
         return info.env_keys if info else ()
 
     def _keyless(self, model: Model) -> bool:
+        if model.provider == LLAMA_ROUTER:  # keyless once configured, as in Pi
+            return self.llama_server() is not None
         info = self._builtin.get(model.provider)
         if info is not None and not info.needs_key:
             return True
@@ -317,6 +394,8 @@ class ModelRegistry:
 
     def key_hint(self, model: Model) -> str:
         """What to do so ``model`` has a key (for error messages): the variable to set and ``/login``."""
+        if model.provider == LLAMA_ROUTER and self.llama_server() is None:
+            return f"configure it with /login {LLAMA_ROUTER}, or set LLAMA_BASE_URL (and LLAMA_API_KEY if the server needs one)"
         missing = self._missing_url_env(model)
         if missing and self.has_key(model.provider):
             return f"set {' and '.join(missing)} (its base URL needs them)"

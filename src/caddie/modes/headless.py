@@ -53,6 +53,19 @@ def _brief(args: Any) -> str:
     return ""
 
 
+def answer_note(message: AssistantMessage) -> str | None:
+    """What stdout alone would not tell about a finished answer: that it was cut at the output limit, or
+    that the model answered nothing (small local models do both)."""
+    if message.stop_reason == "length":
+        return (
+            f"the answer stopped at the model's output limit; raise maxTokens for {message.provider}/"
+            f"{message.model} in models.json if it needs more room (docs/providers.md)."
+        )
+    if message.stop_reason == "stop" and not message.text().strip() and not message.tool_calls():
+        return "the model returned an empty answer."
+    return None
+
+
 def last_assistant(session: Session) -> AssistantMessage | None:
     for message in reversed(session.messages):
         if isinstance(message, AssistantMessage):
@@ -140,6 +153,8 @@ async def run_headless(
                 out.flush()
             except BrokenPipeError:
                 _stdout_gone(out)
+        if not failed and (note := answer_note(last)):
+            err.write(f"caddie: {note}\n")
     exit_code = session.state().exit_code
     if exit_code is not None:  # an extension decided (a headless goal's outcome)
         return exit_code

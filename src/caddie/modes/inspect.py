@@ -56,6 +56,7 @@ from caddie.session.store import (
     list_sessions,
 )
 from caddie.session.store import _summarize_file as summarize_session_file
+from caddie.untrusted import for_terminal
 
 if TYPE_CHECKING:
     from caddie.runtime.factory import SessionBuild
@@ -120,7 +121,7 @@ def _open(path: str | None, cwd: str) -> SessionStore:
     except OSError as e:
         raise InspectError(f"cannot read {p}: {e.strerror or e}") from None
     for warning in store.warnings:  # what is wrong with the file, once, on stderr (stdout stays the view)
-        print(f"caddie: warning: {warning}", file=sys.stderr)
+        print(f"caddie: warning: {for_terminal(warning)}", file=sys.stderr)
     return store
 
 
@@ -151,8 +152,9 @@ def cmd_list(cwd: str, out: TextIO) -> int:
         when = dt.datetime.fromtimestamp(row.modified).strftime("%Y-%m-%d %H:%M")
         entries = row.entry_count
         title = row.name or row.first_message
-        out.write(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n")
-        out.write(f"{'':<17} {'':>7} {'':>9}  {row.id}  {row.path}\n")
+        # stored text is shown, never obeyed: an escape sequence in a prompt cannot retitle the terminal
+        out.write(for_terminal(f"{when:<17} {entries:>7} {_size(row.size):>9}  {_clip(title, 60)}\n"))
+        out.write(for_terminal(f"{'':<17} {'':>7} {'':>9}  {row.id}  {row.path}\n"))
     return 0
 
 
@@ -201,11 +203,14 @@ def cmd_show(path: str, cwd: str, out: TextIO) -> int:
     store = _open(path, cwd)
     name = store.session_name()
     out.write(
-        f"# session {store.session_id}{f' — {name}' if name else ''}\n# file: {store.path}\n# cwd: {store.cwd}\n\n"
+        for_terminal(
+            f"# session {store.session_id}{f' — {name}' if name else ''}\n# file: {store.path}\n"
+            f"# cwd: {store.cwd}\n\n"
+        )
     )
     for entry in store.branch():  # the whole branch, compacted parts included: this is for people
         for message in entry_to_context_messages(entry):
-            out.write(render_message(message) + "\n\n")
+            out.write(for_terminal(render_message(message) + "\n\n"))
     return 0
 
 
@@ -262,7 +267,7 @@ def cmd_tree(path: str, cwd: str, out: TextIO) -> int:
         head = f"{indent[:-2]}├ " if starts_branch and indent else indent
         label = f"  [{node.label}]" if node.label else ""
         leaf_note = "  ← leaf" if entry.id == leaf else ""
-        out.write(f"{head}{mark} {entry.id} {describe_entry(entry)}{label}{leaf_note}\n")
+        out.write(for_terminal(f"{head}{mark} {entry.id} {describe_entry(entry)}{label}{leaf_note}\n"))
         if len(node.children) == 1:
             stack.append((node.children[0], indent, False))
         else:
@@ -326,10 +331,12 @@ def _width(out: TextIO) -> int:
 
 
 def cmd_show_stats(path: str, cwd: str, out: TextIO) -> int:
-    """``caddie session show --stats``: usage and cost totals, and what mulligan saved."""
-    from caddie.config.settings import load_settings
-    from caddie.models import ModelRegistry
-    from caddie.modes.context_stats import savings_of_store, savings_text
+    """``caddie session show --stats``: usage and cost totals, and what the extensions saved the bill."""
+    return asyncio.run(_show_stats(path, cwd, out))
+
+
+async def _show_stats(path: str, cwd: str, out: TextIO) -> int:
+    from caddie.modes.savings import ask_savings, model_finder, savings_line
 
     store = _open(path, cwd)
     messages = [e.message for e in store.branch() if isinstance(e, MessageEntry)]
@@ -339,34 +346,31 @@ def cmd_show_stats(path: str, cwd: str, out: TextIO) -> int:
     cache_write = sum(m.usage.cache_write for m in replies)
     output = sum(m.usage.output for m in replies)
     cost = sum(m.usage.cost.total for m in replies)
-    try:
-        settings = load_settings(store.cwd or cwd).data
-    except Exception:
-        settings = {}
-    try:
-        registry = ModelRegistry()
-    except Exception:
-        registry = None
-    enabled = "mulligan" not in (settings.get("disabledExtensions") or [])
-    savings = savings_of_store(store, settings, registry) if enabled else None
+    project = store.cwd if store.cwd and Path(store.cwd).is_dir() else cwd
+    assert store.path is not None
+    async with _read_only_session(str(store.path), project) as build:
+        session = build.session
+        reports = await ask_savings(
+            session.extensions, session.store.branch(), model_finder(build.registry, session.model)
+        )
     out.write(f"# session {store.session_id}\n# file: {store.path}\n")
+    estimated = sum(1 for m in replies if m.usage.estimated)
+    approx = "≈" if estimated else ""
     out.write(f"requests       {len(replies)}\n")
     out.write(
-        f"input tokens   {inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
-        f"output {output:,}\n"
+        f"input tokens   {approx}{inp:,} (+ cache read {cache_read:,}, cache write {cache_write:,}); "
+        f"output {approx}{output:,}\n"
     )
-    out.write(f"cost           ${cost:.4f}\n")
-    if savings is None:
-        out.write("mulligan       disabled for this project\n")
-    elif not savings.requests:
-        out.write("mulligan       saved nothing yet (no rewind or shrink took effect on this branch)\n")
-    else:
+    if estimated:
         out.write(
-            f"mulligan       {savings_text(savings)}  ({savings.tokens:,} tokens not resent over "
-            f"{savings.requests} of {savings.requests_total} requests; net of its own notes and calls "
-            f"{savings.net_tokens:,})\n"
+            f"               (≈: estimated for {estimated} of {len(replies)} replies: the server reported no usage)\n"
         )
-        if not savings.priced:
+    out.write(f"cost           {approx}${cost:.4f}\n")
+    if not reports:
+        out.write("saved          nothing reported (no loaded extension reports savings)\n")
+    for report in reports:
+        out.write(f"saved          {savings_line(report)}\n")
+        if report.cost is None:
             out.write("               (no catalogue prices for this model, so no dollar figure)\n")
     return 0
 
@@ -392,9 +396,9 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
     out.write(
         f"# what the model would be sent next ({len(llm)} messages; tools: {', '.join(tools) or 'none'})\n"
     )
-    out.write(f"# session: {store_path}\n\n## system\n{state.system_prompt}\n\n")
+    out.write(for_terminal(f"# session: {store_path}\n\n## system\n{state.system_prompt}\n\n"))
     for message in llm:
-        out.write(render_message(message) + "\n\n")
+        out.write(for_terminal(render_message(message) + "\n\n"))
     return 0
 
 
@@ -408,9 +412,7 @@ async def export_session_file(path: str | None, cwd: str, output: str | None) ->
         session = build.session
         target = Path(output).expanduser() if output else default_export_path(session.store, source)
         try:
-            return await export_session(
-                session.store, session.extensions, target, source, settings=session.settings.data
-            )
+            return await export_session(session.store, session.extensions, target, source)
         except OSError as e:
             raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
 
@@ -433,7 +435,9 @@ def run_subcommand(argv: list[str], out: TextIO | None = None) -> int:
                 "file", nargs="?", help="session file, id or unique id prefix (default: the latest here)"
             )
             show.add_argument(
-                "--stats", action="store_true", help="usage and cost totals, and what mulligan saved"
+                "--stats",
+                action="store_true",
+                help="usage and cost totals, and what the extensions saved the bill (mulligan: net of its own costs)",
             )
             tree = sub.add_parser("tree", help="the entry tree with labels; the leaf is marked")
             tree.add_argument(

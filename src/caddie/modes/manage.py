@@ -5,7 +5,8 @@
     caddie list                    the packages in settings and what each brings
     caddie update [SOURCE]         update all packages (or one); pinned versions/refs are left alone
     caddie config                  every extension, skill, prompt template and package, on or off
-    caddie config on|off|toggle ID switch one (ID: skill:name, prompt:name, extension:name, package:SOURCE)
+    caddie config on|off|toggle ID switch one (ID: skill:name, prompt:name, extension:name, package:SOURCE,
+                                   mcp:server)
 
 ``-l`` writes the project's ``.caddie/settings.json`` (and installs into ``.caddie/packages/``) instead of
 the user's. Every user mistake is one line on stderr and exit code 2.
@@ -77,6 +78,7 @@ def cmd_install(args: argparse.Namespace, cwd: str) -> int:
     _say(f"Installing {args.source} …")
     where = install(spec, cwd)
     written = settings_source(spec, cwd)
+    package = inspect_package(parse_source(written, scope, cwd), cwd)  # validated before settings name it
 
     def add(data: dict[str, Any]) -> None:
         entries = data.get("packages")
@@ -86,7 +88,6 @@ def cmd_install(args: argparse.Namespace, cwd: str) -> int:
         data["packages"] = entries
 
     update_settings_file(settings_path(scope, cwd), add)
-    package = inspect_package(parse_source(written, scope, cwd), cwd)
     _say(f"Installed {args.source} into {where}")
     _describe(package.resources, "  ")
     for warning in package.warnings:
@@ -201,6 +202,8 @@ def cmd_config(args: argparse.Namespace, cwd: str) -> int:
             "prompt": "Prompt templates",
             "package": "Packages",
         }
+        for kind in dict.fromkeys(i.kind for i in items):  # kinds extensions list (mcp…) after caddie's
+            titles.setdefault(kind, f"{kind} (from an extension)")
         for kind, title in titles.items():
             group = [i for i in items if i.kind == kind]
             if not group:
@@ -241,7 +244,9 @@ def _parser() -> _Parser:
         "config", help="list and switch extensions, skills, prompts, packages", allow_abbrev=False
     )
     s.add_argument("action", nargs="?", choices=["on", "off", "enable", "disable", "toggle"])
-    s.add_argument("id", nargs="?", help="skill:NAME, prompt:NAME, extension:NAME, package:SOURCE, or a path")
+    s.add_argument(
+        "id", nargs="?", help="skill:NAME, prompt:NAME, extension:NAME, package:SOURCE, mcp:SERVER, or a path"
+    )
     s.add_argument("-l", "--local", action="store_true", help="bundled extensions: switch in the project")
     s.add_argument("--trust", action="store_true", help="include the project's resources")
     s.add_argument("--json", action="store_true", help="the list as JSON")

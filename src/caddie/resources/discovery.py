@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +31,8 @@ from caddie.resources.packages import InstalledPackage, filter_enabled
 from caddie.resources.prompts import PromptTemplate, load_template_file, template_files
 from caddie.resources.skills import Skill, WalkMode, load_skill_file, skill_files
 
-ItemKind = Literal["skill", "prompt", "extension", "package"]
+ItemKind = str
+"""``skill``, ``prompt``, ``extension``, ``package``, or a kind an extension lists (``mcp``)."""
 ItemScope = Literal["user", "project", "cli", "package", "extension", "bundled", "settings"]
 OVERRIDE_PREFIXES = ("!", "+", "-")
 
@@ -61,6 +63,10 @@ class ResourceItem:
     """The settings file that switches this item on or off (None: it cannot be switched, e.g. ``--skill``)."""
     resource_type: str | None = None
     """For package contents: ``extensions``, ``skills``, ``prompts`` or ``themes``."""
+    switch_key: str | None = None
+    """Items an extension lists: the settings list of names switched off (``disabledMcpServers``)."""
+    on_switch: Callable[[bool], Any] | None = None
+    """Items an extension lists: applies a switch in the running session (``/settings``)."""
 
     @property
     def id(self) -> str:
@@ -218,19 +224,31 @@ def find_git_root(start: str) -> str | None:
 
 
 def ancestor_agents_skill_dirs(cwd: str) -> list[str]:
-    """``.agents/skills`` in ``cwd`` and each parent up to the git root (or the filesystem root)."""
+    """``.agents/skills`` in ``cwd`` and each parent up to the git root — or, without one, up to your home
+    folder — never from a folder you do not own or that others may write to (``/tmp``): another user's
+    ``/tmp/.agents`` must not reach a trusted project's prompt (docs/skills.md)."""
     root = find_git_root(cwd)
+    home = os.path.abspath(os.path.expanduser("~"))
     here = os.path.abspath(cwd)
     out = []
-    while True:
+    while _yours_alone(here):
         out.append(os.path.join(here, ".agents", "skills"))
-        if root is not None and here == root:
+        if here in (root, home):
             break
         parent = os.path.dirname(here)
         if parent == here:
             break
         here = parent
     return out
+
+
+def _yours_alone(directory: str) -> bool:
+    """Owned by the user caddie runs as and writable by nobody else."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 # ==================================================================================================

@@ -368,6 +368,19 @@ def filter_enabled(name: str, patterns: list[str] | None) -> bool:
     return enabled
 
 
+_ENTRY_POINT_VALUE = re.compile(
+    r"^\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\s*(?::\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\s*)?$"
+)
+"""``module`` or ``module:attr``, dotted Python names (a value like ``pkg:../../x`` is refused)."""
+
+
+def entry_point_problem(ep: importlib.metadata.EntryPoint) -> str | None:
+    """Why an entry point of a package cannot be used (one line naming it), or None."""
+    if _ENTRY_POINT_VALUE.match(ep.value) is None:
+        return f"{ep.group} entry point {ep.name} = {ep.value!r} is not module or module:attr; ignored"
+    return None
+
+
 def _entry_point_folder(site_dir: Path, ep: importlib.metadata.EntryPoint) -> Path | None:
     base = site_dir.joinpath(*ep.module.split("."))
     if not base.is_dir():
@@ -400,6 +413,10 @@ def inspect_package(spec: PackageSpec, cwd: str | Path) -> InstalledPackage:
         for ep in dist.entry_points:
             kind = next((k for k, group in ENTRY_POINT_GROUPS.items() if ep.group == group), None)
             if kind is None:
+                continue
+            problem = entry_point_problem(ep)
+            if problem is not None:  # a warning, never an error: one bad entry must not brick every command
+                package.warnings.append(f"package {spec.source}: {problem}")
                 continue
             resource = PackageResource(
                 kind,

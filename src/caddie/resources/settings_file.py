@@ -3,6 +3,7 @@ atomically, refuse to touch a file that is not valid JSON (the user's text would
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable
@@ -18,10 +19,15 @@ class SettingsEditError(ConfigurationError):
 
 
 def update_settings_file(path: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Apply ``change`` to the file's object and write it back — only when something changed: a refusal
+    (``caddie remove`` of something not installed) leaves the file byte for byte as it was."""
     data, warning = read_json_object(path)
     if warning:
         raise SettingsEditError(f"{warning}; fix it first, then try again")
+    before = copy.deepcopy(data)
     change(data)
+    if data == before:
+        return data
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

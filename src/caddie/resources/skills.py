@@ -114,14 +114,33 @@ def _kind(entry: os.DirEntry[str]) -> tuple[bool, bool]:
         return False, False
 
 
+MAX_WALK_DEPTH = 12
+"""How deep below a skills folder skills are looked for."""
+MAX_WALK_FOLDERS = 5000
+"""How many folders one skills folder's walk visits at most."""
+
+
 def skill_files(directory: str | Path, mode: WalkMode = "caddie") -> list[str]:
     """The candidate skill files under ``directory``, sorted: a folder with ``SKILL.md`` is one skill (not
     searched further); other folders are searched recursively; hidden entries and ``node_modules`` are
-    skipped."""
+    skipped. Symlinks are followed, but each real folder is visited once (``ln -s . a`` cannot loop) and the
+    walk is bounded (``MAX_WALK_DEPTH`` levels, ``MAX_WALK_FOLDERS`` folders)."""
     root = str(directory)
     out: list[str] = []
+    seen: set[tuple[int, int]] = set()
 
-    def walk(current: str) -> None:
+    def first_visit(path: str) -> bool:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        key = (st.st_dev, st.st_ino)
+        if key in seen or len(seen) >= MAX_WALK_FOLDERS:
+            return False
+        seen.add(key)
+        return True
+
+    def walk(current: str, depth: int) -> None:
         entries = _entries(current)
         for entry in entries:
             if entry.name == "SKILL.md" and _kind(entry)[1]:
@@ -132,7 +151,8 @@ def skill_files(directory: str | Path, mode: WalkMode = "caddie") -> list[str]:
                 continue
             is_dir, is_file = _kind(entry)
             if is_dir:
-                walk(entry.path)
+                if depth < MAX_WALK_DEPTH and first_visit(entry.path):
+                    walk(entry.path, depth + 1)
             elif (
                 is_file
                 and entry.name.endswith(".md")
@@ -140,8 +160,8 @@ def skill_files(directory: str | Path, mode: WalkMode = "caddie") -> list[str]:
             ):
                 out.append(entry.path)
 
-    if os.path.isdir(root):
-        walk(root)
+    if os.path.isdir(root) and first_visit(root):
+        walk(root, 0)
     return out
 
 

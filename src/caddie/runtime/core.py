@@ -64,6 +64,7 @@ from caddie.runtime.session_events import (
     ThinkingLevelChangedEvent,
 )
 from caddie.runtime.system_prompt import ContextFile
+from caddie.runtime.tool_selection import ToolSelection
 from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.runtime.ui import HeadlessUI
 from caddie.runtime.user_bash import UserBash
@@ -113,6 +114,8 @@ class SessionOptions:
     """Discovery again, plus the skill and prompt paths extensions return from ``resources_discover``."""
     compactor: CompactorFactory | None = None
     """Builds the compaction engine for this session (None: no automatic or manual compaction)."""
+    tool_selection: ToolSelection = field(default_factory=ToolSelection)
+    """``--tools`` / ``--exclude-tools`` for tools extensions register after start-up."""
 
 
 class SessionCore:
@@ -154,6 +157,7 @@ class SessionCore:
             context_files=options.context_files,
             custom_prompt=options.custom_prompt,
             append_prompt=options.append_prompt,
+            selection=options.tool_selection,
         )
         restored = options.restored or self.store.build_context()
         model = options.model
@@ -329,6 +333,10 @@ class SessionCore:
     @property
     def stream_fn(self) -> StreamFn:
         return self.options.stream_fn
+
+    @property
+    def project_trusted(self) -> bool:
+        return self.options.project_trusted
 
     def api_key_for(self, model: Model) -> str | None:
         return self.options.api_key_for(model)

@@ -15,22 +15,27 @@ from typing import Any, Protocol
 from caddie.agent.agent import Agent
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
 from caddie.ai.abort import AbortSignal
-from caddie.ai.messages import CustomMessage, TextContent, UserContent, UserMessage, text_of
-from caddie.ai.model import Model, ThinkingLevel
-from caddie.config.settings import Settings
+from caddie.ai.messages import AssistantMessage, CustomMessage, TextContent, UserContent, UserMessage, text_of
+from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
+from caddie.ai.stream import error_message_for
+from caddie.ai.stream_events import final_message
+from caddie.config.paths import agent_dir
+from caddie.config.settings import Settings, settings_files
 from caddie.errors import UsageError
 from caddie.extensions.api import (
     CommandSpec,
+    ConfigScope,
     ContextUsage,
     DeliverAs,
     ExtensionUI,
     Mode,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    SummaryUsageEvent,
 )
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
-from caddie.runtime.compaction_port import Compactor
+from caddie.runtime.compaction_port import Compactor, StreamFn
 from caddie.runtime.preferences import Preferences
 from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
@@ -41,7 +46,7 @@ from caddie.runtime.session_events import (
     SessionEvent,
 )
 from caddie.runtime.tools_prompt import ToolsAndPrompt
-from caddie.session.entries import CompactionEntry
+from caddie.session.entries import CompactionEntry, new_session_id
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
 
@@ -104,6 +109,17 @@ class ContextHost(Protocol):
     @property
     def preferences(self) -> Preferences: ...
 
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
+    @property
+    def stream_fn(self) -> StreamFn: ...
+
+    @property
+    def project_trusted(self) -> bool: ...
+
+    def api_key_for(self, model: Model) -> str | None: ...
+
     def abort(self) -> None: ...
 
     def request_shutdown(self) -> None: ...
@@ -121,9 +137,6 @@ class BridgeHost(ContextHost, Protocol):
     exit_code: int | None
     flags: dict[str, str | bool]
     rediscover: Callable[[list[ExtraPath], list[ExtraPath]], Resources] | None
-
-    @property
-    def runner(self) -> ExtensionRunner: ...
 
     @property
     def thinking_level(self) -> ThinkingLevel: ...
@@ -357,6 +370,44 @@ class ExtensionContextImpl:
 
     def settings(self) -> dict[str, Any]:
         return copy.deepcopy(self._session.settings.data)
+
+    def config_scope(self) -> ConfigScope:
+        user, project = settings_files(self._session.cwd)
+        return ConfigScope(self._session.cwd, self._session.project_trusted, user, project, str(agent_dir()))
+
+    async def complete(
+        self,
+        messages: Sequence[UserMessage | AssistantMessage],
+        system_prompt: str = "",
+        max_tokens: int | None = None,
+        signal: AbortSignal | None = None,
+    ) -> AssistantMessage:
+        """One request with the session's model outside the conversation; its cost goes to ``summary_usage``."""
+        session = self._session
+        model = session.model
+        if model is None:
+            raise RuntimeError("no model is selected; pick one with /model or --model")
+        options = StreamOptions(
+            signal=signal,
+            api_key=session.api_key_for(model),
+            max_tokens=max_tokens,
+            session_id=new_session_id(),
+            cache_retention="none",
+            timeout_s=session.settings.http_idle_timeout_ms / 1000,
+        )
+        reply: AssistantMessage | None = None
+        stream = session.stream_fn(model, Context(system_prompt, list(messages)), options)
+        try:
+            async for event in stream:
+                reply = final_message(event) or reply
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        reply = reply or error_message_for(model, "The provider stream ended without a result")
+        usage = SummaryUsageEvent("extension", reply.usage, model.provider, model.id, reply.stop_reason)
+        await session.runner.emit("summary_usage", usage)
+        return reply
 
     def shutdown(self) -> None:
         """Ask the mode to end the process gracefully once the current work is done (Pi's

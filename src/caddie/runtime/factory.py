@@ -42,6 +42,7 @@ from caddie.runtime.request import SessionRequest as SessionRequest
 from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files
+from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import remembered_trust
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
@@ -274,15 +275,16 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         thinking = "off"
 
     tool_names = request.tools if request.tools is not None else settings.tools
+    announced = ToolSelection(expected=tuple(p for e in loaded.extensions for p in e.expected_tools))
     if tool_names is not None:
-        unknown = [t for t in tool_names if t not in ALL_TOOL_NAMES]
+        unknown = unannounced(tool_names, ALL_TOOL_NAMES, announced)
         if unknown and request.tools is not None:
             raise SetupError(
                 f"Unknown tool(s): {', '.join(unknown)}. Built-in tools are: {', '.join(ALL_TOOL_NAMES)}."
             )
         if unknown:
             warnings.append(f'settings "tools" names unknown tool(s) {", ".join(unknown)}; ignored')
-            tool_names = [t for t in tool_names if t in ALL_TOOL_NAMES]
+            tool_names = [t for t in tool_names if t not in unknown]
 
     session_ref: list[AgentSession] = []
 
@@ -346,6 +348,11 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         restored=restored,
         resources=resources,
         rediscover=rediscover,
+        tool_selection=ToolSelection(
+            tuple(tool_names) if tool_names is not None else None,
+            tuple(request.exclude_tools),
+            announced.expected,
+        ),
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
@@ -357,13 +364,13 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     core = session.core
     core.load_errors = loaded.errors
     session_ref.append(session)
-    core.available_models = lambda: [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    core.available_models = lambda: _available_models(registry, has_auth)
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
     if request.exclude_tools:
         known = {t.name for t in core.tools.all()}
-        unknown = [t for t in request.exclude_tools if t not in known]
+        unknown = unannounced(request.exclude_tools, known, announced)
         if unknown:
             raise SetupError(
                 f"--exclude-tools: unknown tool(s) {', '.join(unknown)}. Tools are: {', '.join(sorted(known))}."
@@ -426,3 +433,12 @@ def scoped_models(
                 seen.add((m.provider, m.id))
                 out.append((m, level))
     return out
+
+
+def _available_models(registry: ModelRegistry, has_auth: Callable[[Model], bool]) -> list[Model]:
+    """Every model with auth, then what local servers serve (asked once per process, on first need: model
+    cycling, RPC ``get_available_models``)."""
+    registry.discover_local(refresh=False)
+    listed = [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
+    known = {m.ref for m in listed}
+    return listed + [m for m in registry.discovered() if m.ref not in known]

@@ -165,7 +165,7 @@ class SessionNavigator:
         session.extensions[:] = extensions
         session.load_errors = errors
         session.runner.extensions = session.extensions
-        session.tools.activate_new(True)
+        session.tools.activate_new(True, fresh=True)
 
     async def _before_switch(self, reason: Literal["new", "resume"], target: str | None) -> bool:
         """``session_before_switch``: True when an extension cancelled."""

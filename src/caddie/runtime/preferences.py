@@ -11,7 +11,11 @@ from caddie.agent.agent import Agent
 from caddie.ai.messages import AgentMessage, AssistantMessage, ToolCall, UserMessage
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.providers.thinking import supported_thinking_levels
-from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
+from caddie.ai.tokens import (
+    context_estimate_rests_on_estimate,
+    context_tokens_of_usage,
+    estimate_context_tokens,
+)
 from caddie.config.settings import Settings
 from caddie.errors import UsageError
 from caddie.extensions.api import ContextUsage, ModelSelectEvent
@@ -153,8 +157,10 @@ class Preferences:
             return None
         if self._compacted_without_usage():
             return ContextUsage(None, model.context_window, None)
-        tokens = estimate_context_tokens(session.messages)
-        return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100)
+        messages = session.messages
+        tokens = estimate_context_tokens(messages)
+        estimated = context_estimate_rests_on_estimate(messages)
+        return ContextUsage(tokens, model.context_window, tokens / model.context_window * 100, estimated)
 
     def _compacted_without_usage(self) -> bool:
         """After a compaction, until a reply reports usage again, the size of the context is unknown (Pi)."""
@@ -177,11 +183,13 @@ class Preferences:
         user = assistant = tool_results = total = tool_calls = 0
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
         cost = 0.0
+        estimated = False
 
         def add(usage: Any) -> None:
-            nonlocal cost
+            nonlocal cost, estimated
             if usage is None:
                 return
+            estimated = estimated or usage.estimated is True
             tokens["input"] += usage.input
             tokens["output"] += usage.output
             tokens["cacheRead"] += usage.cache_read
@@ -215,4 +223,5 @@ class Preferences:
             tokens=TokenTotals(tokens["input"], tokens["output"], tokens["cacheRead"], tokens["cacheWrite"]),
             cost=cost,
             context_usage=self.context_usage(),
+            tokens_estimated=estimated,
         )

@@ -14,15 +14,27 @@ Switches are stored in settings the way Pi's ``pi config`` stores them:
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from caddie.config.paths import agent_dir, project_dir
-from caddie.config.settings import load_settings
+from caddie.config.settings import load_settings, settings_files
 from caddie.errors import ConfigurationError
-from caddie.extensions.loader import BUNDLED, discover_dir, entry_point_sources
+from caddie.extensions.api import ConfigScope
+from caddie.extensions.extension import Extension
+from caddie.extensions.loader import (
+    BUNDLED,
+    collect_sources,
+    discover_dir,
+    entry_point_sources,
+    load_extensions,
+    package_sources,
+)
 from caddie.resources.discovery import (
     DiscoveryRequest,
     ResourceItem,
@@ -48,8 +60,62 @@ def _trusted(cwd: str, trust: bool | None) -> bool:
     return trust if trust is not None else bool(remembered_trust(cwd))
 
 
-def list_resources(cwd: str, *, trust: bool | None = None) -> tuple[list[ResourceItem], list[str]]:
-    """Every discovered item with its on/off state, and the warnings discovery produced."""
+def extension_items(cwd: str, trusted: bool, extensions: Sequence[Extension]) -> list[ResourceItem]:
+    """What extensions list with ``api.register_config_items`` (MCP servers…), as items to switch."""
+    user, project = settings_files(cwd)
+    scope = ConfigScope(cwd, trusted, user, project, str(agent_dir()))
+    items: list[ResourceItem] = []
+    for ext in extensions:
+        for lister in ext.config_listers:
+            try:
+                listed = list(lister(scope))
+            except Exception:  # a broken lister must not hide everything else
+                continue
+            for c in listed:
+                items.append(
+                    ResourceItem(
+                        c.kind,
+                        c.name,
+                        f"{c.kind}:{c.name}",
+                        "extension",
+                        c.source,
+                        c.enabled,
+                        description=c.description,
+                        settings_scope="user",
+                        switch_key=c.switch_key,
+                        on_switch=c.on_switch,
+                    )
+                )
+    return items
+
+
+def load_config_extensions(cwd: str, trusted: bool) -> tuple[list[Extension], list[str]]:
+    """The extensions a session here would load (without running a session), for their config items."""
+    settings = load_settings(cwd, project_trusted=trusted)
+    packages, _ = load_packages(cwd, project_trusted=trusted)
+    sources = collect_sources(
+        cwd,
+        agent_dir=agent_dir(),
+        settings_paths=plain_entries(settings.extensions),
+        project_trusted=trusted,
+        disabled=settings.get("disabledExtensions", []) or [],
+        packages=package_sources(packages),
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loaded = asyncio.run(load_extensions(sources))
+    else:  # called from async code: load on a loop of its own
+        with ThreadPoolExecutor(1) as pool:
+            loaded = pool.submit(asyncio.run, load_extensions(sources)).result()
+    return loaded.extensions, loaded.errors
+
+
+def list_resources(
+    cwd: str, *, trust: bool | None = None, extensions: Sequence[Extension] | None = None
+) -> tuple[list[ResourceItem], list[str]]:
+    """Every discovered item with its on/off state, and the warnings discovery produced. ``extensions``:
+    the running session's (their config items are listed); None loads them (``caddie config``)."""
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = _trusted(cwd, trust)
     packages, warnings = load_packages(cwd, project_trusted=trusted)
@@ -134,6 +200,10 @@ def list_resources(cwd: str, *, trust: bool | None = None) -> tuple[list[Resourc
                 )
     found = discover(DiscoveryRequest(cwd=cwd, project_trusted=trusted, packages=packages))
     items += found.items
+    if extensions is None:
+        extensions, errors = load_config_extensions(cwd, trusted)
+        warnings += errors
+    items += extension_items(cwd, trusted, extensions)
     return items, [*warnings, *found.warnings]
 
 
@@ -181,6 +251,10 @@ def set_enabled(cwd: str, item: ResourceItem, enabled: bool, *, scope: Scope | N
     try:
         if item.kind == "package":
             return _set_package(cwd, item, enabled) + f"package {item.name} is now {state}"
+        if item.switch_key is not None:
+            return (
+                _set_switch(cwd, item, enabled, scope or "user") + f"{item.kind} {item.name} is now {state}"
+            )
         if item.package is not None:
             return _set_package_resource(cwd, item, enabled) + f"{item.kind} {item.name} is now {state}"
         if item.scope == "bundled":
@@ -214,6 +288,22 @@ def set_enabled(cwd: str, item: ResourceItem, enabled: bool, *, scope: Scope | N
         return f"{path}: {item.kind} {item.name} is now {state}"
     except SettingsEditError as e:
         raise ConfigurationError(str(e)) from None
+
+
+def _set_switch(cwd: str, item: ResourceItem, enabled: bool, scope: Scope) -> str:
+    """An extension's item: its name in (off) or out of (on) the settings list ``item.switch_key``."""
+    assert item.switch_key is not None
+    key = item.switch_key
+    path = settings_path(scope, cwd)
+
+    def change(data: dict[str, Any]) -> None:
+        current = [n for n in data.get(key, []) or [] if isinstance(n, str) and n != item.name]
+        if not enabled:
+            current.append(item.name)
+        data[key] = current
+
+    update_settings_file(path, change)
+    return f"{path}: "
 
 
 def _package_entries(

@@ -117,6 +117,8 @@ class SessionStats:
     tokens: TokenTotals
     cost: float
     context_usage: ContextUsage | None
+    tokens_estimated: bool = False
+    """Some replies' usage is caddie's estimate (their server reported none: ``Usage.estimated``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from caddie.agent.agent import Agent
 from caddie.extensions.runner import ExtensionRunner
 from caddie.resources.discovery import Resources
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
+from caddie.runtime.tool_selection import ToolSelection
 from caddie.tools.base import ToolDefinition
 
 
@@ -43,6 +44,7 @@ class ToolsAndPrompt:
         context_files: list[ContextFile],
         custom_prompt: str | None,
         append_prompt: str | None,
+        selection: ToolSelection | None = None,
     ) -> None:
         self._sources = sources
         self._builtin = dict(builtin)
@@ -52,6 +54,9 @@ class ToolsAndPrompt:
         self._append_prompt = append_prompt
         self._base = ""
         self._override: str | None = None
+        self._selection = selection or ToolSelection()
+        self._offered: set[str] | None = None
+        """Tool names known at the last ``set_active`` / ``activate_new``: a tool registered later is new."""
 
     def _all(self) -> dict[str, ToolDefinition]:
         tools = dict(self._builtin)
@@ -73,11 +78,20 @@ class ToolsAndPrompt:
         """Exactly these (unknown names are dropped); the prompt is rebuilt."""
         known = self._all()
         self._active = [n for n in dict.fromkeys(names) if n in known]
+        self._offered = set(known)
         self.rebuild()
 
-    def activate_new(self, add: bool) -> None:
-        """Extension tools not active yet become active (``add``); names no longer known are dropped."""
-        names = [*self._active, *(t.name for t in self._sources.runner.tools())] if add else self._active
+    def activate_new(self, add: bool, *, fresh: bool = False) -> None:
+        """Extension tools registered since the last call become active (``add``) when the tool selection
+        admits them (a tool switched off with ``set_active`` stays off); names no longer known are dropped.
+        ``fresh``: the extensions were loaded again, every extension tool counts as new."""
+        offered = set() if fresh or self._offered is None else self._offered
+        names = list(self._active)
+        if add:
+            admits = self._selection.admits
+            names += [
+                t.name for t in self._sources.runner.tools() if t.name not in offered and admits(t.name)
+            ]
         self.set_active(names)
 
     @property

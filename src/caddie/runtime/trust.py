@@ -52,6 +52,8 @@ def remember_trust(cwd: str | Path, trusted: bool) -> None:
 def project_has_code(cwd: str | Path) -> bool:
     """Whether trusting would change anything: project extensions or sensitive settings exist."""
     project = Path(cwd) / ".caddie"
+    if (Path(cwd) / ".mcp.json").is_file():
+        return True  # MCP servers (Claude Code's project file): programs the bundled mcp extension starts
     for folder in (project / "extensions", project / "skills", project / "prompts"):
         if folder.is_dir() and any(folder.iterdir()):
             return True

@@ -348,6 +348,7 @@ def combine_usage(first: Usage, second: Usage) -> Usage:
         cost,
         opt(first.cache_write_1h, second.cache_write_1h),
         opt(first.reasoning, second.reasoning),
+        True if first.estimated or second.estimated else None,
     )
 
 

@@ -6,7 +6,6 @@ on-disk key order follows Pi's writer so files written by caddie look like files
 
 from __future__ import annotations
 
-import json
 import secrets
 import uuid
 from datetime import UTC, datetime
@@ -14,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 
 import msgspec
 
+from caddie import untrusted
 from caddie.ai.messages import (
     AgentMessage,
     BranchSummaryMessage,
@@ -230,14 +230,16 @@ _fast_decoder = msgspec.json.Decoder(_FastEntry)
 def decode_line(line: bytes | memoryview) -> SessionHeader | SessionEntry:
     """Decode one JSONL line: strictly typed and fast when it can, leniently otherwise.
 
-    Raises ``ValueError`` (``json.JSONDecodeError`` or ``msgspec.DecodeError``) when the line is not JSON,
-    ``EntryFormatError`` when it is JSON but not an entry.
+    Raises ``ValueError`` (``json.JSONDecodeError``) when the line is not JSON, ``EntryFormatError`` when it
+    is JSON but not an entry. The caller bounds the line's nesting (``caddie.untrusted.nesting_exceeds``).
     """
     try:
         decoded: SessionHeader | SessionEntry = _fast_decoder.decode(line)
         return decoded
-    except msgspec.ValidationError:
-        obj = json.loads(bytes(line))
+    except msgspec.DecodeError:
+        # Not the typed shape, or what msgspec refuses but JSON.parse reads: a lone surrogate escape
+        # ("\ud83d", as Pi writes half an emoji) or bytes that are not UTF-8. Both become U+FFFD.
+        obj = untrusted.loads(bytes(line).decode("utf-8", "replace"))
     if isinstance(obj, dict) and obj.get("type") == "session":
         return header_from_json(obj)
     return entry_from_json(obj)

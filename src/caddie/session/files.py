@@ -10,10 +10,12 @@ import fcntl
 import gc
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caddie.ai import secrets
 from caddie.errors import SessionStoreError
 from caddie.session.entries import (
     CURRENT_SESSION_VERSION,
@@ -24,6 +26,8 @@ from caddie.session.entries import (
     entry_from_json,
     new_entry_id,
 )
+from caddie.untrusted import MAX_JSON_DEPTH, NotRegularFileError, deep_lines, open_regular, utf8
+from caddie.untrusted import loads as untrusted_json
 
 
 class SessionFileError(SessionStoreError):
@@ -93,12 +97,16 @@ def acquire_lock(file: Path, warnings: list[str]) -> SessionLock | None:
     """Lock ``file`` for writing (or share this process's lock on it). None when the file cannot be opened
     (loading it reports why) or the file system has no locks (a warning says so)."""
     for _ in range(5):
-        try:
-            fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:  # O_NONBLOCK: opening a FIFO must not wait for a writer (loading it then says what it is)
+            fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             return None
         try:
-            key = _lock_key(os.fstat(fd))
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(fd)
+                return None
+            key = _lock_key(st)
             held = _LOCKS.get(key)
             if held is not None:
                 os.close(fd)
@@ -153,7 +161,12 @@ def release_lock(lock: SessionLock) -> None:
 
 
 def json_line(obj: dict[str, Any]) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One session line, with every secret value caddie knows as ``[redacted]`` (a key a model or an
+    extension put into a message is never persisted) and a lone surrogate that got this far as U+FFFD."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if secrets.mentions_known(text):
+        text = json.dumps(secrets.redact_json(obj), ensure_ascii=False, separators=(",", ":"))
+    return utf8(text + "\n")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -232,11 +245,14 @@ def load_file(
     file: Path, *, repair: bool = True
 ) -> tuple[SessionHeader, list[SessionEntry], list[str], bool]:
     try:
-        raw = file.read_bytes()
+        with open_regular(file) as fh:  # never a FIFO (it would block) or a device (/dev/zero never ends)
+            raw = fh.read()
     except FileNotFoundError:
         raise SessionFileError(f"{file}: no such session file") from None
     except IsADirectoryError:
         raise SessionFileError(f"{file}: is a directory, not a session file") from None
+    except NotRegularFileError as e:
+        raise SessionFileError(f"{file}: {not_regular_message(e)}") from None
     except OSError as e:
         raise SessionFileError(f"{file}: cannot be read ({e.strerror or e})") from None
     if not raw.strip():
@@ -256,8 +272,9 @@ def load_file(
     warnings: list[str] = []
 
     first = next((i for i, (a, b) in enumerate(spans) if view[a:b].tobytes().strip()), None)
+    too_deep = deep_lines(raw, spans)  # lines nested deeper than caddie reads: skipped and reported
     header_obj: object = None
-    if first is not None:
+    if first is not None and first not in too_deep:
         try:
             header_obj = decode_line(view[spans[first][0] : spans[first][1]])
         except (ValueError, EntryFormatError):
@@ -284,8 +301,11 @@ def load_file(
                 a, b = spans[index]
                 if not view[a:b].tobytes().strip():
                     continue
+                if index in too_deep:
+                    warnings.append(_too_deep_warning(file, index))
+                    continue
                 try:
-                    obj = json.loads(view[a:b].tobytes())
+                    obj = untrusted_json(view[a:b].tobytes().decode("utf-8", "replace"))
                 except ValueError as e:
                     if torn(index):
                         repaired = True
@@ -306,6 +326,9 @@ def load_file(
             for index in range(first + 1, len(spans)):
                 a, b = spans[index]
                 if b - a < 2 and not view[a:b].tobytes().strip():
+                    continue
+                if index in too_deep:
+                    warnings.append(_too_deep_warning(file, index))
                     continue
                 try:
                     entry = decode_line(view[a:b])
@@ -377,6 +400,20 @@ def integrity_warnings(file: Path, entries: list[SessionEntry], lines: list[int]
         more = len(found) - MAX_INTEGRITY_WARNINGS
         found = [*found[:MAX_INTEGRITY_WARNINGS], f"{file}: … and {more} more problems like these"]
     return found
+
+
+def not_regular_message(error: NotRegularFileError) -> str:
+    return (
+        f"it is {error.kind}, not a regular file; sessions are read only from regular files "
+        "(reading this one could block or never end)"
+    )
+
+
+def _too_deep_warning(file: Path, index: int) -> str:
+    return (
+        f"{file}:{index + 1}: the line is nested more than {MAX_JSON_DEPTH} levels deep, deeper than caddie "
+        "reads; it was skipped"
+    )
 
 
 def _torn_warning(file: Path, index: int) -> str:

@@ -3,14 +3,14 @@ recent session (``--continue``). Only headers and message lines are read, never 
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caddie import untrusted
 from caddie.config.paths import sessions_root
-
-_json_decode = json.JSONDecoder().decode
+from caddie.untrusted import open_regular
 
 
 def encode_cwd(cwd: str | Path) -> str:
@@ -42,9 +42,12 @@ class SessionSummary:
 
 
 def summarize_file(path: Path) -> SessionSummary | None:
+    """The row of one session file; None when it is not a session (or not a regular file: a FIFO named
+    ``*.jsonl`` would block the listing, ``/dev/zero`` never end)."""
     try:
-        raw = path.read_bytes()
-        stat = path.stat()
+        with open_regular(path) as fh:
+            raw = fh.read()
+            stat = os.fstat(fh.fileno())
     except OSError:
         return None
     header: dict[str, Any] | None = None
@@ -57,8 +60,8 @@ def summarize_file(path: Path) -> SessionSummary | None:
         if not line.strip():
             continue
         try:
-            obj = _json_decode(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            obj = untrusted.loads(line.decode("utf-8", "replace"))  # a line nested too deeply is skipped
+        except ValueError:
             continue
         if not isinstance(obj, dict):
             continue
@@ -122,7 +125,7 @@ def latest_session_file(cwd: str | Path, session_dir: str | Path | None = None) 
     directory = Path(session_dir) if session_dir else default_session_dir(cwd)
     if not directory.is_dir():
         return None
-    files = [p for p in directory.glob("*.jsonl") if p.is_file()]
+    files = [p for p in directory.glob("*.jsonl") if p.is_file()]  # is_file: regular files only
     if session_dir:
         resolved = str(Path(cwd).expanduser().resolve())
         files = [p for p in files if _header_cwd(p) == resolved]
@@ -131,8 +134,8 @@ def latest_session_file(cwd: str | Path, session_dir: str | Path | None = None) 
 
 def _header_cwd(path: Path) -> str | None:
     try:
-        with path.open("rb") as f:
-            obj = _json_decode(f.readline().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        with open_regular(path) as f:
+            obj = untrusted.loads(f.readline().decode("utf-8", "replace"))
+    except (OSError, ValueError):
         return None
     return obj.get("cwd") if isinstance(obj, dict) and obj.get("type") == "session" else None

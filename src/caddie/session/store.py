@@ -344,6 +344,12 @@ class SessionStore(SessionTree):
         self._index(entry)
         return entry.id
 
+    def save_now(self) -> None:
+        """Write the file now, before the first reply (which is when a new session is written otherwise, as
+        in Pi): an editor's ``session/new`` must be loadable by another process before it is prompted."""
+        if self.path is not None and not self._flushed:
+            self._write_new_file(self._entries)
+
     def _write_new_file(self, entries: list[SessionEntry]) -> None:
         """The first flush: header and every buffered entry in a file that must not exist yet."""
         assert self.path is not None

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.errors import Aborted
@@ -83,16 +84,13 @@ def session_env(
     return env
 
 
-SECRET_NAME_PATTERNS = ("*KEY*", "*SECRET*", "*TOKEN*")
-"""Variables whose names match (case-insensitively) are not passed to commands unless included."""
-
-
 @dataclass(frozen=True, slots=True)
 class EnvPolicy:
-    """Which inherited variables commands see (settings ``shellEnv``, as Codex's default).
+    """Which inherited variables commands see (settings ``shellEnv``).
 
-    A name matching ``SECRET_NAME_PATTERNS`` or ``exclude`` is dropped unless it matches ``include``.
-    Patterns are shell globs, matched case-insensitively.
+    A secret-looking variable (``caddie.ai.secrets.is_secret_variable``: its name, or a URL with a password
+    as its value) or one matching ``exclude`` is dropped unless it matches ``include``. Patterns are shell
+    globs, matched case-insensitively.
     """
 
     include: tuple[str, ...] = ()
@@ -102,17 +100,19 @@ class EnvPolicy:
     def of(cls, include: Sequence[str], exclude: Sequence[str]) -> EnvPolicy:
         return cls(tuple(include), tuple(exclude))
 
-    def allows(self, name: str) -> bool:
+    def allows(self, name: str, value: str = "") -> bool:
         upper = name.upper()
         if any(fnmatch.fnmatchcase(upper, p.upper()) for p in self.include):
             return True
-        return not any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*SECRET_NAME_PATTERNS, *self.exclude))
+        if secrets.is_secret_variable(name, value):
+            return False
+        return not any(fnmatch.fnmatchcase(upper, p.upper()) for p in self.exclude)
 
 
 def inherited_env(policy: EnvPolicy | None = None) -> dict[str, str]:
     """caddie's environment as a command may see it: secret-looking names removed per ``policy``."""
     policy = policy or EnvPolicy()
-    return {name: value for name, value in os.environ.items() if policy.allows(name)}
+    return {name: value for name, value in os.environ.items() if policy.allows(name, value)}
 
 
 def command_env(extra: EnvSource, policy: EnvPolicy | None = None) -> dict[str, str]:
@@ -443,3 +443,17 @@ def _format_output(
             f"Full output: {path}]"
         )
     return text, details
+
+
+def limit_output(text: str, temp_file_prefix: str = "caddie-output") -> tuple[str, dict[str, Any] | None]:
+    """``text`` cut by ``bash``'s rules, for tools whose output can be as large (extension tools, MCP): the
+    last 2000 lines or 50KB, whichever is hit first, with bash's note pointing at a temp file holding all of
+    it. Returns the text and the details to attach (``truncation``, ``fullOutputPath``), or None when the
+    text was short enough."""
+    output = OutputAccumulator(temp_file_prefix=temp_file_prefix)
+    output.append(text.encode("utf-8", "surrogatepass"))
+    output.finish()
+    try:
+        return _format_output(output.snapshot(persist_if_truncated=True), output, "")
+    finally:
+        output.close_temp_file()

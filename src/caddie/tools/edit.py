@@ -22,11 +22,11 @@ from caddie.ai.messages import TextContent
 from caddie.jscompat import js_trim_end, without_lone_surrogates
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
-from caddie.tools.files import NotRegularFileError, open_regular
 from caddie.tools.fs_errors import access_error, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
+from caddie.untrusted import NotRegularFileError, open_regular
 
 EDIT_DESCRIPTION = (
     "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping "

@@ -21,12 +21,13 @@ from caddie.ai.messages import ImageContent, TextContent
 from caddie.errors import Aborted
 from caddie.jscompat import js_number, utf8_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
-from caddie.tools.files import NotRegularFileError, count_lines, iter_line_pieces, open_regular
+from caddie.tools.files import count_lines, iter_line_pieces
 from caddie.tools.fs_errors import access_error, fs_error_text, node_fs_message
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_read_path
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head_of_lines
+from caddie.untrusted import NotRegularFileError, open_regular
 
 READ_DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as "

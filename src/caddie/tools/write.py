@@ -12,11 +12,11 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.jscompat import utf8_bytes, utf16_len
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
-from caddie.tools.files import non_regular_kind
 from caddie.tools.fs_errors import fs_error_text, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
+from caddie.untrusted import non_regular_kind
 
 WRITE_DESCRIPTION = (
     "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates "

@@ -295,6 +295,49 @@ def preload(api: str, *, responsive: bool = True) -> Future[None] | None:
     return future
 
 
+def import_in_background(modules: tuple[str, ...], *, responsive: bool = True) -> Future[None]:
+    """Import ``modules`` in a daemon thread (once per process for the same tuple) — a library an extension
+    needs only later (the MCP SDK: over a second of imports), kept off the event loop. ``responsive`` as in
+    ``preload``: the GIL is handed back often while it runs, so a UI keeps answering keys. The future holds
+    the first import error, if any."""
+    global _running, _responsive
+    key = "modules:" + ",".join(modules)
+    with _lock:
+        if responsive and not _responsive:
+            _responsive = True
+            _apply_switch_interval()
+        future = _started.get(key)
+        if future is not None:
+            return future
+        future = Future()
+        _started[key] = future
+        _running += 1
+        _apply_switch_interval()
+
+    def run() -> None:
+        global _running
+        try:
+            for name in modules:
+                importlib.import_module(name)
+        except BaseException as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+        finally:
+            with _lock:
+                _running -= 1
+                _apply_switch_interval()
+
+    try:
+        threading.Thread(target=run, name="preload-modules", daemon=True).start()
+    except RuntimeError as exc:  # no threads left: the caller imports on demand
+        with _lock:
+            _running -= 1
+            _apply_switch_interval()
+        future.set_exception(exc)
+    return future
+
+
 def start_provider_preload(model: _HasApi | None, *, responsive: bool = False) -> Future[None] | None:
     """Call as soon as the model is known: its API's SDK starts importing in a background thread.
 

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from caddie.untrusted.text import clean_text
+
 NO_KEY_PLACEHOLDER = "caddie-no-key"
 """Sent to keyless local servers (Ollama, LM Studio, vLLM, llama.cpp) because the SDKs insist on a key."""
 
@@ -31,14 +33,9 @@ def headers_contain(headers: dict[str, str] | None, *names: str) -> bool:
 
 
 def sanitize_text(text: str) -> str:
-    """Replace lone surrogates (from broken tool output) that would make the request body unencodable."""
-    if text.isascii():  # the common case, checked without copying the text
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
+    """Replace lone surrogates that would make the request body unencodable (U+FFFD, the one rule:
+    ``caddie.untrusted.clean_text``)."""
+    return clean_text(text)
 
 
 def compact_json(value: Any) -> str:

@@ -82,8 +82,12 @@ def context_tokens(context: Context) -> int:
 
 
 def clamp_max_tokens(model: Model, context: Context, max_tokens: int) -> int:
-    """Keep the output cap inside what the context window leaves free (with a 4096-token margin)."""
-    if model.context_window <= 0:
+    """Keep the output cap inside what the context window leaves free, less a safety margin for the estimate:
+    4,096 tokens as in Pi, but at most a quarter of the window. Pi's fixed margin is the same from 16,384
+    tokens up; on the small windows local servers run with (Ollama's default 4,096, a llama.cpp ``-c 8192``)
+    it left a cap of 1 token once the system prompt and tools were in, and every answer stopped after a word."""
+    window = model.context_window
+    if window <= 0:
         return max(1, max_tokens)
-    available = model.context_window - context_tokens(context) - 4096
+    available = window - context_tokens(context) - min(4096, window // 4)
     return min(max_tokens, max(1, available))

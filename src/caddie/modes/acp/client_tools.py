@@ -2,14 +2,15 @@
 
 ``read``/``edit``/``write`` go through ``fs/read_text_file`` / ``fs/write_text_file`` when the client offers
 them, so the agent sees (and changes) the buffers the user sees, unsaved edits included. Binary files
-(images) are still read from disk: the protocol carries text only. ``bash`` runs in a client terminal the
+(images) are still read from disk: the protocol carries text only. A read the editor declines (a file outside
+its project, say) fails with the editor's reason — caddie does not read the file from disk behind its back —
+and a FIFO, device or socket is refused before the editor is asked (its read would never end). ``bash`` runs in a client terminal the
 user can watch when the client offers terminals; its output reaches the model the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -23,8 +24,7 @@ from caddie.tools import FileOperations, ToolError
 from caddie.tools.bash import command_env, get_shell_config
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type
 from caddie.tools.operations import ShellTimedOut
-
-log = logging.getLogger("caddie.acp")
+from caddie.untrusted import NotRegularFileError, non_regular_kind, open_regular, read_regular, utf8
 
 TERMINAL_OUTPUT_LIMIT = 1_000_000
 """Bytes of output the client keeps per command (it drops the oldest beyond this)."""
@@ -70,7 +70,7 @@ def _client_error(e: BaseException) -> str:
 def _is_binary(path: str) -> bool:
     """Whether the file on disk is an image or other binary (those are read from disk, not the buffer)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(8000)
     except OSError:
         return False
@@ -81,17 +81,19 @@ def client_files(
     conn: ClientConnection, session_id: Callable[[], str], *, read: bool, write: bool
 ) -> FileOperations:
     async def read_file(path: str) -> bytes:
-        if not read or _is_binary(path):
-            return await asyncio.to_thread(_read_local, path)
+        kind = non_regular_kind(path)
+        if kind is not None:  # a FIFO would hang the editor's read (and ours); /dev/zero never ends
+            raise NotRegularFileError(kind, path)
+        if not read or await asyncio.to_thread(_is_binary, path):
+            return await asyncio.to_thread(read_regular, path)
         if not os.path.exists(path):
             os.stat(path)  # raises FileNotFoundError: the same words as a local read
         try:
             response = await conn.read_text_file(session_id=session_id(), path=path)
-        except (RequestError, ConnectionError) as e:  # e.g. a file outside the editor's project: the disk
-            log.info("the editor did not read %s (%s); reading it from disk", path, _client_error(e))
-            return await asyncio.to_thread(_read_local, path)
+        except (RequestError, ConnectionError) as e:  # a refusal is a refusal: never the disk behind it
+            raise ToolError(f"The editor declined to read {path}: {_client_error(e)}") from None
         text: str = response.content
-        return text.encode("utf-8")
+        return utf8(text)
 
     async def write_file(path: str, content: str) -> None:
         if not write:
@@ -103,11 +105,6 @@ def client_files(
             raise ToolError(f"The editor could not write {path}: {_client_error(e)}") from None
 
     return FileOperations(read_file, write_file)
-
-
-def _read_local(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
 
 
 def _write_local(path: str, content: str) -> None:

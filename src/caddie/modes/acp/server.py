@@ -33,7 +33,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from acp import PROTOCOL_VERSION
+from acp import PROTOCOL_VERSION, RequestError
 from caddie import __version__
 from caddie.modes.acp.convert import PromptBlock, bad_params
 from caddie.modes.acp.live import AcpOptions, AcpSession
@@ -128,6 +128,11 @@ class CaddieAgent:
     ) -> NewSessionResponse:
         live = AcpSession(self.conn, self.client, self.options)
         await live.open(self._cwd(cwd), "new")
+        try:
+            live.session.store.save_now()  # loadable by id (session/load, another process) before a prompt
+        except OSError as e:
+            await live.close()
+            raise RequestError(-32603, f"cannot save the new session: {e.strerror or e}") from None
         self.sessions[live.id] = live
         self._begin(live, "startup")
         return NewSessionResponse(
@@ -161,6 +166,10 @@ class CaddieAgent:
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         where = cwd or os.getcwd()
+        found = list_sessions(where, self.options.session_dir)
+        ids = {s.id for s in found}
+        found += [s for s in list_sessions(where, str(pi_sessions_dir(where))) if s.id not in ids]  # Pi's
+        found.sort(key=lambda s: s.modified, reverse=True)
         infos = [
             SessionInfo(
                 session_id=s.id,
@@ -168,7 +177,7 @@ class CaddieAgent:
                 title=s.name or s.first_message[:80],
                 updated_at=datetime.fromtimestamp(s.modified, UTC).isoformat().replace("+00:00", "Z"),
             )
-            for s in list_sessions(where, self.options.session_dir)
+            for s in found
         ]
         return ListSessionsResponse(sessions=infos)
 

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
+from caddie import untrusted
+
 MAX_LINE = 64 * 1024 * 1024
 EOF_GRACE_S = 30.0
 """After stdin ends, how long requests already received may take to be answered (prompts are cancelled)."""
@@ -74,7 +76,7 @@ class StdioTransport:
     async def send(self, message: dict[str, Any]) -> None:
         if self._closed:
             raise ConnectionError("Connection closed")
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        data = untrusted.utf8(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
         async with self._lock:
             await asyncio.to_thread(_write_all, self._out, data)
         if "method" not in message and "id" in message:
@@ -91,7 +93,7 @@ class StdioTransport:
             if not text:
                 continue
             try:
-                message = json.loads(text)
+                message = untrusted.loads(text)  # nesting bounded, lone surrogates made U+FFFD
             except ValueError as e:
                 await self.send(_error(None, -32700, "Parse error", str(e)))
                 continue

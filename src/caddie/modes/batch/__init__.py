@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from caddie.extensions.bundled.goal.parsing import UsageError, parse_token_count
-from caddie.modes.batch.tasks import BatchError, load_tasks
+from caddie.errors import UsageError
+from caddie.modes.batch.goal_options import check_option
+from caddie.modes.batch.tasks import BatchError, Task, load_tasks
 
 USAGE = "caddie batch TASKS.jsonl [--out results.jsonl] [--workers N] [--ray [ADDRESS]] [--total-budget TOKENS] [--model …]"
 FORWARDED_ENV_PREFIX = "CADDIE_"
@@ -100,11 +101,12 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
     order = [s for s in STATUS_ORDER if s in groups] + sorted(set(groups) - set(STATUS_ORDER))
     for status in order:
         rs = groups[status]
+        approx = "≈" if any(r.get("tokens_estimated") for r in rs) else ""
         table.add_row(
             status,
             str(len(rs)),
-            f"{sum(int(r.get('tokens_in') or 0) for r in rs):,}",
-            f"{sum(int(r.get('tokens_out') or 0) for r in rs):,}",
+            f"{approx}{sum(int(r.get('tokens_in') or 0) for r in rs):,}",
+            f"{approx}{sum(int(r.get('tokens_out') or 0) for r in rs):,}",
             f"${sum(float(r.get('cost') or 0) for r in rs):.4f}",
             f"{sum(float(r.get('duration_s') or 0) for r in rs):.1f} s",
         )
@@ -116,9 +118,11 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
         console.print(
             f"failed: {', '.join(unfinished[:20])}{' …' if len(unfinished) > 20 else ''}", markup=False
         )
-    why = {"cap": "the spend cap was reached", "interrupt": "the batch was interrupted"}.get(
-        outcome.stop_reason or "", ""
-    )
+    why = {
+        "cap": "the spend cap was reached",
+        "interrupt": "the batch was interrupted",
+        "write": "the results file could not be written",
+    }.get(outcome.stop_reason or "", "")
     if outcome.not_run:
         names = ", ".join(outcome.not_run[:20]) + (" …" if len(outcome.not_run) > 20 else "")
         console.print(f"not run ({why}): {names}", markup=False, soft_wrap=True)
@@ -126,13 +130,37 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
         console.print(
             f"stopped before the end ({why or 'stopped'}): {', '.join(outcome.stopped[:20])}", markup=False
         )
-    spend = f"{outcome.spent:,} tokens spent" + (f" of a {total_budget:,} cap" if total_budget else "")
+    approx = "≈" if any(r.get("tokens_estimated") for r in outcome.records.values()) else ""
+    spend = f"{approx}{outcome.spent:,} tokens spent" + (
+        f" of a {total_budget:,} cap" if total_budget else ""
+    )
+    if approx:
+        spend += " (≈: some servers reported no usage; caddie estimated it)"
     console.print(
         f"{spend}; results: {results_path}; workspaces and sessions: {workdir}", markup=False, soft_wrap=True
     )
     if outcome.not_run or outcome.stopped:
         more = " with a higher --total-budget" if outcome.stop_reason == "cap" else ""
         console.print(f"run the same command again{more} to continue", markup=False, soft_wrap=True)
+
+
+def keep_stdout_from_ray(out: TextIO) -> TextIO:
+    """Ray's driver prints its own messages (``(raylet) A worker died …``) on the process's stdout, in the
+    middle of the summary a script may parse. When ``out`` is the real stdout, fd 1 (and ``sys.stdout``)
+    now lead to stderr for the rest of the process, and the summary goes to the returned copy of the real
+    stdout."""
+    if out is not sys.stdout:
+        return out
+    try:
+        fd = out.fileno()
+        err_fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's StringIO)
+        return out
+    out.flush()
+    private = os.dup(fd)
+    os.dup2(err_fd, fd)
+    sys.stdout = sys.stderr
+    return os.fdopen(private, "w", encoding="utf-8", errors="replace", closefd=True)
 
 
 def run_batch_command(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -146,11 +174,7 @@ def run_batch_command(argv: list[str], out: TextIO | None = None, err: TextIO | 
 
 
 def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
-    from caddie.modes.batch.backends import Backend, LocalBackend, RayBackend, default_workers
-    from caddie.modes.batch.progress import PlainProgress, Progress, RichProgress
-    from caddie.modes.batch.results import ResultsFile
-    from caddie.modes.batch.scheduler import Scheduler
-    from caddie.modes.batch.worker import RunSettings
+    from caddie.modes.batch.lock import lock_batch
 
     args = _parser().parse_args(argv)
     if args.tasks is None and args.ray and Path(args.ray).is_file():
@@ -166,8 +190,11 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     total_budget = None
     if args.total_budget is not None:
         try:
-            total_budget = parse_token_count(args.total_budget)
-        except UsageError:
+            parsed = check_option("goal-budget", args.total_budget)  # a token count as --goal-budget takes it
+            if not isinstance(parsed, int):
+                raise ValueError(parsed)
+            total_budget = parsed
+        except (ValueError, UsageError):
             raise BatchError(f"--total-budget {args.total_budget!r} is not a token count (e.g. 5M)") from None
     tasks_path = Path(args.tasks).expanduser().resolve()
     tasks = load_tasks(tasks_path)
@@ -186,10 +213,33 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
         results_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise BatchError(f"cannot create {workdir}: {e.strerror or e}") from None
+    lock = lock_batch(results_path, workdir)  # a second batch on the same files is refused here
+    try:
+        return _run_locked(args, tasks, results_path, workdir, total_budget, out, err)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    args: argparse.Namespace,
+    tasks: list[Task],
+    results_path: Path,
+    workdir: Path,
+    total_budget: int | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    from caddie.modes.batch.backends import Backend, LocalBackend, RayBackend, default_workers
+    from caddie.modes.batch.progress import PlainProgress, Progress, RichProgress
+    from caddie.modes.batch.results import ResultsFile
+    from caddie.modes.batch.scheduler import Scheduler
+    from caddie.modes.batch.worker import RunSettings
+
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV_PREFIX)}
     settings = RunSettings(workdir=str(workdir), model=args.model, retries=args.retries, env=env)
     backend: Backend
     if args.ray is not None:
+        out = keep_stdout_from_ray(out)
         backend = RayBackend(
             settings,
             address=args.ray or None,
@@ -208,6 +258,13 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     finally:
         backend.close()
     _summary(outcome, out, results_path, workdir, total_budget)
+    out.flush()
+    if outcome.write_error is not None:
+        err.write(
+            f"caddie batch: {outcome.write_error}. Every line written before is kept; free some space and run "
+            "the same command again to continue (unrecorded tasks continue from their sessions).\n"
+        )
+        return EXIT_SOME_NOT_COMPLETE
     if outcome.stop_reason == "interrupt":
         return EXIT_INTERRUPTED
     if outcome.not_run or outcome.stopped:

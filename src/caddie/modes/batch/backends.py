@@ -3,7 +3,9 @@ hand back its record as soon as it ends; both carry live spend and the stop/kill
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures as cf
+import contextlib
 import importlib
 import os
 import threading
@@ -13,6 +15,9 @@ from typing import Any, Protocol
 
 from caddie.modes.batch.tasks import BatchError, Task
 from caddie.modes.batch.worker import RunSettings, run_task
+
+SPEND_REFRESH_S = 2.0
+"""How often the driver asks Ray's control actor for the live spend (for the progress line)."""
 
 
 @dataclass(slots=True)
@@ -32,6 +37,11 @@ class Backend(Protocol):
 
     def live_spend(self) -> dict[str, int]: ...
 
+    def limit_spend(self, cap: int | None, already: int) -> None:
+        """The spend cap, and what tasks of the file spent in earlier runs: from now on every reply is
+        charged against ``cap`` before its task may make another request."""
+        ...
+
     def request_stop(self) -> None: ...
 
     def request_kill(self) -> None: ...
@@ -39,22 +49,52 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+class SpendLedger:
+    """Live spend per task against the batch's cap: the one rule both controls (local, Ray actor) apply."""
+
+    def __init__(self) -> None:
+        self.spend: dict[str, int] = {}
+        self.total = 0
+        self.cap: int | None = None
+        self.stop = False
+        self.kill = False
+
+    def limit(self, cap: int | None, already: int) -> None:
+        self.cap = cap
+        self.total = already + sum(self.spend.values())
+
+    def charge(self, task_id: str, tokens: int) -> bool:
+        """Count a reply; False (and stop everything) once the cap is reached."""
+        self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+        self.total += tokens
+        if self.cap is not None and self.total >= self.cap:
+            self.stop = True
+        return not self.stop
+
+
 class LocalControl:
     """Shared by the scheduler and the pool's threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.spend: dict[str, int] = {}
+        self._ledger = SpendLedger()
         self._stop = threading.Event()
         self._kill = threading.Event()
 
-    def report(self, task_id: str, tokens: int) -> None:
+    def limit(self, cap: int | None, already: int) -> None:
         with self._lock:
-            self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+            self._ledger.limit(cap, already)
+
+    def charge(self, task_id: str, tokens: int) -> bool:
+        with self._lock:
+            go = self._ledger.charge(task_id, tokens)
+        if not go:
+            self._stop.set()
+        return go
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
-            return dict(self.spend)
+            return dict(self._ledger.spend)
 
     def stop_requested(self) -> bool:
         return self._stop.is_set()
@@ -101,6 +141,9 @@ class LocalBackend:
     def live_spend(self) -> dict[str, int]:
         return self.control.snapshot()
 
+    def limit_spend(self, cap: int | None, already: int) -> None:
+        self.control.limit(cap, already)
+
     def request_stop(self) -> None:
         self.control.request_stop()
 
@@ -115,62 +158,107 @@ class LocalBackend:
 # Ray
 
 
-class _ControlActor:
-    """One per batch, on the cluster: running tasks report spend here and ask whether to stop."""
+class BatchControlActor:
+    """One per batch, on the cluster (named so in Ray's dashboard): running tasks charge each reply here
+    (one actor call per reply); the stop and kill signals are awaited, not polled — each task run makes one
+    ``wait_for`` call per signal and checks it locally with ``ray.wait(timeout=0)``, so waiting creates no
+    Ray tasks."""
 
     def __init__(self) -> None:
-        self.spend: dict[str, int] = {}
-        self.stop = False
-        self.kill = False
+        self.ledger = SpendLedger()
+        self._events: dict[str, asyncio.Event] = {}
 
-    def report(self, task_id: str, tokens: int) -> None:
-        self.spend[task_id] = self.spend.get(task_id, 0) + tokens
+    def _event(self, name: str) -> asyncio.Event:
+        if name not in self._events:
+            self._events[name] = asyncio.Event()
+        return self._events[name]
 
-    def snapshot(self) -> dict[str, int]:
-        return dict(self.spend)
+    def _update(self) -> None:
+        if self.ledger.stop:
+            self._event("stop").set()
+        if self.ledger.kill:
+            self._event("kill").set()
 
-    def flags(self) -> tuple[bool, bool]:
-        return self.stop, self.kill
+    async def limit(self, cap: int | None, already: int) -> None:
+        self.ledger.limit(cap, already)
+        self._update()
 
-    def set_flags(self, stop: bool, kill: bool) -> None:
-        self.stop = self.stop or stop
-        self.kill = self.kill or kill
+    async def charge(self, task_id: str, tokens: int) -> bool:
+        go = self.ledger.charge(task_id, tokens)
+        self._update()
+        return go
+
+    async def snapshot(self) -> dict[str, int]:
+        return dict(self.ledger.spend)
+
+    async def set_flags(self, stop: bool, kill: bool) -> None:
+        self.ledger.stop = self.ledger.stop or stop
+        self.ledger.kill = self.ledger.kill or kill
+        self._update()
+
+    async def wait_for(self, name: str) -> bool:
+        """Returns once the batch stops (``"stop"``) or kills (``"kill"``) its tasks."""
+        await self._event(name).wait()
+        return True
 
 
 class RayControl:
-    """The worker side of the control actor: reports are fire-and-forget, flags are polled at most twice a
-    second."""
+    """The worker side of the control actor: a charge per reply; the stop and kill signals are one pending
+    actor call each, checked without a round trip."""
 
-    def __init__(self, actor: Any, interval: float = 0.5) -> None:
+    def __init__(self, actor: Any) -> None:
         self.actor = actor
-        self.interval = interval
-        self._checked = 0.0
-        self._flags = (False, False)
+        self._waits: dict[str, Any] = {}
+        self._seen: set[str] = set()
 
-    def report(self, task_id: str, tokens: int) -> None:
-        self.actor.report.remote(task_id, tokens)
-
-    def _poll(self) -> tuple[bool, bool]:
+    def charge(self, task_id: str, tokens: int) -> bool:
         ray: Any = importlib.import_module("ray")
-        now = time.monotonic()
-        if now - self._checked >= self.interval and not self._flags[1]:
-            self._checked = now
-            try:
-                self._flags = ray.get(self.actor.flags.remote(), timeout=10)
-            except Exception:  # the driver is gone: keep going as told last
-                pass
-        return self._flags
+        try:
+            go: bool = ray.get(self.actor.charge.remote(task_id, tokens), timeout=60)
+        except Exception:  # the driver is gone: nobody can say the cap allows more
+            return False
+        return go
+
+    def _signalled(self, name: str) -> bool:
+        if name in self._seen:
+            return True
+        ray: Any = importlib.import_module("ray")
+        if name not in self._waits:
+            self._waits[name] = self.actor.wait_for.remote(name)
+        try:
+            ready, _ = ray.wait([self._waits[name]], timeout=0)
+        except Exception:  # the driver is gone: keep going as told last
+            return False
+        if ready:
+            self._seen.add(name)
+        return bool(ready)
 
     def stop_requested(self) -> bool:
-        return self._poll()[0]
+        return self._signalled("stop")
 
     def kill_requested(self) -> bool:
-        return self._poll()[1]
+        return self._signalled("kill")
+
+    def close(self) -> None:
+        """Cancel the waits still pending in the actor (the task is over)."""
+        ray: Any = importlib.import_module("ray")
+        for name, ref in self._waits.items():
+            if name not in self._seen:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref)
+        self._waits.clear()
 
 
 def ray_run_task(task: dict[str, Any], settings: RunSettings, actor: Any) -> dict[str, Any]:
-    """The Ray task: a plain function, so a worker imports it from the installed ``caddie`` package."""
-    return run_task(Task.from_json(task), settings, RayControl(actor))
+    """The Ray task (named ``caddie:<task id>`` in Ray's dashboard): a plain function, so a worker imports it
+    from the installed ``caddie`` package."""
+    ray: Any = importlib.import_module("ray")
+    control = RayControl(actor)
+    try:
+        name = ray.get_runtime_context().get_task_name()
+        return run_task(Task.from_json(task), settings, control, f"Ray task {name}")
+    finally:
+        control.close()
 
 
 class RayBackend:
@@ -215,15 +303,21 @@ class RayBackend:
         where = f"Ray at {address}" if address else "local Ray"
         self.description = f"{where}, {cpus:g} CPUs, {self.capacity} tasks at a time"
         self.settings = settings
-        self._actor: Any = ray.remote(num_cpus=0)(_ControlActor).remote()
-        options: dict[str, Any] = {"num_cpus": task_cpus, "max_retries": max_retries}
+        self._actor: Any = ray.remote(num_cpus=0)(BatchControlActor).remote()
+        self._options: dict[str, Any] = {"num_cpus": task_cpus, "max_retries": max_retries}
         if task_memory:
-            options["memory"] = task_memory
-        self._remote: Any = ray.remote(ray_run_task).options(**options)
+            self._options["memory"] = task_memory
+        self._remote: Any = ray.remote(ray_run_task)
         self._refs: dict[Any, Task] = {}
+        self._spend: dict[str, int] = {}
+        self._spend_at = 0.0
+        self._stop_wait: Any = None
+        self._stop_seen = False
 
     def submit(self, task: Task) -> None:
-        ref = self._remote.remote(task.to_json(), self.settings, self._actor)
+        ref = self._remote.options(**self._options, name=f"caddie:{task.id}").remote(
+            task.to_json(), self.settings, self._actor
+        )
         self._refs[ref] = task
 
     def wait(self, timeout: float) -> list[Finished]:
@@ -246,11 +340,22 @@ class RayBackend:
         return out
 
     def live_spend(self) -> dict[str, int]:
-        try:
-            spend: dict[str, int] = self._ray.get(self._actor.snapshot.remote(), timeout=10)
-        except Exception:
-            return {}
-        return spend
+        """The control actor's spend, asked at most every ``SPEND_REFRESH_S`` — and at once when the cap
+        stops the batch — so a long batch does not fill Ray's task list with snapshot calls."""
+        ray = self._ray
+        if self._stop_wait is None:
+            self._stop_wait = self._actor.wait_for.remote("stop")
+        stopped_now = not self._stop_seen and bool(ray.wait([self._stop_wait], timeout=0)[0])
+        self._stop_seen = self._stop_seen or stopped_now
+        now = time.monotonic()
+        if stopped_now or now - self._spend_at >= SPEND_REFRESH_S:
+            self._spend_at = now
+            with contextlib.suppress(Exception):
+                self._spend = ray.get(self._actor.snapshot.remote(), timeout=10)
+        return dict(self._spend)
+
+    def limit_spend(self, cap: int | None, already: int) -> None:
+        self._ray.get(self._actor.limit.remote(cap, already), timeout=60)
 
     def request_stop(self) -> None:
         self._actor.set_flags.remote(True, False)

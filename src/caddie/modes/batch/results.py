@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from caddie import untrusted
 from caddie.modes.batch.worker import FINAL_STATUSES
 
 
@@ -24,22 +26,34 @@ class ResultsFile:
         with self.path.open("rb") as f:
             for line in f:
                 try:
-                    record = json.loads(line)
-                except ValueError:
+                    record = untrusted.loads(line)
+                except ValueError:  # a torn or hand-mangled line
                     continue
                 if isinstance(record, dict) and isinstance(record.get("id"), str):
                     records[record["id"]] = record
         return records
 
     def append(self, record: dict[str, Any]) -> None:
+        """Append one whole line. ``OSError`` (a full disk) leaves the file as it was before the call — no
+        fragment for the next line to be glued to — so every line already written stays readable."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self.path.open("ab") as f:
-            if f.tell() > 0 and not self._ends_with_newline():
-                f.write(b"\n")  # after a torn line, start a fresh one
-            f.write(line.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
+        line = untrusted.utf8(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size > 0 and not self._ends_with_newline():
+                line = b"\n" + line  # after a torn line (a killed batch), start a fresh one
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
 
     def _ends_with_newline(self) -> bool:
         with self.path.open("rb") as f:

@@ -23,8 +23,10 @@ class Outcome:
     stopped: list[str]  # started, then stopped by the batch: continue on the next run
     skipped: int  # already finished before this run
     spent: int
-    stop_reason: str | None = None  # "cap" or "interrupt"
+    stop_reason: str | None = None  # "cap", "interrupt" or "write"
     ran: list[str] = field(default_factory=list)
+    write_error: str | None = None
+    """Why the results file could not be written (a full disk): the batch stopped there."""
 
 
 def _lost_record(finished: Finished, workdir: str) -> dict[str, Any]:
@@ -67,6 +69,7 @@ class Scheduler:
         self.total_budget = total_budget
         self.poll = poll
         self.stop_reason: str | None = None
+        self.write_error: str | None = None
         self._interrupts = 0
         self._lock = threading.Lock()
 
@@ -103,6 +106,7 @@ class Scheduler:
             old_handler = signal.signal(signal.SIGINT, lambda *_: self.interrupt())
         self.progress.begin(len(self.tasks), skipped, self.backend.description)
         total = sum(recorded.values())
+        self.backend.limit_spend(self.total_budget, total)  # every reply is charged before the next request
         try:
             while True:
                 live = self.backend.live_spend() if running else {}
@@ -130,7 +134,7 @@ class Scheduler:
                         continue
                     records[finished.task.id] = record
                     recorded[finished.task.id] = spent(record)
-                    self.results.append(record)
+                    self._record(record)
                     self.progress.finished(record)
                 self.progress.tick(len(running), total)
         finally:
@@ -147,7 +151,24 @@ class Scheduler:
             spent=total,
             stop_reason=self.stop_reason,
             ran=ran,
+            write_error=self.write_error,
         )
+
+    def _record(self, record: dict[str, Any]) -> None:
+        """Append a task's line; when the results file cannot be written (a full disk) the batch stops at
+        once: the running goals are stopped (their sessions stay resumable) and nothing new starts. A task
+        whose line is not written simply runs again — continuing its session — on the next run."""
+        if self.write_error is not None:
+            return
+        try:
+            self.results.append(record)
+        except OSError as e:
+            self.write_error = f"cannot write {self.results.path}: {e.strerror or e}"
+            self.stop_reason = "write"
+            self.backend.request_kill()
+            self.progress.message(
+                "stopping: the results file cannot be written (the reason follows at the end)"
+            )
 
 
 def status_counts(records: dict[str, dict[str, Any]]) -> Counter[str]:

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from caddie import errors
-from caddie.extensions.bundled.goal.parsing import UsageError, check_objective, parse_token_count
+from caddie import errors, untrusted
+from caddie.modes.batch.goal_options import check_option
+from caddie.untrusted import read_regular
 
 FIELDS = ("id", "repo", "ref", "objective", "budget", "check", "model", "setup", "timeout")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -63,6 +64,17 @@ def parse_duration(value: object) -> float:
     return seconds
 
 
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(?:/|$)")
+
+
+def is_ref_name(ref: str) -> bool:
+    """A name git takes as a branch, tag or commit (``git check-ref-format --allow-onelevel`` rules), and
+    never one that git could read as an option (``--upload-pack=…``)."""
+    if not ref or ref.startswith(("-", "/", ".")) or ref.endswith(("/", ".")) or ref == "@":
+        return False
+    return _BAD_REF.search(ref) is None
+
+
 def is_url(repo: str) -> bool:
     return "://" in repo or bool(re.match(r"^[\w.-]+@[\w.-]+:", repo))
 
@@ -78,9 +90,11 @@ def _text(data: dict[str, Any], key: str, where: str) -> str | None:
 
 def parse_task(line: str, where: str, base: Path) -> Task:
     try:
-        data = json.loads(line)
+        data = untrusted.loads(line)
     except json.JSONDecodeError as e:
         raise BatchError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
+    except ValueError as e:  # nested too deeply
+        raise BatchError(f"{where}: {e}") from None
     if not isinstance(data, dict):
         raise BatchError(f"{where}: a task is a JSON object with at least id and repo")
     unknown = sorted(set(data) - set(FIELDS))
@@ -112,17 +126,20 @@ def parse_task(line: str, where: str, base: Path) -> Task:
         raise BatchError(f"{where}: give an 'objective', a 'check', or both")
     if objective is not None:
         try:
-            check_objective(objective)
-        except UsageError as e:
+            check_option("goal", objective)
+        except (ValueError, errors.UsageError) as e:
             raise BatchError(f"{where}: objective: {e}") from None
     budget: int | None = None
     if data.get("budget") is not None:
         raw = data["budget"]
         try:
             if isinstance(raw, bool) or not isinstance(raw, int | str):
-                raise UsageError("")
-            budget = raw if isinstance(raw, int) and raw > 0 else parse_token_count(str(raw))
-        except UsageError:
+                raise ValueError(raw)
+            parsed = raw if isinstance(raw, int) and raw > 0 else check_option("goal-budget", str(raw))
+            if not isinstance(parsed, int):
+                raise ValueError(raw)
+            budget = parsed
+        except (ValueError, errors.UsageError):
             raise BatchError(
                 f'{where}: budget {raw!r} is not a token count (e.g. 200000 or "200k")'
             ) from None
@@ -134,10 +151,16 @@ def parse_task(line: str, where: str, base: Path) -> Task:
             raise BatchError(
                 f'{where}: timeout {data["timeout"]!r} is not a duration (seconds, or e.g. "90s", "30m", "2h")'
             ) from None
+    ref = _text(data, "ref", where)
+    if ref is not None and not is_ref_name(ref):
+        raise BatchError(
+            f"{where}: ref {ref!r} is not a branch, tag or commit name (no leading '-', no spaces, "
+            "none of ~^:?*[\\, no '..' or '@{')"
+        )
     return Task(
         id=task_id,
         repo=repo,
-        ref=_text(data, "ref", where),
+        ref=ref,
         objective=objective,
         budget=budget,
         check=check,
@@ -150,7 +173,7 @@ def parse_task(line: str, where: str, base: Path) -> Task:
 def load_tasks(path: Path) -> list[Task]:
     """Every task of the file, or a BatchError naming the first bad line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         raise BatchError(f"no task file at {path}") from None
     except (OSError, UnicodeDecodeError) as e:

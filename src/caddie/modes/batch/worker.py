@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from caddie.errors import CaddieError
-from caddie.modes.batch.stop_extension import STOP_FILE_ENV
+from caddie.modes.batch.stop_extension import GATE_FD_ENV
 from caddie.modes.batch.tasks import Task
 
 STOP_EXTENSION = str(Path(__file__).with_name("stop_extension.py"))
@@ -42,7 +42,10 @@ NOT_STARTED = "not_started"  # never began (the batch was stopping); not written
 class Control(Protocol):
     """The worker's line back to the scheduler: live spend, and whether to stop."""
 
-    def report(self, task_id: str, tokens: int) -> None: ...
+    def charge(self, task_id: str, tokens: int) -> bool:
+        """Count one reply's tokens; True when the task may make its next model request (the spend cap
+        is not reached and the batch is not stopping)."""
+        ...
 
     def stop_requested(self) -> bool: ...
 
@@ -50,8 +53,8 @@ class Control(Protocol):
 
 
 class NullControl:
-    def report(self, task_id: str, tokens: int) -> None:
-        pass
+    def charge(self, task_id: str, tokens: int) -> bool:
+        return True
 
     def stop_requested(self) -> bool:
         return False
@@ -76,7 +79,6 @@ class TaskPaths:
     workspace: Path
     sessions: Path
     log: Path
-    stop: Path
     running: Path
 
     @staticmethod
@@ -86,7 +88,6 @@ class TaskPaths:
             workspace=root / "workspaces" / task_id,
             sessions=root / "sessions" / task_id,
             log=root / "logs" / f"{task_id}.log",
-            stop=root / "running" / f"{task_id}.stop",
             running=root / "running" / f"{task_id}.json",
         )
 
@@ -139,42 +140,63 @@ def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | 
     if ws.exists():
         shutil.rmtree(ws)  # a clone or setup that never finished: start it again
     ws.parent.mkdir(parents=True, exist_ok=True)
-    _git(["clone", "--quiet", "--no-checkout", task.repo, str(ws)], None, log, _remaining(deadline))
+    _git(["clone", "--quiet", "--no-checkout", "--", task.repo, str(ws)], None, log, _remaining(deadline))
     ref = task.ref or "HEAD"
     target = None
     for candidate in (ref, f"origin/{ref}"):
         with contextlib.suppress(TaskFailed):
-            target = _git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], ws, log)
+            target = _git(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{candidate}^{{commit}}"], ws, log
+            )
             break
     if target is None and task.ref:  # a commit the clone does not have yet (e.g. a pull request head)
         with contextlib.suppress(TaskFailed):
-            _git(["fetch", "--quiet", "origin", task.ref], ws, log, _remaining(deadline))
-            target = _git(["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"], ws, log)
+            _git(["fetch", "--quiet", "--", "origin", task.ref], ws, log, _remaining(deadline))
+            target = _git(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", "FETCH_HEAD^{commit}"], ws, log
+            )
     if target is None:
         raise TaskFailed(f"ref {ref!r} not found in {task.repo}")
-    _git(["checkout", "--quiet", "--detach", target], ws, log, _remaining(deadline))
+    _git(["checkout", "--quiet", "--detach", target, "--"], ws, log, _remaining(deadline))
     (git_dir / BASE_MARK).write_text(target + "\n")
     if task.setup:
         log.write(f"$ {task.setup}\n")
         log.flush()
-        try:
-            done = subprocess.run(
-                task.setup,
-                shell=True,
-                cwd=ws,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=_remaining(deadline),
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
-            raise TaskFailed("setup timed out") from None
-        log.write(done.stdout.decode("utf-8", "replace"))
-        if done.returncode != 0:
-            raise TaskFailed(f"setup exited {done.returncode}: {tail(done.stdout, 300).strip()}")
+        code, output = run_shell(task.setup, ws, _remaining(deadline))
+        log.write(output.decode("utf-8", "replace"))
+        if code is None:
+            raise TaskFailed("setup timed out")
+        if code != 0:
+            raise TaskFailed(f"setup exited {code}: {tail(output, 300).strip()}")
     (git_dir / READY_MARK).write_text("")
     return target
+
+
+def run_shell(command: str, cwd: Path, timeout: float | None) -> tuple[int | None, bytes]:
+    """Run a task's ``setup`` or ``check`` in a shell of its own process group: ``(exit code, output)``, or
+    ``(None, output so far)`` after ``timeout``, when the whole group is killed — not just the shell, whose
+    children would live on (and hold the output pipe open, so the wait would never end)."""
+    proc = subprocess.Popen(
+        command,
+        shell=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:  # a process that left the group (setsid) could still hold the pipe: do not wait on it forever
+            output, _ = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output = b""
+        return None, output or b""
+    return proc.returncode, output or b""
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -221,23 +243,35 @@ def run_goal(
     deadline: float | None,
     log: Any,
 ) -> ChildOutcome:
-    """One run of the headless goal; returns how it ended."""
-    paths.stop.unlink(missing_ok=True)
+    """One run of the headless goal; returns how it ended.
+
+    Besides its event stream (stdout), the goal process holds one end of a socket pair, the gate: after
+    each reply its batch extension (``stop_extension``) sends the reply's tokens and waits; the answer here
+    — ``go``, or ``stop`` once the spend cap is reached or the batch is stopping — comes from
+    ``control.charge`` before the process may make its next request."""
     session = latest_session(paths.sessions)
     paths.sessions.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **settings.env, STOP_FILE_ENV: str(paths.stop), "NO_COLOR": "1"}
+    gate, child_gate = socket.socketpair()
+    env = {**os.environ, **settings.env, GATE_FD_ENV: str(child_gate.fileno()), "NO_COLOR": "1"}
     log.write(f"{GOAL_RUN_MARK} ({'resuming ' + session.name if session else 'new session'})\n")
     log.flush()
-    proc = subprocess.Popen(
-        goal_command(task, settings, session, paths),
-        cwd=paths.workspace,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        start_new_session=True,  # Ctrl+C in the terminal reaches the batch, not the goals
-        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-    )
+    try:
+        proc = subprocess.Popen(
+            goal_command(task, settings, session, paths),
+            cwd=paths.workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            pass_fds=(child_gate.fileno(),),
+            start_new_session=True,  # Ctrl+C in the terminal reaches the batch, not the goals
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+    except BaseException:
+        gate.close()
+        raise
+    finally:
+        child_gate.close()
     paths.running.write_text(
         json.dumps({"worker_pid": os.getpid(), "child_pid": proc.pid, "host": socket.gethostname()})
     )
@@ -248,34 +282,45 @@ def run_goal(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
-    buffer = b""
+    buffer = asked = b""
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
+    selector.register(gate, selectors.EVENT_READ)
     last_poll = 0.0
     try:
         while True:
-            ready = selector.select(timeout=settings.poll_seconds)
-            if ready:
+            ended = False
+            for key, _ in selector.select(timeout=settings.poll_seconds):
+                if key.fileobj is gate:
+                    chunk = gate.recv(4096)
+                    if not chunk:
+                        selector.unregister(gate)
+                        continue
+                    asked += chunk
+                    *charges, asked = asked.split(b"\n")
+                    for charge in charges:  # one per reply: the process waits for this answer
+                        tokens = int(charge) if charge.strip().isdigit() else 0
+                        go = control.charge(task.id, tokens) and not control.stop_requested()
+                        stopped = stopped or not go
+                        with contextlib.suppress(OSError):
+                            gate.sendall(b"go\n" if go else b"stop\n")
+                    continue
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
+                    ended = True
                     break
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
-                    if line.startswith(b'{"type":"message_end"'):
-                        message = json.loads(line).get("message") or {}
-                        usage = message.get("usage") or {}
-                        if message.get("role") == "assistant":
-                            spent = int(usage.get("input", 0)) + int(usage.get("output", 0))
-                            if spent:
-                                control.report(task.id, spent)
-                    elif line.startswith(b'{"type":"extension_event"'):
+                    if line.startswith(b'{"type":"extension_event"'):
                         event = json.loads(line)
                         if event.get("name") == "goal_state":
                             data = event.get("data") or {}
                             goal = data.get("goal")
                             reason = data.get("reason")
                             runaway = runaway or reason == "runaway"
+            if ended:
+                break
             now = time.monotonic()
             if kill_at is None and deadline is not None and now >= deadline:
                 timed_out = True
@@ -284,9 +329,6 @@ def run_goal(
                     os.killpg(proc.pid, signal.SIGTERM)
             if now - last_poll >= settings.poll_seconds:
                 last_poll = now
-                if not stopped and control.stop_requested():
-                    stopped = True
-                    paths.stop.touch()
                 if kill_at is None and control.kill_requested():
                     killed = True
                     kill_at = now + settings.kill_grace
@@ -299,6 +341,7 @@ def run_goal(
     finally:
         selector.close()
         proc.stdout.close()
+        gate.close()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -347,12 +390,14 @@ def classify(outcome: ChildOutcome) -> tuple[str, str | None]:
     return "error", f"caddie exited {code}"
 
 
-def session_usage(path: Path | None) -> tuple[int, int, float]:
-    """Input tokens, output tokens and cost of every reply saved in a session file."""
+def session_usage(path: Path | None) -> tuple[int, int, float, bool]:
+    """Input tokens, output tokens and cost of every reply saved in a session file, and whether some of it is
+    caddie's estimate (a reply whose server reported no usage: ``"estimated": true`` in its usage)."""
     tokens_in = tokens_out = 0
     cost = 0.0
+    estimated = False
     if path is None or not path.exists():
-        return 0, 0, 0.0
+        return 0, 0, 0.0, False
     with path.open("rb") as f:
         for line in f:
             if b'"assistant"' not in line:
@@ -368,36 +413,30 @@ def session_usage(path: Path | None) -> tuple[int, int, float]:
             tokens_in += int(usage.get("input", 0))
             tokens_out += int(usage.get("output", 0))
             cost += float((usage.get("cost") or {}).get("total", 0.0))
-    return tokens_in, tokens_out, round(cost, 6)
+            estimated = estimated or usage.get("estimated") is True
+    return tokens_in, tokens_out, round(cost, 6), estimated
 
 
 def run_check(command: str, workspace: Path, timeout: float) -> tuple[int | None, str]:
-    try:
-        done = subprocess.run(
-            command,
-            shell=True,
-            cwd=workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=timeout,
-            start_new_session=True,
-        )
-    except subprocess.TimeoutExpired as e:
-        return None, tail((e.stdout or b"") + f"\n[check timed out after {timeout:g} s]".encode())
-    return done.returncode, tail(done.stdout)
+    code, output = run_shell(command, workspace, timeout)
+    if code is None:
+        return None, tail(output + f"\n[check timed out after {timeout:g} s]".encode())
+    return code, tail(output)
 
 
 def diff_stat(workspace: Path, base: str, log: Any) -> str:
     try:
-        _git(["add", "--all", "--intent-to-add"], workspace, log, 60)
-        return _git(["diff", "--shortstat", base], workspace, log, 60)
+        _git(["add", "--all", "--intent-to-add", "--", "."], workspace, log, 60)
+        return _git(["diff", "--shortstat", base, "--"], workspace, log, 60)
     except TaskFailed as e:
         return f"({e})"
 
 
-def run_task(task: Task, settings: RunSettings, control: Control | None = None) -> dict[str, Any]:
-    """Run one task to its end (or to the batch's stop) and return its result record."""
+def run_task(
+    task: Task, settings: RunSettings, control: Control | None = None, where: str = ""
+) -> dict[str, Any]:
+    """Run one task to its end (or to the batch's stop) and return its result record. ``where`` names the
+    run in the task's log (``Ray task caddie:<id>``)."""
     control = control or NullControl()
     if control.stop_requested():  # queued on a busy cluster while the batch began to stop
         return {"id": task.id, "status": NOT_STARTED}
@@ -415,7 +454,8 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
     attempts = 0
     max_rss_kb = 0
     with paths.log.open("a", encoding="utf-8") as log:
-        log.write(f"--- {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} on {socket.gethostname()}\n")
+        when = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        log.write(f"--- {when} on {socket.gethostname()}{f' ({where})' if where else ''}\n")
         try:
             base = prepare_workspace(task, paths, log, deadline)
         except TaskFailed as e:
@@ -439,12 +479,16 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
                     continue
                 break
             if task.check and status not in ("timeout", STOPPED):
-                check_exit, check_tail = run_check(task.check, paths.workspace, settings.check_timeout)
+                left = _remaining(deadline)
+                limit = settings.check_timeout if left is None else min(settings.check_timeout, left)
+                check_exit, check_tail = run_check(task.check, paths.workspace, limit)
+                if check_exit is None and deadline is not None and time.monotonic() >= deadline:
+                    status, detail = "timeout", "the final check ran past the task's timeout"
             diff = diff_stat(paths.workspace, base, log)
         if status == "error" and detail:
             log.write(f"error: {detail}\n")
     session = latest_session(paths.sessions)
-    tokens_in, tokens_out, cost = session_usage(session)
+    tokens_in, tokens_out, cost, estimated = session_usage(session)
     if attempts:  # goal runs of this task so far: retries after a lost worker and earlier batch runs
         with contextlib.suppress(OSError), paths.log.open(encoding="utf-8") as f:
             attempts = sum(1 for line in f if line.startswith(GOAL_RUN_MARK))
@@ -466,4 +510,6 @@ def run_task(task: Task, settings: RunSettings, control: Control | None = None) 
         detail=detail,
         finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
+    if estimated:  # only then, so results of servers that report usage stay as they were
+        record["tokens_estimated"] = True
     return record

@@ -3,8 +3,9 @@
 
 The host computes it from what it really sends: the system prompt, the active tools' schemas and the
 messages after every extension's ``context`` handler (mulligan's filter and nudges included). Which entry
-each message comes from, and what mulligan hides or shrinks, is asked of the extensions with the
-``entry_visibility`` event (the same answer ``caddie export`` shows); the host knows no extension's rules.
+each message comes from, and what an extension hides or shrinks, is asked of the extensions with the
+``entry_visibility`` event (the same answer ``caddie export`` shows), and what they saved with the ``savings``
+event; the host knows no extension's rules.
 
 Counting: every part is measured in characters as it goes over the wire — text, thinking, a tool call's name
 and compact-JSON arguments, a tool schema as compact JSON ``{name, description, parameters}``, an image as
@@ -17,36 +18,26 @@ from caddie.modes.context_stats.count import (
     Category,
     ContextStats,
     Item,
-    SavingsSummary,
     Withheld,
     attribute_entries,
     compute_context_stats,
     message_parts,
     tool_schema_chars,
 )
-from caddie.modes.context_stats.gather import (
-    apply_visibility,
-    mulligan_savings,
-    savings_of_store,
-    stats_of_session,
-)
-from caddie.modes.context_stats.picture import grid_cells, render_stats, savings_text
+from caddie.modes.context_stats.gather import apply_visibility, stats_of_session
+from caddie.modes.context_stats.picture import grid_cells, render_stats
 
 __all__ = [
     "Category",
     "ContextStats",
     "Item",
-    "SavingsSummary",
     "Withheld",
     "apply_visibility",
     "attribute_entries",
     "compute_context_stats",
     "grid_cells",
     "message_parts",
-    "mulligan_savings",
     "render_stats",
-    "savings_of_store",
-    "savings_text",
     "stats_of_session",
     "tool_schema_chars",
 ]

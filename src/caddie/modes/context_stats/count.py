@@ -27,8 +27,9 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Model, Tool
 from caddie.ai.tokens import IMAGE_CHARS
-from caddie.extensions.api import EntryVisibility
+from caddie.extensions.api import EntryVisibility, Savings
 from caddie.jscompat import utf16_len
+from caddie.modes.savings import savings_json
 
 CHARS_PER_TOKEN = 4
 TOP_ITEMS = 10
@@ -197,28 +198,6 @@ class Withheld:
 
 
 @dataclass(frozen=True, slots=True)
-class SavingsSummary:
-    """What mulligan saved over the session (computed from the session itself)."""
-
-    tokens: int
-    net_tokens: int
-    cost: float
-    priced: bool
-    requests: int
-    requests_total: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tokens": self.tokens,
-            "netTokens": self.net_tokens,
-            "cost": round(self.cost, 6),
-            "priced": self.priced,
-            "requests": self.requests,
-            "requestsTotal": self.requests_total,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class ContextStats:
     categories: list[Category]
     """The categories of what is sent (non-empty ones), largest first."""
@@ -235,7 +214,8 @@ class ContextStats:
     """The provider's count of the last request (input + cache read + cache write), when known."""
     model: str | None
     messages: int
-    savings: SavingsSummary | None = None
+    savings: list[Savings] = field(default_factory=list)
+    """What the loaded extensions saved the bill on this branch (their ``savings`` answers)."""
     basis_reason: str = ""
     """Why the figures are estimates (when ``basis == "estimated"``)."""
     notes: list[str] = field(default_factory=list)
@@ -270,10 +250,8 @@ class ContextStats:
             "messages": self.messages,
             "categories": [c.to_json() for c in self.window_categories()],
             "largest": [i.to_json() for i in self.items],
-            "mulligan": {
-                "withheld": [w.to_json() for w in self.withheld],
-                "savings": self.savings.to_json() if self.savings else None,
-            },
+            "withheld": [w.to_json() for w in self.withheld],
+            "savings": [savings_json(s) for s in self.savings],
             "notes": self.notes,
         }
 
@@ -395,7 +373,7 @@ def compute_context_stats(
     visibility: Mapping[str, EntryVisibility],
     model: Model | None,
     reserve_tokens: int,
-    savings: SavingsSummary | None = None,
+    savings: Sequence[Savings] = (),
     changed_after: Callable[[str | None], bool] | None = None,
 ) -> ContextStats:
     """Categories, the largest items and what is withheld, for one request (see the module docstring).
@@ -440,6 +418,10 @@ def compute_context_stats(
         before += sum(n for m in sent[:last_index] for _, n in message_parts(m))
         if last.api == "faux":
             basis_reason = "the scripted faux model reports its own estimate, not a provider's count"
+        elif u.estimated:
+            basis_reason = (
+                f"the model's server reports no usage (caddie estimated the last request at {count:,} tokens)"
+            )
         elif changed_after is not None and changed_after(sent_entry_ids[last_index]):
             basis_reason = (
                 f"what is sent changed since the last request (reported: {count:,} tokens), "
@@ -483,7 +465,7 @@ def compute_context_stats(
         basis_reason=basis_reason if reported is None else "",
         model=model.ref if model is not None else None,
         messages=len(sent),
-        savings=savings,
+        savings=list(savings),
     )
 
 

@@ -1,5 +1,5 @@
 """The window of a running ``AgentSession``: its next request as the extensions shape it, what they withhold,
-and what mulligan saved."""
+and what they saved the bill (the ``savings`` event)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,19 @@ from caddie.ai.messages import (
     AgentMessage,
     BashExecutionMessage,
 )
-from caddie.ai.model import Model
 from caddie.extensions.api import EntryVisibility
 from caddie.modes.context_stats.count import (
     ContextStats,
-    SavingsSummary,
     attribute_entries,
     compute_context_stats,
 )
+from caddie.modes.savings import ask_savings, model_finder
 from caddie.session.entries import CompactionEntry
 
 
 async def stats_of_session(session: Any, registry: Any = None, *, live: bool = False) -> ContextStats:
     """``compute_context_stats`` for an ``AgentSession``: its next request as the extensions shape it, what
-    they withhold, and mulligan's savings.
+    they withhold, and what they saved.
 
     ``live=False`` (a session opened read-only, ``caddie context --stats``): the extensions' ``context``
     handlers run, so per-request additions (mulligan's nudges) are counted too — whatever state they change
@@ -80,7 +79,7 @@ async def stats_of_session(session: Any, registry: Any = None, *, live: bool = F
         visibility=visibility,
         model=session.model,
         reserve_tokens=reserve,
-        savings=mulligan_savings(session, registry),
+        savings=await ask_savings(session.extensions, branch, model_finder(registry, session.model)),
     )
     if compacted:
         stats.notes.append(f"{len(compacted)} earlier entries are summarised by a compaction.")
@@ -105,39 +104,3 @@ def apply_visibility(
         elif answer.state == "replaced" and answer.replacement is not None:
             out.append(answer.replacement)
     return out
-
-
-def mulligan_loaded(session: Any) -> bool:
-    return any(t.name == "mulligan_rewind" for t in session.extensions.tools())
-
-
-def mulligan_savings(session: Any, registry: Any = None) -> SavingsSummary | None:
-    """What mulligan saved on this session's branch, priced from the model catalogue (None without mulligan)."""
-    if not mulligan_loaded(session):
-        return None
-    return savings_of_store(session.store, session.settings.data, registry, session.model)
-
-
-def savings_of_store(
-    store: Any, settings: Mapping[str, Any] | None, registry: Any = None, model: Model | None = None
-) -> SavingsSummary:
-    from caddie.extensions.bundled.mulligan.config import config_from_settings
-    from caddie.extensions.bundled.mulligan.savings import compute_savings
-
-    config = config_from_settings(settings or {})
-    lookup: Any = model
-    if registry is not None:
-
-        def lookup(provider: str, model_id: str) -> Model | None:
-            found: Model | None = registry.find(provider, model_id)
-            return found or model
-
-    result = compute_savings(store.entries(), store.branch(), model=lookup, config=config)
-    return SavingsSummary(
-        tokens=result.tokens,
-        net_tokens=result.net_tokens,
-        cost=result.cost,
-        priced=result.priced,
-        requests=len(result.requests),
-        requests_total=result.requests_total,
-    )

@@ -1,11 +1,12 @@
-"""The window as a picture (Rich): a grid coloured by category, the table, the largest items, what mulligan
-withholds and saved — shared by ``/context`` and ``caddie context --stats``."""
+"""The window as a picture (Rich): a grid coloured by category, the table, the largest items, what the
+extensions withhold and saved — shared by ``/context`` and ``caddie context --stats``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from caddie.modes.context_stats.count import TOP_ITEMS, Category, ContextStats, SavingsSummary
+from caddie.modes.context_stats.count import TOP_ITEMS, Category, ContextStats
+from caddie.modes.savings import savings_line
 
 GRID_COLUMNS = 25
 GRID_ROWS = 4
@@ -28,13 +29,6 @@ def glyph(key: str, color: bool) -> str:
     if color:
         return "·" if key == "free" else "□" if key == "reserve" else "■"
     return "R" if key.startswith("tool:") else GLYPHS.get(key, "?")
-
-
-def savings_text(savings: SavingsSummary) -> str:
-    """``mulligan −48k tok · −$0.14`` (the footer's words, also in ``/context`` and ``session show --stats``)."""
-    from caddie.extensions.bundled.mulligan.savings import format_savings_status
-
-    return format_savings_status(savings.tokens, savings.cost if savings.priced else None)
 
 
 def grid_cells(stats: ContextStats, cells: int = GRID_COLUMNS * GRID_ROWS) -> list[Category]:
@@ -65,7 +59,7 @@ def grid_cells(stats: ContextStats, cells: int = GRID_COLUMNS * GRID_ROWS) -> li
 
 def render_stats(stats: ContextStats, color: bool = True) -> Any:
     """The window as a coloured grid (one cell ≈ 1% of the window), the categories with tokens and %, the
-    largest items, and what mulligan withholds and saved."""
+    largest items, and what the extensions withhold and saved."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -81,7 +75,8 @@ def render_stats(stats: ContextStats, color: bool = True) -> Any:
     head.append("Context window", style="bold")
     if stats.model:
         head.append(f"  {stats.model}")
-    used = f"  {stats.used_tokens:,} tokens"
+    approx = "≈" if stats.basis == "estimated" else ""
+    used = f"  {approx}{stats.used_tokens:,} tokens"
     if window > 0:
         used += f" of {window:,} ({stats.used_tokens / window:.0%})"
     head.append(used)
@@ -133,12 +128,12 @@ def render_stats(stats: ContextStats, color: bool = True) -> Any:
 
     parts.append(Text(""))
     mull = Text()
-    mull.append("mulligan", style="bold")
+    mull.append("extensions", style="bold")
     if stats.withheld:
         hidden = [w for w in stats.withheld if w.state == "hidden"]
         shrunk = [w for w in stats.withheld if w.state == "replaced"]
         mull.append(
-            f"  withholds {len(hidden)} hidden and {len(shrunk)} shrunk entries "
+            f"  withhold {len(hidden)} hidden and {len(shrunk)} shrunk entries "
             f"(~{sum(w.saved_tokens for w in stats.withheld):,} tokens not sent)"
         )
         parts.append(mull)
@@ -148,16 +143,10 @@ def render_stats(stats: ContextStats, color: bool = True) -> Any:
         if len(stats.withheld) > TOP_ITEMS:
             parts.append(Text(f"  … and {len(stats.withheld) - TOP_ITEMS} more", style="dim"))
     else:
-        mull.append("  hides and shrinks nothing on this branch")
+        mull.append("  hide and shrink nothing on this branch")
         parts.append(mull)
-    if stats.savings is not None and stats.savings.requests:
-        s = stats.savings
-        parts.append(
-            Text(
-                f"  saved so far: {savings_text(s)}  ({s.requests} of {s.requests_total} requests lighter; "
-                f"net of its own notes and calls {s.net_tokens:,} tokens)"
-            )
-        )
+    for s in stats.savings:
+        parts.append(Text(f"  saved so far: {savings_line(s)}"))
     for note in stats.notes:
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -10,17 +10,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from caddie.extensions.api import EntryVisibility
-from caddie.extensions.bundled.mulligan.savings import SessionSavings
+from caddie import untrusted
+from caddie.ai import secrets
+from caddie.extensions.api import EntryVisibility, Savings
 from caddie.extensions.runner import ExtensionRunner
 from caddie.modes.export_html.blocks import entry_title
 from caddie.modes.export_html.page import Renderer
 from caddie.modes.export_html.savings_chart import savings_section
 from caddie.modes.export_html.visibility import Visibility, collect_visibility
+from caddie.modes.savings import ask_savings, model_finder
 from caddie.session.entries import entry_to_json
 from caddie.session.store import SessionStore
 
@@ -63,15 +64,35 @@ def render_session_html(
     store: SessionStore,
     visibility: Mapping[str, EntryVisibility] | None = None,
     source_file: Path | None = None,
-    savings: SessionSavings | None = None,
+    savings: Sequence[Savings] = (),
 ) -> str:
     """The page for ``store``; ``visibility`` (from ``collect_visibility``) marks what the model is not sent."""
     source = source_file or store.path
-    jsonl = session_jsonl(store, source_file)
+    jsonl = redacted_jsonl(session_jsonl(store, source_file))
     name = f"{source.stem}.jsonl" if source is not None else f"caddie-session-{store.session_id}.jsonl"
     label = str(source) if source is not None else "(not saved)"
-    chart = savings_section(savings) if savings is not None else ""
-    return Renderer(store, visibility or {}, jsonl, chart).page(label, name)
+    chart = "".join(savings_section(s) for s in savings)
+    # A session written before its secrets were redacted on write still exports none (docs/reliability.md).
+    return secrets.redact_known(Renderer(store, visibility or {}, jsonl, chart).page(label, name))
+
+
+def redacted_jsonl(data: bytes) -> bytes:
+    """Session lines with every secret value caddie knows as ``[redacted]`` (lines without one unchanged)."""
+    if not secrets.mentions_known(data.decode("utf-8", "replace")):
+        return data
+    out: list[bytes] = []
+    for line in data.split(b"\n"):
+        text = line.decode("utf-8", "replace")
+        if secrets.mentions_known(text):
+            try:
+                text = json.dumps(
+                    secrets.redact_json(untrusted.loads(text)), ensure_ascii=False, separators=(",", ":")
+                )
+            except ValueError:
+                text = secrets.redact_known(text)
+            line = untrusted.utf8(text)
+        out.append(line)
+    return b"\n".join(out)
 
 
 def export_session_html(
@@ -79,7 +100,7 @@ def export_session_html(
     out_path: str | Path | None = None,
     visibility: Mapping[str, EntryVisibility] | None = None,
     source_file: Path | None = None,
-    savings: SessionSavings | None = None,
+    savings: Sequence[Savings] = (),
 ) -> Path:
     """Write the page (default: ``default_export_path``) and return where."""
     target = Path(out_path).expanduser() if out_path is not None else default_export_path(store, source_file)
@@ -93,29 +114,16 @@ async def export_session(
     runner: ExtensionRunner,
     out_path: str | Path | None = None,
     source_file: Path | None = None,
-    settings: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Ask the running session's extensions what the model is sent, then write the page (with what mulligan
-    saved, when it is loaded; ``settings``: the merged settings, for mulligan's block)."""
+    """Ask the running session's extensions what the model is sent and what they saved the bill, then write
+    the page."""
     visibility = await collect_visibility(store, runner)
-    savings = None
-    if any(t.name == "mulligan_rewind" for t in runner.tools()):
-        savings = session_savings_of(store, settings)
-    return export_session_html(store, out_path, visibility, source_file, savings)
-
-
-def session_savings_of(store: SessionStore, settings: Mapping[str, Any] | None) -> SessionSavings:
-    """mulligan's savings on the store's branch, priced from the model catalogue where it knows the model."""
-    from caddie.extensions.bundled.mulligan.config import config_from_settings
-    from caddie.extensions.bundled.mulligan.savings import compute_savings
-
-    lookup = None
+    registry = None
     try:
         from caddie.models import ModelRegistry
 
-        lookup = ModelRegistry().find
+        registry = ModelRegistry()
     except Exception:  # no usable catalogue (a broken models.json): the savings are shown without prices
         pass
-    return compute_savings(
-        store.entries(), store.branch(), model=lookup, config=config_from_settings(settings or {})
-    )
+    savings = await ask_savings(runner, store.branch(), model_finder(registry, None))
+    return export_session_html(store, out_path, visibility, source_file, savings)

@@ -299,9 +299,10 @@ class Renderer:
             parts.append(f'<div class="error">{e(m.stop_reason)}: {e(m.error_message or "no details")}</div>')
         u = m.usage
         if u.total_tokens or u.input or u.output:
+            approx, why = ("≈", " (estimated: the server reported no usage)") if u.estimated else ("", "")
             parts.append(
-                f'<div class="meta usage">{u.input:,} in · {u.output:,} out · {u.cache_read:,} cache read'
-                f" · {u.cache_write:,} cache write</div>"
+                f'<div class="meta usage">{approx}{u.input:,} in · {approx}{u.output:,} out · {u.cache_read:,} cache read'
+                f" · {u.cache_write:,} cache write{why}</div>"
             )
         return f'<div class="msg assistant">{"".join(parts)}</div>'
 
@@ -531,8 +532,19 @@ class Renderer:
             ("Hidden from the model", f"{states.count('hidden') - compacted:,}"),
             ("Sent in another form", f"{states.count('replaced'):,}"),
         ]
+        estimated = [m for m in assistants if m.usage.estimated]
         if cost:
-            facts.append(("Cost", f"${cost:.4f}"))
+            facts.append(("Cost", f"{'≈' if estimated else ''}${cost:.4f}"))
+        if estimated:
+            tokens_in = sum(m.usage.input for m in assistants)
+            tokens_out = sum(m.usage.output for m in assistants)
+            facts.append(
+                (
+                    "Tokens",
+                    f"≈{tokens_in:,} in · ≈{tokens_out:,} out (estimated for {len(estimated):,} of "
+                    f"{len(assistants):,} replies: the server reported no usage)",
+                )
+            )
         if store.header.parent_session:
             facts.append(("Forked from", store.header.parent_session))
         facts_html = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in facts)

@@ -435,6 +435,8 @@ class CaddieApp(App[int]):
                 cache_hit=self.transcript.cache_hit,
                 auto_compact=session.settings.compaction_enabled,
                 branch=git_branch(session.cwd),
+                tokens_estimated=self.transcript.usage_estimated,
+                context_estimated=usage.estimated if usage else False,
             )
         )
         self.editor.remove_class(*_THINKING_CLASSES)

@@ -159,7 +159,7 @@ class AppCommands:
         for item in self.resources:  # what `caddie config` lists, switched the same way
             rows.append(
                 SettingRow(f"resource:{item.id}", f"{item.kind.capitalize()} {item.name}", _on(item.enabled),
-                           ["on", "off"], "applies the next time caddie starts")
+                           ["on", "off"], item.source if item.on_switch else "applies the next time caddie starts")
             )  # fmt: skip
         return rows
 
@@ -173,7 +173,10 @@ class AppCommands:
 
         try:
             items, _ = await asyncio.to_thread(
-                list_resources, session.cwd, trust=session.state().project_trusted
+                list_resources,
+                session.cwd,
+                trust=session.state().project_trusted,
+                extensions=session.extensions.extensions,
             )
         except (OSError, ConfigurationError) as e:
             shell.show_error(f"Could not list extensions, skills and packages: {e}")
@@ -216,6 +219,15 @@ class AppCommands:
                 shell.show_error(str(e))
                 return
             await self.load_resources()
+            if item.on_switch is not None:  # an extension's item (an MCP server) applies at once
+                try:
+                    applied = item.on_switch(value == "on")
+                    if asyncio.iscoroutine(applied):
+                        await applied
+                except Exception as e:  # an extension's switch failed: said, the setting is saved
+                    shell.show_error(f"{item.kind} {item.name}: {e}")
+                shell.show_status(said.rpartition(": ")[2].capitalize())
+                return
             shell.show_status(said.rpartition(": ")[2].capitalize() + " (from the next start)")
             return
         path = s.global_path or agent_dir() / "settings.json"

@@ -327,3 +327,12 @@ class EditorScreen(CancellableScreen):
         editor = self.query_one("#text", DialogEditor)
         editor.focus()
         editor.move_cursor(editor.document.end)
+
+
+class SecretInputScreen(InputScreen):
+    """``InputScreen`` whose field shows dots, never the text."""
+
+    def on_mount(self) -> None:
+        field = self.query_one("#value", Input)
+        field.password = True
+        field.focus()

@@ -47,6 +47,9 @@ class FooterState:
     """Automatic compaction is on (Pi's ``(auto)`` after the context figure)."""
     branch: str | None = None
     """The git branch of the directory."""
+    tokens_estimated: bool = False
+    """Some token counts are caddie's estimate (the server reported no usage): shown with "≈"."""
+    context_estimated: bool = False
 
 
 def shorten_left(text: str, width: int) -> str:
@@ -74,11 +77,12 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
     left = Text(shorten_left(state.cwd, room), style="bold")
     left.append(name)
     usage = Text(style="dim")
+    approx = "≈" if state.tokens_estimated else ""
     parts = []  # as Pi's footer: each figure once it is not zero
     if state.input_tokens:
-        parts.append(f"↑{format_count(state.input_tokens)}")
+        parts.append(f"↑{approx}{format_count(state.input_tokens)}")
     if state.output_tokens:
-        parts.append(f"↓{format_count(state.output_tokens)}")
+        parts.append(f"↓{approx}{format_count(state.output_tokens)}")
     if state.cache_read:
         parts.append(f"R{format_count(state.cache_read)}")
     if state.cache_write:
@@ -90,6 +94,7 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
     usage.append(" ".join(parts))
     if state.context_window:
         pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
+        pct = f"≈{pct}" if state.context_estimated and state.context_percent is not None else pct
         auto = " (auto)" if state.auto_compact else ""
         percent = state.context_percent or 0.0
         colour = "red" if percent > 90 else "yellow" if percent > 70 else None

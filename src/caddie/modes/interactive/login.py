@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from rich.text import Text
 from textual.screen import ModalScreen
-from textual.widgets import Input
 
+from caddie.ai.catalogue import LLAMA_ROUTER
 from caddie.models import ModelRegistry
-from caddie.modes.interactive.dialogs import InputScreen, SelectScreen
+from caddie.modes.interactive.dialogs import InputScreen, SecretInputScreen, SelectScreen
 from caddie.runtime.session import AgentSession
 
 __all__ = ["SecretInputScreen", "run_login", "run_logout"]
@@ -36,15 +36,6 @@ class LoginHost(Protocol):
     def show_info(self, content: Any, level: str = "info") -> None: ...
 
     def show_error(self, message: str) -> None: ...
-
-
-class SecretInputScreen(InputScreen):
-    """``InputScreen`` whose field shows dots, never the text."""
-
-    def on_mount(self) -> None:
-        field = self.query_one("#value", Input)
-        field.password = True
-        field.focus()
 
 
 async def _pick(host: LoginHost, title: str, options: list[tuple[str, str]]) -> str | None:
@@ -75,6 +66,11 @@ async def run_login(host: LoginHost, args: str) -> None:
     else:
         provider = await _pick(host, "Log in to which provider? (type to filter)", options)
     if provider is None:
+        return
+    if provider == LLAMA_ROUTER:  # a router URL and an optional key, as Pi asks (llama.py)
+        from caddie.modes.interactive.llama import run_llama_login
+
+        await run_llama_login(host)
         return
     info = registry.provider_info(provider)
     title = info.title if info is not None else provider

@@ -1,10 +1,11 @@
-"""Built-in commands about the model: ``/model``, ``/thinking``, ``/login``, ``/logout``; and Ctrl+P's cycling.
+"""Built-in commands about the model: ``/model``, ``/thinking``, ``/login``, ``/logout``, ``/llama``; and Ctrl+P's cycling.
 
 ``/login`` and ``/logout`` live in login.py; ``/scoped-models`` in scoped_models.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -47,8 +48,9 @@ class ModelCommands:
         session, registry = shell.session, shell.registry
         assert session is not None and registry is not None
         if args:
-            model = registry.resolve(args)
+            model = await asyncio.to_thread(registry.resolve, args)  # a local server may be asked about it
         else:
+            await asyncio.to_thread(registry.discover_local)  # what local servers serve, their context sizes
             models = pickable_models(shell)
             if not models:
                 shell.show_info(Text(registry.no_model_text()), "warning")
@@ -71,6 +73,11 @@ class ModelCommands:
 
         await run_login(self.shell, args)
         self.shell.refresh_footer()
+
+    async def cmd_llama(self, args: str) -> None:  # the llama.cpp router's models (llama.py)
+        from caddie.modes.interactive.llama import run_llama
+
+        await run_llama(self.shell)
 
     async def cmd_logout(self, args: str) -> None:
         from caddie.modes.interactive.login import run_logout

@@ -212,6 +212,16 @@ def usage_totals(messages: list[AgentMessage]) -> tuple[int, int, int, int, floa
     return inp, out, cr, cw, cost
 
 
+def any_usage_estimated(messages: list[AgentMessage]) -> bool:
+    """Whether some reply's usage is caddie's estimate (its server reported none): totals get "≈"."""
+    return any(
+        isinstance(m, AssistantMessage | ToolResultMessage)
+        and m.usage is not None
+        and m.usage.estimated is True
+        for m in messages
+    )
+
+
 def one_line(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: max(1, width - 1)] + "…"

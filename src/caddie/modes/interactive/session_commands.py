@@ -16,7 +16,13 @@ from rich.text import Text
 from caddie.ai.messages import UserMessage
 from caddie.modes.interactive.conversation import user_text
 from caddie.modes.interactive.host import Shell
-from caddie.modes.interactive.render import format_cost, format_count, one_line, usage_totals
+from caddie.modes.interactive.render import (
+    any_usage_estimated,
+    format_cost,
+    format_count,
+    one_line,
+    usage_totals,
+)
 
 if TYPE_CHECKING:
     from caddie.session.store import SessionStore, SessionSummary
@@ -179,6 +185,7 @@ class SessionCommands:
         entries = store.entries()
         messages = [e.message for e in entries if isinstance(e, MessageEntry)]
         inp, out, cr, cw, cost = usage_totals(messages)
+        approx = "≈" if any_usage_estimated(messages) else ""
         usage = session.context_usage()
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
@@ -195,13 +202,15 @@ class SessionCommands:
             ("Entries", str(len(entries))),
             (
                 "Tokens",
-                f"↑{format_count(inp)} ↓{format_count(out)} cache read {format_count(cr)}"
-                f" write {format_count(cw)}",
+                f"↑{approx}{format_count(inp)} ↓{approx}{format_count(out)} cache read {format_count(cr)}"
+                f" write {format_count(cw)}"
+                + (" (≈: estimated, the server reported no usage)" if approx else ""),
             ),
-            ("Cost", format_cost(cost)),
+            ("Cost", approx + format_cost(cost)),
         ]
         if usage is not None:
             pct = "unknown until the next reply" if usage.percent is None else f"{usage.percent:.1f}%"
+            pct = f"≈{pct}" if usage.estimated and usage.percent is not None else pct
             rows.append(("Context", f"{pct} of {format_count(usage.context_window)}"))
         for key, value in rows:
             table.add_row(key, Text(value, overflow="fold"))
@@ -230,7 +239,7 @@ class SessionCommands:
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.extensions, target, settings=session.settings.data)
+        path = await export_session(store, session.extensions, target)
         shell.show_info(f"Exported the session to {path}")
 
     async def cmd_context(self, args: str) -> None:

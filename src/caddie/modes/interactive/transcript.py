@@ -44,7 +44,7 @@ from caddie.modes.interactive.conversation import (
 )
 from caddie.modes.interactive.footer import PendingMessages, WorkingLine
 from caddie.modes.interactive.host import ViewOptions
-from caddie.modes.interactive.render import content_text, skill_invocation, usage_totals
+from caddie.modes.interactive.render import any_usage_estimated, content_text, skill_invocation, usage_totals
 from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
@@ -161,6 +161,8 @@ class Transcript:
         self.streaming: AssistantView | None = None
         self.tools: dict[str, ToolBlock] = {}
         self.usage: Usage = (0, 0, 0, 0, 0.0)
+        self.usage_estimated = False
+        """Some of ``usage`` is caddie's estimate (a server reported none): the footer shows "≈"."""
         self.cache_hit: float | None = None
         """Percent of the latest reply's prompt read from the cache."""
         self.rendered = False
@@ -187,16 +189,17 @@ class Transcript:
         self.conversation.add(*widgets)
         self.rendered = True
         self.conversation.follow()
-        self.usage, self.cache_hit = self._totals(session)
+        self.usage, self.cache_hit, self.usage_estimated = self._totals(session)
         self.widgets.pending.show([], [])
 
     @staticmethod
-    def _totals(session: AgentSession) -> tuple[Usage, float | None]:
+    def _totals(session: AgentSession) -> tuple[Usage, float | None, bool]:
         from caddie.session.entries import MessageEntry
 
         messages = [e.message for e in session.store.entries() if isinstance(e, MessageEntry)]
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
-        return usage_totals(messages), cache_hit_rate(last) if last is not None else None
+        hit = cache_hit_rate(last) if last is not None else None
+        return usage_totals(messages), hit, any_usage_estimated(messages)
 
     def add(self, *widgets: Block) -> None:
         """Blocks of caddie's own (notices, command output); kept until the first drawing, then added."""
@@ -416,6 +419,10 @@ class Transcript:
             self._add_usage(message)
             self.cache_hit = cache_hit_rate(message)
             self.host.refresh_footer()
+            from caddie.modes.headless import answer_note  # cut at the output limit, or empty
+
+            if (note := answer_note(message)) is not None:
+                self.host.show_notice(note[:1].upper() + note[1:], "warning")
         elif isinstance(message, ToolResultMessage):
             pending = self.tools.get(message.tool_call_id)
             if pending is not None and pending.status not in ("done", "error"):
@@ -452,6 +459,7 @@ class Transcript:
         usage = message.usage
         if usage is None:
             return
+        self.usage_estimated = self.usage_estimated or usage.estimated is True
         inp, out, cr, cw, cost = self.usage
         self.usage = (
             inp + usage.input,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, BinaryIO
 
+from caddie import untrusted
 from caddie.ai.model import Model
 from caddie.modes.rpc.commands import handle
 from caddie.modes.rpc.server import RpcServer
@@ -118,8 +118,8 @@ async def run_rpc(
         if not text.strip():
             continue
         try:
-            request = json.loads(text)
-        except json.JSONDecodeError as e:
+            request = untrusted.loads(text)  # nesting bounded, lone surrogates made U+FFFD
+        except ValueError as e:
             write(
                 {
                     "type": "response",

@@ -68,6 +68,8 @@ def stats_json(stats: SessionStats) -> dict[str, Any]:
         },
         cost=stats.cost,
     )
+    if stats.tokens_estimated:  # caddie's addition: some usage is estimated (its server reported none)
+        out["tokensEstimated"] = True
     usage = stats.context_usage
     if usage is not None:
         out["contextUsage"] = {
@@ -75,6 +77,8 @@ def stats_json(stats: SessionStats) -> dict[str, Any]:
             "contextWindow": usage.context_window,
             "percent": usage.percent,
         }
+        if usage.estimated:
+            out["contextUsage"]["estimated"] = True
     return out
 
 

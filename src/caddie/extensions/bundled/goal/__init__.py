@@ -14,7 +14,6 @@ runs the check command; ``runtime`` (event handlers), ``tools`` and ``commands``
 from __future__ import annotations
 
 from caddie.extensions.api import CommandContext, ExtensionAPI
-from caddie.extensions.bundled.goal import timing
 from caddie.extensions.bundled.goal.commands import (
     CREATE_GOAL_DESCRIPTION,
     GOAL_DESCRIPTION,
@@ -24,14 +23,17 @@ from caddie.extensions.bundled.goal.commands import (
     loop_command,
 )
 from caddie.extensions.bundled.goal.controller import GoalRuntime
+from caddie.extensions.bundled.goal.parsing import check_objective, parse_token_count
+from caddie.extensions.bundled.goal.timing import GoalOptions
 from caddie.extensions.bundled.goal.tools import make_tools
 
-__all__ = ["GoalRuntime", "register"]
+__all__ = ["GoalOptions", "GoalRuntime", "register"]
 
 
-def register(api: ExtensionAPI) -> GoalRuntime:
-    """Register tools, commands, flags and handlers; returns the extension's state (for tests)."""
-    rt = GoalRuntime(api, timing.OPTIONS)
+def register(api: ExtensionAPI, options: GoalOptions | None = None) -> GoalRuntime:
+    """Register tools, commands, flags and handlers; returns the extension's state (for tests). ``options``:
+    the clock, sleeping and the knobs tests turn down (default: the system clock, the usual limits)."""
+    rt = GoalRuntime(api, options or GoalOptions())
     tools = make_tools(rt)
     for tool in tools:
         api.register_tool(tool)
@@ -54,8 +56,11 @@ def register(api: ExtensionAPI) -> GoalRuntime:
         "goal",
         "pursue this objective to the end; with -p the exit code says how it ended "
         "(0 complete, 2 blocked, 3 budget reached, 4 paused, 5 usage limits)",
+        check=check_objective,
     )
-    api.register_flag("goal-budget", "token budget for --goal (input+output tokens), e.g. 200k")
+    api.register_flag(
+        "goal-budget", "token budget for --goal (input+output tokens), e.g. 200k", check=parse_token_count
+    )
     api.register_flag("goal-check", "shell command that must exit 0 before --goal can be completed")
 
     api.on("session_start", rt.on_session_start)

@@ -28,11 +28,14 @@ def budget_reached(goal: Goal) -> bool:
     return goal.token_budget is not None and goal.tokens_used >= goal.token_budget
 
 
-def add_tokens(goal: Goal, tokens: int) -> Goal:
-    """Charge ``tokens`` to an active goal; reaching the budget makes it ``budget_limited``."""
+def add_tokens(goal: Goal, tokens: int, estimated: bool = False) -> Goal:
+    """Charge ``tokens`` to an active goal (``estimated``: caddie's estimate, the server reported none);
+    reaching the budget makes it ``budget_limited``."""
     if goal.status != "active" or tokens <= 0:
         return goal
-    charged = replace(goal, tokens_used=goal.tokens_used + tokens)
+    charged = replace(
+        goal, tokens_used=goal.tokens_used + tokens, tokens_estimated=goal.tokens_estimated or estimated
+    )
     return replace(charged, status="budget_limited") if budget_reached(charged) else charged
 
 

@@ -66,12 +66,13 @@ def restore(entries: Sequence[SessionEntry]) -> BranchState:
                 loop = parsed_loop
     unsaved = 0
     if goal is not None and goal.status == "active":
-        unsaved = sum(
-            counted_tokens(e.message.usage.input, e.message.usage.output)
+        replies = [
+            e.message.usage
             for e in entries[goal_at + 1 :]
             if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)
-        )
-        goal = add_tokens(goal, unsaved)
+        ]
+        unsaved = sum(counted_tokens(u.input, u.output) for u in replies)
+        goal = add_tokens(goal, unsaved, any(u.estimated is True for u in replies))
     if loop is not None and loop.stopped:
         loop = None
     return BranchState(goal, loop, _last_output(entries), unsaved)

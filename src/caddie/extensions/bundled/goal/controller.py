@@ -68,6 +68,7 @@ from caddie.extensions.bundled.goal.parsing import (
 from caddie.extensions.bundled.goal.render import (
     STANDING_ORDERS,
     ContinuationKind,
+    approx,
     continuation_text,
     goal_status_text,
     loop_status_text,
@@ -431,27 +432,31 @@ class GoalRuntime:
         self.last_assistant = message
         if message.tool_calls():
             self.run.had_tool_call = True
-        self.charge(ctx, message.usage.input, message.usage.output)
+        self.charge(ctx, message.usage.input, message.usage.output, message.usage.estimated is True)
 
     def on_summary_usage(self, event: SummaryUsageEvent, ctx: ExtensionContext) -> None:
         """Compaction and branch summaries made while the goal is active are spent on it too."""
-        self.charge(ctx, event.usage.input, event.usage.output)
+        self.charge(ctx, event.usage.input, event.usage.output, event.usage.estimated is True)
         if ctx.is_idle() and self.pending_reason is not None:
             self.flush(ctx)  # no turn_end will come to save it (a branch summary, a manual compaction)
 
-    def charge(self, ctx: ExtensionContext, input_tokens: int, output_tokens: int) -> None:
-        """Charge one model call to the active goal; reaching the budget ends the run (no further call)."""
+    def charge(
+        self, ctx: ExtensionContext, input_tokens: int, output_tokens: int, estimated: bool = False
+    ) -> None:
+        """Charge one model call to the active goal (``estimated``: the server reported no usage, these are
+        caddie's estimate); reaching the budget ends the run (no further call)."""
         goal = self.goal
         if goal is None or goal.status != "active":
             return
-        charged = add_tokens(goal, counted_tokens(input_tokens, output_tokens))
+        charged = add_tokens(goal, counted_tokens(input_tokens, output_tokens), estimated)
         self.goal = charged
         self.dirty = True
         if charged.status == "budget_limited":
             ctx.stop_after_turn()  # the tools of this reply still run; no further model request is made
             self.pending_reason = "budget_reached"
             ctx.ui.notify(
-                f"Goal budget reached: {charged.tokens_used:,} of {charged.token_budget or 0:,} tokens used. "
+                f"Goal budget reached: {approx(charged)}{charged.tokens_used:,} of {charged.token_budget or 0:,} "
+                "tokens used. "
                 "Raise it with /goal budget <tokens>, or /goal resume to add 50,000.",
                 "warning",
             )

@@ -47,6 +47,9 @@ class Goal:
     turns_without_change: int = 0
     runaway_streak: int = 0
     blocked_streak: int = 0
+    tokens_estimated: bool = False
+    """Some of ``tokens_used`` is caddie's estimate: the model's server reported no usage for a reply (its
+    usage is marked ``estimated``). Shown as "≈"; stored as ``tokensEstimated: true``, only when set."""
 
     @property
     def unfinished(self) -> bool:
@@ -73,7 +76,7 @@ class Goal:
             "turnsWithoutChange": self.turns_without_change,
             "runawayStreak": self.runaway_streak,
             "blockedStreak": self.blocked_streak,
-        }
+        } | ({"tokensEstimated": True} if self.tokens_estimated else {})
 
 
 def cleared_json(goal: Goal) -> dict[str, Any]:
@@ -118,6 +121,7 @@ def goal_from_json(data: Any) -> Goal | Literal["cleared"] | None:
         turns_without_change=_int(data.get("turnsWithoutChange")),
         runaway_streak=_int(data.get("runawayStreak")),
         blocked_streak=_int(data.get("blockedStreak")),
+        tokens_estimated=data.get("tokensEstimated") is True,
     )
 
 

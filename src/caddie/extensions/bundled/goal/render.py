@@ -30,6 +30,11 @@ def format_tokens(n: int) -> str:
     return f"{round(n / 1_000_000, 1):g}M"
 
 
+def approx(goal: Goal) -> str:
+    """``≈`` before a goal's token figures when some of its spend is estimated (a server reported no usage)."""
+    return "≈" if goal.tokens_estimated else ""
+
+
 def format_duration(seconds: float) -> str:
     """``45s``, ``12m``, ``2h``, ``2h 5m``."""
     total = max(0, int(seconds))
@@ -69,7 +74,7 @@ def goal_status_text(goal: Goal) -> str:
     """``Goal · 12m · 41.2k/100k tokens`` while pursuing, else one of ``STATUS_TEXTS``."""
     if goal.status != "active":
         return STATUS_TEXTS[goal.status]
-    spend = format_tokens(goal.tokens_used)
+    spend = approx(goal) + format_tokens(goal.tokens_used)
     if goal.token_budget is not None:
         spend = f"{spend}/{format_tokens(goal.token_budget)}"
     text = f"Goal · {format_duration(goal.active_seconds)} · {spend} tokens"
@@ -121,11 +126,11 @@ _OPENINGS: dict[ContinuationKind, str] = {
 
 def counters_line(goal: Goal) -> str:
     """Live counters: active time, tokens used, budget left (exact numbers, for the model)."""
-    spent = f"{goal.tokens_used:,} tokens used"
+    spent = f"{approx(goal)}{goal.tokens_used:,} tokens used"
     if goal.token_budget is None:
         budget = "no token budget"
     else:
-        budget = f"{goal.budget_left or 0:,} of {goal.token_budget:,} left"
+        budget = f"{approx(goal)}{goal.budget_left or 0:,} of {goal.token_budget:,} left"
     return f"Goal progress: {format_duration(goal.active_seconds)} active · {spent} · {budget}."
 
 
@@ -169,12 +174,15 @@ _STATUS_WORDS: dict[GoalStatus, str] = {
 def goal_report(goal: Goal, session_id: str | None = None) -> str:
     """Status, objective, spend, time, budget, check and notes (``get_goal`` and bare ``/goal``)."""
     lines = [f"Goal ({_STATUS_WORDS[goal.status]}): {goal.objective}"]
+    spent = f"{approx(goal)}{goal.tokens_used:,}"
     if goal.token_budget is None:
-        lines.append(f"Tokens used: {goal.tokens_used:,} (no budget: spend is unbounded)")
+        lines.append(f"Tokens used: {spent} (no budget: spend is unbounded)")
     else:
         lines.append(
-            f"Tokens used: {goal.tokens_used:,} of {goal.token_budget:,} ({goal.budget_left or 0:,} left)"
+            f"Tokens used: {spent} of {goal.token_budget:,} ({approx(goal)}{goal.budget_left or 0:,} left)"
         )
+    if goal.tokens_estimated:
+        lines.append(ESTIMATED_NOTE)
     lines.append(f"Time used: {format_duration(goal.active_seconds)} active")
     lines.append(f"Check: {goal.check}" if goal.check else "Check: none (completion is not gated)")
     if session_id:
@@ -183,6 +191,7 @@ def goal_report(goal: Goal, session_id: str | None = None) -> str:
     return "\n".join(lines)
 
 
+ESTIMATED_NOTE = "(≈: estimated — the model's server reported no token usage for some replies)"
 NO_GOAL = "No goal is set. Start one with /goal <objective>."
 NO_GOAL_FOR_MODEL = "No goal is set in this session."
 UNBOUNDED_ADVISORY = (

@@ -1,7 +1,8 @@
 """Time, injectable: the wall clock (loop schedules survive restarts), a monotonic clock (active time),
 sleeping (loop timers), and the knobs tests turn down (check timeout, self-paced delay).
 
-``register()`` reads ``OPTIONS`` when the extension loads; a test replaces it first to control time.
+``register(api, GoalOptions(...))`` takes them (the host calls ``register(api)``: the system clock and the
+defaults); a test passes its own, e.g. ``GoalOptions(timing=caddie.testing.FakeClock())``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,3 @@ class GoalOptions:
     check_timeout_s: float = CHECK_TIMEOUT_S
     check_output_bytes: int = CHECK_OUTPUT_BYTES
     self_paced_delay_s: float = SELF_PACED_DELAY_S
-
-
-OPTIONS = GoalOptions()

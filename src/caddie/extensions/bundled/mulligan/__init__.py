@@ -18,8 +18,10 @@ from caddie.extensions.api import (
     EntryVisibilityEvent,
     ExtensionAPI,
     ExtensionContext,
+    SavingsEvent,
     SessionShutdownEvent,
     SessionStartEvent,
+    SessionTreeEvent,
     ToolResultEvent,
     ToolResultPatch,
     TurnEndEvent,
@@ -38,6 +40,7 @@ from caddie.extensions.bundled.mulligan.filter import context_handler
 from caddie.extensions.bundled.mulligan.nudges import bloat_reminder_handler, turn_end_metric_handler
 from caddie.extensions.bundled.mulligan.state import Mulligan
 from caddie.extensions.bundled.mulligan.status import SavingsStatus
+from caddie.extensions.bundled.mulligan.tool_gate import ToolGate
 from caddie.extensions.bundled.mulligan.tools.audit import make_audit_tool
 from caddie.extensions.bundled.mulligan.tools.cancel import make_cancel_tool
 from caddie.extensions.bundled.mulligan.tools.rewind import make_rewind_tool
@@ -50,10 +53,11 @@ __all__ = ["Mulligan", "register"]
 def register(api: ExtensionAPI) -> Mulligan:
     """Register the tools, commands and handlers; returns the extension's shared state (for tests)."""
     m = Mulligan(api)
-    api.register_tool(make_rewind_tool(m))
-    api.register_tool(make_shrink_tool(m))
-    api.register_tool(make_audit_tool(m))
-    api.register_tool(make_cancel_tool(m))
+    tools = [make_rewind_tool(m), make_shrink_tool(m), make_audit_tool(m), make_cancel_tool(m)]
+    for tool in tools:
+        api.register_tool(tool)
+    gate = ToolGate(m)
+    m.bring_in_tools = gate.bring_in
 
     def on_checkpoint(args: str, ctx: CommandContext) -> None:
         checkpoint_command(m, args, ctx)
@@ -77,19 +81,28 @@ def register(api: ExtensionAPI) -> Mulligan:
     def on_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> ToolResultPatch | None:
         return bloat_reminder_handler(m, event, ctx)
 
-    status = SavingsStatus(m, api)
+    status = SavingsStatus(m, api, tools)
 
     def on_turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
+        reminded = gate.holding and bool(m.runtime(ctx).pending_bloat_hits)
         turn_end_metric_handler(m, event, ctx)
+        gate.after_turn(ctx, reminded)
         status.refresh(ctx)
 
     def on_session_start(event: SessionStartEvent, ctx: ExtensionContext) -> None:
         # Every reason (startup, reload, new, resume, fork): fresh settings, fresh control state.
         m.set_config(_settings_config(ctx))
         m.runtimes.reset(ctx.session.session_id)
+        gate.sync(ctx)
         reconcile_banner(m.config, ctx)
         status.reset()
         status.refresh(ctx)
+
+    def on_session_tree(event: SessionTreeEvent, ctx: ExtensionContext) -> None:
+        gate.sync(ctx)
+
+    def on_savings(event: SavingsEvent, ctx: ExtensionContext) -> None:
+        status.answer(event, ctx)
 
     def on_session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) -> None:
         m.runtimes.clear()
@@ -97,9 +110,11 @@ def register(api: ExtensionAPI) -> Mulligan:
 
     api.on("context", on_context)
     api.on("entry_visibility", on_entry_visibility)
+    api.on("savings", on_savings)
     api.on("tool_result", on_tool_result)
     api.on("turn_end", on_turn_end)
     api.on("session_start", on_session_start)
+    api.on("session_tree", on_session_tree)
     api.on("session_shutdown", on_session_shutdown)
     return m
 

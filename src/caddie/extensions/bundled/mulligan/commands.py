@@ -108,6 +108,7 @@ def checkpoint_command(m: Mulligan, args: str, ctx: CommandContext) -> None:
             "warning",
         )
         reconcile_banner(m.config, ctx)
+        m.bring_in_tools(ctx, "checkpoint")  # the model may now rewind to it: it needs the tools
     except Exception as e:
         _notify(ctx, f"Mulligan: unexpected error: {e}", "warning")
 

@@ -1,4 +1,4 @@
-"""Mulligan's configuration: the 21 knobs, their defaults, and the lenient validation of a ``mulligan`` block.
+"""Mulligan's configuration: the 22 knobs, their defaults, and the lenient validation of a ``mulligan`` block.
 
 Settings come from the host (``ctx.settings()["mulligan"]``, already deep-merged global ← project). The
 block is read by pydantic models with pi-mulligan's rules: camelCase keys, JavaScript truthiness for
@@ -206,8 +206,14 @@ class LogConfig(_Section):
     file: Annotated[str | None, BeforeValidator(_log_file)] = None
 
 
+ToolsMode: TypeAlias = Literal["always", "when-needed"]
+
+
 class MulliganConfig(_Section):
     enabled: JsBool = True
+    tools: ToolsMode = "always"
+    """caddie's own key: ``"always"`` sends the four tool schemas on every request (pi-mulligan's behaviour);
+    ``"when-needed"`` sends them from the first nudge or user checkpoint on."""
     rewind: Annotated[RewindConfig, BeforeValidator(_section)] = Field(default_factory=RewindConfig)
     shrink: Annotated[ShrinkConfig, BeforeValidator(_section)] = Field(default_factory=ShrinkConfig)
     nudges: Annotated[NudgesConfig, BeforeValidator(_section)] = Field(default_factory=NudgesConfig)

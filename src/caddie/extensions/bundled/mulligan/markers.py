@@ -8,9 +8,10 @@ malformed field is read as "absent", so a damaged session never breaks a turn.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -33,6 +34,9 @@ NOTE = "mulligan:note"
 NUDGE = "mulligan:nudge"
 HIGH_WATER = "mulligan:high-water"
 CHECKPOINT_LABEL_PREFIX = "mulligan:checkpoint:"
+TOOLS = "mulligan:tools"
+"""caddie's own entry (not pi-mulligan's): with ``tools: "when-needed"``, the point on the branch from which
+the model is sent mulligan's tools (``{"schema": "caddie-mulligan", "v": 1, "kind": "tools", "reason", "ts"}``)."""
 
 
 @dataclass(slots=True)
@@ -242,11 +246,46 @@ class MarkerIndex:
         """Whether any rewind or shrink was read, cancelled or not (without one, ``bundle()`` has none)."""
         return bool(self._rewinds or self._shrinks)
 
+    def is_empty(self) -> bool:
+        """Nothing read yet that ``bundle()`` would carry (no rewind, shrink or turn metric)."""
+        return not (self._rewinds or self._shrinks or self._metrics)
+
     def bundle(self) -> MarkerBundle:
         cancelled = self._cancelled
         rewinds = tuple(r for r in self._rewinds if r.id is None or r.id not in cancelled)
         shrinks = tuple(s for s in self._shrinks if s.id is None or s.id not in cancelled)
         return MarkerBundle(rewinds, shrinks, _MetricsNewestFirst(list(self._metrics)), frozenset(cancelled))
+
+
+class EntryPrefix(Sequence[SessionEntry]):
+    """The first ``n`` entries of a list, without copying them (``MarkerIndex.update`` reads only the end)."""
+
+    __slots__ = ("_entries", "_n")
+
+    def __init__(self, entries: Sequence[SessionEntry], n: int) -> None:
+        self._entries = entries
+        self._n = min(n, len(entries))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[SessionEntry]:
+        return itertools.islice(self._entries, self._n)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SessionEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> SessionEntry | Sequence[SessionEntry]:
+        if isinstance(index, slice):
+            return self._entries[slice(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(index)
+        return self._entries[index]
 
 
 def read_markers(entries: Sequence[SessionEntry]) -> MarkerBundle:

@@ -56,6 +56,10 @@ def render_note(note: Mapping[str, object], ledger: FileLedger, granularity: str
     return "\n\n".join(sections)
 
 
+BLOAT_REMINDER_MARK = " KB added to your context. `mulligan_shrink` to summarize, "
+"""A piece of every bloat reminder (how the savings find one in a stored result)."""
+
+
 def render_bloat_reminder(num_bytes: float) -> str:
     """Appended to a bloated tool result (leading newline and rule, no trailing newline)."""
     kb = js_round(num_bytes / 1024) if math.isfinite(num_bytes) and num_bytes >= 0 else 0

@@ -7,7 +7,7 @@ a marker in the session file. A runtime is recreated on every ``session_start`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,6 +159,8 @@ class Mulligan:
         self.config = config or MulliganConfig()
         self.runtimes = Runtimes()
         self.log = DebugLog(self.config.log.file)
+        self.bring_in_tools: Callable[[ExtensionContext, str], None] = lambda ctx, reason: None
+        """With ``tools: "when-needed"``: send the tools from the next request on (a checkpoint does)."""
 
     def runtime(self, ctx: ExtensionContext) -> SessionRuntime:
         return self.runtimes.get(ctx.session.session_id)
