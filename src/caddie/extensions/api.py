@@ -30,7 +30,7 @@ from caddie.agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from caddie.ai.abort import AbortSignal
+from caddie.ai.abort import AbortController, AbortSignal
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -198,6 +198,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "EVENT_NAMES",
     "FEATURES",
+    "AbortController",
     "AbortSignal",
     "Aborted",
     "AgentEndEvent",

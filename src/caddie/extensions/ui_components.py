@@ -204,7 +204,9 @@ TerminalInputHandler: TypeAlias = Callable[[KeyInput], Any]
 class CustomEditor:
     """The base of an editor an extension puts in place of caddie's (``ui.set_editor_component``; Pi's
     ``CustomEditor``): override ``handle_input`` and call ``super().handle_input(key)`` for the keys the
-    built-in editor should handle (typing, app keys such as Esc, Ctrl+D, model switching)."""
+    built-in editor should handle (typing, app keys such as Esc, Ctrl+D, model switching); hand on another
+    key (``super().handle_input(KeyInput("left"))`` for a vim ``h``) to have the built-in editor do that
+    instead. ``mode_label`` is shown on the editor's border."""
 
     def __init__(self, tui: TuiHandle, theme: ThemeView, keybindings: KeybindingsView) -> None:
         self.tui = tui

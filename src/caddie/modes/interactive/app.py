@@ -184,9 +184,11 @@ class CaddieApp(App[int]):
 
     def header(self) -> Block:
         if self.view.header is not None:
-            from caddie.modes.interactive.extension_ui import ComponentBlock, TerminalView
+            from caddie.modes.interactive.extension_ui import ComponentBlock, TerminalView, redraw_components
 
-            return ComponentBlock(self.view.header(TerminalView(self, self.refresh), self.ui.theme))
+            return ComponentBlock(
+                self.view.header(TerminalView(self, lambda: redraw_components(self)), self.ui.theme)
+            )
         session = self.session
         if session is None:
             return header_block(self.keys)

@@ -123,6 +123,8 @@ class PromptEditor(TextArea):
         """``ui.set_editor_component``: the extension's editor (a ``CustomEditor``) that sees keys first."""
         self._custom_factory: Any = None
         self._defaulted = False
+        self._handling: Any = None
+        self._forwarded: list[Any] = []
         self.autocomplete: Callable[[], Sequence[Any]] = autocomplete or (lambda: ())
         """``ui.add_autocomplete_provider`` factories, in the order they were added."""
         self.kill_ring = KillRing()
@@ -361,9 +363,14 @@ class PromptEditor(TextArea):
         self.custom = made
         self._show_mode()
 
-    def _pass_on(self, _key: Any) -> None:
-        """The extension's editor hands the key to the built-in handling (``super().handle_input(key)``)."""
-        self._defaulted = True
+    def _pass_on(self, key: Any) -> None:
+        """The extension's editor hands a key to the built-in handling (``super().handle_input(key)``): the
+        key being handled goes on as usual; another one (a vim mode's ``h`` handed on as ``left``) is typed
+        after it, past the extension's editor."""
+        if self._handling is not None and key.key == self._handling.key:
+            self._defaulted = True
+        else:
+            self._forwarded.append(key)
 
     def _show_mode(self) -> None:
         label = getattr(self.custom, "mode_label", None)
@@ -374,21 +381,33 @@ class PromptEditor(TextArea):
         from caddie.extensions.ui_components import KeyInput
 
         self._defaulted = False
+        self._handling = KeyInput(event.key, event.character)
         try:
-            self.custom.handle_input(KeyInput(event.key, event.character))
+            self.custom.handle_input(self._handling)
         except Exception as e:  # an extension's editor must not lose the user's typing
             self.custom, self._custom_factory = None, None
             self.border_title = f"editor extension failed: {type(e).__name__}"
             return False
+        finally:
+            self._handling = None
         self._show_mode()
         return not self._defaulted
 
     # -- keys ---------------------------------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
-        if self.custom is not None and self._offer_to_custom(event):
-            event.stop()
-            event.prevent_default()
-            return
+        if self.custom is not None:
+            taken = self._offer_to_custom(event)
+            forwarded, self._forwarded = self._forwarded, []
+            for key in forwarded:  # keys the extension's editor handed on in place of this one
+                await self._builtin_key(events.Key(key.key, key.character))
+            if taken:
+                event.stop()
+                event.prevent_default()
+                return
+        await self._builtin_key(event)
+
+    async def _builtin_key(self, event: events.Key) -> None:
+        """caddie's own handling of a key: the jump target, the menu, the keybindings, then typing."""
         if self._jumping is not None:  # Ctrl+] (Ctrl+Alt+]) then the character to jump to
             forward, self._jumping = self._jumping == "forward", None
             if event.character and event.character.isprintable():

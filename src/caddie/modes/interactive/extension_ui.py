@@ -24,7 +24,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from caddie.extensions.ui_components import KeyInput, OverlayOptions, ThemeView
-from caddie.modes.interactive.transcript_view import Block
+from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 PI_TOKENS = {
     "accent": "primary", "borderAccent": "accent", "muted": "secondary", "success": "success",
@@ -61,6 +61,21 @@ class TerminalView:
 
     def request_render(self) -> None:
         self._redraw()
+
+
+def redraw_components(app: App[Any]) -> None:
+    """``tui.request_render()``: every extension component on screen draws again (widgets, ``ui.custom``,
+    overlays, the footer and the header)."""
+    for screen in app.screen_stack:
+        for view in screen.query(ComponentView):
+            view.redraw()
+        for transcript in screen.query(TranscriptView):
+            for block in transcript.blocks:
+                if isinstance(block, ComponentBlock):
+                    block.changed()
+    refresh_footer = getattr(app, "refresh_footer", None)
+    if callable(refresh_footer):
+        refresh_footer()
 
 
 def component_lines(component: Any, width: int) -> Text:
@@ -125,11 +140,12 @@ class ComponentBlock(Block):
 
     def __init__(self, component: Any) -> None:
         super().__init__()
-        self.component = component
+        self.drawn = component
+        """The extension's component (``Block.component`` is the block's CSS class)."""
 
     def content(self) -> RenderableType:
         width = self.measured_width if self.measured_width > 0 else 80
-        return component_lines(self.component, width)
+        return component_lines(self.drawn, width)
 
 
 _ANCHORS = {

@@ -65,15 +65,11 @@ class ScreenBridge:
         """Send an escape sequence straight to the terminal (nothing in a headless test)."""
 
     def _tui(self) -> Any:
-        from caddie.modes.interactive.extension_ui import TerminalView
+        from caddie.modes.interactive.extension_ui import TerminalView, redraw_components
 
         app = self.app
         assert isinstance(app, App)
-
-        def redraw() -> None:
-            app.refresh()
-
-        return TerminalView(app, redraw)
+        return TerminalView(app, lambda: redraw_components(app))
 
     def show_notice(self, message: str, level: NotifyLevel) -> None:
         self.app.show_notice(message, level)
