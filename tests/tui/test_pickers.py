@@ -9,7 +9,7 @@ import pytest
 from caddie.ai.messages import UserMessage
 from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.conversation import UserBlock
-from caddie.modes.interactive.dialogs import ConfirmScreen
+from caddie.modes.interactive.dialogs import ConfirmScreen, InputScreen
 from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker, age
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionStore
@@ -361,3 +361,65 @@ async def test_resume_deletes_a_session_after_a_yes(tmp_path: Path, monkeypatch:
         await pilot.pause()
         rows = [c.id for c in picker.shown]
     assert rows == [kept]
+
+
+async def test_resume_renames_sessions_with_ctrl_r(tmp_path: Path) -> None:
+    other = saved_session(tmp_path, "fix the parser")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        assert app.session is not None
+        app.session.store.save_now()
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == other))
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: isinstance(app.screen, InputScreen))
+        await type_text(pilot, "parser work")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("parser work" in str(c.prompt) for c in picker.shown if c.id == other))
+        current = app.session.store.session_file
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == current))
+        await pilot.press("ctrl+r")  # the open session: renamed through it
+        await until(pilot, lambda: isinstance(app.screen, InputScreen))
+        await type_text(pilot, "today")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.store.session_name() == "today")
+        await pilot.press("escape")
+    reopened = SessionStore.open(other, repair=False)
+    assert reopened.session_name() == "parser work"
+
+
+async def test_resume_sorts_threaded_recent_and_by_relevance(tmp_path: Path) -> None:
+    parent_file = saved_session(tmp_path, "refactor the lexer")
+    saved_session(tmp_path, "lexer notes and the parser")
+    parent = SessionStore.open(parent_file)
+    fork = parent.fork()
+    fork.append_message(UserMessage("try again", timestamp=next(_clock)))
+    fork.append_message(faux_message("again"))
+    parent.close()
+    assert fork.session_file is not None
+    saved_session(tmp_path, "newest: parser")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        threaded_rows = [c.id for c in picker.shown]
+        threaded_text = [str(c.prompt) for c in picker.shown]
+        await pilot.press("ctrl+s")
+        recent_rows = [c.id for c in picker.shown]
+        await pilot.press("ctrl+s")
+        await type_text(pilot, "lexer")
+        await pilot.pause()
+        relevance_rows = [str(c.prompt) for c in picker.shown]
+        title = widget_text(picker.query_one("#title"))
+    # threaded: the fork right under the session it came from, marked; recent: newest first, flat
+    assert threaded_rows.index(fork.session_file) == threaded_rows.index(parent_file) + 1
+    assert threaded_text[threaded_rows.index(fork.session_file)].startswith("└ ")
+    assert recent_rows[0] == fork.session_file and recent_rows.index(parent_file) > 0
+    assert relevance_rows[0].startswith("lexer notes") and "sort: relevance" in title

@@ -78,6 +78,8 @@ class SessionPicker(ListScreen):
         Binding("ctrl+n", "toggle_named", show=False, priority=True),
         Binding("ctrl+p", "toggle_path", show=False, priority=True),
         Binding("ctrl+d", "delete", show=False, priority=True),
+        Binding("ctrl+r", "rename", show=False, priority=True),
+        Binding("ctrl+s", "toggle_sort", show=False, priority=True),
     ]
 
     def __init__(
@@ -85,12 +87,18 @@ class SessionPicker(ListScreen):
         sessions: Sequence[SessionSummary],
         current: str | None = None,
         load_all: Callable[[], Awaitable[list[SessionSummary]]] | None = None,
+        rename_current: Callable[[str], None] | None = None,
     ) -> None:
         self.here = list(sessions)
         self.everywhere: list[SessionSummary] | None = None
         self.current = current
         self.load_all = load_all
+        self.rename_current = rename_current
+        """Ctrl+R on the open session: renamed through the session (its file is held by it)."""
         self.scope: str = "here"
+        self.sort: SessionSort = "threaded"
+        """Ctrl+S (Pi's app.session.toggleSort): threaded (forks under the session they came from), recent,
+        relevance (best match of the filter first)."""
         self.named_only = False
         """Ctrl+N (Pi's app.session.toggleNamedFilter): only sessions with a name."""
         self.show_path = False
@@ -103,20 +111,24 @@ class SessionPicker(ListScreen):
         )
 
     def _title(self) -> str:
-        return "Resume a session" + (" (all projects)" if self.scope == "all" else " (this project)")
+        scope = " (all projects)" if self.scope == "all" else " (this project)"
+        return f"Resume a session{scope} · sort: {self.sort}"
 
     def _hint(self) -> str:
         other = "this project" if self.scope == "all" else "all projects"
         named = "all" if self.named_only else "named only"
         path = "off" if self.show_path else "on"
-        return f"↑↓ move · enter resume · tab {other} · ctrl+n {named} · ctrl+p path {path} · esc cancel"
+        return (
+            f"↑↓ move · enter resume · tab {other} · ctrl+s sort · ctrl+r rename · ctrl+d delete · "
+            f"ctrl+n {named} · ctrl+p path {path} · esc cancel"
+        )
 
     def _choices(self, sessions: Sequence[SessionSummary], with_cwd: bool) -> list[Choice]:
         choices = []
-        for s in sessions:
+        for s, depth in threaded(sessions) if self.sort == "threaded" else [(s, 0) for s in sessions]:
             if self.named_only and not s.name:
                 continue
-            prompt = Text()
+            prompt = Text("  " * (depth - 1) + "└ " if depth else "", style="dim")
             title = s.name or s.first_message or "(no messages)"
             prompt.append(one_line(title, 48), style="bold" if s.name else "")
             meta = f"  {s.message_count} msgs · {age(s.modified)} · {s.id}"
@@ -155,6 +167,45 @@ class SessionPicker(ListScreen):
 
         self.app.push_screen(ConfirmScreen("Delete session?", f"{choice.id} is deleted for good."), answered)
 
+    def refill(self, keep: str | None = None) -> None:
+        super().refill(keep)
+        query = self.query_one("#filter", Input).value.strip().lower() if self.with_filter else ""
+        if self.sort == "relevance" and query:  # best match first: in the name, then early in the text
+            self.shown.sort(key=lambda c: relevance(query, c.search or ""))
+            index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
+            self._show_window(index)
+
+    def action_toggle_sort(self) -> None:
+        self.sort = SESSION_SORTS[(SESSION_SORTS.index(self.sort) + 1) % len(SESSION_SORTS)]
+        self.query_one("#title", Static).update(Text(self._title()))
+        self._redraw()
+
+    def action_rename(self) -> None:
+        """Ctrl+R (Pi's app.session.rename): name the highlighted session (empty: keep the name)."""
+        choice = self.highlighted_choice()
+        if choice is None:
+            return
+        summary = next((s for s in [*self.here, *(self.everywhere or [])] if str(s.path) == choice.id), None)
+
+        def answered(name: Any) -> None:
+            if not isinstance(name, str) or not name.strip() or summary is None:
+                return
+            if choice.id == self.current and self.rename_current is not None:
+                self.rename_current(name.strip())
+                error = None
+            else:
+                error = rename_session_file(Path(choice.id), name.strip())
+            if error is not None:
+                self.query_one("#hint", Static).update(Text(error))
+                return
+            summary.name = name.strip()
+            self._redraw()
+
+        current_name = summary.name if summary is not None else None
+        self.app.push_screen(
+            InputScreen("Rename session", current_name or "a name for this session"), answered
+        )
+
     def action_toggle_named(self) -> None:
         self.named_only = not self.named_only
         self._redraw()
@@ -183,6 +234,63 @@ class SessionPicker(ListScreen):
         self.refill(current.id if current else None)
         self.query_one("#title", Static).update(Text(self._title()))
         self.query_one("#hint", Static).update(Text(self._hint()))
+
+
+SessionSort = Literal["threaded", "recent", "relevance"]
+SESSION_SORTS: tuple[SessionSort, ...] = ("threaded", "recent", "relevance")
+
+
+def threaded(sessions: Sequence[SessionSummary]) -> list[tuple[SessionSummary, int]]:
+    """Sessions with their forks right under them (depth 1, 2 …), each level newest first as given; a fork
+    whose parent is not in the list stands on its own."""
+    paths = {str(s.path) for s in sessions}
+    children: dict[str, list[SessionSummary]] = {}
+    roots: list[SessionSummary] = []
+    for s in sessions:
+        parent = str(Path(s.parent).expanduser()) if s.parent else None
+        if parent is not None and parent in paths and parent != str(s.path):
+            children.setdefault(parent, []).append(s)
+        else:
+            roots.append(s)
+    ordered: list[tuple[SessionSummary, int]] = []
+    seen: set[str] = set()
+
+    def walk(session: SessionSummary, depth: int) -> None:
+        if str(session.path) in seen:  # a cycle in broken headers: each session once
+            return
+        seen.add(str(session.path))
+        ordered.append((session, depth))
+        for child in children.get(str(session.path), []):
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    ordered.extend((s, 0) for s in sessions if str(s.path) not in seen)
+    return ordered
+
+
+def relevance(query: str, haystack: str) -> tuple[int, int]:
+    """Sort key of a row for the filter ``query``: whole-phrase matches first, then by where it starts."""
+    low = haystack.lower()
+    at = low.find(query)
+    return (0, at) if at >= 0 else (1, min((low.find(w) for w in query.split() if w in low), default=0))
+
+
+def rename_session_file(path: Path, name: str) -> str | None:
+    """Give a session file a name (a ``session_info`` entry, as ``/name`` writes); a sentence when it failed."""
+    from caddie.errors import CaddieError
+
+    try:
+        store = SessionStore.open(path)
+    except (OSError, CaddieError) as e:
+        return f"Could not rename {path.name}: {e}"
+    try:
+        store.append_session_info(name)
+    except OSError as e:
+        return f"Could not rename {path.name}: {e.strerror or e}"
+    finally:
+        store.close()
+    return None
 
 
 def delete_session_file(path: Path) -> str | None:

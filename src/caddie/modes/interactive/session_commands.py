@@ -100,7 +100,12 @@ class SessionCommands:
                 everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
             )
 
-        picker = SessionPicker(here, current, load_all)
+        def rename_current(name: str) -> None:
+            if shell.session is not None:
+                shell.session.set_session_name(name)
+                shell.refresh_footer()
+
+        picker = SessionPicker(here, current, load_all, rename_current)
         if not here:
             picker.call_after_refresh(picker.action_toggle_scope)  # nothing here: show every project's
         chosen = await shell.ask(picker, None, None)
