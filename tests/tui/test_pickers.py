@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -423,3 +424,53 @@ async def test_resume_sorts_threaded_recent_and_by_relevance(tmp_path: Path) -> 
     assert threaded_text[threaded_rows.index(fork.session_file)].startswith("└ ")
     assert recent_rows[0] == fork.session_file and recent_rows.index(parent_file) > 0
     assert relevance_rows[0].startswith("lexer notes") and "sort: relevance" in title
+
+
+async def test_tree_folds_branch_segments_pages_and_shows_label_times(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path)
+    store.append_model_change("faux", "faux-1")
+    root = store.append_message(UserMessage("start here", timestamp=next(_clock)))
+    fork_point = store.append_message(faux_message("first answer"))
+    first = store.append_message(UserMessage("one way", timestamp=next(_clock)))
+    store.append_message(faux_message("went one way"))
+    store.move_leaf(fork_point)
+    second = store.append_message(UserMessage("other way", timestamp=next(_clock)))
+    store.append_message(faux_message("went the other way"))
+    store.append_label(root, "begin")
+    path = store.session_file
+    store.close()
+    app, _ = make_app(tmp_path, session="file", session_file=path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        picker = app.screen
+        assert isinstance(picker, TreePicker)
+        rows = [c.id for c in picker.shown]
+        picker.highlight(rows.index(first))
+        await pilot.press("ctrl+left")  # a segment start with entries under it: folded
+        await until(pilot, lambda: len(picker.shown) == len(rows) - 1)
+        folded_prompt = str(next(c.prompt for c in picker.shown if c.id == first))
+        await pilot.press("ctrl+left")  # already folded: to the start of the segment above
+        up_from_fold = picker.highlighted_choice()
+        picker.highlight([c.id for c in picker.shown].index(first))
+        await pilot.press("ctrl+right")  # unfolds
+        await until(pilot, lambda: len(picker.shown) == len(rows))
+        picker.highlight(0)
+        await pilot.press("ctrl+right")  # nothing folded: to the first entry after the branch point
+        down = picker.highlighted_choice()
+        await pilot.press("right")  # a page down: the last row of this short tree
+        paged = picker.highlighted_choice()
+        await pilot.press("left")
+        paged_back = picker.highlighted_choice()
+        await pilot.press("T")  # Shift+T: the labels' times
+        await until(pilot, lambda: any(":" in str(c.prompt).split("[begin]")[-1] for c in picker.shown))
+        timed = str(next(c.prompt for c in picker.shown if c.id == root))
+        search = picker.query_one("#filter").value  # type: ignore[attr-defined]
+    assert folded_prompt.lstrip().startswith("⊞ ")
+    assert up_from_fold is not None and up_from_fold.id == root
+    assert down is not None and down.id == first
+    assert paged is not None and paged.id == rows[-1] and paged_back is not None and paged_back.id == rows[0]
+    assert second in rows
+    assert re.search(r"\[begin\] \d\d:\d\d", timed), timed  # set today: the time of day, as Pi
+    assert search == ""  # T was not typed into the search

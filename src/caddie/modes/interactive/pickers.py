@@ -22,6 +22,7 @@ from caddie.config.paths import sessions_root
 from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen
 from caddie.modes.interactive.render import format_count, one_line, short_path
 from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
+from caddie.session.entries import LabelEntry
 from caddie.session.store import SessionStore, SessionSummary, TreeNode
 from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
@@ -347,13 +348,17 @@ class ForkPicker(ListScreen):
 
 
 class TreeSearch(Input):
-    """The tree's search line; Shift+L (typed as ``L``) edits a label instead of typing, as in Pi."""
+    """The tree's search line; Shift+L (typed as ``L``) edits a label and Shift+T shows the labels' times
+    instead of typing, as in Pi."""
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.character == "L" and isinstance(self.screen, TreePicker):
+        if event.character in ("L", "T") and isinstance(self.screen, TreePicker):
             event.stop()
             event.prevent_default()
-            self.screen.action_edit_label()
+            if event.character == "L":
+                self.screen.action_edit_label()
+            else:
+                self.screen.action_toggle_label_times()
             return
         await super()._on_key(event)
 
@@ -373,6 +378,11 @@ class TreePicker(ListScreen):
         Binding("ctrl+d", "set_filter('default')", show=False, priority=True),
         Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
         Binding("shift+l", "edit_label", show=False, priority=True),
+        Binding("shift+t", "toggle_label_times", show=False, priority=True),
+        Binding("ctrl+left,alt+left", "fold_or_up", show=False, priority=True),
+        Binding("ctrl+right,alt+right", "unfold_or_down", show=False, priority=True),
+        Binding("left", "page(-1)", show=False, priority=True),
+        Binding("right", "page(1)", show=False, priority=True),
     ]
 
     filter_input_class = TreeSearch
@@ -396,14 +406,80 @@ class TreePicker(ListScreen):
         self.rows_loading = False
         """True while the rows of another filter (or after a label edit) are computed off the event loop."""
         self._pick_when_loaded = False
+        self.view = view
+        self.folded: set[str] = set()
+        """Entries whose branch segment is folded (Ctrl+Left; Pi's app.tree.foldOrUp)."""
+        self.label_times = False
+        """Shift+T (app.tree.toggleLabelTimestamp): when each label was set, beside it."""
         super().__init__(
             "Session tree: pick where to continue from",
-            view.choices,
+            self._choices(),
             filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
-            hint="↑↓ move · enter go there · shift+l label · ctrl+o filter: default, no tools, user, "
-            "labeled, all · esc cancel",
+            hint="↑↓ move · ←→ page · ctrl+←→ fold/branch · enter go there · shift+l label · shift+t label "
+            "time · ctrl+o filter: default, no tools, user, labeled, all · esc cancel",
         )
+
+    def _choices(self) -> list[Choice]:
+        view = self.view
+        return _tree_choices(
+            view.rows, view.current_id, self.folded, view.label_times if self.label_times else None
+        )
+
+    def refill(self, keep: str | None = None) -> None:
+        super().refill(keep)
+        if self.folded:  # what is under a folded entry is left out
+            hidden = folded_away(self.view.rows, self.folded)
+            if hidden:
+                self.shown = [c for c in self.shown if c.id not in hidden]
+                self._show_window(next((i for i, c in enumerate(self.shown) if c.id == keep), 0))
+
+    def _redraw(self, keep: str | None) -> None:
+        self.choices = self._choices()
+        self.refill(keep)
+        self._scroll_to_highlight()
+
+    def action_toggle_label_times(self) -> None:
+        current = self.highlighted_choice()
+        self.label_times = not self.label_times
+        self._redraw(current.id if current else None)
+
+    def action_page(self, step: int) -> None:
+        """Left / Right: a page up or down (Pi pages the tree with the arrow keys; the search line has no
+        cursor to move)."""
+        rows = max(1, int((self.app.size.height or 24) * 0.7) - 4)
+        self.action_move(step * rows)
+
+    def action_fold_or_up(self) -> None:
+        """Ctrl+Left: fold the highlighted branch segment, or go to the start of the segment above."""
+        current = self.highlighted_choice()
+        if current is None:
+            return
+        rows = self._shown_rows()
+        if foldable(current.id, rows) and current.id not in self.folded:
+            self.folded.add(current.id)
+            self._redraw(current.id)
+            return
+        target = segment_start(current.id, rows, "up")
+        self.highlight(next((i for i, c in enumerate(self.shown) if c.id == target), 0))
+
+    def action_unfold_or_down(self) -> None:
+        """Ctrl+Right: unfold the highlighted entry, or go to the start of the next branch segment."""
+        current = self.highlighted_choice()
+        if current is None:
+            return
+        if current.id in self.folded:
+            self.folded.discard(current.id)
+            self._redraw(current.id)
+            return
+        target = segment_start(current.id, self._shown_rows(), "down")
+        index = next((i for i, c in enumerate(self.shown) if c.id == target), None)
+        if index is not None:
+            self.highlight(index)
+
+    def _shown_rows(self) -> list[TreeRow]:
+        shown = {c.id for c in self.shown}
+        return [row for row in self.view.rows if row.entry_id in shown]
 
     def on_mount(self) -> None:
         # ListScreen.on_mount (which fills the list) runs after this one: Textual walks the MRO itself.
@@ -461,9 +537,9 @@ class TreePicker(ListScreen):
             view = await asyncio.to_thread(tree_view, self.store, mode)
             if mode != self.mode:  # another filter was chosen meanwhile: its own reload shows it
                 return
-            self.choices, self.current_id, self.here_ids = view.choices, view.current_id, view.here_ids
-            self.refill(keep)
-            self._scroll_to_highlight()
+            self.view, self.current_id, self.here_ids = view, view.current_id, view.here_ids
+            self.folded.clear()
+            self._redraw(keep)
             self.rows_loading = False
             if self._pick_when_loaded:
                 self._pick_when_loaded = False
@@ -482,9 +558,64 @@ class TreePicker(ListScreen):
 class TreeView:
     """What the tree picker shows for one filter."""
 
-    choices: list[Choice]
+    rows: list[TreeRow]
     current_id: str | None
     here_ids: set[str]
+    label_times: dict[str, str]
+    """Entry id → when its label was set (ISO time)."""
+
+    @property
+    def choices(self) -> list[Choice]:
+        return _tree_choices(self.rows, self.current_id)
+
+
+def children_of(rows: Sequence[TreeRow]) -> dict[str | None, list[str]]:
+    children: dict[str | None, list[str]] = {}
+    for row in rows:
+        children.setdefault(row.parent_id, []).append(row.entry_id)
+    return children
+
+
+def foldable(entry_id: str, rows: Sequence[TreeRow]) -> bool:
+    """As Pi: an entry with shown children that starts a segment (at the top, or one of several children)."""
+    children = children_of(rows)
+    if not children.get(entry_id):
+        return False
+    parent = next((row.parent_id for row in rows if row.entry_id == entry_id), None)
+    return parent is None or len(children.get(parent, [])) > 1
+
+
+def folded_away(rows: Sequence[TreeRow], folded: set[str]) -> set[str]:
+    """The entries under a folded one (rows come parents first)."""
+    hidden: set[str] = set()
+    for row in rows:
+        if row.parent_id is not None and (row.parent_id in folded or row.parent_id in hidden):
+            hidden.add(row.entry_id)
+    return hidden
+
+
+def segment_start(entry_id: str, rows: Sequence[TreeRow], direction: Literal["up", "down"]) -> str:
+    """Where Ctrl+Left / Ctrl+Right go when there is nothing to fold: the start of the branch segment above
+    (or the top), or the first entry after the next branch point (or the last entry of the line)."""
+    children = children_of(rows)
+    parent = {row.entry_id: row.parent_id for row in rows}
+    order = {row.entry_id: i for i, row in enumerate(rows)}
+    current = entry_id
+    if direction == "down":
+        while True:
+            below = children.get(current, [])
+            if not below:
+                return current
+            if len(below) > 1:
+                return below[0]
+            current = below[0]
+    while True:
+        up = parent.get(current)
+        if up is None:
+            return current
+        if len(children.get(up, [])) > 1 and order[current] < order[entry_id]:
+            return current
+        current = up
 
 
 def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
@@ -495,7 +626,14 @@ def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
     tree_mode: TreeFilter = "all" if mode == "labeled" else mode
     rows = tree_rows(store.tree(), store.leaf_id, set(path), tree_mode)
     if mode == "labeled":
+        parents = {row.entry_id: row.parent_id for row in rows}
         rows = [row for row in rows if row.label]
+        labelled = {row.entry_id for row in rows}
+        for row in rows:  # the nearest labelled entry above
+            up = row.parent_id
+            while up is not None and up not in labelled:
+                up = parents.get(up)
+            row.parent_id = up
     shown = {row.entry_id for row in rows}
     current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
     here_ids = {store.leaf_id} if store.leaf_id else set()
@@ -504,7 +642,8 @@ def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
         described = describe_entry(entry)
         if described is not None and described[0] != "meta":
             break
-    return TreeView(_tree_choices(rows, current_id), current_id, here_ids)
+    label_times = {e.target_id: e.timestamp for e in store.entries() if isinstance(e, LabelEntry) and e.label}
+    return TreeView(rows, current_id, here_ids, label_times)
 
 
 async def open_tree_picker(
@@ -515,11 +654,18 @@ async def open_tree_picker(
     return TreePicker(store, set_label, view)
 
 
-def _tree_choices(rows: Sequence[TreeRow], current_id: str | None) -> list[Choice]:
+def _tree_choices(
+    rows: Sequence[TreeRow],
+    current_id: str | None,
+    folded: set[str] | None = None,
+    label_times: dict[str, str] | None = None,
+) -> list[Choice]:
     choices = []
     for row in rows:
         current = row.entry_id == current_id
         prompt = Text("  " * min(row.depth, MAX_TREE_INDENT))
+        if folded and row.entry_id in folded:
+            prompt.append("⊞ ", style="bold")
         marker = "● " if current else ("│ " if row.on_path else "  ")
         prompt.append(marker, style="green" if current else "dim")
         style = {"user": "bold", "tool": "dim", "meta": "dim italic", "summary": "italic"}.get(row.kind, "")
@@ -528,5 +674,25 @@ def _tree_choices(rows: Sequence[TreeRow], current_id: str | None) -> list[Choic
         prompt.append(row.text, style=style)
         if row.label:
             prompt.append(f"  [{row.label}]", style="yellow")
+            when = label_times.get(row.entry_id) if label_times is not None else None
+            if when:
+                prompt.append(f" {label_time(when)}", style="dim")
         choices.append(Choice(row.entry_id, prompt, f"{row.text} {row.label or ''}"))
     return choices
+
+
+def label_time(iso: str) -> str:
+    """A label's time as Pi shows it (local time): ``14:05`` today, ``3/7 14:05`` this year, else
+    ``25/3/7 14:05``."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return iso
+    now = datetime.now().astimezone()
+    time_of_day = when.strftime("%H:%M")
+    if when.date() == now.date():
+        return time_of_day
+    day = f"{when.month}/{when.day}"
+    return f"{day} {time_of_day}" if when.year == now.year else f"{when.year % 100:02d}/{day} {time_of_day}"
