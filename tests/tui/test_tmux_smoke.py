@@ -129,3 +129,42 @@ def test_a_large_bracketed_paste_collapses_to_a_marker_and_is_sent_whole(tmux: T
     tmux.keys("C-c")
     tmux.wait_for(lambda s: "To resume this session:" in s, "caddie to exit")
     assert "pasted line 00" in screen
+
+
+def test_extension_components_and_an_editor_component_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
+    """ctx.ui from the examples, through a real terminal: a picker in place of the editor, an overlay, a key
+    hook and a vim-mode editor component (examples/extensions/ui_tour.py and vim_mode.py)."""
+    examples = Path(__file__).parents[2] / "examples" / "extensions"
+    project = tmp_path / "project"
+    project.mkdir()
+    args = f"--model faux/echo -e {examples / 'ui_tour.py'} -e {examples / 'vim_mode.py'}"
+    tmux.type(caddie_command(project, tmp_path / "caddie-home", args))
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "faux/echo" in s and "INSERT" in s, "the UI with the vim editor")
+
+    tmux.type("/ui-pick")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "Pick a colour" in s and "› red" in s, "the picker in place of the editor")
+    tmux.keys("Down")
+    tmux.wait_for(lambda s: "› green" in s, "the picker's highlight moved")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "picked green" in s and "INSERT" in s, "the choice, and the editor back")
+
+    tmux.type("/ui-overlay")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "ui-tour overlay" in s, "the overlay")
+    tmux.type("q")
+    tmux.wait_for(lambda s: "overlay closed" in s and "ui-tour overlay" not in s, "the overlay closed")
+
+    tmux.keys("F7")
+    tmux.wait_for(lambda s: "keys seen" in s, "the key hook's notice")
+
+    tmux.type("abcd")
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "NORMAL" in s, "vim's normal mode")
+    tmux.type("0x$iZ")
+    tmux.wait_for(lambda s: "bcZd" in s and "INSERT" in s, "the vim edits")
+    tmux.keys("C-c")  # clears the editor
+    tmux.keys("C-c")
+    tmux.keys("C-c")  # twice on an empty editor: quit
+    tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")
