@@ -293,7 +293,7 @@ def test_parse_command(text: str, expected: tuple[str, str] | None) -> None:
 def test_completion_ranks_prefix_matches_before_substring_matches() -> None:
     commands = merge_commands([CommandInfo("remodel", "ext"), CommandInfo("new", "shadowed")])
     labels = [c.label for c in complete("/mod", commands)]
-    assert labels == ["/model", "/remodel"]
+    assert labels == ["/model", "/scoped-models", "/remodel"]  # the name's start first, then anywhere in it
     assert [c for c in commands if c.name == "new"] == [BUILTIN_COMMANDS[2]]
 
 

@@ -61,6 +61,7 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("reload", "Reload extensions"),
     CommandInfo("login", "Store an API key for a provider in auth.json (/login [provider])"),
     CommandInfo("logout", "Remove a stored API key (/logout [provider])"),
+    CommandInfo("scoped-models", "Enable, disable and reorder the models Ctrl+P cycles among (ctrl+s saves)"),
     CommandInfo("llama", "Manage llama.cpp router models: load, unload, download (see /login llama.cpp)"),
     CommandInfo("hotkeys", "Show all keyboard shortcuts"),
     CommandInfo("help", "Show commands and how to use caddie"),

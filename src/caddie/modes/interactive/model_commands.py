@@ -1,6 +1,6 @@
 """Built-in commands about the model: ``/model``, ``/thinking``, ``/login``, ``/logout``, ``/llama``; and Ctrl+P's cycling.
 
-``/login`` and ``/logout`` live in login.py; ``/scoped-models`` in scoped_models.py.
+``/login`` and ``/logout`` live in login.py; ``/scoped-models``'s screen in scoped_models.py.
 """
 
 from __future__ import annotations
@@ -73,6 +73,34 @@ class ModelCommands:
 
         await run_login(self.shell, args)
         self.shell.refresh_footer()
+
+    async def cmd_scoped_models(self, args: str) -> None:
+        """Which models Ctrl+P cycles among (scoped_models.py); Ctrl+S there saves ``enabledModels``."""
+        from caddie.modes.interactive.scoped_models import Enabled, ScopedModelsScreen
+
+        shell = self.shell
+        session, registry = shell.session, shell.registry
+        assert session is not None and registry is not None
+        await asyncio.to_thread(registry.discover_local)
+        models = pickable_models(shell)
+        if not models:
+            shell.show_info(Text(registry.no_model_text()), "warning")
+            return
+        by_ref = {m.ref: m for m in models}
+        scoped = [m.ref for m in session.state().scoped_models]
+
+        def change(enabled: Enabled) -> None:
+            session.configure(scoped_models=[by_ref[r] for r in enabled or [] if r in by_ref])
+
+        def save(enabled: Enabled) -> str | None:
+            path = session.settings.global_path
+            try:
+                session.settings.save_global({"enabledModels": enabled})
+            except (OSError, ValueError) as e:
+                return f"Could not save {path}: {e}"
+            return None
+
+        await shell.ask(ScopedModelsScreen(models, scoped or None, change, save), None, None)
 
     async def cmd_llama(self, args: str) -> None:  # the llama.cpp router's models (llama.py)
         from caddie.modes.interactive.llama import run_llama
