@@ -474,3 +474,30 @@ async def test_tree_folds_branch_segments_pages_and_shows_label_times(tmp_path: 
     assert second in rows
     assert re.search(r"\[begin\] \d\d:\d\d", timed), timed  # set today: the time of day, as Pi
     assert search == ""  # T was not typed into the search
+
+
+async def test_ctrl_backspace_deletes_a_session_only_when_the_search_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `trash` command: the file is deleted
+    doomed = saved_session(tmp_path, "throwaway work")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        await type_text(pilot, "throwaway work")
+        await pilot.press("ctrl+backspace")  # a word of the search, not the session
+        await pilot.pause()
+        search = picker.query_one("#filter").value  # type: ignore[attr-defined]
+        assert isinstance(app.screen, SessionPicker) and Path(doomed).exists()
+        picker.query_one("#filter").value = ""  # type: ignore[attr-defined]
+        await pilot.pause()
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == doomed))
+        await pilot.press("ctrl+backspace")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not Path(doomed).exists())
+    assert search == "throwaway "

@@ -81,6 +81,7 @@ class SessionPicker(ListScreen):
         Binding("ctrl+d", "delete", show=False, priority=True),
         Binding("ctrl+r", "rename", show=False, priority=True),
         Binding("ctrl+s", "toggle_sort", show=False, priority=True),
+        Binding("ctrl+backspace", "delete_if_no_query", show=False, priority=True),
     ]
 
     def __init__(
@@ -175,6 +176,15 @@ class SessionPicker(ListScreen):
             self.shown.sort(key=lambda c: relevance(query, c.search or ""))
             index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
             self._show_window(index)
+
+    def action_delete_if_no_query(self) -> None:
+        """Ctrl+Backspace (Pi's app.session.deleteNoninvasive): deletes the highlighted session when the
+        search line is empty, else the word before the cursor in it."""
+        search = self.query_one("#filter", Input)
+        if search.value:
+            search.action_delete_left_word()
+        else:
+            self.action_delete()
 
     def action_toggle_sort(self) -> None:
         self.sort = SESSION_SORTS[(SESSION_SORTS.index(self.sort) + 1) % len(SESSION_SORTS)]
