@@ -467,6 +467,11 @@ async def test_tree_folds_branch_segments_pages_and_shows_label_times(tmp_path: 
         await until(pilot, lambda: any(":" in str(c.prompt).split("[begin]")[-1] for c in picker.shown))
         timed = str(next(c.prompt for c in picker.shown if c.id == root))
         search = picker.query_one("#filter").value  # type: ignore[attr-defined]
+        picker.highlight([c.id for c in picker.shown].index(root))
+        await pilot.press("ctrl+x")  # the entry's text to the clipboard (OSC 52)
+        await pilot.pause()
+        copied = app.clipboard
+    assert copied == "start here"
     assert folded_prompt.lstrip().startswith("⊞ ")
     assert up_from_fold is not None and up_from_fold.id == root
     assert down is not None and down.id == first

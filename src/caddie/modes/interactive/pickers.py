@@ -22,7 +22,7 @@ from caddie.config.paths import sessions_root
 from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen
 from caddie.modes.interactive.render import format_count, one_line, short_path
 from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
-from caddie.session.entries import LabelEntry
+from caddie.session.entries import LabelEntry, MessageEntry, SessionEntry
 from caddie.session.store import SessionStore, SessionSummary, TreeNode
 from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
@@ -389,6 +389,7 @@ class TreePicker(ListScreen):
         Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
         Binding("shift+l", "edit_label", show=False, priority=True),
         Binding("shift+t", "toggle_label_times", show=False, priority=True),
+        Binding("ctrl+x", "copy_entry", show=False, priority=True),
         Binding("ctrl+left,alt+left", "fold_or_up", show=False, priority=True),
         Binding("ctrl+right,alt+right", "unfold_or_down", show=False, priority=True),
         Binding("left", "page(-1)", show=False, priority=True),
@@ -427,7 +428,7 @@ class TreePicker(ListScreen):
             filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
             hint="↑↓ move · ←→ page · ctrl+←→ fold/branch · enter go there · shift+l label · shift+t label "
-            "time · ctrl+o filter: default, no tools, user, labeled, all · esc cancel",
+            "time · ctrl+x copy · ctrl+o filter: default, no tools, user, labeled, all · esc cancel",
         )
 
     def _choices(self) -> list[Choice]:
@@ -448,6 +449,16 @@ class TreePicker(ListScreen):
         self.choices = self._choices()
         self.refill(keep)
         self._scroll_to_highlight()
+
+    def action_copy_entry(self) -> None:
+        """Ctrl+X (Pi's app.message.copy in the tree): the highlighted entry's text to the clipboard."""
+        choice = self.highlighted_choice()
+        entry = self.store.get_entry(choice.id) if choice is not None else None
+        if entry is None:
+            return
+        text = entry_text(entry)
+        self.app.copy_to_clipboard(text)
+        self.query_one("#hint", Static).update(Text(f"Copied {len(text):,} characters to the clipboard"))
 
     def action_toggle_label_times(self) -> None:
         current = self.highlighted_choice()
@@ -706,3 +717,22 @@ def label_time(iso: str) -> str:
         return time_of_day
     day = f"{when.month}/{when.day}"
     return f"{day} {time_of_day}" if when.year == now.year else f"{when.year % 100:02d}/{day} {time_of_day}"
+
+
+def entry_text(entry: SessionEntry) -> str:
+    """An entry's whole text (a message's, a summary's), for copying; else the tree's one-line description."""
+    from caddie.ai.messages import AssistantMessage
+    from caddie.modes.interactive.render import content_text
+
+    if isinstance(entry, MessageEntry):
+        message = entry.message
+        if isinstance(message, AssistantMessage):
+            return message.text()
+        content = getattr(message, "content", None)
+        if content is not None:
+            return content_text(content)
+    summary = getattr(entry, "summary", None)
+    if isinstance(summary, str):
+        return summary
+    described = describe_entry(entry)
+    return described[1] if described is not None else entry.type
