@@ -49,9 +49,13 @@ ISSUES = {"12": "Crash on resume", "27": "The interactive UI", "31": "MCP server
 class Panel:
     """A widget component: a counter the command bumps, drawn with the theme's colours."""
 
-    def __init__(self, theme: ThemeView) -> None:
-        self.theme = theme
+    def __init__(self, tui: TuiHandle, theme: ThemeView) -> None:
+        self.tui, self.theme = tui, theme
         self.clicks = 0
+
+    def bump(self) -> None:
+        self.clicks += 1
+        self.tui.request_render()  # draw again: the state changed outside handle_input
 
     def render(self, width: int) -> list[str]:
         bar = "█" * min(self.clicks, max(1, width - 20))
@@ -114,13 +118,12 @@ def register(api: ExtensionAPI) -> None:
         if not panel:
 
             def make(tui: TuiHandle, theme: ThemeView) -> Panel:
-                panel.append(Panel(theme))
-                return panel[-1]
+                panel[:] = [Panel(tui, theme)]  # made again when the theme changes: a fresh one
+                return panel[0]
 
             ctx.ui.set_widget("ui-tour", make, "aboveEditor")
         else:
-            panel[-1].clicks += 1
-            ctx.ui.set_widget("ui-tour", lambda tui, theme: panel[-1])  # drawn again
+            panel[0].bump()
 
     async def ui_footer(args: str, ctx: CommandContext) -> None:
         if args.strip() == "off":

@@ -278,3 +278,37 @@ def test_key_names_match_pi_and_textual_spellings() -> None:
     assert matches_key(KeyInput("ctrl+shift+p"), "shift+ctrl+P")
     assert matches_key("pageup", "pageUp") and matches_key("escape", "esc")
     assert not matches_key(KeyInput("ctrl+p"), "ctrl+shift+p")
+
+
+async def test_a_widget_component_is_kept_while_other_widgets_change(tmp_path: Path) -> None:
+    made: list[int] = []
+
+    class Counter:
+        def render(self, width: int) -> list[str]:
+            return [f"counter made {len(made)} times"]
+
+    def factory(tui: Any, theme: Any) -> Counter:
+        made.append(1)
+        return Counter()
+
+    def register(api: Any) -> None:
+        async def counter(args: str, ctx: Any) -> None:
+            ctx.ui.set_widget("counter", factory)
+
+        async def note(args: str, ctx: Any) -> None:
+            ctx.ui.set_widget("note", [f"note {args}"])
+
+        api.register_command("counter", counter, "a component")
+        api.register_command("note", note, "lines")
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register, "keep")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/counter")
+        await until(pilot, lambda: "counter made 1 times" in widget_text(app.above))
+        await submit(pilot, app, "/note one")
+        await until(pilot, lambda: "note one" in widget_text(app.above))
+        await submit(pilot, app, "/counter")  # the same factory again: the same component, drawn again
+        await pilot.pause()
+        order = [child.name for child in app.above.children]
+    assert len(made) == 1 and order == ["counter", "note"]

@@ -97,6 +97,24 @@ def as_renderable(drawn: Any, width: int) -> RenderableType:
     return drawn if drawn is not None else Text("")
 
 
+class _Failed:
+    """What a factory that raised leaves in its place: one red line."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def render(self, width: int) -> list[str]:
+        return [f"\x1b[31m[component failed: {type(self.error).__name__}: {self.error}]\x1b[39m"]
+
+
+def made_by(factory: Callable[..., Any], *args: Any) -> Any:
+    """The component ``factory(*args)`` makes, or one that shows the error it raised."""
+    try:
+        return factory(*args)
+    except Exception as e:  # an extension's factory must never break the screen
+        return _Failed(e)
+
+
 class ComponentView(Static):
     """A component as a widget (a widget area, the footer, ``ui.custom``); keys go to its
     ``handle_input`` while it has the focus."""
@@ -109,6 +127,9 @@ class ComponentView(Static):
         super().__init__("", id=id, name=name)
         self.component = component
         self.can_focus = focusable
+        self.made_with: tuple[Any, Any] | None = None
+        """The factory and theme name that made the component (a widget area keeps it while they are the
+        same)."""
 
     def on_mount(self) -> None:
         self.redraw()

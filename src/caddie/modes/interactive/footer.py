@@ -236,20 +236,29 @@ class WidgetArea(Vertical):
         for key, content in widgets.items():
             current = existing.get(key)
             if callable(content):
-                from caddie.modes.interactive.extension_ui import ComponentView
+                from caddie.modes.interactive.extension_ui import ComponentView, made_by
 
-                if current is not None:
-                    current.remove()
-                made = content(tui() if tui is not None else None, theme)
-                self.mount(ComponentView(made, name=key))
+                made_with = (content, getattr(theme, "name", None))
+                if isinstance(current, ComponentView) and current.made_with == made_with:
+                    current.redraw()  # the same factory and theme: the component keeps its state
+                    continue
+                view = ComponentView(made_by(content, tui() if tui is not None else None, theme), name=key)
+                view.made_with = made_with
+                self._put(view, current)
                 continue
             text = Text("\n").join(ansi_line(line) for line in content)
             if current is None or type(current) is not Static:
-                if current is not None:
-                    current.remove()
-                self.mount(Static(text, name=key))
+                self._put(Static(text, name=key), current)
             else:
                 current.update(text)
+
+    def _put(self, widget: Static, instead_of: Static | None) -> None:
+        """Mount ``widget`` where ``instead_of`` is (keeping the order of the keys), or at the end."""
+        if instead_of is None:
+            self.mount(widget)
+        else:
+            self.mount(widget, after=instead_of)
+            instead_of.remove()
 
 
 def git_branch(cwd: str) -> str | None:

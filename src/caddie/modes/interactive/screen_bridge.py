@@ -63,6 +63,7 @@ class ScreenBridge:
         self.app = app
         self.write_terminal = write_terminal
         """Send an escape sequence straight to the terminal (nothing in a headless test)."""
+        self._footer_made_with: tuple[Any, Any] = (None, None)
 
     def _tui(self) -> Any:
         from caddie.modes.interactive.extension_ui import TerminalView, redraw_components
@@ -98,6 +99,8 @@ class ScreenBridge:
         working.set_indicator(ui.working_visible, ui.working_frames, ui.working_interval_ms)
 
     def refresh_chrome(self) -> None:
+        from caddie.modes.interactive.extension_ui import made_by
+
         app, ui = self.app, self.app.ui
         changed = (
             app.view.hidden_thinking_label != ui.hidden_thinking_label or app.view.header is not ui.header
@@ -108,7 +111,13 @@ class ScreenBridge:
             app.view.tools_expanded = ui.tools_expanded
             app.set_expanded("tools", ui.tools_expanded)
         ui.tools_expanded = app.view.tools_expanded
-        app.footer.use_component(ui.footer(self._tui(), self.theme_view()) if ui.footer is not None else None)
+        theme = self.theme_view()
+        made_with = (ui.footer, theme.name if theme is not None else None)
+        if made_with != self._footer_made_with:  # a new factory or theme: made again
+            self._footer_made_with = made_with
+            app.footer.use_component(
+                made_by(ui.footer, self._tui(), theme) if ui.footer is not None else None
+            )
         app.refresh_footer()
         app.editor.use_component(ui.editor_component, self._tui, self.theme_view(), app.keys)
         if changed:
