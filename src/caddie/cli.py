@@ -8,6 +8,7 @@
     caddie install|remove|list|update     packages (extensions, skills, prompt templates)
     caddie config                         list and switch extensions, skills, prompts, packages
     caddie demo [--no-tui]                a 30-second scripted tour (no key needed)
+    caddie auth print-api-key|print-bearer-token|check   the credential caddie would send (Pi's ``pi auth``)
 
 A usage mistake ends in one line on stderr and exit code 2; a bug ends in one line and exit code 70 with
 the traceback in ~/.caddie/agent/crash.log. Never a traceback on the terminal.
@@ -39,7 +40,7 @@ def _subcommand(argv: list[str]) -> int:
 def _asks_version(args: list[str]) -> bool:
     """``caddie [options] --version``: answered before anything is imported (argparse would print the same
     for ``--version`` anywhere among the main command's options)."""
-    if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS):
+    if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS, "auth"):
         return False
     return "--version" in (args[: args.index("--")] if "--" in args else args)
 
@@ -112,6 +113,10 @@ def _main(args: list[str]) -> int:
             from caddie.modes.demo import run_demo
 
             return run_demo(args[1:])
+        if args and args[0] == "auth":
+            from caddie.modes.auth_command import run_auth_command
+
+            return run_auth_command(args[1:])
         if args and args[0] == "batch":
             from caddie.modes.batch import run_batch_command
 

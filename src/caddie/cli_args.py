@@ -259,6 +259,7 @@ def attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
     content (resized like the read tool's), empty files skipped."""
     from caddie.ai.messages import ImageContent
     from caddie.tools.images import detect_image_mime_type, process_image
+    from caddie.untrusted.files import non_regular_kind, read_regular
 
     text = ""
     images: list[ImageContent] = []
@@ -266,9 +267,12 @@ def attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
         path = Path(raw).expanduser()
         path = (Path(cwd) / path).resolve() if not path.is_absolute() else path
         if not path.is_file():
-            raise CliError(f"file not found: {path} (attach files as @path/to/file)")
+            kind = non_regular_kind(path) or ("a folder" if path.is_dir() else None)
+            if kind is None:
+                raise CliError(f"file not found: {path} (attach files as @path/to/file)")
+            raise CliError(f"{path}: it is {kind}, not a regular file (attach files as @path/to/file)")
         try:
-            data = path.read_bytes()
+            data = read_regular(path)  # never blocks, even if the path became a FIFO since the check
         except OSError as e:
             raise CliError(f"cannot read {path}: {e.strerror or e}") from None
         if not data:

@@ -399,11 +399,70 @@ async def test_mulligan_rewind_shows_as_updates(setup: Setup) -> None:
         assert rewind[-1].status == "completed"
         assert rewind[-1].content and rewind[-1].content[0].type == "content"
         # the rewound call is marked in the editor
-        assert agent.client.tool_updates("c_cat")[-1].title == "`cat big.txt` (rewound by mulligan)"
+        assert (
+            agent.client.tool_updates("c_cat")[-1].title
+            == "`cat big.txt` — hidden by mulligan_rewind (last_tool_call_group)"
+        )
+        assert [u.title for u in rewind if u.title] == [rewind[0].title]  # the rewind itself is sent
         assert "messages will be hidden from your view" in rewind[-1].content[0].content.text
         # the model no longer sees the big output
         last = setup.llm.llm_requests[-1]
         assert "c_cat" not in tool_results(last)
+
+
+async def test_a_shrink_shows_on_the_call_and_a_cancel_gives_the_title_back(setup: Setup) -> None:
+    (setup.project / "big.txt").write_text("x" * 30_000 + "\n")
+    target = {"by_tool_call_id": "c_cat"}
+    setup.llm.push(
+        fl.tool_call("bash", {"command": "cat big.txt"}, id="c_cat"),
+        fl.tool_call("mulligan_shrink", {"target": target, "replacement": "30,000 x."}, id="c_sh"),
+        fl.tool_call("mulligan_cancel", {"target": target}, id="c_cn"),
+        fl.text("Done."),
+    )
+    async with open_agent(setup.home, setup.project, setup.llm, "--mode", "auto") as agent:
+        await agent.initialize()
+        new = await agent.conn.new_session(cwd=str(setup.project))
+        await agent.conn.prompt(session_id=new.session_id, prompt=[text_block("look at big.txt")])
+        assert [u.title for u in agent.client.tool_updates("c_cat") if u.title] == [
+            "`cat big.txt`",
+            "`cat big.txt` — shrunk by mulligan_shrink",
+            "`cat big.txt`",
+        ]
+
+
+QUIET_EXTENSION = """
+from caddie.extensions.api import EntryVisibility, ToolResultMessage
+
+
+def register(api):
+    # a third-party extension that sends echo results in another form answers what it does (its context
+    # handler is left out here: only the answer matters to the editor)
+    def visibility(event, ctx):
+        for message, entry_id in zip(event.messages, event.entry_ids):
+            if isinstance(message, ToolResultMessage) and "quiet" in str(message.content):
+                event.mark(entry_id, EntryVisibility("replaced", "trimmed by quiet", replacement=message))
+
+    api.on("entry_visibility", visibility)
+"""
+
+
+async def test_what_any_extension_keeps_from_the_model_shows_on_its_tool_calls(
+    setup: Setup, tmp_path: Path
+) -> None:
+    ext = tmp_path / "quiet.py"
+    ext.write_text(QUIET_EXTENSION)
+    setup.llm.push(
+        fl.tool_call("bash", {"command": "echo quiet please"}, id="c_q"),
+        fl.tool_call("bash", {"command": "echo loud"}, id="c_l"),
+        fl.text("Done."),
+    )
+    async with open_agent(setup.home, setup.project, setup.llm, "--mode", "auto", "-e", str(ext)) as agent:
+        await agent.initialize()
+        new = await agent.conn.new_session(cwd=str(setup.project))
+        await agent.conn.prompt(session_id=new.session_id, prompt=[text_block("echo twice")])
+        titled = [u.title for u in agent.client.tool_updates("c_q") if u.title]
+        assert titled == ["`echo quiet please`", "`echo quiet please` — trimmed by quiet"]  # once
+        assert [u.title for u in agent.client.tool_updates("c_l") if u.title] == ["`echo loud`"]
 
 
 EXTENSION = """

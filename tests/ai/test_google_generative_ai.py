@@ -1,4 +1,4 @@
-"""The google-generative-ai provider, through the real ``google-genai`` SDK against the fake server
+"""The google-generative-ai provider (Gemini's documented REST API over plain HTTP) against the fake server
 speaking Gemini's ``streamGenerateContent?alt=sse`` protocol."""
 
 from __future__ import annotations

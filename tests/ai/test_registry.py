@@ -242,7 +242,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
                     "api": "openai-completions",
                     "models": [{"id": "fine"}],
                 },
-                "resp": {"baseUrl": "http://x/v1", "api": "bedrock-converse-stream", "models": [{"id": "m"}]},
+                "resp": {"baseUrl": "http://x/v1", "api": "no-such-api", "models": [{"id": "m"}]},
                 "nourl": {"api": "openai-completions", "models": [{"id": "m"}]},
                 "badmodels": {
                     "baseUrl": "http://127.0.0.1:2/v1",
@@ -254,7 +254,7 @@ def test_bad_entries_are_reported_and_skipped_one_by_one(tmp_path: Path) -> None
         },
     )
     text = "\n".join(reg.warnings)
-    assert "providers.resp.api: 'bedrock-converse-stream' is not an API caddie supports" in text
+    assert "providers.resp.api: 'no-such-api' is not an API caddie supports" in text
     assert "providers.nourl: has models but no baseUrl" in text
     assert 'providers.badmodels.models[0]: needs a string "id"' in text
     assert "providers.badmodels.models[1].contextWindow: must be a positive integer" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 from pathlib import Path
 
 from PIL import Image
@@ -207,6 +208,13 @@ def test_at_file_attaches_text_inline_and_images_as_images(caddie: Caddie) -> No
     assert base64.b64decode(images[0]["image_url"]["url"].split(",", 1)[1]) == buffer.getvalue()
     missing = caddie.run("-p", "--model", "fake/fake-model", "@nope.txt", "hi")
     assert missing.returncode == 2 and "file not found" in missing.stderr
+    os.mkfifo(caddie.project / "pipe")  # exists, but reading it would block until a writer comes
+    for name, kind in (("pipe", "a named pipe (FIFO)"), ("/dev/zero", "a character device")):
+        special = caddie.run("-p", "--model", "fake/fake-model", f"@{name}", "hi", timeout=30)
+        path = caddie.project / name
+        assert special.returncode == 2 and special.stderr == (
+            f"caddie: {path}: it is {kind}, not a regular file (attach files as @path/to/file)\n"
+        )
 
 
 def test_models_setting_scopes_cycling(caddie: Caddie) -> None:

@@ -41,3 +41,59 @@ def test_list_models_shows_the_models_of_extension_providers(caddie: Caddie) -> 
     assert result.returncode == 0, result.stderr
     [row] = [line.split() for line in result.stdout.splitlines() if line.startswith("corp")]
     assert row[:3] == ["corp", "corp-large", "50K"]
+
+
+EXTENSION_API = """
+import time
+from caddie.extensions.api import AssistantMessage, DoneEvent, StartEvent, TextContent, TextDeltaEvent
+
+def login(callbacks):
+    callbacks.on_device_code("CORP-1", "https://sso.corp.example/device")
+    return {"access": "corp-access-1", "refresh": "corp-refresh-1", "expires": int(time.time() * 1000) + 3600_000}
+
+async def refresh_token(credential):
+    return {**credential, "access": "corp-access-2", "expires": int(time.time() * 1000) + 3600_000}
+
+async def stream_simple(model, context, options):
+    message = AssistantMessage([TextContent(f"{options.api_key}:{context.messages[-1].content[0].text}")], model.api, model.provider, model.id)
+    yield StartEvent(message)
+    yield DoneEvent("stop", message)
+
+async def refresh_models():
+    return [{"id": "dynamic-1", "contextWindow": 9000}]
+
+def register(api):
+    api.register_provider("corp", {
+        "baseUrl": "https://corp.example", "api": "corp-messages", "streamSimple": stream_simple,
+        "oauth": {"name": "Corp SSO", "login": login, "refreshToken": refresh_token, "getApiKey": lambda c: c["access"]},
+        "refreshModels": refresh_models,
+        "models": [{"id": "corp-1"}],
+    })
+"""
+
+
+def test_an_extensions_own_api_and_login_answer_in_print_mode(caddie: Caddie) -> None:
+    import json
+    import time
+
+    ext = caddie.project / "corp_api.py"
+    ext.write_text(EXTENSION_API)
+    agent = caddie.home / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    # A login stored by /login earlier (an expired one: the extension's refreshToken renews it).
+    (agent / "auth.json").write_text(
+        json.dumps(
+            {
+                "corp": {
+                    "type": "oauth",
+                    "access": "corp-access-1",
+                    "refresh": "r",
+                    "expires": int(time.time() * 1000) - 1,
+                }
+            }
+        )
+    )
+    result = caddie.run("-p", "-e", str(ext), "--model", "corp/corp-1", "ping")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "corp-access-2:ping"
+    assert json.loads((agent / "auth.json").read_text())["corp"]["access"] == "corp-access-2"

@@ -18,6 +18,7 @@ from PIL import Image
 
 from caddie.session.store import SessionStore
 from tests.export.helpers import Ids, Page, export, open_session
+from tests.interop.pi import skip_or_fail
 
 FLAGS = [
     "--headless",
@@ -35,10 +36,8 @@ FLAGS = [
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        reason = "headless Chromium is not installed (Debian: apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must provide it")
-        pytest.skip(reason)
+        skip_or_fail("headless Chromium is not installed (Debian: apt-get install chromium)")
+        raise AssertionError("unreachable")
     return found
 
 

@@ -230,7 +230,9 @@ def _closes_aborted_block(event: dict[str, Any], following: list[dict[str, Any]]
 def _without_provider_details(value: Any) -> Any:
     """Set aside what the provider adapters (owned apart from the RPC layer) fill in differently: the
     running token counts of ``message_update``, the response id already on ``message_start``, and a
-    ``reasoning: 0`` token count Pi's OpenAI adapter adds. Everything else is compared as is."""
+    ``reasoning: 0`` token count Pi's OpenAI adapter adds, and caddie's estimate for a reply whose server
+    reported no usage (``"estimated": true``, docs/providers.md) where Pi records zeros — compared as Pi's
+    zeros. Everything else is compared as is."""
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
@@ -240,11 +242,20 @@ def _without_provider_details(value: Any) -> Any:
                 continue
             if key == "reasoning" and item == 0 and "totalTokens" in value:
                 continue
+            if key == "usage" and isinstance(item, dict) and item.get("estimated") is True:
+                item = _zeroed({k: v for k, v in item.items() if k != "estimated"})
             out[key] = _without_provider_details(item)
         return out
     if isinstance(value, list):
         return [_without_provider_details(v) for v in value]
     return value
+
+
+def _zeroed(value: Any) -> Any:
+    """The same shape with every number 0."""
+    if isinstance(value, dict):
+        return {k: _zeroed(v) for k, v in value.items()}
+    return 0 if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 def test_system_prompt_flag_sends_pis_exact_text(tmp_path: Path) -> None:

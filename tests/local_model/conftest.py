@@ -99,9 +99,12 @@ def gemma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GemmaServer]:
     log = tmp_path_factory.mktemp("gemma-server") / "server.log"
     command = [
         str(_server_python()), "-m", "llama_cpp.server", "--model", str(_gguf()), "--model_alias", MODEL_ID,
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT), "--n_threads", "2",
-        "--n_threads_batch", "2",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT), "--n_threads", "1",
+        "--n_threads_batch", "1",
     ]  # fmt: skip
+    # One thread: ggml's threads meet at a spinning barrier after every layer, so two threads on two cores
+    # shared with caddie's own process (and, in CI, whatever else runs) wait on each other — measured under
+    # load: 2.2 s a token with two threads, 0.17 s with one.
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     server = GemmaServer(f"http://127.0.0.1:{port}", process, log)

@@ -14,6 +14,7 @@ from caddie.extensions.bundled.mcp.naming import command_name, find_mentions, to
 from caddie.extensions.bundled.mcp.runtime import prompt_arguments
 from caddie.extensions.bundled.mcp.sampling import sampling_reply, sampling_request
 from caddie.extensions.bundled.mcp.schema import input_schema
+from caddie.extensions.bundled.mcp.transports import secret_env_values
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -212,3 +213,26 @@ def test_mcp_json_problem_is_one_line(tmp_path: Path) -> None:
         and problem is not None
         and problem.startswith(f"{tmp_path / '.mcp.json'} could not be read")
     )
+
+
+def test_server_env_secrets_follow_the_one_list_of_secret_looking_variables() -> None:
+    env = (
+        ("OPENAI_API_KEY", "sk-1"),
+        ("PGPASSWORD", "pg-pass"),
+        ("GITHUB_PAT", "ghp-pat"),
+        ("NPM_AUTH", "npm-auth"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/creds.json"),
+        ("DATABASE_URL", "postgres://app:pw@db/app"),
+        ("DEBUG", "1"),
+        ("PATH", "/usr/bin"),
+        ("GIT_AUTHOR_NAME", "Ada"),
+        ("PROXY_URL", "http://proxy:3128"),
+    )
+    assert secret_env_values(env) == [
+        "sk-1",
+        "pg-pass",
+        "ghp-pat",
+        "npm-auth",
+        "/creds.json",
+        "postgres://app:pw@db/app",
+    ]

@@ -90,7 +90,14 @@ def test_providers_carry_pis_variables_and_base_urls() -> None:
     assert (
         providers["openai"].base_url == "https://api.openai.com/v1" and providers["openai"].title == "OpenAI"
     )
-    assert "mistral" not in providers  # Pi speaks Mistral's own Conversations API, which caddie does not
+    assert providers["mistral"].api == "mistral-conversations" and providers["mistral"].env_keys == (
+        "MISTRAL_API_KEY",
+    )
+    assert providers["amazon-bedrock"].api == "bedrock-converse-stream"  # every vendor, as in Pi
+    assert providers["google-vertex"].api == "google-vertex"
+    assert (
+        providers["openai-codex"].api == "openai-codex-responses" and providers["openai-codex"].env_keys == ()
+    )
     for local in ("ollama", "lmstudio", "llamacpp", "vllm", "faux"):
         assert not providers[local].needs_key and providers[local].open_models
 

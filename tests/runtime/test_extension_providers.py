@@ -101,9 +101,12 @@ async def test_a_config_caddie_cannot_use_is_refused_with_one_clear_sentence(tmp
     api.register_provider("corp", LOCAL)
 
     with pytest.raises(
-        ValueError, match=r"unknown key\(s\) oauth; caddie understands api, apiKey, baseUrl, compat"
+        ValueError,
+        match=r"unknown key\(s\) flavor; caddie understands api, apiKey, authHeader, baseUrl, compat",
     ):
-        api.register_provider("corp", {"baseUrl": "http://x", "oauth": {}})  # type: ignore[typeddict-unknown-key]
+        api.register_provider("corp", {"baseUrl": "http://x", "flavor": {}})  # type: ignore[typeddict-unknown-key]
+    with pytest.raises(ValueError, match='"oauth" needs a "login" function'):
+        api.register_provider("corp", {"baseUrl": "http://x", "oauth": {}})
     with pytest.raises(ValueError, match=r"'responses' is not an API caddie supports"):
         api.register_provider("corp", {**LOCAL, "api": "responses"})
     with pytest.raises(ValueError, match="not a provider name"):
@@ -123,7 +126,7 @@ async def test_problems_found_at_start_up_become_warnings_naming_the_extension(t
 
 async def test_unknown_keys_inside_register_are_a_load_error(tmp_path: Path) -> None:
     ext = tmp_path / "corp.py"
-    ext.write_text("def register(api):\n    api.register_provider('corp', {'streamSimple': None})\n")
+    ext.write_text("def register(api):\n    api.register_provider('corp', {'flavor': None})\n")
     path = agent_dir() / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))

@@ -838,6 +838,76 @@ def bedrock_frames(reply: Reply, model: str) -> list[bytes]:
     return frames
 
 
+def converse_frames(reply: Reply, model: str) -> list[bytes]:
+    """Bedrock ``ConverseStream``: messageStart, content blocks (reasoning, text, tool use), messageStop,
+    metadata — each an AWS event-stream message whose ``:event-type`` names it."""
+    usage = reply.usage or _default_usage(reply)
+    events: list[tuple[str, dict[str, Any]]] = [("messageStart", {"role": "assistant"})]
+    index = 0
+    if reply.thinking:
+        for piece in _pieces(reply.thinking, reply.chunk_size):
+            events.append(
+                (
+                    "contentBlockDelta",
+                    {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": piece}}},
+                )
+            )
+        events.append(
+            (
+                "contentBlockDelta",
+                {
+                    "contentBlockIndex": index,
+                    "delta": {"reasoningContent": {"signature": reply.thinking_signature}},
+                },
+            )
+        )
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    if reply.text:
+        for piece in _pieces(reply.text, reply.chunk_size):
+            events.append(("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}))
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
+        events.append(
+            (
+                "contentBlockStart",
+                {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": call_id, "name": call.name}}},
+            )
+        )
+        for piece in _pieces(call.arguments_json(), reply.chunk_size):
+            events.append(
+                ("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
+            )
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    stop = reply.finish or ("tool_use" if reply.tool_calls else "end_turn")
+    events.append(("messageStop", {"stopReason": stop}))
+    total = usage.input + usage.output + usage.cache_read + usage.cache_write
+    events.append(
+        (
+            "metadata",
+            {
+                "usage": {
+                    "inputTokens": usage.input,
+                    "outputTokens": usage.output,
+                    "totalTokens": total,
+                    "cacheReadInputTokens": usage.cache_read,
+                    "cacheWriteInputTokens": usage.cache_write,
+                },
+                "metrics": {"latencyMs": 1},
+            },
+        )
+    )
+    return [
+        aws_event_frame(
+            {":event-type": name, ":content-type": "application/json", ":message-type": "event"},
+            json.dumps(body).encode(),
+        )
+        for name, body in events
+    ]
+
+
 # --------------------------------------------------------------------------------------------------
 # Server
 
@@ -870,6 +940,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing ---------------------------------------------------------------------------------
     def _record(self, body_bytes: bytes) -> RecordedRequest:
         body: Any = None
+        if self.headers.get("content-encoding", "").lower() == "zstd" and body_bytes:
+            import zstandard  # Pi compresses its Codex requests
+
+            body_bytes = zstandard.ZstdDecompressor().decompressobj().decompress(body_bytes)
         if self.server.owner.parse_bodies:
             try:
                 body = json.loads(body_bytes) if body_bytes else None
@@ -889,6 +963,8 @@ class _Handler(BaseHTTPRequestHandler):
             if path.endswith("/responses")
             else "gemini"
             if path.endswith((":streamGenerateContent", ":generateContent"))
+            else "converse"
+            if path.endswith("/converse-stream")
             else "bedrock"
             if path.endswith(("/invoke-with-response-stream", "/invoke"))
             else "vertex"
@@ -1069,6 +1145,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(req, reply, gemini_events(reply, _gemini_model(req.path)), "gemini")
         elif req.api == "bedrock":
             self._stream_frames(req, reply, bedrock_frames(reply, _bedrock_model(req.path)))
+        elif req.api == "converse":
+            self._stream_frames(req, reply, converse_frames(reply, _bedrock_model(req.path)))
         elif req.stream:
             self._stream(req, reply, anthropic_events(reply, model), "anthropic")
         else:
@@ -1097,7 +1175,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = _openai_error_body(reply)
         elif req.api == "gemini":
             body = _google_error_body(reply)
-        elif req.api == "bedrock":
+        elif req.api in ("bedrock", "converse"):
             body = {"message": reply.error}
         else:
             body = _anthropic_error_body(reply)
@@ -1233,7 +1311,7 @@ class FakeLLM:
     def llm_requests(self) -> list[RecordedRequest]:
         """Only the chat requests (POSTs to either protocol), not model listings."""
         with self._lock:
-            return [r for r in self.requests if r.api != "other"]
+            return [r for r in self.requests if r.api != "other" and r.method == "POST"]
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout

@@ -20,6 +20,7 @@ from caddie.modes.interactive.pickers import TreePicker
 from caddie.modes.interactive.settings_dialog import SettingsScreen
 from caddie.session.entries import MessageEntry
 from caddie.tools.find import find_fd
+from tests.interop.pi import skip_or_fail
 from tests.tui.harness import (
     LARGE,
     SMALL,
@@ -102,7 +103,9 @@ async def test_at_offers_project_files_fuzzily_honouring_gitignore(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use_fd: bool
 ) -> None:
     if use_fd and find_fd() is None:
-        pytest.skip("fd is not installed (the python-walk case covers the fallback)")
+        skip_or_fail(
+            "fd is not installed (Debian: apt-get install fd-find; the python-walk case covers the fallback)"
+        )
     monkeypatch.setattr(files_module, "USE_FD", use_fd)
     root = project(tmp_path)
     (root / "src" / "parsing" / "lexer.py").write_text("y = 2\n")  # "prsr" is in its directory only

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Input
 
@@ -103,3 +104,104 @@ async def test_login_without_a_model_selects_the_providers_default(tmp_path: Pat
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not None and app.session.model is not None)
         assert app.session.model is not None and app.session.model.ref == "deepseek/deepseek-v4-pro"
+
+
+async def test_login_to_a_subscription_by_device_code_stores_the_login(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from tests.support.fake_oauth import FakeOAuthServer
+
+    async def no_wait(_seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr("caddie.ai.oauth.device.SLEEP", no_wait)
+    app, _ = make_app(tmp_path)
+    auth = agent_dir() / "auth.json"
+    with FakeOAuthServer() as server:
+        monkeypatch.setenv("CADDIE_OAUTH_ENDPOINTS", server.endpoints("https://auth.x.ai"))
+        server.route(
+            "POST",
+            "/oauth2/device/code",
+            (
+                200,
+                {
+                    "device_code": "dc",
+                    "user_code": "GROK-4242",
+                    "verification_uri": "https://accounts.x.ai/device",
+                    "expires_in": 600,
+                },
+            ),
+        )
+        server.route(
+            "POST",
+            "/oauth2/token",
+            [
+                (400, {"error": "authorization_pending"}),
+                (
+                    200,
+                    {
+                        "access_token": "xai-token-from-tui-0123",
+                        "refresh_token": "xai-refresh-0123",
+                        "expires_in": 3600,
+                    },
+                ),
+            ],
+        )
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(app, pilot)
+            await submit(pilot, app, "/login xai")
+            await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+            await type_text(pilot, "subscription")
+            await pilot.press("enter")
+            await until(
+                pilot, lambda: "Logged in: xAI (Grok/X subscription)" in widget_text(app.conversation)
+            )
+            transcript = widget_text(app.conversation)
+    assert "GROK-4242" in transcript and "https://accounts.x.ai/device" in transcript
+    assert "xai-token-from-tui-0123" not in transcript
+    stored = json.loads(auth.read_text())["xai"]
+    assert stored["type"] == "oauth" and stored["access"] == "xai-token-from-tui-0123"
+
+
+async def test_a_browser_login_takes_the_pasted_redirect_url(tmp_path: Path, monkeypatch: Any) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.support.fake_oauth import FakeOAuthServer
+
+    opened: list[str] = []
+    monkeypatch.setattr("caddie.modes.interactive.login.open_browser", opened.append)
+    monkeypatch.setenv("CADDIE_OAUTH_CALLBACK_PORT", "0")
+    app, _ = make_app(tmp_path)
+    with FakeOAuthServer() as server:
+        monkeypatch.setenv(
+            "CADDIE_OAUTH_ENDPOINTS", server.endpoints("https://claude.ai", "https://platform.claude.com")
+        )
+        server.route(
+            "POST",
+            "/v1/oauth/token",
+            (
+                200,
+                {
+                    "access_token": "sk-ant-oat01-from-tui",
+                    "refresh_token": "sk-ant-ort01-x",
+                    "expires_in": 3600,
+                },
+            ),
+        )
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(app, pilot)
+            await submit(pilot, app, "/login anthropic")
+            await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+            await type_text(pilot, "Claude Pro")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, InputScreen) and bool(opened))
+            state = parse_qs(urlsplit(opened[0]).query)["state"][0]
+            await type_text(pilot, f"http://localhost:53692/callback?code=pasted&state={state}")
+            await pilot.press("enter")
+            await until(
+                pilot, lambda: "Logged in: Anthropic (Claude Pro/Max)" in widget_text(app.conversation)
+            )
+    assert server.calls("/v1/oauth/token")[0].body["code"] == "pasted"
+    assert (
+        json.loads((agent_dir() / "auth.json").read_text())["anthropic"]["access"] == "sk-ant-oat01-from-tui"
+    )

@@ -103,12 +103,8 @@ _KEYLESS: tuple[ProviderInfo, ...] = (
         needs_key=False, open_models=True, compat=_LLAMA_ROUTER_COMPAT, login_label="llama.cpp server",
     ),
     ProviderInfo("faux", "Faux (scripted)", "http://localhost:0", "faux", needs_key=False, open_models=True),
-    # Claude through the anthropic SDK's cloud clients (extras [bedrock], [vertex]); credentials are the
-    # clients' own: AWS_BEARER_TOKEN_BEDROCK or the usual AWS chain, Google application-default credentials.
-    ProviderInfo(
-        "amazon-bedrock", "Amazon Bedrock (Claude)", "", "anthropic-bedrock", ("AWS_BEARER_TOKEN_BEDROCK",),
-        needs_key=False, open_models=True,
-    ),
+    # Claude on Vertex through the anthropic SDK's cloud client (extra [vertex]): Google application-default
+    # credentials. (Amazon Bedrock is Pi's provider, in the catalogue: every vendor over bedrock-converse-stream.)
     ProviderInfo(
         "anthropic-vertex", "Claude on Vertex AI", "", "anthropic-vertex", needs_key=False, open_models=True,
     ),

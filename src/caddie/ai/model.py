@@ -26,17 +26,33 @@ Api: TypeAlias = Literal[
     "google-generative-ai",
     "anthropic-bedrock",
     "anthropic-vertex",
+    "openai-codex-responses",
+    "pi-messages",
+    "mistral-conversations",
+    "google-vertex",
+    "bedrock-converse-stream",
     "faux",
 ]
 """The wire protocols caddie speaks (Pi's ``Api`` names); each has a module in ``caddie.ai.providers``."""
 APIS: tuple[Api, ...] = get_args(Api)
 
 
+_EXTENSION_APIS: set[str] = set()
+"""APIs extensions provide (``register_provider`` with ``streamSimple``): their own names."""
+
+
+def register_api_name(name: str) -> None:
+    """Let ``name`` be used as a model's ``api`` (an extension provides its stream function)."""
+    _EXTENSION_APIS.add(name)
+
+
 def as_api(value: object) -> Api | None:
-    """``value`` when it names an API caddie speaks, else None."""
+    """``value`` when it names an API caddie speaks (built in, or provided by an extension), else None."""
     for api in APIS:
         if value == api:
             return api
+    if isinstance(value, str) and value in _EXTENSION_APIS:
+        return value  # type: ignore[return-value]  # an extension's API: a name outside the built-in list
     return None
 
 
@@ -271,3 +287,5 @@ class StreamOptions:
     on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None
     """Sees (and may replace) the provider payload just before it is sent (``before_provider_request``)."""
     on_response: Callable[[ProviderResponse], Awaitable[None]] | None = None
+    transport: Literal["auto", "sse", "websocket", "websocket-cached"] | None = None
+    """Settings ``transport`` (Pi's): how ``openai-codex-responses`` talks to its server; None: ``auto``."""

@@ -42,6 +42,11 @@ _BUILTIN_MODULES = {
     "google-generative-ai": "caddie.ai.providers.google_generative_ai",
     "anthropic-bedrock": "caddie.ai.providers.anthropic_bedrock",
     "anthropic-vertex": "caddie.ai.providers.anthropic_vertex",
+    "openai-codex-responses": "caddie.ai.providers.openai_codex_responses",
+    "pi-messages": "caddie.ai.providers.pi_messages",
+    "mistral-conversations": "caddie.ai.providers.mistral_conversations",
+    "google-vertex": "caddie.ai.providers.google_vertex",
+    "bedrock-converse-stream": "caddie.ai.providers.bedrock_converse_stream",
     "faux": "caddie.ai.providers.faux",
 }
 _registry: dict[str, ApiProvider] = {}

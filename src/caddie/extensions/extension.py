@@ -131,6 +131,17 @@ class ProviderConfig(TypedDict, total=False):
     compat: dict[str, Any]
     models: list[ProviderModelConfig]
     modelOverrides: dict[str, ProviderModelConfig]
+    authHeader: bool
+    """Send the key as ``Authorization: Bearer`` too."""
+    oauth: dict[str, Any]
+    """A login for ``/login`` (Pi's shape): ``name``, ``login(callbacks)``, ``refreshToken(credential)``,
+    ``getApiKey(credential)``, optionally ``loginLabel``; the functions may be ``async``."""
+    streamSimple: Any
+    """``stream_simple(model, context, options)``: an async iterator of ``AssistantMessageEvent`` — the
+    stream function of this provider's own ``api``."""
+    refreshModels: Any
+    """``async refresh_models()``: the provider's current models (models.json's model shape); kept in
+    models-store.json and used instead of ``models``."""
 
 
 PROVIDER_CONFIG_KEYS = frozenset(ProviderConfig.__annotations__)

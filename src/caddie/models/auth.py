@@ -1,28 +1,35 @@
-"""Stored keys: ``~/.caddie/agent/auth.json`` in Pi's format.
+"""Stored credentials: ``~/.caddie/agent/auth.json`` in Pi's format, shared with Pi both ways.
 
     {"openai": {"type": "api_key", "key": "sk-..."},
-     "cloudflare-ai-gateway": {"type": "api_key", "key": "...", "env": {"CLOUDFLARE_ACCOUNT_ID": "..."}}}
+     "cloudflare-ai-gateway": {"type": "api_key", "key": "...", "env": {"CLOUDFLARE_ACCOUNT_ID": "..."}},
+     "anthropic": {"type": "oauth", "access": "sk-ant-oat...", "refresh": "...", "expires": 1767225600000}}
 
 A stored key wins over the environment (as in Pi). ``key`` may be ``!command`` or ``$VAR`` like models.json
 values; ``env`` holds provider-scoped variables used before the process environment (Cloudflare's account
-and gateway ids). Entries of other types (Pi's ``oauth``) are kept untouched but not used.
+and gateway ids). ``oauth`` entries are subscription logins (``caddie.models.oauth`` refreshes them); every
+field Pi writes is kept as it is.
 
-The file is created ``0600`` in a ``0700`` folder and replaced atomically. Every stored key is registered with
+Every write is a read-modify-write of the whole file under Pi's own cross-process lock (``file_lock``: the
+``auth.json.lock`` directory), so caddie and Pi never lose each other's changes. The file is created ``0600``
+in a ``0700`` folder and replaced atomically. Every stored key and token is registered with
 ``caddie.ai.secrets`` as soon as the file is read, so no error text, log, export or session shows it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from caddie.ai import secrets
+from caddie.ai.oauth.types import register_credential
 from caddie.config.paths import agent_dir
+from caddie.models.file_lock import FileLock
 
 __all__ = ["AuthStore", "Credential", "default_auth_path"]
 
@@ -50,11 +57,13 @@ class AuthStore:
         self.path = Path(path) if path is not None else default_auth_path()
         self.warnings: list[str] = []
         self._credentials: dict[str, Credential] = {}
+        self._oauth: dict[str, dict[str, Any]] = {}
         self.reload()
 
     def reload(self) -> None:
         self.warnings = []
         self._credentials = {}
+        self._oauth = {}
         data = self._read()
         if data is None:
             return
@@ -64,8 +73,16 @@ class AuthStore:
                     f'{self.path}: "{provider}" is not a credential ({{"type": "api_key", "key": "..."}}); ignoring it.'
                 )
                 continue
-            if entry["type"] != "api_key":
-                continue  # Pi's OAuth logins: kept in the file, not used by caddie
+            if entry["type"] == "oauth":
+                if _valid_oauth(entry):
+                    register_credential(entry)
+                    self._oauth[provider] = dict(entry)
+                else:
+                    self.warnings.append(
+                        f'{self.path}: the login of "{provider}" needs string "access" and "refresh" and a numeric '
+                        f'"expires"; ignoring it (run /login {provider} again).'
+                    )
+                continue
             key, env = entry.get("key"), entry.get("env")
             if (key is not None and not isinstance(key, str)) or (
                 env is not None
@@ -111,6 +128,28 @@ class AuthStore:
         """Providers with a stored credential: a key, or only settings (a llama.cpp router's URL)."""
         return [name for name, c in self._credentials.items() if c.key or c.env]
 
+    def oauth(self, provider: str) -> dict[str, Any] | None:
+        """``provider``'s subscription login as stored (a copy), or None."""
+        entry = self._oauth.get(provider)
+        return dict(entry) if entry is not None else None
+
+    def oauth_providers(self) -> list[str]:
+        """Providers with a stored subscription login."""
+        return list(self._oauth)
+
+    def stored(self) -> dict[str, str]:
+        """Every stored credential's provider and type (``api_key`` or ``oauth``), without its secret."""
+        return {
+            **{n: "api_key" for n, c in self._credentials.items() if c.key},
+            **dict.fromkeys(self._oauth, "oauth"),
+        }
+
+    def lock(self) -> FileLock:
+        """The cross-process lock every write of this file takes (Pi's ``auth.json.lock``)."""
+        if not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, mode=DIR_MODE)
+        return FileLock(self.path)
+
     # -- writing ------------------------------------------------------------------------------------
     def set_key(self, provider: str, key: str, env: Mapping[str, str] | None = None) -> None:
         """Store ``key`` for ``provider`` (replacing an earlier one; other providers' entries stay)."""
@@ -121,9 +160,16 @@ class AuthStore:
         entry: dict[str, Any] = {"type": "api_key", "key": key}
         if env:
             entry["env"] = dict(env)
-        data = self._read() or {}
-        data[provider] = entry
-        self._write(data)
+        self.put(provider, entry)
+
+    def put(self, provider: str, entry: Mapping[str, Any]) -> None:
+        """Store ``entry`` (an ``api_key`` or ``oauth`` credential) for ``provider``, under the lock."""
+        if entry.get("type") == "oauth":
+            register_credential(dict(entry))
+        with self.lock():
+            data = self._read_for_write()
+            data[provider] = dict(entry)
+            self._write(data)
         self.reload()
 
     def set_credential(self, provider: str, key: str | None, env: Mapping[str, str]) -> None:
@@ -142,13 +188,45 @@ class AuthStore:
 
     def remove(self, provider: str) -> bool:
         """Forget ``provider``'s stored credential; False when there was none."""
-        data = self._read() or {}
-        if provider not in data:
-            return False
-        del data[provider]
-        self._write(data)
+        with self.lock():
+            data = self._read_for_write()
+            if provider not in data:
+                return False
+            del data[provider]
+            self._write(data)
         self.reload()
         return True
+
+    async def modify_oauth(
+        self,
+        provider: str,
+        change: Callable[[dict[str, Any] | None], Awaitable[dict[str, Any] | None]],
+    ) -> dict[str, Any] | None:
+        """Read-modify-write ``provider``'s login under the cross-process lock: ``change`` sees the login as
+        the file holds it *now* (another process may have refreshed it) and returns a new one to store, or
+        None to keep it. Returns the login stored afterwards (None: not an ``oauth`` entry)."""
+        async with self.lock().held():
+            data = self._read_for_write()
+            current = data.get(provider)
+            current_oauth = (
+                dict(current) if isinstance(current, dict) and current.get("type") == "oauth" else None
+            )
+            updated = await change(current_oauth)
+            if updated is not None:
+                register_credential(updated)
+                data[provider] = dict(updated)
+                self._write(data)
+        self.reload()
+        return self.oauth(provider)
+
+    def _read_for_write(self) -> dict[str, Any]:
+        """The file's current content for a change; an unreadable file is never overwritten."""
+        warnings = list(self.warnings)
+        data = self._read()
+        self.warnings = warnings
+        if data is None and self.path.exists():
+            raise OSError(f"{self.path} is not a valid credentials file; fix or delete it first")
+        return data or {}
 
     def _write(self, data: dict[str, Any]) -> None:
         folder = self.path.parent
@@ -157,7 +235,7 @@ class AuthStore:
         fd, tmp = tempfile.mkstemp(prefix=".auth.", suffix=".tmp", dir=folder)  # created 0600
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2)
+                json.dump(data, f, indent=2, ensure_ascii=False)
                 f.write("\n")
                 f.flush()
                 os.fsync(f.fileno())
@@ -166,6 +244,17 @@ class AuthStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def _valid_oauth(entry: Mapping[str, Any]) -> bool:
+    expires = entry.get("expires")
+    return (
+        isinstance(entry.get("access"), str)
+        and isinstance(entry.get("refresh"), str)
+        and isinstance(expires, int | float)
+        and not isinstance(expires, bool)
+        and math.isfinite(expires)
+    )
 
 
 def _register(credential: Credential) -> None:

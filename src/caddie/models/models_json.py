@@ -6,6 +6,7 @@ is wrong and what caddie does about it) and the rest still loads.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +33,10 @@ class ProviderConfig:
     api_key: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     compat: ModelCompat | None = None
+    auth_header: bool = False
+    """``authHeader``: send the key as ``Authorization: Bearer`` too."""
+    oauth: str | None = None
+    """``oauth``: the login this provider uses (models.json: ``"radius"``, a Radius gateway at ``baseUrl``)."""
 
 
 class _Problems:
@@ -225,6 +230,13 @@ def apply_provider(
     return models, problems.lines
 
 
+def json_text(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def _load_provider(
     name: str,
     spec: dict[str, Any],
@@ -243,6 +255,7 @@ def _load_provider(
         ("compat", dict),
         ("models", list),
         ("modelOverrides", dict),
+        ("authHeader", bool),
     ):
         if key in spec and not isinstance(spec[key], kind):
             problems.add(
@@ -261,6 +274,15 @@ def _load_provider(
                 "skipping this provider",
             )
             return models
+    oauth = spec.get("oauth")
+    if oauth is not None and oauth != "radius":
+        problems.add(
+            f"{where}.oauth", f'{json_text(oauth)} is not a login caddie knows (only "radius")', "ignoring it"
+        )
+        oauth = None
+    if oauth == "radius" and not spec.get("baseUrl"):
+        problems.add(f"{where}.oauth", '"radius" needs the gateway\'s "baseUrl"', "ignoring it")
+        oauth = None
     compat: ModelCompat | None = None
     if "compat" in spec:
         checked = _compat(spec["compat"], where, problems, "skipping this provider")
@@ -275,6 +297,8 @@ def _load_provider(
         api_key=spec.get("apiKey"),
         headers=_resolve_headers(spec.get("headers") or {}, env, problems, where),
         compat=compat,
+        auth_header=spec.get("authHeader") is True,
+        oauth=oauth,
     )
     configs[name] = config
 

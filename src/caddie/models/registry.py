@@ -7,6 +7,11 @@ Built in: ``caddie.ai.catalogue`` (Pi's providers and models, keyless local serv
 A key comes from, in this order: auth.json (``/login``), models.json ``apiKey`` (``$ENV_VAR``, ``${ENV_VAR}``,
 ``!shell command``, a bare environment variable name, or a literal), the provider's environment variables
 (Pi's names: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``GEMINI_API_KEY``...). Local servers need none.
+
+A subscription login stored in auth.json (``oauth``) owns its provider: ``request_auth`` gives each request
+the login's token, renewed when it expires (``caddie.models.oauth``). Without anything stored, Anthropic
+also takes ``ANTHROPIC_AUTH_TOKEN`` (sent as ``Authorization: Bearer``) and ``ANTHROPIC_OAUTH_TOKEN`` (a
+Claude Pro/Max token), before ``ANTHROPIC_API_KEY``, as Pi does.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from caddie.ai import catalogue, secrets
 from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, LLAMA_ROUTER, ProviderInfo
-from caddie.ai.model import Model, ModelCompat
-from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, is_local_base_url
+from caddie.ai.model import Model, ModelCompat, register_api_name
+from caddie.ai.oauth import FLOW_NAMES, builtin_flow
+from caddie.ai.oauth.types import OAuthFlow, RequestAuth
+from caddie.ai.providers.request import NO_KEY_PLACEHOLDER, headers_contain, is_local_base_url
+from caddie.ai.stream import register_api
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings
 from caddie.errors import ConfigurationError
@@ -36,6 +44,8 @@ from caddie.models.local_servers import (
     ServerModels,
 )
 from caddie.models.models_json import ProviderConfig, apply_provider, load_models_json
+from caddie.models.models_store import ModelRefresher, ModelsStore
+from caddie.models.oauth import ExtensionOAuthFlow, ExtensionStream, OAuthCredentials
 from caddie.models.ollama import (
     OLLAMA_PROBE_TIMEOUT_S,
     OLLAMA_URL_ENV,
@@ -43,7 +53,18 @@ from caddie.models.ollama import (
     probe_ollama,
 )
 
-__all__ = ["DEFAULT_MODELS", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
+__all__ = ["DEFAULT_MODELS", "LoginOption", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
+
+ANTHROPIC_AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+ANTHROPIC_OAUTH_TOKEN_ENV = "ANTHROPIC_OAUTH_TOKEN"
+
+
+class LoginOption(NamedTuple):
+    """One entry of ``/login``'s menu: a provider and how to log in to it (``oauth`` or ``api_key``)."""
+
+    provider: str
+    label: str
+    kind: str
 
 
 class NoModelConfigured(ConfigurationError):
@@ -122,6 +143,12 @@ class ModelRegistry:
         self._registered_problems: dict[str, list[str]] = {}
         self.servers = ServerModels()
         """What local servers said they serve (``discover_local``; ``caddie.models.local_servers``)."""
+        self._flows: dict[str, OAuthFlow] = {}
+        """Logins extensions registered (``register_provider`` with ``oauth``)."""
+        self._model_refreshers: dict[str, ModelRefresher] = {}
+        """Extensions' ``refreshModels``: provider → a function returning its current models."""
+        self.models_store = ModelsStore(self.models_json_path.parent / "models-store.json")
+        self.oauth = OAuthCredentials(self.auth, self.oauth_flow)
         self.refresh()
 
     @property
@@ -146,28 +173,81 @@ class ModelRegistry:
             self._models, self._registered_problems[name] = apply_provider(
                 name, config, source, self._models, self._builtin, self.env, self._provider_configs
             )
+        for (
+            name,
+            entry,
+        ) in self.models_store.read().items():  # dynamic catalogues (Radius, extensions): last, they replace
+            stored = [
+                m
+                for m in entry.get("models") or []
+                if isinstance(m, dict) and m.get("provider", name) == name
+            ]
+            if not stored or not self._is_dynamic(name):
+                continue
+            spec = {"baseUrl": stored[0].get("baseUrl"), "api": stored[0].get("api"), "models": stored}
+            scratch = dict(self._provider_configs)  # the stored list adds models; it never replaces a config
+            self._models, found = apply_provider(
+                name, spec, str(self.models_store.path), self._models, self._builtin, self.env, scratch
+            )
+            self.warnings += found
 
     def register_provider(self, name: str, config: Mapping[str, Any], source: str) -> list[str]:
         """Add or change provider ``name`` for an extension (``api.register_provider``; the config has the
-        shape of a models.json provider). Returns its problems, one line each (empty when all is well)."""
-        self._registered[name] = (dict(config), source)
+        shape of a models.json provider, plus Pi's ``oauth`` login, ``streamSimple`` stream function for
+        its own ``api``, ``authHeader`` and ``refreshModels``). Returns its problems, one line each (empty
+        when all is well)."""
+        spec = dict(config)
+        oauth, stream, refresher = (
+            spec.pop("oauth", None),
+            spec.pop("streamSimple", None),
+            spec.pop("refreshModels", None),
+        )
+        problems: list[str] = []
+        if oauth is not None:
+            if not isinstance(oauth, Mapping) or not callable(oauth.get("login")):
+                problems.append(
+                    f'provider {name}: "oauth" needs a "login" function (and "refreshToken", "getApiKey")'
+                )
+            else:
+                self.register_oauth(name, ExtensionOAuthFlow(oauth))
+        if stream is not None:
+            api = spec.get("api")
+            if not callable(stream) or not isinstance(api, str) or not api:
+                problems.append(f'provider {name}: "streamSimple" needs a function and an "api" name for it')
+            else:
+                register_api_name(api)
+                register_api(api, ExtensionStream(stream))
+        if refresher is not None:
+            if callable(refresher):
+                self._model_refreshers[name] = refresher
+            else:
+                problems.append(f'provider {name}: "refreshModels" must be a function')
+        if problems:
+            return problems
+        self._registered[name] = (spec, source)
         self.refresh()
         return list(self._registered_problems.get(name, []))
 
     def unregister_provider(self, name: str) -> None:
         """Drop what ``register_provider`` added; built-in models it changed come back."""
+        self._flows.pop(name, None)
+        self._model_refreshers.pop(name, None)
         if self._registered.pop(name, None) is not None:
             self.refresh()
 
     # -- lookup -----------------------------------------------------------------------------------
     def all(self) -> list[Model]:
-        """Every known model (built-in and models.json), including those without a key."""
-        return [self._usable(m) for m in self._models]
+        """Every known model (built-in and models.json), including those without a key; a login that names
+        the models its account may use (Copilot's ``availableModelIds``) hides the others of its provider."""
+        allowed = account_models(self.auth)
+        return [
+            self._usable(m) for m in self._models if m.provider not in allowed or m.id in allowed[m.provider]
+        ]
 
     def available(self) -> list[Model]:
         """Models that have auth (a key, or a keyless local server), then those local servers said they serve
         (``discover_local``); the faux test provider is left out."""
-        listed = [self._usable(m) for m in self._models if m.provider != "faux" and self.has_auth(m)]
+        listed = [m for m in self.all() if m.provider != "faux" and self.has_auth(m)]
         known = {m.ref for m in listed}
         return listed + [m for m in self.discovered() if m.ref not in known]
 
@@ -188,45 +268,10 @@ class ModelRegistry:
         providers on this machine or network) which models it serves and with what context size; those that do
         not answer within ``timeout_s`` keep what was assumed. ``refresh=False`` asks only servers not asked
         yet in this process."""
-        targets = [t for t in map(self._local_server, self.providers()) if t is not None]
+        targets = [t for t in (local_server(self, p) for p in self.providers()) if t is not None]
         if not refresh:
             targets = [t for t in targets if not self.servers.asked(t.provider)]
         self.servers.ask_all(targets, timeout_s)
-
-    def _local_server(self, provider: str) -> LocalServer | None:
-        """Where ``provider``'s server is, when it is a local one caddie can ask (``CADDIE_LOCAL_DISCOVERY=0``:
-        none is asked)."""
-        if self.env.get(LOCAL_DISCOVERY_ENV, "").strip() == "0":
-            return None
-        kind = SERVER_KINDS.get(provider)
-        config = self._provider_configs.get(provider)
-        if provider == LLAMA_ROUTER:
-            url = self.llama_server()
-            if url is None:
-                return None
-            base = llama_router.inference_url(url) if "://" in url else url
-        elif kind is not None:
-            base = (config.base_url if config and config.base_url else None) or (
-                ollama_base_url(self.env) if provider == "ollama" else self._builtin[provider].base_url
-            )
-        elif (
-            config is not None
-            and config.base_url
-            and is_local_base_url(config.base_url)
-            and (config.api in (None, "openai-completions"))
-        ):
-            kind, base = "openai", config.base_url
-        else:
-            return None
-        key = self.api_key_for(
-            Model(id="", name="", api="openai-completions", provider=provider, base_url=base)
-        )
-        return LocalServer(provider, kind or "openai", base, key)
-
-    def llama_server(self) -> str | None:
-        """The llama.cpp router's URL (``/login llama.cpp`` or ``LLAMA_BASE_URL``); None when not configured."""
-        credential = self.auth.get(LLAMA_ROUTER)
-        return llama_router.server_url(credential.env if credential else None, self.env)
 
     def providers(self) -> list[str]:
         names = list(self._builtin)
@@ -243,6 +288,121 @@ class ModelRegistry:
         out += [(n, n) for n in self._provider_configs if n not in self._builtin]
         return out
 
+    def login_options(self) -> list[LoginOption]:
+        """``/login``'s menu: every subscription login (built-in, models.json ``oauth``, extensions'), then
+        every provider a key can be stored for."""
+        logins: list[LoginOption] = []
+        for provider in [*FLOW_NAMES, *self._provider_configs, *self._flows]:
+            if any(o.provider == provider for o in logins) or self.oauth_flow(provider) is None:
+                continue
+            if provider in FLOW_NAMES and provider not in self._flows:
+                name, label = FLOW_NAMES[provider]
+            else:
+                flow = self.oauth_flow(provider)
+                assert flow is not None
+                name, label = flow.name, flow.login_label
+            logins.append(LoginOption(provider, label or name, "oauth"))
+        keys = [LoginOption(name, label, "api_key") for name, label in self.login_providers()]
+        return logins + keys
+
+    # -- subscription logins ------------------------------------------------------------------------
+    def register_oauth(self, provider: str, flow: OAuthFlow) -> None:
+        """An extension's login for ``provider`` (``register_provider`` with ``oauth``)."""
+        self._flows[provider] = flow
+
+    def oauth_flow(self, provider: str) -> OAuthFlow | None:
+        """The login of ``provider``: an extension's, a models.json ``"oauth": "radius"`` gateway's, or the
+        built-in one."""
+        flow = self._flows.get(provider)
+        if flow is not None:
+            return flow
+        config = self._provider_configs.get(provider)
+        if config is not None and config.oauth == "radius" and config.base_url and provider != "radius":
+            from caddie.ai.oauth.radius import RadiusOAuth
+
+            return RadiusOAuth(provider, config.base_url)
+        return builtin_flow(provider)
+
+    def _is_dynamic(self, provider: str) -> bool:
+        from caddie.ai.oauth.radius import RadiusOAuth
+
+        return provider in self._model_refreshers or isinstance(self.oauth_flow(provider), RadiusOAuth)
+
+    async def refresh_models(self, provider: str) -> list[str]:
+        """Load ``provider``'s current model list where it is dynamic (a Radius gateway's catalogue, an
+        extension's ``refreshModels``), keep it in models-store.json (Pi's file) and use it; returns
+        problems, one line each. Providers with a fixed list: nothing to do."""
+        from caddie.ai.oauth.radius import RadiusOAuth
+
+        refresher = self._model_refreshers.get(provider)
+        flow = self.oauth_flow(provider)
+        if refresher is not None:
+            models = await refresher()
+            config = self._provider_configs.get(provider)
+            base_url = config.base_url if config is not None else None
+            api: str | None = config.api if config is not None else None
+        elif isinstance(flow, RadiusOAuth):
+            credential = await self.oauth.credential(provider)
+            stored_key = self.auth.get(provider)
+            token = str(credential.get("access")) if credential else (stored_key.key if stored_key else None)
+            base_url, models = await flow.load_catalogue(token)
+            api = "pi-messages"
+        else:
+            return []
+        # Pi's shape: every model names its provider, API and base URL.
+        fixed = {
+            "provider": provider,
+            **({"api": api} if api else {}),
+            **({"baseUrl": base_url} if base_url else {}),
+        }
+        entry: dict[str, Any] = {"models": [{**dict(m), **fixed} for m in models]}
+        self.models_store.write(provider, entry)
+        self.refresh()
+        return list(self._registered_problems.get(provider, []))
+
+    async def request_auth(self, model: Model) -> RequestAuth | None:
+        """How a request to ``model`` authenticates when that is more than its key (see the module
+        docstring): a stored login's token (renewed when due), Anthropic's bearer variables, or the key as
+        ``Authorization: Bearer`` for an ``authHeader`` provider. None: the key alone (``api_key_for``)."""
+        provider = model.provider
+        if self.oauth.has_login(provider):
+            return await self.oauth.request_auth(provider)
+        token_auth = self._anthropic_env_auth(provider)
+        if token_auth is not None:
+            return token_auth
+        config = self._provider_configs.get(provider)
+        if config is not None and config.auth_header and not headers_contain(model.headers, "authorization"):
+            key = self.api_key_for(model)
+            if key and key != NO_KEY_PLACEHOLDER:
+                return RequestAuth(headers={"Authorization": f"Bearer {key}"})
+        return None
+
+    def _anthropic_env_auth(self, provider: str) -> RequestAuth | None:
+        """``ANTHROPIC_AUTH_TOKEN`` / ``ANTHROPIC_OAUTH_TOKEN`` when nothing for Anthropic is stored or
+        configured."""
+        if provider != "anthropic" or self.auth.get(provider) is not None:
+            return None
+        config = self._provider_configs.get(provider)
+        if config is not None and config.api_key:
+            return None
+        env = self._provider_env(provider)
+        bearer = env.get(ANTHROPIC_AUTH_TOKEN_ENV)
+        if bearer:
+            secrets.register(bearer)
+            return RequestAuth(headers={"Authorization": f"Bearer {bearer}"})
+        token = env.get(ANTHROPIC_OAUTH_TOKEN_ENV)
+        if token:
+            secrets.register(token)
+            return RequestAuth(api_key=token)
+        return None
+
+    def _has_login_or_token(self, provider: str) -> bool:
+        return (
+            self.oauth.has_login(provider)
+            or self._anthropic_env_auth(provider) is not None
+            or ambient_credentials(provider, self.env)
+        )
+
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model ``provider/model_id``; open providers (local servers, faux) make one up for any id."""
         for m in self._models:
@@ -258,7 +418,7 @@ class ModelRegistry:
         base_url = (config.base_url if config and config.base_url else None) or (
             ollama_base_url(self.env) if info.name == "ollama" else info.base_url
         )
-        if info.name == LLAMA_ROUTER and (router := self.llama_server()) is not None:
+        if info.name == LLAMA_ROUTER and (router := llama_server(self)) is not None:
             base_url = llama_router.inference_url(router) if "://" in router else router
         model = catalogue.open_model(info, model_id, base_url)
         compat = (info.compat or ModelCompat()).merged(config.compat if config else None)
@@ -268,7 +428,7 @@ class ModelRegistry:
             compat=compat if compat != ModelCompat() else None,
         )
         if info.name in SERVER_KINDS:  # what the server says about it (asked once, on first use)
-            model = self.servers.apply(model, lambda: self._local_server(info.name))
+            model = self.servers.apply(model, lambda: local_server(self, info.name))
         return model
 
     def _usable(self, model: Model) -> Model:
@@ -343,7 +503,7 @@ class ModelRegistry:
 
     def _keyless(self, model: Model) -> bool:
         if model.provider == LLAMA_ROUTER:  # keyless once configured, as in Pi
-            return self.llama_server() is not None
+            return llama_server(self) is not None
         info = self._builtin.get(model.provider)
         if info is not None and not info.needs_key:
             return True
@@ -357,6 +517,9 @@ class ModelRegistry:
         """The key to send for ``model`` (runs ``!command`` keys); a placeholder for keyless local servers;
         None when no key is configured."""
         env = self._provider_env(model.provider)
+        login = self.auth.oauth(model.provider)
+        if login is not None and isinstance(login.get("access"), str):
+            return str(login["access"])  # renewed, when due, by request_auth
         credential = self.auth.get(model.provider)
         candidates: list[str] = []
         if credential is not None and credential.key:
@@ -381,6 +544,8 @@ class ModelRegistry:
         key commands."""
         if self._missing_url_env(model):
             return False
+        if self._has_login_or_token(model.provider):
+            return True
         env = self._provider_env(model.provider)
         credential = self.auth.get(model.provider)
         if credential is not None and credential.key and config_value_present(credential.key, env):
@@ -394,7 +559,7 @@ class ModelRegistry:
 
     def key_hint(self, model: Model) -> str:
         """What to do so ``model`` has a key (for error messages): the variable to set and ``/login``."""
-        if model.provider == LLAMA_ROUTER and self.llama_server() is None:
+        if model.provider == LLAMA_ROUTER and llama_server(self) is None:
             return f"configure it with /login {LLAMA_ROUTER}, or set LLAMA_BASE_URL (and LLAMA_API_KEY if the server needs one)"
         missing = self._missing_url_env(model)
         if missing and self.has_key(model.provider):
@@ -412,7 +577,7 @@ class ModelRegistry:
         env = self._provider_env(provider)
         credential = self.auth.get(provider)
         config = self._provider_configs.get(provider)
-        return bool(
+        return self._has_login_or_token(provider) or bool(
             (credential is not None and credential.key and config_value_present(credential.key, env))
             or (config is not None and config.api_key and config_value_present(config.api_key, env))
             or any(env.get(name) for name in self._env_keys(provider))
@@ -513,3 +678,74 @@ class ModelRegistry:
         if self.warnings:
             lines.append("Also: " + " ".join(self.warnings))
         return "\n".join(lines)
+
+
+def ambient_credentials(provider: str, env: Mapping[str, str]) -> bool:
+    """Cloud credentials the provider's client finds by itself: AWS's chain for Amazon Bedrock, Google's
+    application-default credentials for Vertex (checked without running anything)."""
+    home = Path(env.get("HOME") or Path.home())
+    if provider == "amazon-bedrock":
+        files = [env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"]
+        keys = (
+            "AWS_BEARER_TOKEN_BEDROCK",
+            "AWS_PROFILE",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        )
+        return any(env.get(k) for k in keys) or any(Path(f).is_file() for f in files)
+    if provider == "google-vertex":
+        explicit = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+        adc = (
+            Path(explicit)
+            if explicit
+            else home / ".config" / "gcloud" / "application_default_credentials.json"
+        )
+        return adc.is_file()
+    return False
+
+
+def llama_server(registry: ModelRegistry) -> str | None:
+    """The llama.cpp router's URL (``/login llama.cpp`` or ``LLAMA_BASE_URL``); None when not configured."""
+    credential = registry.auth.get(LLAMA_ROUTER)
+    return llama_router.server_url(credential.env if credential else None, registry.env)
+
+
+def local_server(registry: ModelRegistry, provider: str) -> LocalServer | None:
+    """Where ``provider``'s server is, when it is a local one caddie can ask (``CADDIE_LOCAL_DISCOVERY=0``:
+    none is asked)."""
+    if registry.env.get(LOCAL_DISCOVERY_ENV, "").strip() == "0":
+        return None
+    kind = SERVER_KINDS.get(provider)
+    config = registry._provider_configs.get(provider)
+    if provider == LLAMA_ROUTER:
+        url = llama_server(registry)
+        if url is None:
+            return None
+        base = llama_router.inference_url(url) if "://" in url else url
+    elif kind is not None:
+        base = (config.base_url if config and config.base_url else None) or (
+            ollama_base_url(registry.env) if provider == "ollama" else registry._builtin[provider].base_url
+        )
+    elif (
+        config is not None
+        and config.base_url
+        and is_local_base_url(config.base_url)
+        and (config.api in (None, "openai-completions"))
+    ):
+        kind, base = "openai", config.base_url
+    else:
+        return None
+    key = registry.api_key_for(
+        Model(id="", name="", api="openai-completions", provider=provider, base_url=base)
+    )
+    return LocalServer(provider, kind or "openai", base, key)
+
+
+def account_models(auth: AuthStore) -> dict[str, set[str]]:
+    """Provider → the model ids its login says the account may use (Copilot's ``availableModelIds``)."""
+    out: dict[str, set[str]] = {}
+    for provider in auth.oauth_providers():
+        ids = (auth.oauth(provider) or {}).get("availableModelIds")
+        if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+            out[provider] = set(ids)
+    return out

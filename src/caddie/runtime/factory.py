@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
+from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, load_settings
@@ -25,6 +26,7 @@ from caddie.extensions.loader import ExtensionSource, collect_sources, load_exte
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
 from caddie.models import ModelNotFound, ModelRegistry, NoModelConfigured
+from caddie.models.oauth import authenticated_stream
 from caddie.resources.discovery import (
     DiscoveryRequest,
     ExtraPath,
@@ -356,6 +358,11 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     )
     if request.stream_fn is not None:
         options.stream_fn = request.stream_fn
+    # Subscription logins and bearer tokens: every request gets its (renewed) token; --api-key wins.
+    skip = model.provider if request.api_key and model is not None else None
+    options.stream_fn = authenticated_stream(
+        options.stream_fn, lambda m: registry.request_auth(m) if m.provider != skip else _no_auth()
+    )
     if request.compaction and not request.read_only:
         from caddie.runtime.auto_compaction import CompactionEngine
 
@@ -442,3 +449,7 @@ def _available_models(registry: ModelRegistry, has_auth: Callable[[Model], bool]
     listed = [m for m in registry.all() if m.provider != "faux" and has_auth(m)]
     known = {m.ref for m in listed}
     return listed + [m for m in registry.discovered() if m.ref not in known]
+
+
+async def _no_auth() -> RequestAuth | None:
+    return None

@@ -8,7 +8,7 @@ between turns, and every agent event (extensions first, then the modes, then the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
 from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
@@ -120,6 +120,7 @@ class LoopHooks:
             session_id=session.store.session_id,
             timeout_s=session.settings.http_idle_timeout_ms / 1000,
             max_retry_delay_ms=session.settings.retry_max_delay_ms,
+            transport=_transport(session.settings.get("transport")),
         )
 
     async def _transform_context(
@@ -228,3 +229,10 @@ class LoopHooks:
             )
         elif message.role in ("user", "assistant", "toolResult", "bashExecution"):
             store.append_message(message)
+
+
+def _transport(value: object) -> Literal["auto", "sse", "websocket", "websocket-cached"] | None:
+    """Settings ``transport`` (Pi's key: how the Codex API connects); anything else means the default."""
+    if value == "auto" or value == "sse" or value == "websocket" or value == "websocket-cached":
+        return value
+    return None

@@ -28,8 +28,18 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
-from caddie.ai.providers import repeat_post
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
+from caddie.ai.providers.claude_code import (
+    IDENTITY,
+    copilot_headers,
+    default_supports_tool_references,
+    from_claude_code_name,
+    is_copilot,
+    is_oauth_token,
+    oauth_headers,
+    split_deferred_tools,
+    to_claude_code_name,
+)
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.request import (
     NO_KEY_PLACEHOLDER,
@@ -69,6 +79,7 @@ def resolve_compat(model: Model) -> ModelCompat:
         supports_temperature=True,
         allow_empty_signature=False,
         force_adaptive_thinking=False,
+        supports_tool_references=default_supports_tool_references(model),
     )
     return compat.merged(model.compat)
 
@@ -118,7 +129,9 @@ def _tool_result_content(content: list[UserContent]) -> str | list[dict[str, Any
     return blocks
 
 
-def _assistant_blocks(content: list[AssistantContent], allow_empty_signature: bool) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    content: list[AssistantContent], allow_empty_signature: bool, oauth: bool = False
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for b in content:
         if isinstance(b, TextContent):
@@ -145,7 +158,8 @@ def _assistant_blocks(content: list[AssistantContent], allow_empty_signature: bo
                 # Unsigned thinking (an interrupted stream) cannot be replayed as thinking.
                 blocks.append({"type": "text", "text": sanitize_text(b.thinking)})
         else:
-            blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments or {}})
+            name = to_claude_code_name(b.name) if oauth else b.name
+            blocks.append({"type": "tool_use", "id": b.id, "name": name, "input": b.arguments or {}})
     return blocks
 
 
@@ -153,7 +167,9 @@ _NOTHING: dict[str, Any] = {}
 """The cached conversion of a message that sends nothing (blank text); never sent, never changed."""
 
 
-def _convert_message(msg: UserMessage | AssistantMessage, allow_empty_signature: bool) -> dict[str, Any]:
+def _convert_message(
+    msg: UserMessage | AssistantMessage, allow_empty_signature: bool, oauth: bool = False
+) -> dict[str, Any]:
     """One user or assistant turn, or ``_NOTHING`` when it has nothing to send."""
     if isinstance(msg, UserMessage):
         if isinstance(msg.content, str):
@@ -162,7 +178,7 @@ def _convert_message(msg: UserMessage | AssistantMessage, allow_empty_signature:
             return _NOTHING
         blocks = _user_blocks(msg.content)
         return {"role": "user", "content": blocks} if blocks else _NOTHING
-    blocks = _assistant_blocks(msg.content, allow_empty_signature)
+    blocks = _assistant_blocks(msg.content, allow_empty_signature, oauth)
     return {"role": "assistant", "content": blocks} if blocks else _NOTHING
 
 
@@ -180,16 +196,22 @@ def convert_messages(
     context: Context,
     cache_control: dict[str, Any] | None = None,
     compat: ModelCompat | None = None,
+    oauth: bool = False,
+    deferred: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The ``messages`` array after the standard repairs; consecutive tool results share one user turn.
+    ``oauth``: tool calls under Claude Code's names; ``deferred``: the (normalised) names of tools loaded
+    by ``tool_reference`` in the result that announced them.
 
     With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
     object comes back (the dicts are shared with earlier requests, so nothing here changes them)."""
     compat = compat if compat is not None else resolve_compat(model)
     allow_empty = bool(compat.allow_empty_signature)
+    messages = transform_messages(context.messages, model, _normalize_id, context.conversion_cache)
+    if deferred:
+        return _finish(_convert_with_references(messages, allow_empty, oauth, deferred), cache_control)
     cache = context.conversion_cache
-    messages = transform_messages(context.messages, model, _normalize_id, cache)
-    key = ("anthropic-messages", model.api, model.provider, model.id, allow_empty)
+    key = ("anthropic-messages", model.api, model.provider, model.id, allow_empty, oauth)
     resumed = cache.resume(key, messages) if cache is not None else None
     scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
     out: list[dict[str, Any]]
@@ -214,11 +236,57 @@ def convert_messages(
             after_result = True
             continue
         after_result, group = False, None
-        entry = cached_conversion(scope, msg, _convert_message, allow_empty)
+        entry = cached_conversion(scope, msg, _convert_message, allow_empty, oauth)
         if entry is not _NOTHING:
             out.append(entry)
     if cache is not None:
         cache.checkpoint(key, messages, (list(out), after_result))
+    return _finish(out, cache_control)
+
+
+def _convert_with_references(
+    messages: list[Any], allow_empty: bool, oauth: bool, deferred: frozenset[str]
+) -> list[dict[str, Any]]:
+    """As the cached conversion, for a conversation whose tool results load deferred tools: the first
+    result that announces a deferred tool carries ``tool_reference`` blocks instead of its content, which
+    follows every ``tool_result`` of that turn as plain blocks (Anthropic rejects them mixed)."""
+    normalize = to_claude_code_name if oauth else (lambda name: name)
+    loaded: set[str] = set()
+    out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    siblings: list[dict[str, Any]] = []
+
+    def close_turn() -> None:
+        if results:
+            out.append({"role": "user", "content": [*results, *siblings]})
+            results.clear()
+            siblings.clear()
+
+    for msg in messages:
+        if isinstance(msg, ToolResultMessage):
+            references = []
+            for name in msg.added_tool_names or ():
+                normalized = normalize(name)
+                if normalized in deferred and normalized not in loaded:
+                    loaded.add(normalized)
+                    references.append({"type": "tool_reference", "tool_name": normalized})
+            block = _convert_result(msg)
+            if references:
+                content = block["content"]
+                siblings.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
+                block = {**block, "content": references}
+            results.append(block)
+            continue
+        close_turn()
+        entry = _convert_message(msg, allow_empty, oauth)
+        if entry is not _NOTHING:
+            out.append(entry)
+    close_turn()
+    return out
+
+
+def _finish(out: list[dict[str, Any]], cache_control: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The cache marker on the newest user turn (on a copy: cached turns are shared)."""
     if cache_control and out and out[-1]["role"] == "user":
         last = out[-1] = dict(out[-1])  # a copy: the cached turn and its blocks are shared
         if isinstance(last["content"], str):
@@ -230,22 +298,28 @@ def convert_messages(
 
 
 def convert_tools(
-    tools: list[Tool], compat: ModelCompat, cache_control: dict[str, Any] | None
+    tools: list[Tool],
+    compat: ModelCompat,
+    cache_control: dict[str, Any] | None,
+    oauth: bool = False,
+    defer_loading: bool = False,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for n, tool in enumerate(tools):
         schema = tool.parameters or {}
         entry: dict[str, Any] = {
-            "name": tool.name,
+            "name": to_claude_code_name(tool.name) if oauth else tool.name,
             "description": tool.description,
-            "input_schema": {
-                "type": "object",
-                "properties": schema.get("properties", {}),
-                "required": schema.get("required", []),
-            },
         }
         if compat.supports_eager_tool_input_streaming:
             entry["eager_input_streaming"] = True
+        entry["input_schema"] = {
+            "type": "object",
+            "properties": schema.get("properties", {}),
+            "required": schema.get("required", []),
+        }
+        if defer_loading:
+            entry["defer_loading"] = True
         if cache_control and compat.supports_cache_control_on_tools and n == len(tools) - 1:
             entry["cache_control"] = cache_control
         out.append(entry)
@@ -255,13 +329,27 @@ def convert_tools(
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 
 
-def build_params(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The request body for one streamed Messages call (thinking budget, caching, tools included)."""
+def build_params(
+    model: Model, context: Context, options: StreamOptions, oauth: bool | None = None
+) -> dict[str, Any]:
+    """The request body for one streamed Messages call (thinking budget, caching, tools included).
+    ``oauth`` (default: the key is a Claude Pro/Max token): Claude Code's identity and tool names."""
     compat = resolve_compat(model)
     marker = cache_marker(model, options, compat)
+    if oauth is None:
+        oauth = is_oauth_token(options.api_key) and not is_copilot(model)
+    normalize = to_claude_code_name if oauth else None
+    immediate: list[Tool] = list(context.tools or [])
+    deferred_tools: list[Tool] = []
+    if immediate and compat.supports_tool_references:
+        immediate, later = split_deferred_tools(immediate, context.messages, normalize)
+        deferred_tools = list(later.values())
+        if not immediate:
+            immediate, deferred_tools = deferred_tools, []
+    deferred = frozenset((normalize or str)(t.name) for t in deferred_tools)
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, marker, compat),
+        "messages": convert_messages(model, context, marker, compat, oauth, deferred),
         "stream": True,
     }
     level = clamp_thinking_level(model, options.reasoning) if model.reasoning else "off"
@@ -291,15 +379,20 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
         elif model.reasoning and (model.thinking_level_map or {}).get("off", "disabled") is not None:
             params["thinking"] = {"type": "disabled"}
     params["max_tokens"] = max_tokens
+    texts = [IDENTITY] if oauth else []
     if context.system_prompt:
-        system: dict[str, Any] = {"type": "text", "text": sanitize_text(context.system_prompt)}
-        if marker:
-            system["cache_control"] = marker
-        params["system"] = [system]
+        texts.append(sanitize_text(context.system_prompt))
+    if texts:
+        params["system"] = [
+            {"type": "text", "text": text, **({"cache_control": marker} if marker else {})} for text in texts
+        ]
     if options.temperature is not None and not thinking_on and compat.supports_temperature:
         params["temperature"] = options.temperature
-    if context.tools:
-        params["tools"] = convert_tools(context.tools, compat, marker)
+    if immediate or deferred_tools:
+        params["tools"] = [
+            *convert_tools(immediate, compat, marker, oauth),
+            *convert_tools(deferred_tools, compat, None, oauth, defer_loading=True),
+        ]
     return params
 
 
@@ -351,9 +444,11 @@ class _EventAssembler:
     """Folds Messages stream events into ``output``; text, thinking and ``input_json`` accumulate in
     ``StreamBuffer``s (linear work however long the reply) and blocks are exact when they stop."""
 
-    def __init__(self, output: AssistantMessage, model: Model) -> None:
+    def __init__(self, output: AssistantMessage, model: Model, tools: list[Tool] | None = None) -> None:
         self.output = output
         self.model = model
+        self.tools = tools
+        """Set for Claude Code's request shape: tool names come back under this session's names."""
         self.by_index: dict[int, AssistantContent] = {}  # stream index -> open block
         self.positions: dict[int, int] = {}  # stream index -> index in output.content
         self.buffers: dict[int, StreamBuffer] = {}  # stream index -> streamed text / argument JSON
@@ -418,9 +513,10 @@ class _EventAssembler:
                 events.append(ThinkingStartEvent(self._open(index, redacted), out))
             elif btype == "tool_use":
                 initial_input = _get(block_data, "input")
+                name = str(_get(block_data, "name") or "")
                 call = ToolCall(
                     id=str(_get(block_data, "id") or ""),
-                    name=str(_get(block_data, "name") or ""),
+                    name=from_claude_code_name(name, self.tools) if self.tools is not None else name,
                     arguments=dict(initial_input) if isinstance(initial_input, Mapping) else {},
                 )
                 events.append(ToolCallStartEvent(self._open(index, call), out))
@@ -522,17 +618,23 @@ class _EventAssembler:
 
 
 async def post_stream(client: Any, path: str, params: dict[str, Any] | bytes) -> Any:
-    """POST a body through the ``anthropic`` client and return its SSE stream of plain dicts: caddie's
-    own serialisation, no SDK re-walk of the messages (see ``encode_body``), and after the first request
-    no SDK request assembly either (``repeat_post``; Bedrock and Vertex clients always take the SDK's way)."""
+    """POST a body through the ``anthropic`` client's public ``post`` (auth, headers, error classes; Bedrock
+    and Vertex clients sign or route it) and return its SSE stream of plain dicts: caddie's own
+    serialisation, no SDK re-walk of the messages (see ``encode_body``)."""
     import anthropic
 
     body = params if isinstance(params, bytes) else encode_body(params)
-    return await repeat_post.post_stream(client, path, body, anthropic, "AsyncAnthropic")
+    return await client.post(
+        path, cast_to=object, content=body, stream=True, stream_cls=anthropic.AsyncStream[object]
+    )
 
 
 class AnthropicMessagesProvider:
-    """Streams one assistant message from an Anthropic Messages endpoint (see the module docstring)."""
+    """Streams one assistant message from an Anthropic Messages endpoint (see the module docstring).
+
+    Three ways to authenticate, as Pi's: an API key (``x-api-key``); a Claude Pro/Max token (``sk-ant-oat…``,
+    sent as ``Authorization: Bearer`` in Claude Code's request shape: ``claude_code``); GitHub Copilot's
+    token (Bearer, with Copilot's per-request headers)."""
 
     async def stream(
         self, model: Model, context: Context, options: StreamOptions
@@ -540,35 +642,49 @@ class AnthropicMessagesProvider:
         from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         output = new_output(model)
-        headers: dict[str, str] = {"User-Agent": "caddie", "accept": "application/json"}
+        copilot = is_copilot(model)
+        oauth = is_oauth_token(options.api_key) and not copilot
         betas = beta_headers(model, context)
-        if betas:
-            headers["anthropic-beta"] = ",".join(betas)
+        headers: dict[str, str]
+        if oauth:
+            headers = oauth_headers(betas)
+        else:
+            headers = {"User-Agent": "caddie", "accept": "application/json"}
+            if betas:
+                headers["anthropic-beta"] = ",".join(betas)
         headers.update(model.headers or {})
+        if copilot:
+            headers.update(copilot_headers(context.messages))
         headers.update(options.headers or {})
         api_key = options.api_key
         if not api_key and (
             headers_contain(headers, "authorization", "x-api-key") or is_local_base_url(model.base_url)
         ):
             api_key = NO_KEY_PLACEHOLDER
-        events = stream_via_sdk(
-            model,
-            options,
-            output,
-            _EventAssembler(output, model),
-            headers=headers,
-            api_key=api_key,
-            missing_key_text=missing_key_text(model.provider),
-            build_params=lambda: build_params(model, context, options),
-            clients=_CLIENTS,
-            make_client=lambda key, hdrs, idle: AsyncAnthropic(
-                api_key=key,
+        bearer = oauth or copilot
+
+        def make_client(key: str, hdrs: dict[str, str], idle: Any) -> Any:
+            return AsyncAnthropic(
+                api_key=None if bearer else key,
+                auth_token=key if bearer else None,
                 base_url=model.base_url,
                 max_retries=options.max_retries,
                 default_headers=hdrs,
                 timeout=idle,
                 http_client=DefaultAsyncHttpxClient(timeout=idle, event_hooks=redirect_hooks()),
-            ),
+            )
+
+        events = stream_via_sdk(
+            model,
+            options,
+            output,
+            _EventAssembler(output, model, list(context.tools or []) if oauth else None),
+            headers=headers,
+            api_key=api_key,
+            missing_key_text=missing_key_text(model.provider),
+            build_params=lambda: build_params(model, context, options, oauth),
+            clients=_CLIENTS,
+            make_client=make_client,
             create=lambda client, params: post_stream(client, "/v1/messages", params),
         )
         async for event in events:

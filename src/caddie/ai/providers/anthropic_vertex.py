@@ -49,17 +49,35 @@ def vertex_body(model: Model, context: Context, options: StreamOptions) -> dict[
     return params
 
 
+CREDENTIALS_HINT = (
+    "No Google Cloud credentials for Claude on Vertex: run `gcloud auth application-default login` (or set "
+    "GOOGLE_APPLICATION_CREDENTIALS) and set ANTHROPIC_VERTEX_PROJECT_ID, then try again"
+)
+SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
 def make_client(model: Model, headers: dict[str, str], idle: float, retries: int) -> Any:
+    """The client, with application-default credentials found by google-auth (run in a worker thread by
+    ``ClientCache.get_async``); the client renews their token itself when it expires."""
     try:
-        import google.auth  # noqa: F401
+        import google.auth
+        import google.auth.exceptions
         from anthropic import AsyncAnthropicVertex, DefaultAsyncHttpxClient
     except ImportError as exc:
         raise ProviderError(EXTRA_HINT) from exc
-    project = resolve_project()
-    extra: dict[str, Any] = {"project_id": project} if project else {}  # else: the credentials' project
+    try:
+        credentials, found_project = google.auth.default(scopes=[SCOPE])
+    except google.auth.exceptions.DefaultCredentialsError as exc:
+        raise ProviderError(f"{CREDENTIALS_HINT} ({exc}).") from exc
+    project = resolve_project() or found_project
+    if not project:
+        raise ProviderError(
+            "Claude on Vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)."
+        )
     return AsyncAnthropicVertex(
         region=resolve_region(),
-        **extra,
+        project_id=project,
+        credentials=credentials,
         base_url=model.base_url or None,
         max_retries=retries,
         default_headers=headers,
@@ -69,29 +87,17 @@ def make_client(model: Model, headers: dict[str, str], idle: float, retries: int
 
 
 async def post_vertex(client: Any, model: Model, params: dict[str, Any]) -> Any:
-    """Authenticate (application-default credentials; this also learns their project) and post."""
-    try:
-        await client._ensure_access_token()
-    except Exception as exc:
-        from google.auth.exceptions import DefaultCredentialsError, RefreshError  # loaded with the client
+    """Post to the model's ``streamRawPredict`` path of the client's project and region."""
+    from google.auth.exceptions import RefreshError  # loaded with the client
 
-        if isinstance(exc, DefaultCredentialsError | RefreshError) or "project" in str(exc):
-            raise ProviderError(
-                "No Google Cloud credentials for Claude on Vertex: run `gcloud auth application-default "
-                "login` (or set GOOGLE_APPLICATION_CREDENTIALS) and set ANTHROPIC_VERTEX_PROJECT_ID, then "
-                f"try again ({exc})."
-            ) from exc
-        raise
-    project = client.project_id
-    if not project:
-        raise ProviderError(
-            "Claude on Vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)."
-        )
     path = (
-        f"/projects/{quote(project, safe='')}/locations/{quote(client.region, safe='')}"
+        f"/projects/{quote(client.project_id, safe='')}/locations/{quote(client.region, safe='')}"
         f"/publishers/anthropic/models/{quote(model.id, safe='@')}:streamRawPredict"
     )
-    return await post_stream(client, path, encode_body(params))
+    try:
+        return await post_stream(client, path, encode_body(params))
+    except RefreshError as exc:
+        raise ProviderError(f"{CREDENTIALS_HINT} ({exc}).") from exc
 
 
 class AnthropicVertexProvider:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jiter
+
 EXACT_PREVIEW_BELOW = 4096
 """Up to this many characters a block's live text (and a tool call's argument preview) is rebuilt on every
 delta; past it, only when the part not yet included reaches 1/``REFRESH_FRACTION`` of what is."""
@@ -54,53 +56,16 @@ class StreamBuffer:
 # Streaming JSON (tool-call arguments arrive in pieces)
 
 
-def _close_partial_json(text: str) -> str:
-    stack: list[str] = []
-    in_string = False
-    escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    out = text
-    if in_string:
-        if escaped:
-            out = out[:-1]
-        out += '"'
-    out = out.rstrip()
-    while out and out[-1] in ",:":
-        out = out[:-1].rstrip()
-    return out + "".join(reversed(stack))
-
-
 def parse_partial_json(text: str) -> dict[str, Any]:
-    """The object a possibly incomplete JSON text describes so far ({} when nothing usable yet)."""
+    """The object a possibly incomplete JSON text describes so far ({} when nothing usable yet): ``jiter``'s
+    partial mode (a dependency of both SDKs), keeping a string cut off at the end (``{"path": "src/ma`` →
+    ``{"path": "src/ma"}``) and dropping a member whose value has not started."""
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            value = json.loads(_close_partial_json(text))
-        except json.JSONDecodeError:
-            # A dangling key without a value: drop back to the last complete member.
-            cut = text.rfind(",")
-            if cut <= 0:
-                return {}
-            try:
-                value = json.loads(_close_partial_json(text[:cut]))
-            except json.JSONDecodeError:
-                return {}
+        value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
+    except ValueError:
+        return {}
     return value if isinstance(value, dict) else {}
 
 

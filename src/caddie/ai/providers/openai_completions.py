@@ -31,8 +31,8 @@ from caddie.ai.messages import (
     UserMessage,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
-from caddie.ai.providers import repeat_post
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
+from caddie.ai.providers.claude_code import copilot_headers, is_copilot
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.request import (
     NO_KEY_PLACEHOLDER,
@@ -642,12 +642,14 @@ class _ChunkAssembler:
 
 
 async def post_stream(client: Any, path: str, params: dict[str, Any]) -> Any:
-    """POST caddie's own serialised body through the ``openai`` client (auth, retries off, error classes)
-    and return its SSE stream of plain dicts — no SDK re-walk of the messages (see ``encode_body``), and
-    after the first request no SDK request assembly either (``repeat_post``)."""
+    """POST caddie's own serialised body through the ``openai`` client's public ``post`` (auth, headers,
+    error classes) and return its SSE stream of plain dicts — no SDK re-walk of the messages (see
+    ``encode_body``)."""
     import openai
 
-    return await repeat_post.post_stream(client, path, encode_body(params), openai, "AsyncOpenAI")
+    return await client.post(
+        path, cast_to=object, content=encode_body(params), stream=True, stream_cls=openai.AsyncStream[object]
+    )
 
 
 def _missing_key_text(model: Model) -> str:
@@ -661,7 +663,10 @@ class OpenAICompletionsProvider:
         self, model: Model, context: Context, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
         output = new_output(model)
-        headers = {"User-Agent": "caddie", **(model.headers or {}), **(options.headers or {})}
+        headers = {"User-Agent": "caddie", **(model.headers or {})}
+        if is_copilot(model):
+            headers.update(copilot_headers(context.messages))
+        headers.update(options.headers or {})
         api_key = options.api_key
         if not api_key and (headers_contain(headers, "authorization") or is_local_base_url(model.base_url)):
             api_key = NO_KEY_PLACEHOLDER

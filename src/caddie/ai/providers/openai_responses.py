@@ -45,6 +45,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
+from caddie.ai.providers.claude_code import copilot_headers, is_copilot
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.openai_completions import post_stream
 from caddie.ai.providers.request import (
@@ -678,6 +679,8 @@ class OpenAIResponsesProvider:
         output = new_output(model)
         compat = resolve_compat(model)
         headers = {"User-Agent": "caddie", **(model.headers or {})}
+        if is_copilot(model):
+            headers.update(copilot_headers(context.messages))
         headers.update(affinity_headers(compat, options))
         headers.update(options.headers or {})
         api_key = options.api_key

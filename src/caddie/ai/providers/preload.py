@@ -65,95 +65,17 @@ def _anthropic_client(sdk: ModuleType) -> object:
     return sdk.AsyncAnthropic(api_key="preload", base_url="http://127.0.0.1:9")
 
 
-def _genai_client(sdk: ModuleType) -> object:
-    return sdk.Client(api_key="preload")
-
-
-def _warm_openai_request_types() -> None:
-    """Run the OpenAI SDK's request-body transform once on a typical body: it resolves (and caches) the
-    type hints of every request parameter type on first use, which would otherwise happen in the first
-    request. (The Anthropic SDK has no such step.)"""
-    transform = importlib.import_module("openai._utils._transform")
-    params = importlib.import_module("openai.types.chat.completion_create_params")
-    message = {"role": "user", "content": [{"type": "text", "text": "x"}]}
-    function = {"name": "t", "description": "d", "parameters": {"type": "object"}, "strict": False}
-    body = {
-        "model": "m",
-        "messages": [{"role": "system", "content": "s"}, message],
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "tools": [{"type": "function", "function": function}],
-        "max_completion_tokens": 1,
-    }
-    transform.maybe_transform(body, params.CompletionCreateParamsStreaming)
-
-
-def _warm_openai_chunk_types() -> None:
-    """Parse one streamed chunk the way the SDK does: pydantic builds the (large) schemas of the event
-    types on first use, ~0.1 s that would otherwise fall on the first streamed chunk."""
-    models = importlib.import_module("openai._models")
-    chunk_type = importlib.import_module("openai.types.chat").ChatCompletionChunk
-    call = {"index": 0, "id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}
-    delta = {"role": "assistant", "content": "x", "reasoning_content": "y", "tool_calls": [call]}
-    usage = {
-        "prompt_tokens": 1,
-        "completion_tokens": 1,
-        "total_tokens": 2,
-        "prompt_tokens_details": {"cached_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0},
-    }
-    chunk = {
-        "id": "c",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "m",
-        "usage": usage,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}],
-    }
-    models.construct_type(type_=chunk_type, value=chunk)
-
-
-def _warm_anthropic_event_types() -> None:
-    """As ``_warm_openai_chunk_types``, for one of each streamed Anthropic Messages event."""
-    models = importlib.import_module("anthropic._models")
-    event_type = importlib.import_module("anthropic.types").RawMessageStreamEvent
-    message: dict[str, object] = {
-        "id": "m",
-        "type": "message",
-        "role": "assistant",
-        "model": "m",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-    events: list[dict[str, object]] = [
-        {"type": "message_start", "message": message},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "input_json_delta", "partial_json": "{"},
-        },
-        {"type": "content_block_stop", "index": 0},
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-            "usage": {"output_tokens": 1},
-        },
-        {"type": "message_stop"},
-    ]
-    for event in events:
-        models.construct_type(type_=event_type, value=event)
+def _http_client(sdk: ModuleType) -> object:
+    return sdk.AsyncClient()
 
 
 _OPENAI_RESPONSES = ("openai", "openai.resources.responses", *_HTTP_STACK)
+_PLAIN_HTTP = SdkSpec(("httpx2", "caddie.ai.providers.http_stream", *_HTTP_STACK), _http_client)
+"""APIs sent as plain HTTP (``http_stream``): the HTTP client the SDKs are built on."""
 _SPECS: dict[str, SdkSpec] = {
     "openai-completions": SdkSpec(
         ("openai", "openai.resources.chat.completions", "openai.resources.chat.chat", *_HTTP_STACK),
         _openai_client,
-        (_warm_openai_request_types, _warm_openai_chunk_types),
     ),
     "openai-responses": SdkSpec(_OPENAI_RESPONSES, _openai_client),
     "azure-openai-responses": SdkSpec(_OPENAI_RESPONSES, _azure_client),
@@ -165,9 +87,14 @@ _SPECS: dict[str, SdkSpec] = {
             *_HTTP_STACK,
         ),
         _anthropic_client,
-        (_warm_anthropic_event_types,),
     ),
-    "google-generative-ai": SdkSpec(("google.genai", "google.genai.models", *_HTTP_STACK), _genai_client),
+    "google-generative-ai": _PLAIN_HTTP,
+    "pi-messages": _PLAIN_HTTP,
+    "mistral-conversations": _PLAIN_HTTP,
+    "google-vertex": _PLAIN_HTTP,
+    "openai-codex-responses": SdkSpec(
+        ("httpx2", "caddie.ai.providers.http_stream", "websockets.asyncio.client", *_HTTP_STACK), _http_client
+    ),
 }
 _PROVIDER_HOOKS = ("_known_create_fields", "preload_warmup")
 """Module-level functions of a provider module that cache something slow on their first call."""

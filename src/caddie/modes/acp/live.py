@@ -144,6 +144,8 @@ class AcpSession:
         self._diffs: dict[str, FileEditToolCallContent] = {}
         self._terminals: dict[str, str] = {}
         self._titles: dict[str, str] = {}
+        self._kept_from_model: dict[str, str] = {}
+        """Tool call id → why the model is no longer sent it, as shown in the call's title."""
         self._echo_skip: str | None = None
         self._prompting = False
         self._answered = asyncio.Event()
@@ -573,6 +575,7 @@ class AcpSession:
             self._tool_done(event)
         elif isinstance(event, TurnEndEvent):
             self._usage()
+            await self._mark_kept_from_model()
         elif (
             isinstance(event, ExtensionEvent) and event.name == "goal_state" and isinstance(event.data, dict)
         ):
@@ -640,25 +643,43 @@ class AcpSession:
                 raw_output={"content": result_text(content_blocks)},
             )
         )
-        if name == "mulligan_rewind" and not event.is_error and isinstance(details, dict):
-            self._mark_rewound(details.get("hideEntryIds"))
 
-    def _mark_rewound(self, entry_ids: Any) -> None:
-        """A mulligan rewind hides earlier tool calls from the model: say so on each of them."""
-        if not isinstance(entry_ids, list):
+    async def _mark_kept_from_model(self) -> None:
+        """Retitle each tool call of this connection that an extension's ``context`` handler now keeps from
+        the model, as the extensions answer ``entry_visibility`` (the question ``caddie export`` asks): "`cat
+        big.txt` — hidden by mulligan_rewind (last_tool_call_group)". A call sent again as it was (a rewind
+        cancelled) gets its title back."""
+        runner = self.session.extensions
+        if not self._titles or not runner.has_handlers("entry_visibility"):
             return
-        calls: list[str] = []
-        for entry_id in entry_ids:
-            entry = self.session.store.get_entry(entry_id) if isinstance(entry_id, str) else None
+        from caddie.modes.export_html.visibility import branch_context
+
+        event = branch_context(self.session.store.branch())
+        await runner.emit("entry_visibility", event)
+        reasons: dict[str, str] = {}
+        answers = sorted(event.answers.items(), key=lambda item: item[1].state != "hidden")  # hidden first
+        for entry_id, answer in answers:
+            entry = self.session.store.get_entry(entry_id)
             message = entry.message if isinstance(entry, MessageEntry) else None
             if isinstance(message, ToolResultMessage):
-                calls.append(message.tool_call_id)
+                calls = [message.tool_call_id]
             elif isinstance(message, AssistantMessage):
-                calls.extend(c.id for c in message.tool_calls())
-        for call_id in dict.fromkeys(calls):
-            title = self._titles.get(call_id)
-            if title is not None:
-                self.send(helpers.update_tool_call(call_id, title=f"{title} (rewound by mulligan)"))
+                calls = [c.id for c in message.tool_calls()]
+            else:
+                continue
+            for call_id in calls:
+                if call_id in self._titles:
+                    reasons.setdefault(call_id, answer.reason)
+        for call_id in [*self._kept_from_model, *(c for c in reasons if c not in self._kept_from_model)]:
+            reason = reasons.get(call_id)
+            if self._kept_from_model.get(call_id) == reason:
+                continue
+            title = self._titles[call_id]
+            self.send(helpers.update_tool_call(call_id, title=f"{title} — {reason}" if reason else title))
+            if reason is None:
+                del self._kept_from_model[call_id]
+            else:
+                self._kept_from_model[call_id] = reason
 
 
 def _read_local_text(path: str) -> str | None:

@@ -44,14 +44,8 @@ from caddie.models.llama_router import (
     parse_download_progress,
 )
 from caddie.models.local_servers import ServerModel
-from caddie.modes.interactive.dialogs import (
-    Choice,
-    ConfirmScreen,
-    InputScreen,
-    ListScreen,
-    SecretInputScreen,
-    SelectScreen,
-)
+from caddie.models.registry import llama_server
+from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen, SelectScreen
 from caddie.runtime.session import AgentSession
 
 __all__ = ["ProgressScreen", "run_llama", "run_llama_login"]
@@ -77,6 +71,8 @@ class LlamaHost(Protocol):
 
 
 async def run_llama_login(host: LlamaHost) -> None:
+    from caddie.modes.interactive.dialogs import SecretInputScreen
+
     registry = host.registry
     if registry is None:
         return
@@ -256,7 +252,7 @@ async def run_llama(host: LlamaHost) -> None:
     registry = host.registry
     if registry is None:
         return
-    url = registry.llama_server()
+    url = llama_server(registry)
     if url is None:
         host.show_info(f"Configure llama.cpp with /login {LLAMA_ROUTER}", "warning")
         return

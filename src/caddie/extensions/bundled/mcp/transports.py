@@ -9,12 +9,16 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from caddie.extensions.api import register_secret, register_secret_headers
+from caddie.extensions.api import is_secret_variable, register_secret, register_secret_headers
 from caddie.extensions.bundled.mcp import oauth
 from caddie.extensions.bundled.mcp.config import ServerConfig
 
-SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL")
-"""``env`` entries whose names hold one of these are secrets (redacted from error texts)."""
+
+def secret_env_values(env: tuple[tuple[str, str], ...]) -> list[str]:
+    """The values of a server's ``env`` that are secrets (redacted from error texts): caddie's one list of
+    secret-looking variables (``is_secret_variable``: names with KEY, TOKEN, PASSWORD, PAT, AUTH…, and URLs
+    carrying a password), the same the tools' environment filter uses."""
+    return [value for name, value in env if is_secret_variable(name, value)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +38,8 @@ def open_transport(
     show_url: Callable[[str], None],
 ) -> Any:
     if config.transport == "stdio":
-        for name, value in config.env:
-            if any(word in name.upper() for word in SECRET_WORDS):
-                register_secret(value)
+        for value in secret_env_values(config.env):
+            register_secret(value)
         params = sdk.StdioServerParameters(
             command=config.command,
             args=list(config.args),
