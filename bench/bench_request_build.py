@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from caddie.ai.message_copies import ConversionCache
+from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import (
     AssistantMessage,
     TextContent,
@@ -52,7 +52,7 @@ def conversation(model: Model, size: int) -> Context:
     body = "".join(f"def function_{n}(value):\n    return value * {n}\n\n" for n in range(30))
     for i in range(size // 4):
         call_id = f"call_{i}|fc_{i:06d}" if model.api == "openai-responses" else f"call_{i}"
-        thinking = ThinkingContent(f"Look at module {i} first. " * 3)
+        signature: str | None = None
         if model.api == "openai-responses":
             item = {
                 "id": f"rs_{i}",
@@ -60,9 +60,10 @@ def conversation(model: Model, size: int) -> Context:
                 "summary": [],
                 "encrypted_content": "gAAA" + "x" * 1200,
             }
-            thinking.thinking_signature = compact_json(item)
+            signature = compact_json(item)
         elif model.api == "anthropic-messages":
-            thinking.thinking_signature = "sig" + "s" * 300
+            signature = "sig" + "s" * 300
+        thinking = ThinkingContent(f"Look at module {i} first. " * 3, signature)
         messages += [
             UserMessage(f"Please look at module {i}."),
             AssistantMessage(

@@ -31,14 +31,31 @@ def isolated_caddie_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     root = tmp_path_factory.mktemp("caddie-home")
     monkeypatch.setenv("CADDIE_DIR", str(root))
     monkeypatch.setenv("CADDIE_AGENTS_DIR", str(root / "dot-agents"))  # ~/.agents/skills stays out of tests
+    monkeypatch.setenv(
+        "PI_CODING_AGENT_DIR", str(root / "pi-agent")
+    )  # a Pi sandbox.json would turn the sandbox on
     monkeypatch.setenv("CADDIE_OLLAMA_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setenv("CADDIE_LOCAL_DISCOVERY", "0")  # servers running on this machine stay out of tests
-    monkeypatch.setenv(
-        "CADDIE_VERIFY_COPIES", "1"
-    )  # MessageCopies proves what it trusts (in caddie processes too)
     for var in _KEY_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("CADDIE_SANDBOX", raising=False)
+    if not os.environ.get("CI") and not _sandbox_available():
+        # headless goals and batches run sandboxed by default; where bubblewrap cannot run, the rest of the
+        # suite runs them unsandboxed (tests/sandbox skips with the reason; under CI=1 it fails instead)
+        monkeypatch.setenv("CADDIE_SANDBOX", "off")
     return root
+
+
+def _sandbox_available() -> bool:
+    global _SANDBOX_AVAILABLE
+    if _SANDBOX_AVAILABLE is None:
+        from caddie.sandbox import backend_for_platform
+
+        _SANDBOX_AVAILABLE = backend_for_platform().unavailable() is None
+    return _SANDBOX_AVAILABLE
+
+
+_SANDBOX_AVAILABLE: bool | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -146,6 +146,14 @@ def base_parser(add_help: bool) -> _Parser:
     )
     e.add_argument("--trust", action="store_true", help="trust this project: load .caddie/extensions")
     e.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        metavar="MODE",
+        help="where the model's commands run: off, read-only (nothing writable but a private temp dir) or "
+        "workspace-write (the project writable, secrets unreadable, no network unless allowed); default: "
+        'settings "sandbox", else off (workspace-write for headless --goal runs). See docs/sandbox.md',
+    )
+    e.add_argument(
         "--tools",
         metavar="LIST",
         help="built-in tools to enable, comma-separated "

@@ -208,6 +208,8 @@ async def run_main(argv: list[str]) -> int:
         if args.exclude_tools
         else [],
         fork_from=fork_from,
+        sandbox=args.sandbox,
+        sandbox_default="workspace-write" if headless and "goal" in flags else "off",
     )
 
     if not headless:
@@ -224,7 +226,7 @@ async def run_main(argv: list[str]) -> int:
     _log_to_stderr()
     session = build.session
     # print/json: the store's findings go to stderr with the rest; rpc gets them as notice events at start
-    found = session.core.take_store_warnings() if mode != "rpc" else []
+    found = build.take_store_warnings() if mode != "rpc" else []
     for warning in [*build.warnings, *found]:
         print(f"caddie: warning: {warning}", file=sys.stderr)
     loop = asyncio.get_running_loop()

@@ -6,7 +6,7 @@ else is projected afresh. Either way the result equals a projection from nothing
 from __future__ import annotations
 
 from caddie.agent.loop import LoopConfig, _llm_messages
-from caddie.ai.message_copies import ConversionCache
+from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,

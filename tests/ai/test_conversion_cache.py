@@ -10,7 +10,7 @@ from typing import Any, Literal, cast
 
 import pytest
 
-from caddie.ai.message_copies import ConversionCache
+from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import (
     AssistantMessage,
     ImageContent,

@@ -60,7 +60,10 @@ async def test_thinking_and_text_stream_with_the_signature_kept(llm: FakeLLM) ->
     req = llm.last_request
     assert req.path == "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
     assert req.headers["x-goog-api-key"] == TEST_KEY
-    assert req.body["systemInstruction"] == {"parts": [{"text": "You are terse."}]}
+    assert req.body["systemInstruction"] == {
+        "parts": [{"text": "You are terse."}],
+        "role": "user",
+    }  # as Pi sends it
     assert req.body["generationConfig"]["thinkingConfig"] == {
         "includeThoughts": True,
         "thinkingLevel": "HIGH",

@@ -432,3 +432,29 @@ def test_an_unreachable_cloud_api_points_at_the_network_not_at_a_server_to_start
     assert connection_advice("http://localhost:11434/v1").startswith("Check that the server is running")
     assert connection_advice("http://192.168.1.20:8000/v1").startswith("Check that the server is running")
     assert connection_advice("http://gpu-box:8000/v1").startswith("Check that the server is running")
+
+
+def test_detected_flags_follow_pis_provider_list_and_a_named_provider_keeps_them_on_a_local_url() -> None:
+    def flags(provider: str, base_url: str, model_id: str = "m") -> tuple[Any, ...]:
+        c = resolve_compat(openai_model(None, provider=provider, base_url=base_url, id=model_id))
+        return (c.supports_store, c.max_tokens_field, c.supports_reasoning_effort, c.supports_strict_mode)
+
+    # OpenRouter takes store and max_completion_tokens, as in Pi — also behind a local proxy.
+    assert flags("openrouter", "https://openrouter.ai/api/v1") == (True, "max_completion_tokens", True, True)
+    assert flags("openrouter", "http://127.0.0.1:4000/v1") == (True, "max_completion_tokens", True, True)
+    assert flags("nvidia", "https://integrate.api.nvidia.com/v1") == (False, "max_tokens", False, False)
+    assert flags("ant-ling", "https://api.ant-ling.com/v1") == (False, "max_tokens", False, True)
+    assert flags("opencode", "https://opencode.ai/zen/v1") == (False, "max_completion_tokens", True, True)
+    assert flags("cloudflare-ai-gateway", "https://gateway.ai.cloudflare.com/v1/a/b/compat")[:3] == (
+        False,
+        "max_tokens",
+        False,
+    )
+    # An unnamed server on this machine still gets the conservative flags.
+    assert flags("my-box", "http://127.0.0.1:8000/v1") == (False, "max_tokens", True, True)
+    openrouter = build_params(
+        openai_model(None, provider="openrouter", base_url="http://127.0.0.1:4000/v1"),
+        context(),
+        StreamOptions(),
+    )
+    assert openrouter["store"] is False and "max_completion_tokens" in openrouter

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from caddie.ai.messages import TextContent, ToolCall, UserMessage
-from caddie.ai.model import Model, StreamOptions
+from caddie.ai.model import Model, StreamOptions, Tool
 from caddie.ai.providers.pi_messages import PROVIDER, build_payload
 from caddie.models.registry import ModelRegistry
 from tests.ai.helpers import READ_TOOL, context, run
@@ -52,6 +52,8 @@ class Gateway:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, str], Any]] = []
         self.events = EVENTS
+        self.replies: list[list[dict[str, Any]]] = []
+        """Event lists answered in turn before falling back to ``events``."""
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,7 +63,8 @@ class Gateway:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 owner.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                data = "".join(f"data: {json.dumps(e)}\n\n" for e in owner.events).encode()
+                events = owner.replies.pop(0) if owner.replies else owner.events
+                data = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("content-length", str(len(data)))
@@ -201,3 +204,18 @@ async def test_a_radius_login_loads_the_gateways_models_and_requests_carry_its_t
         again.warnings,
         (tmp_path / "models-store.json").read_text(),
     )
+
+
+def test_tools_go_as_pis_context_holds_them_label_and_execution_mode_included() -> None:
+    from caddie.tools.bash import create_bash_tool
+
+    model = Model("m1", "M1", "pi-messages", "radius", "https://g")
+    bash = create_bash_tool(".").as_provider_tool()
+    plain = Tool("t", "A tool", {"type": "object"})
+    payload = build_payload(model, context(UserMessage("hi"), tools=[bash, plain]), StreamOptions())
+    sent = payload["context"]["tools"]
+    assert list(sent[0]) == ["name", "label", "description", "parameters"] and sent[0]["label"] == "bash"
+    assert sent[1] == {"name": "t", "description": "A tool", "parameters": {"type": "object"}}
+    sequential = Tool("s", "S", {}, execution_mode="sequential")
+    payload = build_payload(model, context(UserMessage("hi"), tools=[sequential]), StreamOptions())
+    assert payload["context"]["tools"][0]["executionMode"] == "sequential"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -77,13 +76,21 @@ def test_a_url_repo_is_cloned_at_its_branch(tmp_path: Path, faux_env: Path) -> N
     assert records["b"]["status"] == "error" and "ref 'no-such-branch' not found" in records["b"]["detail"]
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    status = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
-    return status in ("Z", "X")  # a zombie no one has reaped yet is dead too
+def _sleeping(seconds: str) -> list[int]:
+    """Live processes running ``sleep SECONDS`` (found by command line: a sandboxed task's ``$!`` is a PID in
+    its own namespace, not the host's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (
+                entry.name.isdigit()
+                and (entry / "cmdline").read_bytes() == f"sleep\0{seconds}\0".encode()
+                and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+            ):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_timeouts_cover_setup_and_the_final_check_and_kill_what_they_started(
@@ -92,10 +99,10 @@ def test_timeouts_cover_setup_and_the_final_check_and_kill_what_they_started(
     """A setup that hangs is killed with its whole process group; the final check (run again by the batch
     after the goal) is cut at the task's timeout too, not after the batch's own 5-minute check limit."""
     repo = make_repo(tmp_path / "repo", COMPLETE)
-    hang = "sleep 300 & echo $! > {name}.pid; wait"
+    hang = "sleep {seconds} & wait"
     once_then_hang = (
         "test -f done.txt && if [ -f checked ]; then "
-        + hang.format(name="check")
+        + hang.format(seconds="301.5")
         + "; else touch checked; fi"
     )
     tasks = write_tasks(
@@ -105,7 +112,7 @@ def test_timeouts_cover_setup_and_the_final_check_and_kill_what_they_started(
                 "id": "setup",
                 "repo": str(repo),
                 "objective": "x",
-                "setup": hang.format(name="setup"),
+                "setup": hang.format(seconds="300.5"),
                 "timeout": "3s",
             },
             {"id": "check", "repo": str(repo), "objective": "x", "check": once_then_hang, "timeout": "12s"},
@@ -120,7 +127,5 @@ def test_timeouts_cover_setup_and_the_final_check_and_kill_what_they_started(
     assert by_id["check"]["status"] == "timeout", by_id["check"]
     assert by_id["check"]["detail"] == "the final check ran past the task's timeout"
     assert by_id["check"]["duration_s"] < 30
-    work = tmp_path / "tasks-results-work" / "workspaces"
-    for name in ("setup", "check"):
-        pid = int((work / name / f"{name}.pid").read_text())
-        assert _gone(pid), f"{name}'s background sleep survived its timeout"
+    for name, seconds in (("setup", "300.5"), ("check", "301.5")):  # dead, sandboxed or not
+        assert _sleeping(seconds) == [], f"{name}'s background sleep survived its timeout"

@@ -10,7 +10,7 @@ import pytest
 from caddie.ai.messages import Usage, UserMessage, text_of
 from caddie.ai.providers.faux import faux_message
 from caddie.extensions.api import SummaryUsageEvent
-from caddie.runtime.auto_compaction import CompactionError
+from caddie.runtime.auto_compaction import SummaryFailed
 from caddie.session.entries import MessageEntry
 from tests.compaction.harness import inline_extension, make_harness, reply
 
@@ -39,7 +39,7 @@ async def test_compaction_and_branch_summaries_report_their_usage(tmp_path: Path
     )
 
     assert await h.session.navigate_tree(beta, summarize=True)
-    with pytest.raises(CompactionError):
+    with pytest.raises(SummaryFailed):
         await h.engine.compact()  # the summariser fails: still reported
     await h.engine.compact()
 

@@ -1,6 +1,7 @@
-"""A ``context`` handler that changes its messages in place changes that request only: the next request is
-built from the stored messages again, the session file never sees the change, and no cached conversion of a
-message outlives a change to it (the copies and the providers' conversion caches, through a real provider)."""
+"""Messages are frozen values, through a real provider and a real caddie process: a ``context`` handler that
+returns a changed message changes that request only (the next one is built from the stored messages again
+and no cached conversion outlives the change), one that tries to change a message in place is told so as
+an extension error and changes nothing, and the session file never sees either."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ EXTENSION = textwrap.dedent(
     """
     import json, os
 
+    from caddie.extensions.api import ContextResult, TextContent, replace
+
     SEEN = os.environ["SEEN_FILE"]
+    HOW = os.environ["HOW"]
 
 
     def register(api):
@@ -28,12 +32,14 @@ EXTENSION = textwrap.dedent(
             text = first.content if isinstance(first.content, str) else first.content[0].text
             with open(SEEN, "a") as f:
                 f.write(json.dumps(text) + "\\n")
-            if len(fires) >= 2:  # the first request goes out untouched, so its copy is cached
-                if isinstance(first.content, str):
-                    first.content += f" [edited {len(fires)}]"
-                else:
-                    first.content[0].text += f" [edited {len(fires)}]"
-            return None
+            if len(fires) < 2:  # the first request goes out untouched, so its conversion is cached
+                return None
+            edited = f"{text} [edited {len(fires)}]"
+            if HOW == "in place":
+                first.content = [TextContent(edited)]  # raises: a stored message does not change
+                return None
+            changed = replace(first, content=[TextContent(edited)])
+            return ContextResult(messages=[changed, *event.messages[1:]])
 
         api.on("context", on_context)
     """
@@ -46,10 +52,19 @@ def first_user_text(request: fl.RecordedRequest) -> str:
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
-def test_a_handler_changing_its_messages_in_place_changes_that_request_only(caddie: Caddie, api: str) -> None:
+@pytest.mark.parametrize(
+    ("api", "how"),
+    [
+        ("openai-completions", "returned"),
+        ("anthropic-messages", "returned"),
+        ("openai-completions", "in place"),
+    ],
+)
+def test_a_handler_changes_a_request_only_by_returning_new_messages(
+    caddie: Caddie, api: str, how: str
+) -> None:
     caddie.llm.write_models_json(caddie.home / "agent", provider="fake", model_id="fake-model", api=api)
-    ext = caddie.project.parent / "edit_in_place.py"
+    ext = caddie.project.parent / "edit.py"
     ext.write_text(EXTENSION)
     seen = caddie.project.parent / "seen.jsonl"
     (caddie.project / "a.txt").write_text("alpha\n")
@@ -59,11 +74,17 @@ def test_a_handler_changing_its_messages_in_place_changes_that_request_only(cadd
         fl.text("done"),
     )
 
-    result = caddie.run("-p", "--model", "fake/fake-model", "-e", str(ext), "go", SEEN_FILE=str(seen))
+    result = caddie.run(
+        "-p", "--model", "fake/fake-model", "-e", str(ext), "go", SEEN_FILE=str(seen), HOW=how
+    )
 
     assert result.returncode == 0, result.stderr
     sent = [first_user_text(r) for r in caddie.llm.llm_requests]
-    assert sent == ["go", "go [edited 2]", "go [edited 3]"]
+    if how == "returned":
+        assert sent == ["go", "go [edited 2]", "go [edited 3]"]
+    else:
+        assert sent == ["go", "go", "go"]
+        assert "immutable" in result.stderr and "failed in context" in result.stderr
     assert [json.loads(line) for line in seen.read_text().splitlines()] == ["go", "go", "go"]
     [session] = caddie.session_files()
     users = [

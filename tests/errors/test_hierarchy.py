@@ -41,6 +41,29 @@ def test_every_exception_class_caddie_defines_derives_from_caddie_error() -> Non
     assert len(classes) > 30  # the walk really found the package's classes
 
 
+KINDS = (
+    errors.ConfigurationError,
+    errors.UsageError,
+    errors.ProviderError,
+    errors.SessionStoreError,
+    errors.ToolError,
+    errors.ExtensionError,
+    errors.Aborted,
+)
+
+
+def test_every_other_class_is_of_exactly_one_kind() -> None:
+    """Not ``CaddieError`` directly: a caller tells failures apart by kind, so each class has one."""
+    kindless = {}
+    for cls in caddie_exception_classes():
+        if cls is errors.CaddieError or cls in KINDS:
+            continue
+        kinds = [kind.__name__ for kind in KINDS if issubclass(cls, kind)]
+        if len(kinds) != 1:
+            kindless[f"{cls.__module__}.{cls.__qualname__}"] = kinds
+    assert kindless == {}
+
+
 def test_aborted_has_one_name() -> None:
     names = {
         c.__name__

@@ -4,8 +4,12 @@ fake — and the test compares what each sent: the headers that carry auth and i
 
 Claude Pro/Max (Anthropic OAuth): ``Authorization: Bearer``, Claude Code's betas, user agent and ``x-app``,
 the identity block first in the system prompt, and Claude Code's tool names both ways (the model calls
-``Read``; both agents run their ``read`` and send the call back as ``Read``). Skips (with the reason) where
-Pi is absent; fails under ``CI=1``.
+``Read``; both agents run their ``read`` and send the call back as ``Read``). ChatGPT (Codex over SSE and
+the WebSocket), Copilot's headers and a Pi-written Copilot login (its token's host, served over TLS by the
+fake), xAI, Kimi Code and OpenRouter logins, ``ANTHROPIC_OAUTH_TOKEN`` and
+``ANTHROPIC_AUTH_TOKEN``, and a Radius gateway (Pi's own
+``pi-messages`` protocol, its catalogue read from models-store.json). Skips (with the reason) where Pi is
+absent; fails under ``CI=1``.
 """
 
 from __future__ import annotations
@@ -337,4 +341,236 @@ def test_copilot_requests_carry_pis_copilot_headers_on_every_api(tmp_path: Path)
             pis = {k: v for k, v in theirs.headers.items() if k in COPILOT_HEADERS}
             assert mine == pis, model_id
         assert [r.headers["x-initiator"] for r in caddie] == ["user", "agent"]
+        assert caddie[0].headers["authorization"] == f"Bearer {token}"
+
+
+SUBSCRIPTION_HEADERS = ("authorization", "x-api-key", "content-type", "accept")
+
+
+def write_login(agent: Path, provider: str, access: str, **extra: Any) -> None:
+    login = {"type": "oauth", "access": access, "refresh": "rt-" + provider, **extra}
+    login.setdefault("expires", int(time.time() * 1000) + 3_600_000)
+    (agent / "auth.json").write_text(json.dumps({provider: login}))
+
+
+def test_xai_kimi_and_openrouter_logins_send_what_pi_sends(tmp_path: Path) -> None:
+    """A Pi-written xAI (SuperGrok/X Premium), Kimi Code and OpenRouter login each reach the provider's API
+    with the same auth headers and bodies from both agents."""
+    require_pi()
+    cases = [
+        ("xai", "grok-4.3", "xai-oauth-access-token-0123", {}, "openai"),
+        ("kimi-coding", "kimi-for-coding", "kimi-oauth-access-token-0123", {}, "anthropic"),
+        (
+            "openrouter",
+            "anthropic/claude-sonnet-4.5",
+            "sk-or-v1-minted-by-oauth-0123",
+            {"refresh": "", "expires": 9007199254740991},
+            "openai",
+        ),
+    ]
+    for provider, model_id, access, extra, flavour in cases:
+        agent = tmp_path / provider / "caddie-home" / "agent"
+        agent.mkdir(parents=True)
+        write_login(agent, provider, access, **extra)
+        with fl.FakeLLM() as llm:
+            base = llm.url if flavour == "anthropic" else llm.openai_base_url
+            (agent / "models.json").write_text(json.dumps({"providers": {provider: {"baseUrl": base}}}))
+            replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
+            args = ["--model", f"{provider}/{model_id}", "--thinking", "off", "--tools", "read", "Notes?"]
+            caddie, pi = run_both(tmp_path / provider, agent, llm, replies, args)
+        assert len(caddie) == len(pi) == 2, provider
+        for ours, theirs in zip(caddie, pi, strict=True):
+            assert ours.path == theirs.path, provider
+            mine = {k: v for k, v in ours.headers.items() if k in SUBSCRIPTION_HEADERS}
+            pis = {k: v for k, v in theirs.headers.items() if k in SUBSCRIPTION_HEADERS}
+            assert mine == pis, provider
+            assert without_instructions(ours.body) == without_instructions(theirs.body), provider
+        assert caddie[0].headers["authorization"] == f"Bearer {access}", provider
+
+
+def without_instructions(body: dict[str, Any]) -> dict[str, Any]:
+    """A body with each agent's own system prompt blanked, wherever the API puts it, and without the
+    session id each agent made up (``prompt_cache_key``)."""
+    copy = json.loads(json.dumps(body))
+    copy.pop("prompt_cache_key", None)
+    if "instructions" in copy:
+        copy["instructions"] = "<system prompt>"
+    for block in copy.get("system", []) if isinstance(copy.get("system"), list) else []:
+        block["text"] = "<system prompt>"
+    if isinstance(copy.get("system"), str):
+        copy["system"] = "<system prompt>"
+    for item in copy.get("messages", []) + copy.get("input", []):
+        if isinstance(item, dict) and item.get("role") in ("system", "developer"):
+            item["content"] = "<system prompt>"
+    return copy
+
+
+NO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+"""A gateway reports Pi's whole usage, cost included (a prepaid subscription: nothing per token)."""
+PI_EVENTS_TOOL: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "read"},
+    {"type": "toolcall_delta", "contentIndex": 0, "delta": '{"path": "notes.txt"}'},
+    {
+        "type": "toolcall_end",
+        "contentIndex": 0,
+        "toolCall": {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}},
+    },
+    {
+        "type": "done",
+        "reason": "toolUse",
+        "usage": {
+            "input": 10,
+            "output": 5,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 15,
+            "cost": NO_COST,
+        },
+        "responseId": "resp-1",
+    },
+]
+PI_EVENTS_TEXT: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "text_start", "contentIndex": 0},
+    {"type": "text_delta", "contentIndex": 0, "delta": "It says 42."},
+    {"type": "text_end", "contentIndex": 0, "content": "It says 42."},
+    {
+        "type": "done",
+        "reason": "stop",
+        "usage": {
+            "input": 20,
+            "output": 4,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 24,
+            "cost": NO_COST,
+        },
+        "responseId": "resp-2",
+    },
+]
+
+
+def test_a_radius_gateway_login_sends_pis_own_protocol_as_pi_does(tmp_path: Path) -> None:
+    """A models.json Radius gateway (``"oauth": "radius"``) with a Pi-written login and the catalogue Pi
+    stored in models-store.json: both agents list the gateway's model and send the same pi-messages
+    request (path, bearer token, Pi's JSON context) to it."""
+    from tests.ai.test_pi_messages import Gateway
+
+    require_pi()
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    gateway = Gateway()
+    try:
+        model = {
+            "id": "gw-model",
+            "name": "Gateway model",
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 64000,
+            "maxTokens": 4000,
+            "api": "pi-messages",
+            "provider": "corp",
+            "baseUrl": f"{gateway.url}/v1",
+        }
+        now = int(time.time() * 1000)
+        (agent / "models-store.json").write_text(json.dumps({"corp": {"models": [model], "checkedAt": now}}))
+        (agent / "models.json").write_text(
+            json.dumps({"providers": {"corp": {"baseUrl": gateway.url, "oauth": "radius"}}})
+        )
+        write_login(agent, "corp", "radius-access-token-0123")
+        runs = []
+        for who in ("caddie", "pi"):
+            gateway.requests.clear()
+            gateway.replies = [PI_EVENTS_TOOL, PI_EVENTS_TEXT]
+            args = ["--model", "corp/gw-model", "--thinking", "off", "--tools", "read", "Notes?"]
+            with fl.FakeLLM() as unused:
+                run_both_one(tmp_path, agent, unused, who, args)
+            runs.append(list(gateway.requests))
+    finally:
+        gateway.close()
+    ours, theirs = runs
+    assert len(ours) == len(theirs) == 2
+    for (our_path, our_headers, our_body), (their_path, their_headers, their_body) in zip(
+        ours, theirs, strict=True
+    ):
+        assert our_path == their_path == "/v1/messages"
+        for key in ("authorization", "content-type", "accept"):
+            assert our_headers.get(key) == their_headers.get(key), key
+        for body in (our_body, their_body):
+            body["context"]["systemPrompt"] = "<system prompt>"
+            body["options"].pop("sessionId", None)  # each agent's own session
+            for message in body["context"]["messages"]:
+                message.pop("timestamp", None)
+        assert our_body["options"] == their_body["options"]
+        assert json.dumps(our_body["context"]["tools"]) == json.dumps(their_body["context"]["tools"])
+        assert our_body["context"]["messages"] == their_body["context"]["messages"]
+        assert our_body == their_body
+    assert ours[0][1]["authorization"] == "Bearer radius-access-token-0123"
+
+
+def test_anthropics_token_variables_send_what_pi_sends(tmp_path: Path) -> None:
+    """``ANTHROPIC_OAUTH_TOKEN`` (a Claude Pro/Max token: Claude Code's request) and ``ANTHROPIC_AUTH_TOKEN``
+    (a bearer token for a gateway), with nothing stored for Anthropic."""
+    require_pi()
+    cases = {
+        "ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-from-the-environment-0123",
+        "ANTHROPIC_AUTH_TOKEN": "gateway-bearer-token-0123",
+    }
+    for variable, token in cases.items():
+        agent = tmp_path / variable / "caddie-home" / "agent"
+        agent.mkdir(parents=True)
+        (agent / "auth.json").write_text("{}")
+        with fl.FakeLLM() as llm:
+            (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": llm.url}}}))
+            replies = [fl.text("Hello.")]
+            args = ["--model", "anthropic/claude-sonnet-4-5", "--thinking", "off", "--tools", "read", "Hi"]
+            caddie, pi = run_both(tmp_path / variable, agent, llm, replies, args, extra_env={variable: token})
+        assert len(caddie) == len(pi) == 1, variable
+        if variable == "ANTHROPIC_OAUTH_TOKEN":  # Claude Code's identity, pinned version included
+            assert headers(caddie[0]) == headers(pi[0]), variable
+        else:  # each agent's own user agent and its SDK's API version; the auth is the same
+            auth = ("authorization", "x-api-key", "anthropic-beta", "x-app")
+            assert {k: caddie[0].headers.get(k) for k in auth} == {k: pi[0].headers.get(k) for k in auth}
+        assert without_instructions(caddie[0].body) == without_instructions(pi[0].body), variable
+        assert caddie[0].headers["authorization"] == f"Bearer {token}", variable
+        first_block = caddie[0].body["system"][0]["text"]
+        identity = "You are Claude Code, Anthropic's official CLI for Claude."
+        assert (first_block == identity) == (variable == "ANTHROPIC_OAUTH_TOKEN"), variable
+
+
+def test_a_pi_written_copilot_login_reaches_its_tokens_host_as_pi_does(tmp_path: Path) -> None:
+    """A GitHub Copilot login as Pi stores it (the GitHub token as ``refresh``, a Copilot token whose
+    ``proxy-ep`` names the API host, the account's ``availableModelIds``): both agents send to that host —
+    here a fake on https://127.0.0.1 — with the same headers and bodies."""
+    from tests.support.tls import local_tls
+
+    require_pi()
+    tls = local_tls(tmp_path / "tls")
+    agent = tmp_path / "caddie-home" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.json").write_text("{}")
+    env = {"SSL_CERT_FILE": str(tls.ca_file), "NODE_EXTRA_CA_CERTS": str(tls.ca_file)}
+    for model_id in ("claude-sonnet-4.5",):  # the other APIs' Copilot headers: the test above
+        with fl.FakeLLM(tls=tls.server) as llm:
+            token = f"tid=copilot-pi-login;exp=9999999999;proxy-ep=127.0.0.1:{llm.port};"
+            write_login(
+                agent,
+                "github-copilot",
+                token,
+                refresh="ghu_github-token-0123",
+                expires=9_999_999_999_000,
+                availableModelIds=["gpt-4.1", "claude-sonnet-4.5"],
+            )
+            replies = [fl.tool_call("read", {"path": "notes.txt"}, id="call_1"), fl.text("It says 42.")]
+            args = ["--model", f"github-copilot/{model_id}", "--thinking", "off", "--tools", "read", "Notes?"]
+            caddie, pi = run_both(tmp_path, agent, llm, replies, args, extra_env=env)
+        assert len(caddie) == len(pi) == 2, model_id
+        for ours, theirs in zip(caddie, pi, strict=True):
+            assert ours.path == theirs.path, model_id
+            mine = {k: v for k, v in ours.headers.items() if k in COPILOT_HEADERS}
+            pis = {k: v for k, v in theirs.headers.items() if k in COPILOT_HEADERS}
+            assert mine == pis, model_id
+            assert without_instructions(ours.body) == without_instructions(theirs.body), model_id
         assert caddie[0].headers["authorization"] == f"Bearer {token}"

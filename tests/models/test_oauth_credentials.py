@@ -286,3 +286,17 @@ async def test_extension_providers_auth_header_and_refreshed_models(tmp_path: Pa
     assert reg.register_provider("bad", {"oauth": {"name": "x"}}, "ext.py") == [
         'provider bad: "oauth" needs a "login" function (and "refreshToken", "getApiKey")'
     ]
+
+
+def test_the_extra_usage_warning_is_for_anthropic_subscriptions_only() -> None:
+    from caddie.ai.model import Model
+    from caddie.models.extra_usage import ANTHROPIC_EXTRA_USAGE_WARNING, extra_usage_warning
+
+    claude = Model("claude-sonnet-4-5", "Claude", "anthropic-messages", "anthropic")
+    other = Model("gpt-5", "GPT", "openai-responses", "openai")
+    assert extra_usage_warning(claude, True, []) == ANTHROPIC_EXTRA_USAGE_WARNING
+    assert extra_usage_warning(claude, False, [None, "sk-ant-oat01-env"]) == ANTHROPIC_EXTRA_USAGE_WARNING
+    assert extra_usage_warning(claude, False, ["sk-ant-api03-key", None]) is None
+    assert extra_usage_warning(claude, True, [], enabled=False) is None
+    assert extra_usage_warning(other, True, ["sk-ant-oat01-env"]) is None
+    assert extra_usage_warning(None, True, []) is None

@@ -13,6 +13,7 @@ from caddie.extensions.api import (
     TextContent,
     ThinkingContent,
     message_bytes,
+    replace,
 )
 from caddie.extensions.bundled.mulligan.audit import (
     AuditRow,
@@ -118,9 +119,10 @@ class TestHelpers:
         assert describe_message(result("c", tool_name="x"), lookup) == "x q"
 
     def test_assistant_messages_are_summarised_by_block(self) -> None:
-        msg = assistant(call("a"), call("b"))
-        msg.content[:0] = [ThinkingContent("t")]
-        msg.content += [TextContent("x"), TextContent("y")]
+        calls = assistant(call("a"), call("b"))
+        msg = replace(
+            calls, content=[ThinkingContent("t"), *calls.content, TextContent("x"), TextContent("y")]
+        )
         assert describe_message(msg, {}) == "(thinking + toolCall x2 + text x2)"
         assert describe_message(assistant_text("x"), {}) == "(text)"
         assert describe_message(assistant(), {}) == "(assistant)"

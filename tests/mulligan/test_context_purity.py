@@ -1,8 +1,6 @@
-"""mulligan's ``context`` handler never changes the messages it is given: what it hides, shrinks or adds
-is built anew (copy-on-write). The runtime relies on that (``PURE_CONTEXT_SOURCES`` in
-``caddie.extensions.runner``): after a bundled handler it skips comparing every message copy with its
-stored original, so a handler that edited its input in place would leak the edit into later requests.
-"""
+"""mulligan's ``context`` handler never changes what it is given: what it hides, shrinks or adds is built
+anew (copy-on-write), as every handler must (messages are frozen values; the lists a handler is given and
+the lists inside messages are not changed in place either — docs/extensions.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +10,6 @@ from collections.abc import Callable
 import pytest
 
 from caddie.extensions.api import AgentMessage, ContextEvent, ContextResult
-from caddie.extensions.loader import bundled_sources, load_extensions
-from caddie.extensions.runner import PURE_CONTEXT_SOURCES
 from tests.mulligan.fakehost import NOTE, Harness, assistant, call, result, user
 
 
@@ -70,17 +66,3 @@ def test_the_context_handler_leaves_its_input_unchanged(scenario: str) -> None:
     if scenario != "nothing hidden":  # the scenarios do change the view: the check above is not vacuous
         view = results[-1].messages if results[-1] is not None else None
         assert view is not None and view != before
-
-
-async def test_mulligan_is_the_only_bundled_extension_with_a_context_handler() -> None:
-    """A new bundled ``context`` handler would be trusted the same way: it needs a test like the above."""
-    loaded = await load_extensions(bundled_sources())
-    assert not loaded.errors
-    assert {ext.name for ext in loaded.extensions if ext.handlers.get("context")} == {"mulligan"}
-
-
-def test_the_loader_names_mulligan_a_pure_context_source_and_nothing_else_is() -> None:
-    names = {source.name: source.path for source in bundled_sources()}
-    assert names["mulligan"].startswith(PURE_CONTEXT_SOURCES)
-    assert not "/home/me/.caddie/agent/extensions/mine.py".startswith(PURE_CONTEXT_SOURCES)
-    assert not "entry-point:someone.else".startswith(PURE_CONTEXT_SOURCES)

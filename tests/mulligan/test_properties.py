@@ -27,6 +27,7 @@ from caddie.extensions.api import (
     UserMessage,
     Utf16TokenCounter,
     estimate_tokens_utf16,
+    replace,
     utf16_message_chars,
 )
 from caddie.extensions.bundled.mulligan.markers import (
@@ -198,8 +199,7 @@ def test_filtering_only_removes_or_substitutes_messages(plan: list[tuple[str, in
 
 
 def _same_but_content(a: AgentMessage, b: AgentMessage) -> bool:
-    a2 = copy.copy(a)
-    a2.content = b.content  # type: ignore[union-attr]
+    a2 = replace(a, content=b.content)  # type: ignore[union-attr]
     return a2 == b and isinstance(a.content, list) and len(a.content) == 1  # type: ignore[union-attr]
 
 
@@ -260,6 +260,17 @@ message = st.one_of(
 )
 
 
+def _number_calls(batch: list[AgentMessage], n: int) -> int:
+    """Give each generated tool call (but those with id "") its own id, counting on from ``n``."""
+    for msg in batch:
+        content = getattr(msg, "content", [])
+        for i, block in enumerate(content):
+            if isinstance(block, ToolCall) and block.id:
+                n += 1
+                content[i] = replace(block, id=f"call-{n}")  # a message under construction
+    return n
+
+
 @settings(max_examples=60)
 @given(st.lists(st.lists(message, max_size=6), min_size=1, max_size=4))
 def test_the_hot_path_estimate_equals_the_plain_estimate(batches: list[list[AgentMessage]]) -> None:
@@ -268,11 +279,7 @@ def test_the_hot_path_estimate_equals_the_plain_estimate(batches: list[list[Agen
     counter = Utf16TokenCounter()
     n = 0
     for batch in batches:
-        for msg in batch:
-            for block in getattr(msg, "content", []):
-                if isinstance(block, ToolCall) and block.id:
-                    n += 1
-                    block.id = f"call-{n}"
+        n = _number_calls(batch, n)
     for batch in batches + batches:  # the memo must never change a result, fire after fire
         assert counter.estimate(batch) == estimate_tokens_utf16(batch)
 
@@ -310,11 +317,7 @@ def test_the_incremental_marker_index_equals_a_fresh_read(metrics: list[dict[str
 def test_counting_only_the_new_tail_gives_the_full_count(steps: list[tuple[str, list[AgentMessage]]]) -> None:
     n_ids = 0  # call ids are unique in a session (see the test above): give each generated call its own
     for _, batch in steps:
-        for msg in batch:
-            for block in getattr(msg, "content", []):
-                if isinstance(block, ToolCall) and block.id:
-                    n_ids += 1
-                    block.id = f"call-{n_ids}"
+        n_ids = _number_calls(batch, n_ids)
     counter = Utf16TokenCounter()
     view: list[AgentMessage] = []
     for n, (kind, batch) in enumerate(steps):

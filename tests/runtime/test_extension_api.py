@@ -375,3 +375,37 @@ async def test_the_tour_adds_a_provider_from_a_command_and_removes_it(tmp_path: 
     assert ("choose it with /model tour-local/local-model", "info") in run.ui.notices
     await command(run, "/tour provider off")
     assert "tour-local/local-model" not in refs()
+
+
+async def test_context_messages_are_frozen_and_a_returned_draft_is_frozen(tmp_path: Path) -> None:
+    from caddie.ai.messages import AssistantMessage, DraftAssistantMessage, DraftTextContent
+
+    seen: list[type] = []
+
+    def register(api: ExtensionAPI) -> None:
+        def edit_in_place(event: ContextEvent, ctx: ExtensionContext) -> None:
+            event.messages[0].timestamp = 0  # type: ignore[misc]
+
+        def add_a_draft(event: ContextEvent, ctx: ExtensionContext) -> ContextResult:
+            draft = DraftAssistantMessage(
+                [DraftTextContent("noted")], "faux", "faux", "faux", stop_reason="stop"
+            )
+            return ContextResult([*event.messages, draft, UserMessage("go on", 1)])
+
+        def look(event: ContextEvent, ctx: ExtensionContext) -> None:
+            seen.extend(type(m) for m in event.messages)
+
+        api.on("context", edit_in_place)
+        api.on("context", add_a_draft)
+        api.on("context", look)
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register, "ctx")])
+    run.faux.set_responses([faux_message("ok")])
+    await run.session.prompt("hello")
+    await run.session.wait_for_idle()
+    assert seen == [UserMessage, AssistantMessage, UserMessage]
+    sent = run.requests[-1].messages
+    assert [type(m) for m in sent] == [UserMessage, AssistantMessage, UserMessage]
+    assert isinstance(sent[1], AssistantMessage) and sent[1].text() == "noted"
+    assert run.session.messages[0].timestamp != 0
+    assert [e.event for e in run.events if isinstance(e, ExtensionErrorEvent)] == ["context"]

@@ -104,3 +104,14 @@ def test_the_session_the_modes_get_is_the_documented_api() -> None:
     implemented = {n for n in vars(AgentSession) if not n.startswith("_")}
     assert implemented == documented  # nothing public beyond the documented API (``core`` is per instance)
     assert len(documented) <= MAX_METHODS
+
+
+def test_nothing_outside_the_runtime_reaches_past_the_session_api() -> None:
+    """``session.core`` is for the factory and tests: the modes, the SDK and the command line use the API."""
+    reaches = []
+    outside = [p for p in SRC.rglob("*.py") if not p.is_relative_to(SRC / "runtime")]
+    for path in outside:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "core":
+                reaches.append(f"{module_name(path)}:{node.lineno}")
+    assert len(outside) > 100 and reaches == []

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -1205,10 +1206,13 @@ class FakeLLM:
         parse_bodies: bool = True,
         keep_alive: bool = False,
         routes: dict[tuple[str, str], Route] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.routes: dict[tuple[str, str], Route] = dict(routes or {})
         """Extra endpoints, answered before the built-in ones: ``(method, path)`` → a function of the request
         giving ``(status, JSON body)`` (a local server's metadata or tokenizer: tests/support/fake_local.py)."""
+        self.tls = tls
+        """A server-side TLS context: the fake answers ``https://`` (see ``tests/support/tls.py``)."""
         self.keep_alive = keep_alive
         self.connections = 0
         """TCP connections accepted so far."""
@@ -1233,6 +1237,8 @@ class FakeLLM:
     def start(self) -> FakeLLM:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.owner = self
+        if self.tls is not None:
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
@@ -1260,7 +1266,7 @@ class FakeLLM:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def openai_base_url(self) -> str:

@@ -205,3 +205,70 @@ async def test_a_browser_login_takes_the_pasted_redirect_url(tmp_path: Path, mon
     assert (
         json.loads((agent_dir() / "auth.json").read_text())["anthropic"]["access"] == "sk-ant-oat01-from-tui"
     )
+
+
+EXTRA_USAGE = "Anthropic subscription auth is active."
+
+
+def store_claude_login() -> None:
+    auth = agent_dir() / "auth.json"
+    auth.parent.mkdir(parents=True, exist_ok=True)
+    login = {"type": "oauth", "access": "sk-ant-oat01-tui-0123", "refresh": "r", "expires": 9_999_999_999_999}
+    auth.write_text(json.dumps({"anthropic": login}))
+
+
+async def test_a_claude_subscription_warns_once_about_extra_usage_as_pi_does(tmp_path: Path) -> None:
+    store_claude_login()
+    app, _ = make_app(tmp_path, model="anthropic/claude-sonnet-4-5")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: EXTRA_USAGE in widget_text(app.conversation))
+        await submit(pilot, app, "/model anthropic/claude-opus-4-5")
+        await until(pilot, lambda: app.session is not None and app.session.model is not None
+                    and app.session.model.id == "claude-opus-4-5")  # fmt: skip
+        await pilot.pause()
+        assert widget_text(app.conversation).count("Anthropic subscription auth is active") == 1
+
+
+async def test_the_extra_usage_warning_can_be_switched_off_and_needs_a_subscription(tmp_path: Path) -> None:
+    from tests.tui.harness import write_settings
+
+    write_settings(warnings={"anthropicExtraUsage": False})
+    store_claude_login()
+    app, _ = make_app(tmp_path, model="anthropic/claude-sonnet-4-5")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await pilot.pause()
+        assert "Anthropic subscription auth" not in widget_text(app.conversation)
+    (agent_dir() / "settings.json").unlink()
+    (agent_dir() / "auth.json").write_text(
+        json.dumps({"anthropic": {"type": "api_key", "key": "sk-ant-api03-x"}})
+    )
+    app, _ = make_app(tmp_path, model="anthropic/claude-sonnet-4-5")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await pilot.pause()
+        assert "Anthropic subscription auth" not in widget_text(app.conversation)
+
+
+async def test_settings_switches_the_extra_usage_warning_off(tmp_path: Path) -> None:
+    from caddie.modes.interactive.settings_dialog import SettingsScreen
+    from tests.tui.harness import LARGE
+
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/settings")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        assert "Anthropic extra usage" in widget_text(screen)
+        for _ in range([c.id for c in screen.shown].index("warnings.anthropicExtraUsage")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await pilot.press("down", "enter")  # on → off
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.press("escape")
+    saved = json.loads((agent_dir() / "settings.json").read_text())
+    assert saved["warnings"] == {"anthropicExtraUsage": False}

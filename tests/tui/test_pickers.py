@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from caddie.ai.messages import UserMessage
+from caddie.ai.messages import UserMessage, replace
 from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.conversation import UserBlock
 from caddie.modes.interactive.dialogs import ConfirmScreen, InputScreen
@@ -25,8 +25,7 @@ def saved_session(cwd: Path, prompt: str, name: str | None = None) -> str:
     store.append_model_change("faux", "faux-1")
     at = next(_clock)
     store.append_message(UserMessage(prompt, timestamp=at))
-    answer = faux_message(f"answer to {prompt}")
-    answer.timestamp = at + 1
+    answer = replace(faux_message(f"answer to {prompt}"), timestamp=at + 1)
     store.append_message(answer)
     if name:
         store.append_session_info(name)

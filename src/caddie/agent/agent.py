@@ -246,5 +246,9 @@ class Agent:
         elif isinstance(event, AgentEndEvent):
             state.streaming_message = None
         signal = self._run.signal if self._run is not None else AbortSignal()
+        end = event if isinstance(event, MessageEndEvent) else None
+        stored = end.message if end is not None else None
         for listener in list(self._listeners):
             await listener(event, signal)
+        if end is not None and end.message is not stored and state.messages and state.messages[-1] is stored:
+            state.messages[-1] = end.message  # a message_end handler replaced it

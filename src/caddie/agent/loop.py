@@ -32,7 +32,7 @@ from caddie.agent.events import (
 )
 from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
-from caddie.ai.message_copies import ConversionCache
+from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -163,9 +163,11 @@ async def run_agent_loop(
     current = AgentContext(context.system_prompt, [*context.messages, *prompts], list(context.tools))
     await emit(AgentStartEvent())
     await emit(TurnStartEvent(0, now_ms()))
-    for prompt in prompts:
+    for i, prompt in enumerate(prompts):
         await emit(MessageStartEvent(prompt))
-        await emit(MessageEndEvent(prompt))
+        ended = await _end(prompt, emit)
+        if ended is not prompt:  # a message_end handler replaced it
+            new_messages[i] = current.messages[len(context.messages) + i] = ended
     await _run_loop(current, new_messages, config, emit, signal)
     return new_messages
 
@@ -218,9 +220,9 @@ async def _run_loop(
                 await emit(TurnStartEvent(turn_index, now_ms()))
             for message in pending:
                 await emit(MessageStartEvent(message))
-                await emit(MessageEndEvent(message))
-                current.messages.append(message)
-                new_messages.append(message)
+                ended = await _end(message, emit)
+                current.messages.append(ended)
+                new_messages.append(ended)
             pending = []
 
             message = await _stream_assistant_response(current, config, emit, signal)
@@ -334,7 +336,10 @@ async def _stream_assistant_response(
     else:
         current.messages.append(final)
         await emit(MessageStartEvent(replace(final)))
-    await emit(MessageEndEvent(final))
+    ended = await _end(final, emit)
+    if ended is not final:  # a message_end handler replaced it (same role)
+        assert isinstance(ended, AssistantMessage)
+        current.messages[-1] = final = ended
     return final
 
 
@@ -395,9 +400,17 @@ def _result_message(call: ToolCall, result: ToolResult, is_error: bool) -> ToolR
     )
 
 
-async def _emit_result(message: ToolResultMessage, emit: Emit) -> None:
+async def _end(message: AgentMessage, emit: Emit) -> AgentMessage:
+    """``message_end`` for ``message``; returns what was stored (a handler may have replaced it)."""
+    event = MessageEndEvent(message)
+    await emit(event)
+    return event.message
+
+
+async def _emit_result(message: ToolResultMessage, emit: Emit) -> ToolResultMessage:
     await emit(MessageStartEvent(message))
-    await emit(MessageEndEvent(message))
+    ended = await _end(message, emit)
+    return ended if isinstance(ended, ToolResultMessage) else message
 
 
 async def _fail_truncated_calls(calls: list[ToolCall], emit: Emit) -> list[ToolResultMessage]:
@@ -406,8 +419,7 @@ async def _fail_truncated_calls(calls: list[ToolCall], emit: Emit) -> list[ToolR
         await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
         result = _error_result(OUTPUT_TOKEN_LIMIT.format(name=call.name))
         await emit(ToolExecutionEndEvent(call.id, call.name, result, True))
-        message = _result_message(call, result, True)
-        await _emit_result(message, emit)
+        message = await _emit_result(_result_message(call, result, True), emit)
         out.append(message)
     return out
 
@@ -538,8 +550,7 @@ async def _execute_tool_calls(
                 await emit(ToolExecutionEndEvent(call.id, call.name, done.result, done.is_error))
             else:
                 done = await run(prep)
-            result_message = _result_message(done.call, done.result, done.is_error)
-            await _emit_result(result_message, emit)
+            result_message = await _emit_result(_result_message(done.call, done.result, done.is_error), emit)
             finalized.append(done)
             results.append(result_message)
             if signal.aborted:
@@ -559,8 +570,7 @@ async def _execute_tool_calls(
         for slot in slots:
             finalized.append(await slot if isinstance(slot, asyncio.Task) else slot)
         for done in finalized:
-            result_message = _result_message(done.call, done.result, done.is_error)
-            await _emit_result(result_message, emit)
+            result_message = await _emit_result(_result_message(done.call, done.result, done.is_error), emit)
             results.append(result_message)
     terminate = bool(finalized) and all(f.result.terminate for f in finalized)
     return results, terminate

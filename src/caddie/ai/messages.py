@@ -15,7 +15,7 @@ import msgspec
 from msgspec import field
 from msgspec.structs import replace as replace  # re-exported: structs are copied with replace()
 
-from caddie.errors import CaddieError
+from caddie.errors import SessionStoreError
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]
 JSON: TypeAlias = Any
@@ -26,35 +26,43 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class _Struct(msgspec.Struct, rename="camel", omit_defaults=True, gc=False):
-    """Base of every message-model struct (camelCase on the wire, no GC tracking: they hold no cycles)."""
+class _Struct(msgspec.Struct, rename="camel", omit_defaults=True, gc=False, frozen=True):
+    """Base of every message-model struct (camelCase on the wire, no GC tracking: they hold no cycles).
+
+    Frozen: a message is a value. Once made (a stored message above all) its fields are never reassigned —
+    code that needs a different message makes one (``replace(message, content=[...])``) — so whoever holds
+    a message (an extension's ``context`` handler, a provider's per-message conversion cache) can rely on
+    it. The lists and dicts inside (``content``, ``details``, tool-call ``arguments``) are not copied to
+    make them immutable too: they are never changed in place either, by caddie or by an extension
+    (docs/extensions.md). Only a provider assembling a streamed reply changes one, through the ``Draft*``
+    types below, until ``freeze`` turns the finished reply into a plain ``AssistantMessage``."""
 
 
 # --------------------------------------------------------------------------------------------------
 # Content blocks
 
 
-class TextContent(_Struct, tag_field="type", tag="text"):
+class TextContent(_Struct, tag_field="type", tag="text", frozen=True):
     text: str
     text_signature: str | None = None
     type: ClassVar[Literal["text"]] = "text"
 
 
-class ThinkingContent(_Struct, tag_field="type", tag="thinking"):
+class ThinkingContent(_Struct, tag_field="type", tag="thinking", frozen=True):
     thinking: str
     thinking_signature: str | None = None
     redacted: bool | None = None
     type: ClassVar[Literal["thinking"]] = "thinking"
 
 
-class ImageContent(_Struct, tag_field="type", tag="image"):
+class ImageContent(_Struct, tag_field="type", tag="image", frozen=True):
     data: str
     """Base64 without a data-URL prefix."""
     mime_type: str
     type: ClassVar[Literal["image"]] = "image"
 
 
-class ToolCall(_Struct, tag_field="type", tag="toolCall"):
+class ToolCall(_Struct, tag_field="type", tag="toolCall", frozen=True):
     id: str
     name: str
     arguments: dict[str, Any]
@@ -74,7 +82,7 @@ ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCal
 # Usage
 
 
-class Cost(_Struct):
+class Cost(_Struct, frozen=True):
     """Dollars spent on one response, split like ``Usage``."""
 
     input: float = 0.0
@@ -84,7 +92,7 @@ class Cost(_Struct):
     total: float = 0.0
 
 
-class Usage(_Struct):
+class Usage(_Struct, frozen=True):
     """Tokens of one response. ``input`` excludes cache reads and writes."""
 
     input: int = 0
@@ -105,13 +113,13 @@ class Usage(_Struct):
 # Messages: the three LLM roles
 
 
-class UserMessage(_Struct, tag_field="role", tag="user"):
+class UserMessage(_Struct, tag_field="role", tag="user", frozen=True):
     content: str | list[UserContent]
     timestamp: int | float = field(default_factory=now_ms)
     role: ClassVar[Literal["user"]] = "user"
 
 
-class AssistantMessage(_Struct, tag_field="role", tag="assistant"):
+class AssistantMessage(_Struct, tag_field="role", tag="assistant", frozen=True):
     content: list[AssistantContent]
     api: str
     provider: str
@@ -140,7 +148,78 @@ class AssistantMessage(_Struct, tag_field="role", tag="assistant"):
         return "".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
-class ToolResultMessage(_Struct, tag_field="role", tag="toolResult"):
+class DraftTextContent(TextContent, frozen=False):  # type: ignore[misc]  # the fields are redeclared writable
+    """A text block still being streamed (see ``DraftAssistantMessage``)."""
+
+    text: str
+    text_signature: str | None = None
+
+
+class DraftThinkingContent(ThinkingContent, frozen=False):  # type: ignore[misc]
+    """A thinking block still being streamed."""
+
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+
+
+class DraftToolCall(ToolCall, frozen=False):  # type: ignore[misc]
+    """A tool call whose arguments are still being streamed."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    thought_signature: str | None = None
+    arguments_error: str | None = None
+
+
+class DraftAssistantMessage(AssistantMessage, frozen=False):  # type: ignore[misc]
+    """A reply a provider is still assembling from its stream: the one kind of message that changes. The
+    streaming events carry it as their ``partial``; the final event carries ``freeze(draft)``."""
+
+    content: list[AssistantContent]
+    api: str
+    provider: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    timestamp: int | float = field(default_factory=now_ms)
+    error_message: str | None = None
+    response_model: str | None = None
+    response_id: str | None = None
+    diagnostics: list[Any] | None = None
+    raw_stop_reason: str | None = None
+    deferred: Any = None
+    error_status: int | None = None
+    retry_after_ms: int | None = None
+
+
+_FROZEN_BLOCK: dict[type, type[TextContent | ThinkingContent | ToolCall]] = {
+    DraftTextContent: TextContent,
+    DraftThinkingContent: ThinkingContent,
+    DraftToolCall: ToolCall,
+}
+
+
+def _frozen_block(block: AssistantContent) -> AssistantContent:
+    kind = _FROZEN_BLOCK.get(type(block))
+    if kind is None:
+        return block
+    frozen: AssistantContent = kind(**{name: getattr(block, name) for name in block.__struct_fields__})
+    return frozen
+
+
+def freeze(message: AssistantMessage) -> AssistantMessage:
+    """The finished reply as a plain, frozen ``AssistantMessage`` (its draft blocks frozen too); a message
+    that is frozen already comes back as it is."""
+    if type(message) is AssistantMessage and not any(type(b) in _FROZEN_BLOCK for b in message.content):
+        return message
+    fields = {name: getattr(message, name) for name in message.__struct_fields__}
+    fields["content"] = [_frozen_block(b) for b in message.content]
+    return AssistantMessage(**fields)
+
+
+class ToolResultMessage(_Struct, tag_field="role", tag="toolResult", frozen=True):
     tool_call_id: str
     tool_name: str
     content: list[UserContent]
@@ -156,7 +235,7 @@ class ToolResultMessage(_Struct, tag_field="role", tag="toolResult"):
 # Messages: the host roles (projected to user messages before a provider call)
 
 
-class BashExecutionMessage(_Struct, tag_field="role", tag="bashExecution"):
+class BashExecutionMessage(_Struct, tag_field="role", tag="bashExecution", frozen=True):
     """A shell command the user ran with ``!cmd`` (``!!cmd`` sets ``exclude_from_context``)."""
 
     command: str
@@ -170,7 +249,7 @@ class BashExecutionMessage(_Struct, tag_field="role", tag="bashExecution"):
     role: ClassVar[Literal["bashExecution"]] = "bashExecution"
 
 
-class CustomMessage(_Struct, tag_field="role", tag="custom"):
+class CustomMessage(_Struct, tag_field="role", tag="custom", frozen=True):
     """A message an extension injected; sent to the model as a user message."""
 
     custom_type: str
@@ -181,14 +260,14 @@ class CustomMessage(_Struct, tag_field="role", tag="custom"):
     role: ClassVar[Literal["custom"]] = "custom"
 
 
-class BranchSummaryMessage(_Struct, tag_field="role", tag="branchSummary"):
+class BranchSummaryMessage(_Struct, tag_field="role", tag="branchSummary", frozen=True):
     summary: str
     from_id: str
     timestamp: int | float = field(default_factory=now_ms)
     role: ClassVar[Literal["branchSummary"]] = "branchSummary"
 
 
-class CompactionSummaryMessage(_Struct, tag_field="role", tag="compactionSummary"):
+class CompactionSummaryMessage(_Struct, tag_field="role", tag="compactionSummary", frozen=True):
     summary: str
     tokens_before: int
     timestamp: int | float = field(default_factory=now_ms)
@@ -216,7 +295,7 @@ AgentMessage: TypeAlias = (
 # are always written, and optional ones only when set.
 
 
-class MessageFormatError(CaddieError, ValueError):
+class MessageFormatError(SessionStoreError, ValueError):
     """A JSON object that is not a valid Pi message or content block."""
 
 

@@ -10,7 +10,7 @@ import msgspec
 
 from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
-from caddie.ai.message_copies import ConversionCache
+from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import LlmMessage
 
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -242,6 +242,10 @@ class Tool:
     name: str
     description: str
     parameters: dict[str, Any]
+    label: str | None = None
+    """The tool's display name; only ``pi-messages`` sends it (Pi's context carries it)."""
+    execution_mode: str | None = None
+    """``parallel`` / ``sequential`` when the tool sets it; likewise only sent by ``pi-messages``."""
 
 
 @dataclass(slots=True)
@@ -250,8 +254,8 @@ class Context:
     messages: list[LlmMessage]
     tools: list[Tool] | None = None
     conversion_cache: ConversionCache | None = None
-    """Per-message wire-format conversions kept across requests (by message identity); set only by a
-    caller that guarantees nobody changes these message objects in place (see ``message_copies``)."""
+    """Per-message wire-format conversions kept across requests by message identity (the runtime keeps one
+    for a session; see ``caddie.ai.conversion_cache``)."""
 
 
 @dataclass(slots=True)

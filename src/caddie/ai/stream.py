@@ -18,10 +18,10 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from caddie.ai import errors, secrets
-from caddie.ai.messages import AssistantMessage, TextContent
+from caddie.ai.messages import AssistantMessage, TextContent, freeze, replace
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import wait_preloaded
-from caddie.ai.stream_events import AssistantMessageEvent, ErrorEvent, final_message
+from caddie.ai.stream_events import AssistantMessageEvent, DoneEvent, ErrorEvent, final_message
 from caddie.ai.usage_estimate import fill_missing_usage, needs_estimate
 
 
@@ -95,10 +95,15 @@ async def stream(
         context = Context(context.system_prompt, context.messages, context.tools)
     async for event in provider.stream(model, context, options):
         if isinstance(event, ErrorEvent):
-            finish_error(event.error, options)
-        final = final_message(event)
-        if final is not None and needs_estimate(final):
-            await fill_missing_usage(model, context, options, final)
+            final = finish_error(event.error, options)
+            if needs_estimate(final):
+                final = await fill_missing_usage(model, context, options, final)
+            event = ErrorEvent(event.reason, final)
+        elif isinstance(event, DoneEvent):  # a provider an extension registered may end on a draft
+            final = freeze(event.message)
+            if needs_estimate(final):
+                final = await fill_missing_usage(model, context, options, final)
+            event = DoneEvent(event.reason, final)
         yield event
 
 
@@ -111,9 +116,9 @@ def register_request_secrets(model: Model, options: StreamOptions) -> None:
 
 
 def finish_error(message: AssistantMessage, options: StreamOptions | None = None) -> AssistantMessage:
-    """A failed message as it may be shown and stored: its error text without any known secret, and —
-    when the server asked for a longer wait than ``options.max_retry_delay_ms`` — Pi's "Server requested
-    Ns retry delay" text, which ``caddie.ai.errors`` never retries."""
+    """A failed message as it may be shown and stored (frozen): its error text without any known secret,
+    and — when the server asked for a longer wait than ``options.max_retry_delay_ms`` — Pi's "Server
+    requested Ns retry delay" text, which ``caddie.ai.errors`` never retries."""
     limit = options.max_retry_delay_ms if options is not None else 0
     wait = message.retry_after_ms
     text = message.error_message or ""
@@ -124,10 +129,10 @@ def finish_error(message: AssistantMessage, options: StreamOptions | None = None
         and wait > limit
         and not errors.RETRY_DELAY_EXCEEDED.match(text)
     ):
-        message.error_message = errors.retry_delay_exceeded_text(wait, limit, text or "Request failed")
-    if message.error_message:
-        message.error_message = secrets.redact(message.error_message)
-    return message
+        text = errors.retry_delay_exceeded_text(wait, limit, text or "Request failed")
+    redacted = secrets.redact(text) if text else message.error_message
+    message = freeze(message)
+    return message if redacted == message.error_message else replace(message, error_message=redacted)
 
 
 async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:

@@ -8,13 +8,14 @@ list and its messages are never modified.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from caddie.ai.message_copies import ConversionCache
+import msgspec
+
+from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -26,6 +27,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserContent,
     UserMessage,
+    replace,
 )
 from caddie.ai.model import Model
 
@@ -34,7 +36,7 @@ NO_RESULT_TEXT = "No result provided"
 IMAGE_OMITTED_TEXT = "(image omitted: model does not support images)"
 TOOL_IMAGE_OMITTED_TEXT = "(tool image omitted: model does not support images)"
 
-T = TypeVar("T")
+S = TypeVar("S", bound=msgspec.Struct)
 
 ToolCallIdNormalizer = Callable[[str, Model, AssistantMessage], str]
 """Maps a foreign tool-call id to one the target provider accepts: ``(id, target_model, source_message)``."""
@@ -64,12 +66,9 @@ def normalize_openai_tool_call_id(tool_call_id: str, model: Model) -> str:
     return tool_call_id
 
 
-def _updated(obj: T, **changes: Any) -> T:
+def _updated(obj: S, **changes: Any) -> S:
     """A shallow copy of a message or block with some fields changed (the original stays untouched)."""
-    new = copy.copy(obj)
-    for name, value in changes.items():
-        setattr(new, name, value)
-    return new
+    return replace(obj, **changes)
 
 
 def is_same_model(message: AssistantMessage, model: Model) -> bool:

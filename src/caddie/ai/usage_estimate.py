@@ -4,7 +4,7 @@ Some servers stream no token usage at all (llama-cpp-python's OpenAI-compatible 
 and Ollama builds; proxies that drop the final usage chunk). A reply that records 0 tokens blinds
 everything that counts them — goal budgets, batch totals, compaction, mulligan, the footer, ``/context`` —
 so ``caddie.ai.stream.stream`` hands every finished reply to ``fill_missing_usage``: when the provider
-reported no usage, the reply gets an estimate with ``usage.estimated = True`` (stored as
+reported no usage, the reply is replaced by one with an estimate, ``usage.estimated`` true (stored as
 ``"estimated": true`` in the message's usage; Pi ignores the field). A reply with reported usage is left
 exactly as it was.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from caddie.ai.messages import AssistantMessage, Usage
+from caddie.ai.messages import AssistantMessage, Usage, replace
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.tokens import CHARS_PER_TOKEN, content_chars, estimate_request_tokens
@@ -73,11 +73,11 @@ def estimated_usage(model: Model, input_tokens: int, output_tokens: int) -> Usag
 
 async def fill_missing_usage(
     model: Model, context: Context, options: StreamOptions, message: AssistantMessage
-) -> None:
-    """Give ``message`` an estimated usage when its provider reported none (see the module docstring);
-    otherwise leave it untouched."""
+) -> AssistantMessage:
+    """``message`` with an estimated usage when its provider reported none (see the module docstring);
+    otherwise ``message`` itself. Messages are frozen: the estimate is a new message."""
     if not needs_estimate(message):
-        return
+        return message
     from caddie.ai.server_tokens import count_with_server  # only for servers that report no usage
 
     # After an abort or a failure the server may still be busy with the request: no waiting on it.
@@ -88,4 +88,4 @@ async def fill_missing_usage(
     else:
         input_tokens = estimate_request_tokens(context)
         output_tokens = math.ceil(reply_chars(message) / CHARS_PER_TOKEN)
-    message.usage = estimated_usage(model, input_tokens, output_tokens)
+    return replace(message, usage=estimated_usage(model, input_tokens, output_tokens))

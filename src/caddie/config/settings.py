@@ -211,8 +211,15 @@ class Settings:
         return self._str("sessionDir")
 
 
-SENSITIVE_PROJECT_KEYS = ("extensions", "shellPath", "shellCommandPrefix", "shellEnv", "mcpServers")
-"""Project settings that can run code: used only for trusted projects."""
+SENSITIVE_PROJECT_KEYS = (
+    "extensions",
+    "shellPath",
+    "shellCommandPrefix",
+    "shellEnv",
+    "mcpServers",
+    "sandbox",
+)
+"""Project settings that can run code (or loosen the sandbox): used only for trusted projects."""
 
 PATH_KEYS = ("extensions", "sessionDir", "shellPath", "mulligan.log.file")
 """Settings whose values are paths (``extensions`` is a list of them), resolved against their file's folder."""

@@ -192,6 +192,7 @@ from caddie.jscompat import (
     utf16_prefix,
     utf16_sort_key,
 )
+from caddie.sandbox import PreparedCommand, Sandbox
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -289,12 +290,14 @@ __all__ = [
     "OnUpdate",
     "OverlayHandle",
     "OverlayOptions",
+    "PreparedCommand",
     "ProviderConfig",
     "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
+    "Sandbox",
     "Savings",
     "SavingsEvent",
     "SessionBeforeCompactEvent",
@@ -615,8 +618,12 @@ class ExtensionAPI:
         cwd: str | None = None,
         signal: AbortSignal | None = None,
     ) -> ExecResult:
-        """Run a program (not through a shell) and collect its output; never raises for a failing command."""
-        return await run_process(command, list(args), timeout=timeout, cwd=cwd, signal=signal)
+        """Run a program (not through a shell) and collect its output; never raises for a failing command.
+        It runs in the session's sandbox when one is active (``ctx.sandbox``)."""
+        sandbox = self._host.sandbox if self._host is not None else None  # None: not in a session yet
+        return await run_process(
+            command, list(args), timeout=timeout, cwd=cwd, signal=signal, sandbox=sandbox
+        )
 
 
 class EventBus:

@@ -77,7 +77,8 @@ class MessageEndResult:
 
 @dataclass(slots=True)
 class ContextEvent:
-    """A deep copy of the messages about to be sent; return ``ContextResult`` to change this one request."""
+    """The messages about to be sent, in a list of this handler's own. The messages are frozen values: to
+    change this one request, return ``ContextResult`` with new ones (``replace(message, content=...)``)."""
 
     messages: list[AgentMessage]
     type: Literal["context"] = "context"

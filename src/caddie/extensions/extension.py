@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 from caddie.ai.messages import CustomMessage, UserContent
 from caddie.ai.model import Model
 from caddie.extensions.handler_context import CommandContext, ConfigScope, ExtensionContext
+from caddie.sandbox import Sandbox
 from caddie.tools.base import ToolDefinition
 
 DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]
@@ -198,6 +199,9 @@ class ExtensionHost(Protocol):
     def get_flag(self, name: str) -> str | bool | None: ...
 
     def set_exit_code(self, code: int) -> None: ...
+
+    @property
+    def sandbox(self) -> Sandbox: ...
 
 
 class HostBinding(Protocol):

@@ -22,6 +22,7 @@ from caddie.extensions.ui_components import (
     ThemeResult,
     ThemeView,
 )
+from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
@@ -284,6 +285,12 @@ class ExtensionContext(Protocol):
         ...
 
     def shutdown(self) -> None: ...
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where the session runs commands for the model (``caddie.sandbox``): start your own through
+        ``sandbox.prepare(argv, cwd, env)`` so they are confined like the ``bash`` tool's (``api.exec`` does)."""
+        ...
 
     def stop_after_turn(self) -> None:
         """End the current run once this turn's tools finish: no further model request is made — no next

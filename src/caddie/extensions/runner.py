@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from caddie.agent.events import MessageEndEvent
-from caddie.ai.message_copies import MessageCopies
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -30,10 +29,12 @@ from caddie.ai.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    DraftAssistantMessage,
     ImageContent,
     TextContent,
     ToolResultMessage,
     UserMessage,
+    freeze,
 )
 from caddie.errors import ExtensionError
 from caddie.extensions.event_types import (
@@ -146,13 +147,6 @@ def _all_messages(values: list[Any]) -> bool:
     )
 
 
-PURE_CONTEXT_SOURCES = ("bundled:",)
-"""caddie's own extensions: their ``context`` handlers never change the messages they are given in place
-(they build what they return: copy-on-write; tests/mulligan/test_context_purity.py checks mulligan's), and
-they touch no stored message. After such a handler ``MessageCopies.seal`` need not compare every copy with
-its original; while only they are loaded, neither does ``MessageCopies.copies`` (the test suite verifies)."""
-
-
 class ExtensionRunner:
     def __init__(
         self,
@@ -163,11 +157,6 @@ class ExtensionRunner:
         self.extensions = extensions
         self._context = context
         self._on_error = on_error
-        self._copies = MessageCopies()
-
-    def _only_bundled(self) -> bool:
-        """Only caddie's bundled extensions are loaded: no third-party code can touch messages in place."""
-        return all(ext.path.startswith(PURE_CONTEXT_SOURCES) for ext in self.extensions)
 
     def context(self) -> ExtensionContext:
         """The ``ctx`` handlers get, for a handler the host calls itself (a shortcut's)."""
@@ -216,50 +205,36 @@ class ExtensionRunner:
         return result
 
     # -- events whose results matter ------------------------------------------------------------------
-    def context_copies(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """Copies of ``messages`` that nothing else holds a reference to (what a request is built from when
-        no ``context`` handler runs): the copies kept from the last turn where unchanged, fresh otherwise."""
-        return self._copies.copies(messages, only_trusted_code=self._only_bundled())
-
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """Each handler gets the previous one's output; the first gets deep copies, never the stored objects.
+        """Each handler gets the previous one's output (the first: a new list of the stored messages); one
+        that returns ``ContextResult(messages=...)`` replaces it. The messages themselves are frozen values,
+        so a handler changes what is sent by returning new ones (``replace(message, content=...)``), never
+        by editing a message — an attempt raises, and is reported like any handler failure."""
 
-        The copies are kept across turns (``MessageCopies``): a copy still equal to its stored message is
-        handed out again, so per-message caches downstream can key on it. After each handler, whatever is
-        not such an unchanged copy (a message the handler made, or changed in place) is replaced by a fresh
-        copy of itself, so no object a handler can still reach is passed on under an identity seen before.
-        After a bundled handler (``PURE_CONTEXT_SOURCES``) only the messages it made are copied, and nothing
-        at all when it hands back the very list it was given.
-        """
-
+        current = list(messages)
         handlers = self._handlers("context")
-        copies = self._copies
-        current = copies.copies(messages, only_trusted_code=self._only_bundled())
         if not handlers:
             return current
         ctx = self._context()
         for ext, handler in handlers:
-            edits = not ext.path.startswith(PURE_CONTEXT_SOURCES)
             try:
                 value = await call_handler(handler, ContextEvent(current), ctx)
             except Exception as e:
                 self._report(ext, "context", e)
-                current = copies.seal(current)  # it may have changed messages before it raised
                 continue
             value = self._expect(ext, "context", value, ContextResult)
-            if not edits and (value is None or value.messages is None or value.messages is current):
-                continue  # a bundled handler that changed nothing: the list it was given stands as checked
-            if value is not None and value.messages is not None:
-                if not isinstance(value.messages, list) or not _all_messages(value.messages):
-                    self._on_error(
-                        ExtensionFailure(
-                            ext.path, "context", "context handler returned messages that are not messages"
-                        )
+            if value is None or value.messages is None or value.messages is current:
+                continue
+            if not isinstance(value.messages, list) or not _all_messages(value.messages):
+                self._on_error(
+                    ExtensionFailure(
+                        ext.path, "context", "context handler returned messages that are not messages"
                     )
-                    current = copies.seal(current)
-                    continue
-                current = list(value.messages)
-            current = copies.seal(current, edited_in_place=edits)
+                )
+                continue
+            current = list(value.messages)
+            if DraftAssistantMessage in set(map(type, current)):  # a reply still being built: freeze it
+                current = [freeze(m) if isinstance(m, DraftAssistantMessage) else m for m in current]
         return current
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:

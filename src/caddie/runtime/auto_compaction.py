@@ -12,8 +12,8 @@ A ``CompactionEngine`` is built by the session it serves (``SessionOptions.compa
   reply re-arms it); a second overflow ends with an error. A reply that silently overflowed is compacted
   without a retry;
 - **manual** — ``/compact [instructions]``, ``ctx.compact()``, RPC ``compact``: aborts a running turn
-  first; raises ``CompactionError`` when there is nothing to compact or the summary fails, returns None
-  when an extension (or an abort) cancelled it.
+  first; raises ``CompactionError`` when there is nothing to compact, ``SummaryFailed`` when the summary
+  fails, returns None when an extension (or an abort) cancelled it.
 
 Extensions see ``session_before_compact`` (cancel, or supply the compaction) and ``session_compact``.
 Subscribers see ``CompactionStartEvent`` / ``CompactionEndEvent``. After a compaction the agent transcript
@@ -63,14 +63,13 @@ from caddie.ai.messages import (
     TextContent,
     Usage,
     UserMessage,
-    copy_messages,
     text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
 from caddie.ai.tokens import context_tokens_of_usage, estimate_context_tokens
-from caddie.errors import Aborted, CaddieError, UsageError
+from caddie.errors import Aborted, ProviderError, UsageError
 from caddie.extensions.api import (
     EntryVisibility,
     EntryVisibilityEvent,
@@ -130,8 +129,14 @@ COMPACTING_NOW = (
 )
 
 
-class CompactionError(CaddieError):
-    """A compaction or branch summary could not be made; the message says why (shown to the user)."""
+class CompactionError(UsageError):
+    """A compaction that cannot be made now (one is running, no model, nothing new to summarise); the
+    message says why (shown to the user)."""
+
+
+class SummaryFailed(ProviderError):
+    """The model did not write a usable summary (an error, a reply cut off at the token cap, a tool call);
+    the message says which."""
 
 
 # ==================================================================================================
@@ -149,7 +154,7 @@ async def visible_context(session: CompactionHost, path: Sequence[SessionEntry])
         for message in entry_to_context_messages(entry):
             messages.append(message)
             entry_ids.append(entry.id)
-    event = EntryVisibilityEvent(list(path), copy_messages(messages), entry_ids)
+    event = EntryVisibilityEvent(list(path), list(messages), entry_ids)
     await session.runner.emit("entry_visibility", event)
     view: dict[str, list[AgentMessage]] = {}
     for message, entry_id in zip(messages, entry_ids, strict=True):
@@ -272,7 +277,8 @@ class CompactionEngine:
 
     async def compact(self, custom_instructions: str | None = None) -> Compacted | None:
         """Compact now (``/compact``, ``ctx.compact()``, RPC ``compact``): abort a running turn first; raises
-        ``CompactionError`` when it cannot be done, returns None when cancelled."""
+        ``CompactionError`` when it cannot be done now, ``SummaryFailed`` when the model wrote no usable
+        summary, returns None when cancelled."""
         session = self.host
         if self.is_compacting:
             raise CompactionError("A compaction is already running; wait for it to finish.")
@@ -307,7 +313,7 @@ class CompactionEngine:
         """Summarise the branch being left and attach the summary where the navigation lands.
 
         Called before the leaf moves. Returns None when there is nothing to summarise; raises
-        ``Aborted`` when aborted and ``CompactionError`` when the summary fails (the navigation
+        ``Aborted`` when aborted and ``SummaryFailed`` when the summary fails (the navigation
         should then not happen)."""
         session = self.host
         store = session.store
@@ -596,5 +602,5 @@ class CompactionEngine:
                     continue
             failure = summarization_failure(reply, label)
             if failure is not None:
-                raise CompactionError(failure)
+                raise SummaryFailed(failure)
             return text_of(reply.content), reply.usage

@@ -68,6 +68,7 @@ from caddie.runtime.tool_selection import ToolSelection
 from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.runtime.ui import HeadlessUI
 from caddie.runtime.user_bash import UserBash
+from caddie.sandbox import Sandbox
 from caddie.session.context import BranchContext
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
@@ -114,6 +115,8 @@ class SessionOptions:
     """Discovery again, plus the skill and prompt paths extensions return from ``resources_discover``."""
     compactor: CompactorFactory | None = None
     """Builds the compaction engine for this session (None: no automatic or manual compaction)."""
+    sandbox: Sandbox = field(default_factory=Sandbox.off)
+    """Where commands run (``caddie.sandbox``): the bash tool's, ``!cmd``, ``api.exec``; closed at quit."""
     tool_selection: ToolSelection = field(default_factory=ToolSelection)
     """``--tools`` / ``--exclude-tools`` for tools extensions register after start-up."""
 
@@ -128,6 +131,7 @@ class SessionCore:
         self.extensions = list(options.extensions)
         self.load_errors: list[str] = []
         self.exit_code: int | None = None
+        self.sandbox = options.sandbox
         self.flags = dict(options.flags)
         self.find_model = options.find_model
         self.reload_extensions = options.reload_extensions
@@ -222,6 +226,7 @@ class SessionCore:
         self.bridge.unbind_all()
         if reason == "quit":
             self.store.close()  # the session file's write lock
+            self.sandbox.close()
 
     def request_shutdown(self) -> None:
         """``ctx.shutdown()``: the mode ends the process gracefully once the current work is done (the run

@@ -46,6 +46,7 @@ from caddie.runtime.session_events import (
     SessionEvent,
 )
 from caddie.runtime.tools_prompt import ToolsAndPrompt
+from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, new_session_id
 from caddie.session.store import SessionStore
 from caddie.tools.base import ToolDefinition
@@ -119,6 +120,9 @@ class ContextHost(Protocol):
     def project_trusted(self) -> bool: ...
 
     def api_key_for(self, model: Model) -> str | None: ...
+
+    @property
+    def sandbox(self) -> Sandbox: ...
 
     def abort(self) -> None: ...
 
@@ -254,6 +258,10 @@ class ExtensionBridge:
 
     def set_exit_code(self, code: int) -> None:
         self._session.exit_code = code
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._session.sandbox
 
     # -- resources_discover ---------------------------------------------------------------------------
     async def discover_resources(self, reason: Any) -> None:
@@ -417,6 +425,10 @@ class ExtensionContextImpl:
     def stop_after_turn(self) -> None:
         """End the current run after this turn: no further model request is made."""
         self._session.run.stop_after_turn()
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._session.sandbox
 
 
 class CommandContextImpl(ExtensionContextImpl):

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.config.paths import agent_dir
-from caddie.config.settings import Settings, load_settings
+from caddie.config.settings import Settings, deep_merge, load_settings
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
@@ -46,6 +48,8 @@ from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files
 from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import remembered_trust
+from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
@@ -56,6 +60,15 @@ def project_trusted(cwd: str, trust: bool | None) -> bool:
     return trust if trust is not None else bool(remembered_trust(cwd))
 
 
+def session_settings(cwd: str, trusted: bool, overrides: dict[str, Any] | None) -> Settings:
+    """The settings files merged, with a program's overrides on top (in memory only: a setting the session
+    saves later, e.g. a queue mode, writes just that key)."""
+    settings = load_settings(cwd, project_trusted=trusted)
+    if overrides:
+        settings.data = deep_merge(settings.data, overrides)
+    return settings
+
+
 async def load_extension_set(
     cwd: str,
     *,
@@ -63,11 +76,12 @@ async def load_extension_set(
     no_extensions: bool,
     trust: bool | None,
     inline: list[Extension] | None = None,
+    settings_overrides: dict[str, Any] | None = None,
 ) -> LoadedExtensions:
     """Discover and import extensions (before the session exists, so their flags can be parsed)."""
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = project_trusted(cwd, trust)
-    settings = load_settings(cwd, project_trusted=trusted)
+    settings = session_settings(cwd, trusted, settings_overrides)
     notices: list[str] = []
     setup_errors: list[str] = []
     if trusted:  # a trusted project's packages are installed on first run, as Pi does
@@ -153,6 +167,11 @@ class SessionBuild:
     warnings: list[str]
     has_auth: Callable[[Model], bool] | None = None
 
+    def take_store_warnings(self) -> list[str]:
+        """What the session file's store found wrong (a torn line, duplicate ids), for a mode that prints
+        them itself before ``start`` (print and json: stderr); those not taken arrive as ``NoticeEvent``s."""
+        return self.session.core.take_store_warnings()
+
 
 def split_thinking(ref: str) -> tuple[str, ThinkingLevel | None]:
     """``provider/id:level`` → (``provider/id``, level); a suffix that is not a thinking level stays (model
@@ -234,8 +253,9 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     if not Path(cwd).is_dir():
         raise SetupError(f"The working directory {cwd} does not exist.")
     trusted = project_trusted(cwd, request.trust)
-    settings = load_settings(cwd, project_trusted=trusted)
+    settings = session_settings(cwd, trusted, request.settings_overrides)
     warnings = list(settings.warnings)
+    sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
 
     if request.session_dir is None and settings.session_dir:
         request.session_dir = str(Path(settings.session_dir).expanduser())
@@ -248,6 +268,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         no_extensions=request.no_extensions,
         trust=request.trust,
         inline=request.inline_extensions,
+        settings_overrides=request.settings_overrides,
     )
     registry = ModelRegistry()
     warnings += registry.warnings
@@ -311,6 +332,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         env_policy=EnvPolicy.of(*settings.shell_env),
         auto_resize_images=bool(settings.get("images.autoResize", True)),
         operations=request.tool_operations,
+        sandbox=sandbox,
     )
 
     warnings += loaded.errors + loaded.notices
@@ -350,6 +372,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         restored=restored,
         resources=resources,
         rediscover=rediscover,
+        sandbox=sandbox,
         tool_selection=ToolSelection(
             tuple(tool_names) if tool_names is not None else None,
             tuple(request.exclude_tools),
@@ -390,6 +413,33 @@ async def open_session(request: SessionRequest) -> SessionBuild:
             store.append_model_change(model.provider, model.id)
         store.append_thinking_level_change(thinking)
     return SessionBuild(session, registry, warnings, has_auth)
+
+
+def _open_sandbox(
+    request: SessionRequest, cwd: str, settings: Settings, trusted: bool, warnings: list[str]
+) -> Sandbox:
+    """The session's sandbox (``caddie.sandbox``); a mode that cannot be enforced here is a ``SetupError``
+    saying what to install — never commands run unsandboxed."""
+    if request.read_only:
+        return Sandbox.off()  # views run no commands for the model
+    try:
+        config = load_sandbox_config(cwd, settings, project_trusted=trusted)
+        mode = choose_mode(
+            request.sandbox,
+            config.mode,
+            request.sandbox_default,
+            os.environ.get(ENV_MODE),
+            os.environ.get(ENV_INSIDE),
+        )
+        sandbox = open_sandbox(mode, cwd, config)
+    except SandboxError as e:
+        raise SetupError(str(e)) from None
+    warnings += config.warnings
+    if sandbox.active and request.tool_operations is not None and request.tool_operations.shell is not None:
+        warnings.append(
+            f"the sandbox ({sandbox.mode}) runs bash commands in caddie, not in the editor's terminal"
+        )
+    return sandbox
 
 
 def _enabled_models(settings: Settings, warnings: list[str]) -> list[str]:

@@ -21,8 +21,8 @@ from caddie.agent.loop import (
     ToolResultOverride,
 )
 from caddie.ai.abort import AbortSignal
-from caddie.ai.message_copies import ConversionCache
-from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage
+from caddie.ai.conversion_cache import ConversionCache
+from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage, freeze
 from caddie.ai.model import Model, StreamOptions
 from caddie.config.settings import Settings
 from caddie.extensions.api import ExtensionContext, ToolCallEvent, ToolResultEvent
@@ -92,8 +92,7 @@ class LoopHooks:
         self._session = session
         self._compacted_after: CompletedTurn | None = None
         self._conversions = ConversionCache()
-        """The providers' per-message conversions, sound because every request is built from the runner's
-        checked copies (``_transform_context``)."""
+        """The providers' per-message conversions, kept across turns (sound: messages are frozen)."""
 
     def config(self) -> LoopConfig:
         session = self._session
@@ -127,14 +126,13 @@ class LoopHooks:
         self, messages: list[AgentMessage], signal: AbortSignal
     ) -> list[AgentMessage]:
         """The ``context`` handlers' output; an abort never waits on them (``RunController.unless_aborted``):
-        the run then ends as aborted without a request. Either way the request is built from the runner's
-        copies, never from the stored messages (which is what makes ``conversion_cache`` sound)."""
+        the run then ends as aborted without a request."""
         session = self._session
         runner = session.runner
         if not runner.has_handlers("context"):
-            return runner.context_copies(messages)
+            return messages
         result = await session.run.unless_aborted(runner.emit_context(messages), signal, "context")
-        return runner.context_copies(messages) if result is None else result
+        return messages if result is None else result
 
     async def _before_tool_call(
         self, message: AssistantMessage, call: ToolCall, args: Any, ctx: AgentContext
@@ -205,10 +203,11 @@ class LoopHooks:
         if isinstance(event, MessageEndEvent):
             replacement = await runner.emit_message_end(event.message)
             if replacement is not None and replacement is not event.message:
-                # Same role means same struct type: overwrite the fields in place so the loop's context,
-                # the agent state and what gets persisted all hold the replacement (as Pi does).
-                for name in event.message.__struct_fields__:
-                    setattr(event.message, name, getattr(replacement, name))
+                # Messages do not change: the replacement (same role) takes the original's place in the
+                # event, so the loop's context, the agent state and what gets persisted all hold it.
+                event.message = (
+                    freeze(replacement) if isinstance(replacement, AssistantMessage) else replacement
+                )
         elif event.type in _EXTENSION_AGENT_EVENTS:
             await runner.emit(event.type, event)
         if isinstance(event, MessageStartEvent) and isinstance(event.message, UserMessage):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from caddie.errors import ConfigurationError
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from caddie.extensions.runner import Extension
     from caddie.resources.packages import InstalledPackage
     from caddie.runtime.compaction_port import StreamFn
+    from caddie.sandbox import SandboxMode
     from caddie.tools import ToolOperations
 
 SessionChoice = Literal["new", "continue", "file", "memory"]
@@ -93,3 +94,10 @@ class SessionRequest:
     """``--fork``: a session file to copy (its current branch) into a new session of this project."""
     compaction: bool = True
     """Automatic and manual compaction and branch summaries (off for read-only views)."""
+    settings_overrides: dict[str, Any] | None = None
+    """Settings deep-merged over the settings files, for this session only and never written
+    (``caddie.sdk``'s ``settings=``, Pi's ``SettingsManager.applyOverrides``)."""
+    sandbox: str | None = None
+    """``--sandbox``: off, read-only or workspace-write (None: the settings' ``sandbox`` block decides)."""
+    sandbox_default: SandboxMode = "off"
+    """The mode when neither ``--sandbox`` nor the settings name one (workspace-write for headless goals)."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from caddie.extensions.api import ContextUsage
     from caddie.extensions.runner import ExtensionRunner
     from caddie.runtime.session_events import SessionEvent
+    from caddie.sandbox import Sandbox
     from caddie.session.compaction import CompactionResult
     from caddie.session.store import SessionStore
     from caddie.tools.base import ToolDefinition
@@ -72,11 +73,13 @@ class SessionState:
     """Extensions that could not be loaded (at start-up or the last ``reload``), one sentence each."""
     exit_code: int | None
     """The exit code an extension set (``api.set_exit_code``; a headless goal's outcome)."""
+    sandbox: Sandbox
+    """Where the session runs commands (``caddie.sandbox``): ``active``, ``summary()``, ``state()``."""
     context_files: list[str] = field(default_factory=list)
     """The context files (AGENTS.md …) the system prompt holds, in order (the TUI's startup header)."""
     scoped_models: list[Model] = field(default_factory=list)
     """The models Ctrl+P cycles among, in order (``--models``, settings ``enabledModels``,
-    ``set_scoped_models``); empty: every available model."""
+    ``configure(scoped_models=…)``); empty: every available model."""
 
 
 @dataclass(frozen=True, slots=True)

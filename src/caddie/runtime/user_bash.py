@@ -21,6 +21,7 @@ from caddie.ai.abort import AbortController
 from caddie.ai.messages import AgentMessage, BashExecutionMessage
 from caddie.config.settings import Settings
 from caddie.runtime.session_events import BashExecutionUpdateEvent, SessionEvent
+from caddie.sandbox import Sandbox
 from caddie.session.store import SessionStore
 from caddie.tools.bash import EnvPolicy, command_env, get_shell_config
 from caddie.tools.output import OutputAccumulator
@@ -39,6 +40,9 @@ class UserBashHost(Protocol):
 
     @property
     def cwd(self) -> str: ...
+
+    @property
+    def sandbox(self) -> Sandbox: ...
 
     @property
     def messages(self) -> list[AgentMessage]: ...
@@ -88,17 +92,26 @@ class UserBash:
                 output.append(text.encode("utf-8", "surrogatepass"))
                 session.publish_soon(BashExecutionUpdateEvent(request_id, text))
 
-        proc = await asyncio.create_subprocess_exec(
-            shell.shell,
-            *shell.args,
-            f"{prefix}\n{command}" if prefix else command,
-            cwd=session.cwd,
-            env=command_env({}, EnvPolicy.of(*settings.shell_env)),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        prepared = session.sandbox.prepare(
+            [shell.shell, *shell.args, f"{prefix}\n{command}" if prefix else command],
+            session.cwd,
+            command_env({}, EnvPolicy.of(*settings.shell_env)),
         )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *prepared.argv,
+                cwd=session.cwd,
+                env=prepared.env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=prepared.pass_fds,
+            )
+        except BaseException:
+            prepared.close()
+            self._aborts.discard(controller)
+            raise
 
         def kill() -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -111,6 +124,10 @@ class UserBash:
                 take(data)
             take(b"", final=True)
             code = await proc.wait()
+            prepared.close()
+            note = prepared.explain(output.snapshot().content or "")
+            if note:
+                take(f"\n{note}\n".encode())
             output.finish()
             snapshot = output.snapshot(persist_if_truncated=True)
         except BaseException:
@@ -118,6 +135,7 @@ class UserBash:
             raise
         finally:
             remove()
+            prepared.close()
             self._aborts.discard(controller)
             output.close_temp_file()
         cancelled = controller.signal.aborted

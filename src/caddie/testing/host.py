@@ -24,6 +24,7 @@ from caddie.extensions.api import (
     MessageEntry,
     Mode,
     Model,
+    Sandbox,
     SessionEntry,
     SessionHeader,
     ToolDefinition,
@@ -269,6 +270,10 @@ class FakeContext:
     def signal(self) -> AbortSignal | None:
         return None
 
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._host.sandbox
+
     def is_idle(self) -> bool:
         return not self._host.streaming
 
@@ -354,6 +359,8 @@ class FakeHost:
         self.model: Model | None = None
         self.system_prompt = ""
         self.settings: dict[str, Any] = {}
+        self.sandbox = Sandbox.off()
+        """Where commands run, as ``ctx.sandbox`` reports it (off; a test may put a real one here)."""
         self.trusted = False
         """Whether the project is trusted, as ``ctx.config_scope()`` reports it."""
         self.completions: list[AssistantMessage] = []

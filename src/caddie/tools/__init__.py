@@ -7,6 +7,7 @@ on by default. Before calling ``execute`` the agent loop runs ``validate_argumen
 
 from __future__ import annotations
 
+from caddie.sandbox import Sandbox
 from caddie.tools.base import ToolDefinition, ToolError, ToolResult
 from caddie.tools.bash import EnvPolicy, EnvSource, create_bash_tool, inherited_env, session_env
 from caddie.tools.edit import create_edit_tool
@@ -42,6 +43,7 @@ def create_builtin_tools(
     env_policy: EnvPolicy | None = None,
     auto_resize_images: bool = True,
     operations: ToolOperations | None = None,
+    sandbox: Sandbox | None = None,
 ) -> dict[str, ToolDefinition]:
     """All built-in tools for ``cwd``, by name, in Pi's order.
 
@@ -50,11 +52,13 @@ def create_builtin_tools(
     variables with ``session_env(session_id=..., session_file=..., provider=..., model=...)``). ``env_policy``
     (settings ``shellEnv``) keeps secret-looking variables from caddie's environment away from commands.
     ``operations`` moves file access (read, edit, write) and commands (bash) elsewhere, e.g. into an editor.
+    An active ``sandbox`` runs bash inside it and gives every file tool its path policy.
     """
     files = operations.files if operations else None
     shell = operations.shell if operations else None
+    guard = sandbox.file_guard if sandbox is not None else None
     return {
-        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images, files=files),
+        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images, files=files, guard=guard),
         "bash": create_bash_tool(
             cwd,
             shell_path=shell_path,
@@ -62,12 +66,13 @@ def create_builtin_tools(
             env=env,
             env_policy=env_policy,
             shell=shell,
+            sandbox=sandbox,
         ),
-        "edit": create_edit_tool(cwd, files=files),
-        "write": create_write_tool(cwd, files=files),
-        "grep": create_grep_tool(cwd),
-        "find": create_find_tool(cwd),
-        "ls": create_ls_tool(cwd),
+        "edit": create_edit_tool(cwd, files=files, guard=guard),
+        "write": create_write_tool(cwd, files=files, guard=guard),
+        "grep": create_grep_tool(cwd, guard=guard),
+        "find": create_find_tool(cwd, guard=guard),
+        "ls": create_ls_tool(cwd, guard=guard),
     }
 
 

@@ -62,7 +62,7 @@ class ToolDefinition:
         return pydantic_json_schema(self.parameters)
 
     def as_provider_tool(self) -> Tool:
-        return Tool(self.name, self.description, self.json_schema())
+        return Tool(self.name, self.description, self.json_schema(), self.label, self.execution_mode)
 
 
 def pydantic_json_schema(model: type[BaseModel]) -> dict[str, Any]:

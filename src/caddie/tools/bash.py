@@ -25,6 +25,7 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.errors import Aborted
 from caddie.jscompat import js_number
+from caddie.sandbox import Sandbox
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.fs_errors import errno_code
 from caddie.tools.operations import ShellExec
@@ -185,9 +186,13 @@ async def run_shell_command(
     env: dict[str, str],
     shell_path: str | None = None,
     shell_name: str = "bash",
+    sandbox: Sandbox | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> int | None:
     """Run ``command``; feed merged output to ``on_data``. Returns the exit code (None if killed by a signal).
 
+    With an active ``sandbox`` the command runs inside it; when its output shows the sandbox refused
+    something, ``on_note`` gets the note for the model (``Sandbox.prepare`` / ``PreparedCommand.explain``).
     Raises ``Aborted`` / ``_TimedOut`` after killing the process group, ``ToolError`` for setup failures.
     """
     timeout_s = resolve_timeout_seconds(timeout)
@@ -198,18 +203,28 @@ async def run_shell_command(
         raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute {shell_name} commands.")
 
     loop = asyncio.get_running_loop()
+    prepared = (sandbox or Sandbox.off()).prepare([config.shell, *config.args, command], cwd, env)
     try:
         proc = subprocess.Popen(
-            [config.shell, *config.args, command],
+            prepared.argv,
             cwd=cwd,
-            env=env,
+            env=prepared.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=prepared.pass_fds,
         )
     except OSError as exc:
+        prepared.close()
         raise ToolError(f"spawn {config.shell} {errno_code(exc)}") from exc
+    seen = _TailText() if prepared.sandboxed and on_note is not None else None
+
+    def deliver(chunk: bytes) -> None:
+        if seen is not None:
+            seen.add(chunk)
+        on_data(chunk)
+
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -230,7 +245,7 @@ async def run_shell_command(
                 loop.remove_reader(fd)
                 eof.set()
                 return
-            on_data(chunk)
+            deliver(chunk)
             got_data.set()
 
     def set_exit(code: int) -> None:
@@ -282,11 +297,35 @@ async def run_shell_command(
             timer.cancel()
         if remove_listener is not None:
             remove_listener()
+        prepared.close()
     if signal is not None and signal.aborted:
         raise Aborted
     if timed_out:
         raise _TimedOut
+    if seen is not None and on_note is not None:
+        note = prepared.explain(seen.text())
+        if note:
+            on_note(note)
     return None if returncode < 0 else returncode
+
+
+class _TailText:
+    """The last ``limit`` bytes of a command's output, to look for the sandbox's refusals in."""
+
+    def __init__(self, limit: int = 64 * 1024) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._limit = limit
+
+    def add(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        if self._size > 2 * self._limit:
+            joined = b"".join(self._chunks)[-self._limit :]
+            self._chunks, self._size = [joined], len(joined)
+
+    def text(self) -> str:
+        return b"".join(self._chunks)[-self._limit :].decode("utf-8", "replace")
 
 
 def create_bash_tool(
@@ -298,10 +337,14 @@ def create_bash_tool(
     env_policy: EnvPolicy | None = None,
     expose_session_environment: bool = True,
     shell: ShellExec | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ToolDefinition:
     """The ``bash`` tool for ``cwd``. ``env`` adds variables (see ``session_env``) to every command;
     ``env_policy`` decides which of caddie's own variables commands inherit; ``shell`` runs commands
-    somewhere other than a local process (see ``caddie.tools.operations``)."""
+    somewhere other than a local process (see ``caddie.tools.operations``); an active ``sandbox`` runs them
+    inside it, locally (it takes precedence over ``shell``, which could not be sandboxed)."""
+    if sandbox is not None and sandbox.active:
+        shell = None
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -370,6 +413,7 @@ def create_bash_tool(
             output.close_temp_file()
             return snap
 
+        notes: list[str] = []
         if on_update is not None:
             on_update(ToolResult([], None))
         try:
@@ -382,7 +426,7 @@ def create_bash_tool(
                 else:
                     exit_code = await run_shell_command(
                         full_command, cwd, on_data=on_data, signal=signal, timeout=timeout, env=run_env,
-                        shell_path=shell_path,
+                        shell_path=shell_path, sandbox=sandbox, on_note=notes.append,
                     )  # fmt: skip
             except Aborted:
                 text, _ = _format_output(finish(), output, "")
@@ -395,6 +439,8 @@ def create_bash_tool(
                 finish()
                 raise
             text, details = _format_output(finish(), output, "(no output)")
+            for note in notes:
+                text = _append_status(text, note)
             if exit_code is not None and exit_code != 0:
                 raise ToolError(_append_status(text, f"Command exited with code {exit_code}"))
             return ToolResult([TextContent(text)], details)
@@ -408,7 +454,10 @@ def create_bash_tool(
         parameters=BASH_PARAMETERS,
         execute=execute,
         prompt_snippet=BASH_PROMPT_SNIPPET,
-        prompt_guidelines=list(BASH_PROMPT_GUIDELINES) if expose_session_environment else [],
+        prompt_guidelines=[
+            *(BASH_PROMPT_GUIDELINES if expose_session_environment else []),
+            *([sandbox.guideline()] if sandbox is not None and sandbox.active else []),
+        ],
     )
 
 

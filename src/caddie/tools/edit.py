@@ -20,13 +20,15 @@ from typing import Any
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.jscompat import js_trim_end, without_lone_surrogates
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
+from caddie.tools.files import check_sandbox, open_for_write, open_regular_guarded
 from caddie.tools.fs_errors import access_error, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_to_cwd
-from caddie.untrusted import NotRegularFileError, open_regular
+from caddie.untrusted import NotRegularFileError
 
 EDIT_DESCRIPTION = (
     "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping "
@@ -329,7 +331,11 @@ def _edit_dicts(edits: Any) -> list[dict[str, str]]:
     return result
 
 
-def create_edit_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDefinition:
+def create_edit_tool(
+    cwd: str, *, files: FileOperations | None = None, guard: FileGuard | None = None
+) -> ToolDefinition:
+    """``guard``: the sandbox's path policy (None: no sandbox)."""
+
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -346,6 +352,7 @@ def create_edit_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDe
 
         async with file_mutation_lock(absolute):
             check_abort()
+            check_sandbox(guard, absolute, write=True)  # refused writes include refused reads
             code = access_error(absolute, os.R_OK | os.W_OK) if files is None else None
             if code is not None:
                 check_abort()
@@ -357,7 +364,7 @@ def create_edit_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDe
                 if files is not None:
                     raw = (await files.read_file(absolute)).decode("utf-8", "surrogateescape")
                 else:
-                    with open_regular(absolute) as fh:
+                    with open_regular_guarded(absolute, guard) as fh:
                         raw = fh.read().decode("utf-8", "surrogateescape")
             except NotRegularFileError as exc:
                 raise ToolError(
@@ -377,7 +384,7 @@ def create_edit_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDe
                 if files is not None:  # an editor buffer holds text, not bytes
                     await files.write_file(absolute, without_lone_surrogates(text))
                 else:
-                    with open(absolute, "wb") as out:
+                    with open_for_write(absolute, guard) as out:
                         out.write(text.encode("utf-8", "surrogateescape"))
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc

@@ -1,6 +1,8 @@
 """Reading files for the tools without reading more than the tools can use: text in chunks, so memory stays
 bounded by what the output limits can show, whatever the file's size. Which files may be opened at all
-(regular ones: never a FIFO, a device or a socket) is ``caddie.untrusted.files``."""
+(regular ones: never a FIFO, a device or a socket) is ``caddie.untrusted.files``; which paths the sandbox
+lets a file tool read or write is ``caddie.sandbox`` (``check_sandbox``, ``open_regular_guarded``,
+``open_for_write``)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,35 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from caddie.errors import Aborted
+from caddie.sandbox import FileGuard, SandboxDenied
+from caddie.untrusted import open_regular
 
 CHUNK_BYTES = 1 << 20
+
+
+def check_sandbox(guard: FileGuard | None, path: str, *, write: bool = False) -> None:
+    """The sandbox's path policy for a file tool (no-op when the sandbox is off). A refusal raises
+    ``SandboxDenied`` — a ``ToolError`` whose text says it was the sandbox and which mode."""
+    if guard is not None:
+        guard.check_write(path) if write else guard.check_read(path)
+
+
+def open_regular_guarded(path: str, guard: FileGuard | None) -> BinaryIO:
+    """``open_regular``, then the sandbox's check of the file actually opened (a symlink swapped in between
+    the check and the open is caught here)."""
+    fh = open_regular(path)
+    if guard is not None:
+        try:
+            guard.check_opened(fh.fileno(), path)
+        except SandboxDenied:
+            fh.close()
+            raise
+    return fh
+
+
+def open_for_write(path: str, guard: FileGuard | None) -> BinaryIO:
+    """``open(path, "wb")``, or with the sandbox on, its race-free write (``FileGuard.open_write``)."""
+    return open(path, "wb") if guard is None else guard.open_write(path)
 
 
 @dataclass(slots=True)

@@ -18,7 +18,9 @@ from typing import Any
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.jscompat import js_number, js_trim
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.files import check_sandbox
 from caddie.tools.paths import resolve_to_cwd
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 from caddie.tools.walk import WalkOptions, compile_glob, walk
@@ -160,8 +162,13 @@ def _find_in_python(pattern: str, search_path: str, limit: float, signal: AbortS
     return results
 
 
-def create_find_tool(cwd: str, *, use_fd: bool = True) -> ToolDefinition:
-    """``use_fd=False`` forces the pure-Python walk even when ``fd`` is on PATH."""
+def _absolute(result: str, search_path: str) -> str:
+    return result if result.startswith("/") else os.path.join(search_path, result)
+
+
+def create_find_tool(cwd: str, *, use_fd: bool = True, guard: FileGuard | None = None) -> ToolDefinition:
+    """``use_fd=False`` forces the pure-Python walk even when ``fd`` is on PATH; ``guard``: the sandbox's
+    path policy (paths it does not let the model read are left out)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -172,6 +179,8 @@ def create_find_tool(cwd: str, *, use_fd: bool = True) -> ToolDefinition:
         search_dir: str | None = params.get("path")
         limit_param: float | None = params.get("limit")
         search_path = resolve_to_cwd(search_dir or ".", cwd)
+        check_sandbox(guard, search_path)
+        readable = guard.read_filter(search_path) if guard is not None else None
         limit: float = DEFAULT_FIND_LIMIT if limit_param is None else limit_param
 
         fd = find_fd() if use_fd else None
@@ -181,6 +190,10 @@ def create_find_tool(cwd: str, *, use_fd: bool = True) -> ToolDefinition:
             lines = await _run_fd(fd, pattern, search_path, limit, signal)
         else:
             lines = await asyncio.to_thread(_find_in_python, pattern, search_path, limit, signal)
+        if readable is not None:
+            lines = [
+                line for line in lines if not line.strip() or readable(_absolute(line.strip(), search_path))
+            ]
         if not "\n".join(lines):
             return ToolResult([TextContent("No files found matching pattern")], None)
 

@@ -14,14 +14,16 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.jscompat import js_number, js_trim
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.files import check_sandbox
 from caddie.tools.paths import resolve_to_cwd
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -97,6 +99,7 @@ async def _search_with_rg(
     literal: bool,
     limit: float,
     signal: AbortSignal | None,
+    readable: Callable[[str], bool] | None = None,
 ) -> _Search:
     args = ["--json", "--line-number", "--color=never", "--hidden"]
     if ignore_case:
@@ -148,9 +151,11 @@ async def _search_with_rg(
                 continue
             if not isinstance(event, dict) or event.get("type") != "match":
                 continue
-            count += 1
             data = event.get("data") or {}
             file_path = (data.get("path") or {}).get("text")
+            if readable is not None and isinstance(file_path, str) and not readable(file_path):
+                continue
+            count += 1
             line_number = data.get("line_number")
             line_text = (data.get("lines") or {}).get("text")
             if file_path and isinstance(line_number, int):
@@ -184,6 +189,7 @@ def _search_in_python(
     literal: bool,
     limit: float,
     signal: AbortSignal | None,
+    readable: Callable[[str], bool] | None = None,
 ) -> _Search:
     try:
         regex = re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0)
@@ -200,6 +206,8 @@ def _search_in_python(
     for file_path in files:
         if signal is not None and signal.aborted:
             raise ToolError("Operation aborted")
+        if readable is not None and not readable(file_path):
+            continue
         try:
             with open(file_path, "rb") as fh:
                 data = fh.read()
@@ -296,8 +304,9 @@ def format_matches(
 # Tool
 
 
-def create_grep_tool(cwd: str, *, use_rg: bool = True) -> ToolDefinition:
-    """``use_rg=False`` forces the pure-Python search even when ``rg`` is on PATH."""
+def create_grep_tool(cwd: str, *, use_rg: bool = True, guard: FileGuard | None = None) -> ToolDefinition:
+    """``use_rg=False`` forces the pure-Python search even when ``rg`` is on PATH; ``guard``: the sandbox's
+    path policy (matches in files it does not let the model read are left out)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -313,6 +322,8 @@ def create_grep_tool(cwd: str, *, use_rg: bool = True) -> ToolDefinition:
         limit_param: float | None = params.get("limit")
 
         search_path = resolve_to_cwd(search_dir or ".", cwd)
+        check_sandbox(guard, search_path)
+        readable = guard.read_filter(search_path) if guard is not None else None
         try:
             is_directory = stat.S_ISDIR(os.stat(search_path).st_mode)
         except OSError:
@@ -324,12 +335,12 @@ def create_grep_tool(cwd: str, *, use_rg: bool = True) -> ToolDefinition:
         if rg is not None:
             search = await _search_with_rg(
                 rg, pattern, search_path, glob=glob, ignore_case=ignore_case, literal=literal, limit=limit,
-                signal=signal,
+                signal=signal, readable=readable,
             )  # fmt: skip
         else:
             search = await asyncio.to_thread(
                 _search_in_python, pattern, search_path, is_directory, glob=glob, ignore_case=ignore_case,
-                literal=literal, limit=limit, signal=signal,
+                literal=literal, limit=limit, signal=signal, readable=readable,
             )  # fmt: skip
         if search.count == 0:
             return ToolResult([TextContent("No matches found")], None)

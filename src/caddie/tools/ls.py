@@ -13,8 +13,10 @@ from typing import Any
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.jscompat import js_number
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.collation import locale_sorted
+from caddie.tools.files import check_sandbox
 from caddie.tools.fs_errors import node_fs_message
 from caddie.tools.paths import node_join, resolve_to_cwd
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -75,7 +77,9 @@ def list_directory(dir_path: str, limit: float) -> ToolResult:
     return ToolResult([TextContent(output)], details or None)
 
 
-def create_ls_tool(cwd: str) -> ToolDefinition:
+def create_ls_tool(cwd: str, *, guard: FileGuard | None = None) -> ToolDefinition:
+    """``guard``: the sandbox's path policy (None: no sandbox)."""
+
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -84,6 +88,7 @@ def create_ls_tool(cwd: str) -> ToolDefinition:
         path: str | None = params.get("path")
         limit: float | None = params.get("limit")
         dir_path = resolve_to_cwd(path or ".", cwd)
+        check_sandbox(guard, dir_path)
         result = list_directory(dir_path, DEFAULT_LS_LIMIT if limit is None else limit)
         if signal is not None and signal.aborted:
             raise ToolError("Operation aborted")

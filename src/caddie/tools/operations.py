@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from caddie.ai.abort import AbortSignal
-from caddie.errors import CaddieError
+from caddie.errors import ToolError
 
 
-class ShellTimedOut(CaddieError):
+class ShellTimedOut(ToolError):
     """Raised by a ``ShellExec`` once it has stopped a command that outlived its timeout."""
 
 

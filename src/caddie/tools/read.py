@@ -20,14 +20,15 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent
 from caddie.errors import Aborted
 from caddie.jscompat import js_number, utf8_len
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
-from caddie.tools.files import count_lines, iter_line_pieces
+from caddie.tools.files import check_sandbox, count_lines, iter_line_pieces, open_regular_guarded
 from caddie.tools.fs_errors import access_error, fs_error_text, node_fs_message
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
 from caddie.tools.operations import FileOperations
 from caddie.tools.paths import resolve_read_path
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head_of_lines
-from caddie.untrusted import NotRegularFileError, open_regular
+from caddie.untrusted import NotRegularFileError
 
 READ_DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as "
@@ -196,8 +197,14 @@ def read_text(
 
 
 def create_read_tool(
-    cwd: str, *, auto_resize_images: bool = True, files: FileOperations | None = None
+    cwd: str,
+    *,
+    auto_resize_images: bool = True,
+    files: FileOperations | None = None,
+    guard: FileGuard | None = None,
 ) -> ToolDefinition:
+    """``guard``: the sandbox's path policy (None: no sandbox)."""
+
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -211,6 +218,7 @@ def create_read_tool(
 
         check_abort()
         absolute = resolve_read_path(path, cwd)
+        check_sandbox(guard, absolute)
         if files is None:
             code = access_error(absolute, os.R_OK)
             if code is not None:
@@ -220,7 +228,7 @@ def create_read_tool(
             if files is not None:  # e.g. an editor's buffer, handed over whole
                 fh = io.BytesIO(await files.read_file(absolute))
             else:
-                fh = open_regular(absolute)  # never blocks: FIFOs and devices are refused, not opened
+                fh = open_regular_guarded(absolute, guard)  # never blocks: FIFOs and devices are refused
         except IsADirectoryError as exc:
             raise ToolError(node_fs_message(exc, "read")) from exc
         except NotRegularFileError as exc:

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import pathspec
+
 # --------------------------------------------------------------------------------------------------
 # Globs
 
@@ -91,64 +93,23 @@ def compile_glob(pattern: str, *, ignore_case: bool = False, braces: bool = True
 
 
 @dataclass(slots=True)
-class _Rule:
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
-
-
-@dataclass(slots=True)
 class IgnoreFile:
-    """The rules of one ignore file; paths are matched relative to ``base`` (its directory)."""
+    """The rules of one ignore file (gitignore syntax, matched by ``pathspec``); paths are matched relative
+    to ``base``, its directory."""
 
     base: str
-    rules: list[_Rule] = field(default_factory=list)
+    spec: pathspec.GitIgnoreSpec
 
     @classmethod
     def parse(cls, base: str, text: str) -> IgnoreFile:
-        rules: list[_Rule] = []
-        for raw in text.splitlines():
-            line = raw
-            if not line or line.startswith("#"):
-                continue
-            while line.endswith(" ") and not line.endswith("\\ "):
-                line = line[:-1]
-            if not line:
-                continue
-            negated = line.startswith("!")
-            if negated or line.startswith(("\\!", "\\#")):
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            if not line:
-                continue
-            anchored = "/" in line
-            line = line.lstrip("/")
-            body = glob_to_regex(line, braces=False)
-            regex = f"^{body}(?:/.*)?$" if anchored else f"^(?:.*/)?{body}(?:/.*)?$"
-            rules.append(_Rule(re.compile(regex), negated, dir_only))
-        return cls(base, rules)
+        return cls(base, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
 
     def decide(self, path: str, is_dir: bool) -> bool | None:
-        """True = ignored, False = explicitly re-included, None = no rule matches."""
+        """True = ignored, False = explicitly re-included, None = no rule matches (the last match wins)."""
         rel = os.path.relpath(path, self.base)
         if rel.startswith(".."):
             return None
-        for rule in reversed(self.rules):
-            if rule.dir_only and not is_dir and "/" not in rel:
-                continue
-            match = rule.regex.match(rel)
-            if match is None:
-                continue
-            if rule.dir_only and not is_dir and not _matches_parent_dir(rule.regex, rel):
-                continue
-            return not rule.negated
-        return None
-
-
-def _matches_parent_dir(regex: re.Pattern[str], rel: str) -> bool:
-    parts = rel.split("/")
-    return any(regex.match("/".join(parts[:i])) for i in range(1, len(parts)))
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
 
 
 def _read_ignore(base: str, name: str) -> IgnoreFile | None:
@@ -259,11 +220,11 @@ def walk(root: str, options: WalkOptions) -> Iterator[Entry]:
         if excludes:
             parsed = _read_ignore(os.path.dirname(excludes), os.path.basename(excludes))
             if parsed is not None:
-                globals_.append(IgnoreFile(git_root or root, parsed.rules))
+                globals_.append(IgnoreFile(git_root or root, parsed.spec))
         if git_root is not None:
             info = _read_ignore(os.path.join(git_root, ".git", "info"), "exclude")
             if info is not None:
-                globals_.append(IgnoreFile(git_root, info.rules))
+                globals_.append(IgnoreFile(git_root, info.spec))
     for directory in reversed(ancestors):
         layers.append(_load_layer(directory, names, use_git))
 

@@ -11,7 +11,9 @@ from typing import Any
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import TextContent
 from caddie.jscompat import utf8_bytes, utf16_len
+from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
+from caddie.tools.files import check_sandbox, open_for_write
 from caddie.tools.fs_errors import fs_error_text, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
 from caddie.tools.operations import FileOperations
@@ -58,7 +60,11 @@ def make_dirs(directory: str) -> None:
             raise ToolError(node_fs_message(exc, "mkdir", directory)) from exc
 
 
-def create_write_tool(cwd: str, *, files: FileOperations | None = None) -> ToolDefinition:
+def create_write_tool(
+    cwd: str, *, files: FileOperations | None = None, guard: FileGuard | None = None
+) -> ToolDefinition:
+    """``guard``: the sandbox's path policy (None: no sandbox)."""
+
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
     ) -> ToolResult:
@@ -72,6 +78,7 @@ def create_write_tool(cwd: str, *, files: FileOperations | None = None) -> ToolD
 
         async with file_mutation_lock(absolute):
             check_abort()
+            check_sandbox(guard, absolute, write=True)
             make_dirs(os.path.dirname(absolute))
             check_abort()
             kind = non_regular_kind(absolute)
@@ -81,7 +88,7 @@ def create_write_tool(cwd: str, *, files: FileOperations | None = None) -> ToolD
                 if files is not None:
                     await files.write_file(absolute, content)
                 else:
-                    with open(absolute, "wb") as fh:
+                    with open_for_write(absolute, guard) as fh:
                         fh.write(utf8_bytes(content))
             except OSError as exc:
                 raise ToolError(node_fs_message(exc, "open", absolute)) from exc

@@ -14,10 +14,14 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.message_copies import cached_conversion
+from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     StopReason,
     TextContent,
@@ -26,6 +30,7 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserContent,
     UserMessage,
+    replace,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
@@ -444,7 +449,7 @@ class _EventAssembler:
     """Folds Messages stream events into ``output``; text, thinking and ``input_json`` accumulate in
     ``StreamBuffer``s (linear work however long the reply) and blocks are exact when they stop."""
 
-    def __init__(self, output: AssistantMessage, model: Model, tools: list[Tool] | None = None) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model, tools: list[Tool] | None = None) -> None:
         self.output = output
         self.model = model
         self.tools = tools
@@ -468,12 +473,12 @@ class _EventAssembler:
         buffer = self.buffers.get(index)
         if buffer is None:
             return
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = buffer.text()
-        elif isinstance(block, ThinkingContent):
+        elif isinstance(block, DraftThinkingContent):
             if not block.redacted:
                 block.thinking = buffer.text()
-        else:
+        elif isinstance(block, DraftToolCall):
             raw = buffer.text()
             if raw.strip():  # no input_json at all: keep the input content_block_start gave
                 block.arguments, block.arguments_error = final_arguments(raw)
@@ -497,15 +502,15 @@ class _EventAssembler:
             btype = _get(block_data, "type")
             if btype == "text":
                 initial = str(_get(block_data, "text") or "")
-                events.append(TextStartEvent(self._open(index, TextContent(initial), initial), out))
+                events.append(TextStartEvent(self._open(index, DraftTextContent(initial), initial), out))
             elif btype == "thinking":
                 initial = str(_get(block_data, "thinking") or "")
-                thinking = ThinkingContent(
+                thinking = DraftThinkingContent(
                     initial, thinking_signature=str(_get(block_data, "signature") or "")
                 )
                 events.append(ThinkingStartEvent(self._open(index, thinking, initial), out))
             elif btype == "redacted_thinking":
-                redacted = ThinkingContent(
+                redacted = DraftThinkingContent(
                     REDACTED_THINKING_TEXT,
                     thinking_signature=str(_get(block_data, "data") or ""),
                     redacted=True,
@@ -514,7 +519,7 @@ class _EventAssembler:
             elif btype == "tool_use":
                 initial_input = _get(block_data, "input")
                 name = str(_get(block_data, "name") or "")
-                call = ToolCall(
+                call = DraftToolCall(
                     id=str(_get(block_data, "id") or ""),
                     name=from_claude_code_name(name, self.tools) if self.tools is not None else name,
                     arguments=dict(initial_input) if isinstance(initial_input, Mapping) else {},
@@ -529,21 +534,21 @@ class _EventAssembler:
             position = self.positions[index]
             delta = _get(event, "delta")
             dtype = _get(delta, "type")
-            if dtype == "text_delta" and isinstance(block, TextContent):
+            if dtype == "text_delta" and isinstance(block, DraftTextContent):
                 piece = str(_get(delta, "text") or "")
                 if buffer.add(piece):
                     block.text = buffer.text()
                 events.append(TextDeltaEvent(position, piece, out))
-            elif dtype == "thinking_delta" and isinstance(block, ThinkingContent):
+            elif dtype == "thinking_delta" and isinstance(block, DraftThinkingContent):
                 piece = str(_get(delta, "thinking") or "")
                 if buffer.add(piece):
                     block.thinking = buffer.text()
                 events.append(ThinkingDeltaEvent(position, piece, out))
-            elif dtype == "signature_delta" and isinstance(block, ThinkingContent):
+            elif dtype == "signature_delta" and isinstance(block, DraftThinkingContent):
                 block.thinking_signature = (block.thinking_signature or "") + str(
                     _get(delta, "signature") or ""
                 )
-            elif dtype == "input_json_delta" and isinstance(block, ToolCall):
+            elif dtype == "input_json_delta" and isinstance(block, DraftToolCall):
                 piece = str(_get(delta, "partial_json") or "")
                 if buffer.add(piece):  # a live preview, re-parsed only as the buffer allows
                     block.arguments = parse_partial_json(buffer.text())
@@ -554,11 +559,11 @@ class _EventAssembler:
             if block is not None:
                 self._settle(index, block)
                 position = self.positions[index]
-                if isinstance(block, TextContent):
+                if isinstance(block, DraftTextContent):
                     events.append(TextEndEvent(position, block.text, out))
-                elif isinstance(block, ThinkingContent):
+                elif isinstance(block, DraftThinkingContent):
                     events.append(ThinkingEndEvent(position, block.thinking, out))
-                else:
+                elif isinstance(block, ToolCall):
                     events.append(ToolCallEndEvent(position, block, out))
                 self.buffers.pop(index, None)
         elif kind == "message_delta":
@@ -577,7 +582,7 @@ class _EventAssembler:
     def _usage(self, raw: Any, *, initial: bool) -> None:
         if raw is None:
             return
-        usage = self.output.usage
+        changes: dict[str, Any] = {}
         fields = (
             ("input", "input_tokens"),
             ("output", "output_tokens"),
@@ -587,15 +592,15 @@ class _EventAssembler:
         for attr, key in fields:
             value = _get(raw, key)
             if value is not None or initial:
-                setattr(usage, attr, _int(value))
+                changes[attr] = _int(value)
         creation = _get(raw, "cache_creation")
         one_hour = _get(creation, "ephemeral_1h_input_tokens")
         if one_hour is not None:
-            usage.cache_write_1h = _int(one_hour) or None
+            changes["cache_write_1h"] = _int(one_hour) or None
         thinking_tokens = _get(_get(raw, "output_tokens_details"), "thinking_tokens")
         if thinking_tokens is not None:
-            usage.reasoning = _int(thinking_tokens)
-        finish_usage(self.model, usage)
+            changes["reasoning"] = _int(thinking_tokens)
+        self.output.usage = finish_usage(self.model, replace(self.output.usage, **changes))
 
     def complete(self) -> bool:
         return self.saw_stop

@@ -27,14 +27,18 @@ from typing import Any, ClassVar
 
 from caddie.ai.messages import (
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     LlmMessage,
     StopReason,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    replace,
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
@@ -189,7 +193,9 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
             system.append({"cachePoint": {"type": "default"}})
         request["system"] = system
     inference: dict[str, Any] = {}
-    max_tokens = options.max_tokens or (model.max_tokens if claude else None)
+    # Pi's agent always asks for an output cap (streamSimple: the request's, else the model's, within the
+    # context window), for every vendor.
+    max_tokens: int | None = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
     level = clamp_thinking_level(model, options.reasoning) if model.reasoning and options.reasoning else "off"
     extra: dict[str, Any] | None = None
     if claude and level != "off":
@@ -328,7 +334,7 @@ class _EventPump:
 class ConverseAssembler:
     """Converse stream events → ``output`` (blocks keyed by ``contentBlockIndex``)."""
 
-    def __init__(self, output: AssistantMessage, model: Model) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model) -> None:
         self.output = output
         self.model = model
         self.blocks: dict[int, tuple[int, StreamBuffer]] = {}
@@ -359,7 +365,7 @@ class ConverseAssembler:
             if tool:
                 position = self._open(
                     int(start.get("contentBlockIndex", 0)),
-                    ToolCall(str(tool.get("toolUseId") or ""), str(tool.get("name") or ""), {}),
+                    DraftToolCall(str(tool.get("toolUseId") or ""), str(tool.get("name") or ""), {}),
                 )
                 events.append(ToolCallStartEvent(position, out))
         elif "contentBlockDelta" in event:
@@ -368,10 +374,10 @@ class ConverseAssembler:
             delta = data.get("delta") or {}
             if "text" in delta:
                 if index not in self.blocks:
-                    events.append(TextStartEvent(self._open(index, TextContent("")), out))
+                    events.append(TextStartEvent(self._open(index, DraftTextContent("")), out))
                 position, buffer = self.blocks[index]
                 block = out.content[position]
-                if isinstance(block, TextContent):
+                if isinstance(block, DraftTextContent):
                     if buffer.add(delta["text"]):
                         block.text = buffer.text()
                     events.append(TextDeltaEvent(position, delta["text"], out))
@@ -379,7 +385,7 @@ class ConverseAssembler:
                 position, buffer = self.blocks[index]
                 block = out.content[position]
                 piece = str(delta["toolUse"].get("input") or "")
-                if isinstance(block, ToolCall):
+                if isinstance(block, DraftToolCall):
                     if buffer.add(piece):
                         block.arguments = parse_partial_json(buffer.text())
                     events.append(ToolCallDeltaEvent(position, piece, out))
@@ -387,11 +393,13 @@ class ConverseAssembler:
                 reasoning = delta["reasoningContent"]
                 if index not in self.blocks:
                     events.append(
-                        ThinkingStartEvent(self._open(index, ThinkingContent("", thinking_signature="")), out)
+                        ThinkingStartEvent(
+                            self._open(index, DraftThinkingContent("", thinking_signature="")), out
+                        )
                     )
                 position, buffer = self.blocks[index]
                 block = out.content[position]
-                if isinstance(block, ThinkingContent):
+                if isinstance(block, DraftThinkingContent):
                     if reasoning.get("text"):
                         if buffer.add(reasoning["text"]):
                             block.thinking = buffer.text()
@@ -418,11 +426,16 @@ class ConverseAssembler:
             self.stopped = True
         elif "metadata" in event:
             usage = event["metadata"].get("usage") or {}
-            out.usage.input = int(usage.get("inputTokens") or 0)
-            out.usage.output = int(usage.get("outputTokens") or 0)
-            out.usage.cache_read = int(usage.get("cacheReadInputTokens") or 0)
-            out.usage.cache_write = int(usage.get("cacheWriteInputTokens") or 0)
-            finish_usage(self.model, out.usage)
+            out.usage = finish_usage(
+                self.model,
+                replace(
+                    out.usage,
+                    input=int(usage.get("inputTokens") or 0),
+                    output=int(usage.get("outputTokens") or 0),
+                    cache_read=int(usage.get("cacheReadInputTokens") or 0),
+                    cache_write=int(usage.get("cacheWriteInputTokens") or 0),
+                ),
+            )
             self.done = True
         return events
 
@@ -432,13 +445,13 @@ class ConverseAssembler:
             return []
         position, buffer = entry
         block = self.output.content[position]
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = buffer.text()
             return [TextEndEvent(position, block.text, self.output)]
-        if isinstance(block, ThinkingContent):
+        if isinstance(block, DraftThinkingContent):
             block.thinking = buffer.text()
             return [ThinkingEndEvent(position, block.thinking, self.output)]
-        if isinstance(block, ToolCall):
+        if isinstance(block, DraftToolCall):
             block.arguments, block.arguments_error = final_arguments(buffer.text())
             return [ToolCallEndEvent(position, block, self.output)]
         return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jiter
@@ -56,17 +57,65 @@ class StreamBuffer:
 # Streaming JSON (tool-call arguments arrive in pieces)
 
 
+_VALID_ESCAPES = frozenset('"\\/bfnrtu')
+_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+
+
+def repair_json(text: str) -> str:
+    """``text`` with the two slips models make inside JSON strings mended, as Pi mends them before parsing
+    tool arguments: raw control characters (a newline in a file's content) are escaped, and a backslash
+    that starts no valid escape (``\\d`` in a regex) is kept as a literal backslash."""
+    out: list[str] = []
+    in_string = False
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if not in_string:
+            out.append(char)
+            in_string = char == '"'
+        elif char == '"':
+            out.append(char)
+            in_string = False
+        elif char == "\\":
+            following = text[i + 1] if i + 1 < n else ""
+            if following == "u" and _HEX4.fullmatch(text, i + 2, i + 6):
+                out.append(text[i : i + 6])
+                i += 6
+                continue
+            if following and following in _VALID_ESCAPES:
+                out.append(text[i : i + 2])
+                i += 2
+                continue
+            out.append("\\\\")
+        elif char < " ":
+            out.append(_SHORT_ESCAPES.get(char) or f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def parse_partial_json(text: str) -> dict[str, Any]:
     """The object a possibly incomplete JSON text describes so far ({} when nothing usable yet): ``jiter``'s
     partial mode (a dependency of both SDKs), keeping a string cut off at the end (``{"path": "src/ma`` →
-    ``{"path": "src/ma"}``) and dropping a member whose value has not started."""
+    ``{"path": "src/ma"}``, trailing blanks trimmed) and dropping a member whose value has not started; a
+    text ``jiter`` refuses is tried again mended (``repair_json``), as Pi does."""
     if not text.strip():
         return {}
-    try:
-        value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    stripped = text.strip()  # as Pi's partial parser: a string cut off after a space shows without it
+    for attempt in (stripped, None):
+        candidate = attempt if attempt is not None else repair_json(stripped)
+        if attempt is None and candidate == stripped:
+            break
+        try:
+            value = jiter.from_json(
+                candidate.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings"
+            )
+        except ValueError:
+            continue
+        return value if isinstance(value, dict) else {}
+    return {}
 
 
 def final_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
@@ -80,7 +129,13 @@ def final_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return parse_partial_json(raw), f"{exc.msg} at character {exc.pos} of {len(raw)}"
+        repaired = repair_json(raw)
+        try:
+            value = json.loads(repaired) if repaired != raw else None
+        except json.JSONDecodeError:
+            value = None
+        if value is None:
+            return parse_partial_json(raw), f"{exc.msg} at character {exc.pos} of {len(raw)}"
     if not isinstance(value, dict):
         return {}, f"expected a JSON object, got {type(value).__name__}"
     return value, None

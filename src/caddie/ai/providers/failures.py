@@ -8,7 +8,7 @@ import sys
 from urllib.parse import urlsplit
 
 from caddie.ai.errors import parse_retry_after, redact_secrets
-from caddie.ai.messages import AssistantMessage
+from caddie.ai.messages import AssistantMessage, DraftAssistantMessage, freeze
 from caddie.ai.model import Model
 from caddie.ai.providers.transport import CrossOriginRedirect, NoProgress, Stalled
 from caddie.ai.secrets import safe_url
@@ -211,16 +211,16 @@ def connection_advice(base_url: str) -> str:
 
 
 def fail(
-    output: AssistantMessage,
+    output: DraftAssistantMessage,
     info: FailureInfo,
     *,
     aborted: bool,
     secrets: list[str | None],
 ) -> AssistantMessage:
-    """Finalise ``output`` as an ``error``/``aborted`` message with a redacted error text."""
+    """Finish ``output`` as an ``error``/``aborted`` message with a redacted error text (frozen)."""
     output.stop_reason = "aborted" if aborted else "error"
     output.error_message = "Request was aborted" if aborted else redact_secrets(info.message, secrets)
     if not aborted:
         output.error_status = info.status
         output.retry_after_ms = info.retry_after_ms
-    return output
+    return freeze(output)

@@ -44,6 +44,10 @@ from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
     Cost,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     LlmMessage,
     StopReason,
@@ -52,7 +56,9 @@ from caddie.ai.messages import (
     ToolCall,
     Usage,
     UserMessage,
+    freeze,
     message_to_json,
+    replace,
 )
 from caddie.ai.model import Api, Context, Model, ModelCost, ProviderResponse, StreamOptions
 from caddie.ai.providers.blocks import StreamBuffer
@@ -143,9 +149,7 @@ def faux_message(
         error_status=error_status,
         retry_after_ms=retry_after_ms,
     )
-    if usage is not None:
-        message.usage = usage
-    return message
+    return message if usage is None else replace(message, usage=usage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,9 +178,8 @@ def _usage_from_json(data: Any, where: str) -> Usage:
             raise FauxScriptError(f"{where}: usage.{key} must be a non-negative integer")
         return value
 
-    usage = Usage(number("input"), number("output"), number("cacheRead"), number("cacheWrite"))
-    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
-    return usage
+    tokens = (number("input"), number("output"), number("cacheRead"), number("cacheWrite"))
+    return Usage(*tokens, total_tokens=sum(tokens))
 
 
 def step_from_json(data: Any, where: str = "step") -> AssistantMessage | PacedStep:
@@ -477,9 +480,9 @@ class FauxProvider:
                 message, delay_ms = resolved
         except Exception as exc:
             message, failed = self._error(model, f"{type(exc).__name__}: {exc}"), True
-        message.api, message.provider, message.model = model.api, model.provider, model.id
+        message = replace(message, api=model.api, provider=model.provider, model=model.id)
         if not _has_usage(message.usage):
-            message.usage = self._estimate_usage(message, context, options)
+            message = replace(message, usage=self._estimate_usage(message, context, options))
         if failed:
             yield ErrorEvent("error", message)
             return
@@ -562,7 +565,7 @@ class FauxProvider:
         self, message: AssistantMessage, options: StreamOptions, delay_ms: float | None
     ) -> AsyncIterator[AssistantMessageEvent]:
         signal = options.signal
-        partial = AssistantMessage(
+        partial = DraftAssistantMessage(
             content=[],
             api=message.api,
             provider=message.provider,
@@ -575,7 +578,7 @@ class FauxProvider:
         def aborted() -> ErrorEvent:
             partial.stop_reason = "aborted"
             partial.error_message = ABORTED_TEXT
-            return ErrorEvent("aborted", partial)
+            return ErrorEvent("aborted", freeze(partial))
 
         if signal is not None and signal.aborted:
             yield aborted()
@@ -586,7 +589,7 @@ class FauxProvider:
                 yield aborted()
                 return
             if isinstance(block, ThinkingContent):
-                live_thinking = ThinkingContent("", block.thinking_signature, block.redacted)
+                live_thinking = DraftThinkingContent("", block.thinking_signature, block.redacted)
                 partial.content.append(live_thinking)
                 yield ThinkingStartEvent(index, partial)
                 buffer = StreamBuffer()  # linear assembly, as the HTTP providers do
@@ -602,7 +605,7 @@ class FauxProvider:
                 live_thinking.thinking = block.thinking
                 yield ThinkingEndEvent(index, block.thinking, partial)
             elif isinstance(block, TextContent):
-                live_text = TextContent("")
+                live_text = DraftTextContent("")
                 partial.content.append(live_text)
                 yield TextStartEvent(index, partial)
                 buffer = StreamBuffer()
@@ -618,7 +621,7 @@ class FauxProvider:
                 live_text.text = block.text
                 yield TextEndEvent(index, block.text, partial)
             else:
-                live_call = ToolCall(block.id, block.name, {}, block.thought_signature)
+                live_call = DraftToolCall(block.id, block.name, {}, block.thought_signature)
                 partial.content.append(live_call)
                 yield ToolCallStartEvent(index, partial)
                 for chunk in self._chunks(json.dumps(block.arguments)):
@@ -634,11 +637,11 @@ class FauxProvider:
         partial.error_status = message.error_status
         partial.retry_after_ms = message.retry_after_ms
         if message.stop_reason in ("error", "aborted"):
-            yield ErrorEvent("aborted" if message.stop_reason == "aborted" else "error", partial)
+            yield ErrorEvent("aborted" if message.stop_reason == "aborted" else "error", freeze(partial))
             return
         reason = message.stop_reason if message.stop_reason in ("stop", "length", "toolUse") else "stop"
         partial.stop_reason = reason
-        yield DoneEvent(reason, partial)
+        yield DoneEvent(reason, freeze(partial))
 
 
 def _last_user_text(messages: list[LlmMessage]) -> str:

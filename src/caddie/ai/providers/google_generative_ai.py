@@ -24,14 +24,17 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.message_copies import cached_conversion
+from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     StopReason,
     TextContent,
     ThinkingContent,
-    ToolCall,
     ToolResultMessage,
     Usage,
     UserContent,
@@ -149,12 +152,16 @@ def _valid_signature(signature: str | None) -> str | None:
     return None
 
 
-def _user_parts(content: list[UserContent]) -> list[dict[str, Any]]:
+def _inline(image: ImageContent, model: Model) -> dict[str, Any]:
+    """An image part: ``@google/genai`` rewrites it data-first for the Gemini API, keeps Pi's order on Vertex."""
+    if model.api == "google-vertex":
+        return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
+    return {"inlineData": {"data": image.data, "mimeType": image.mime_type}}
+
+
+def _user_parts(content: list[UserContent], model: Model) -> list[dict[str, Any]]:
     return [
-        {"text": sanitize_text(b.text)}
-        if isinstance(b, TextContent)
-        else {"inlineData": {"mimeType": b.mime_type, "data": b.data}}
-        for b in content
+        {"text": sanitize_text(b.text)} if isinstance(b, TextContent) else _inline(b, model) for b in content
     ]
 
 
@@ -175,16 +182,19 @@ def _model_parts(msg: AssistantMessage, model: Model) -> list[dict[str, Any]]:
                 signature = _valid_signature(block.thinking_signature)
                 if not block.thinking.strip() and not signature:
                     continue
-                part = {"thought": True, "text": sanitize_text(block.thinking)}
+                part = {"text": sanitize_text(block.thinking), "thought": True}
                 if signature:
                     part["thoughtSignature"] = signature
                 parts.append(part)
             elif block.thinking.strip():
                 parts.append({"text": sanitize_text(block.thinking)})
         else:
-            call: dict[str, Any] = {"name": block.name, "args": block.arguments}
-            if requires_tool_call_id(model.id):
-                call["id"] = block.id
+            with_id = requires_tool_call_id(model.id)
+            call: dict[str, Any]
+            if model.api == "google-vertex":  # @google/genai keeps Pi's order on Vertex
+                call = {"name": block.name, "args": block.arguments, **({"id": block.id} if with_id else {})}
+            else:  # and writes its own on the Gemini API
+                call = {**({"id": block.id} if with_id else {}), "args": block.arguments, "name": block.name}
             part = {"functionCall": call}
             signature = _valid_signature(block.thought_signature) if same else None
             if signature:
@@ -206,14 +216,15 @@ _NOTHING: dict[str, Any] = {}
 def _convert_message(msg: UserMessage | AssistantMessage, model: Model) -> dict[str, Any]:
     if isinstance(msg, UserMessage):
         if isinstance(msg.content, str):
-            return {"role": "user", "parts": [{"text": sanitize_text(msg.content)}]}
-        return {"role": "user", "parts": _user_parts(msg.content)} if msg.content else _NOTHING
+            return {"parts": [{"text": sanitize_text(msg.content)}], "role": "user"}
+        return {"parts": _user_parts(msg.content, model), "role": "user"} if msg.content else _NOTHING
     parts = _model_parts(msg, model)
-    return {"role": "model", "parts": parts} if parts else _NOTHING
+    return {"parts": parts, "role": "model"} if parts else _NOTHING
 
 
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``).
+    """Gemini ``contents`` for ``context`` after the standard repairs (see ``caddie.ai.transform``), with
+    keys in the order ``@google/genai`` writes them for Pi, so the bytes sent are Pi's.
 
     With ``context.conversion_cache``, each message's conversion is kept and reused while the same message
     object comes back (the cached dicts are shared between requests, so nothing here changes them)."""
@@ -236,12 +247,12 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
             part, image_turn = cached_conversion(scope, msg, _function_response, model)
             if not open_group:
                 group = [part]
-                contents.append({"role": "user", "parts": group})
+                contents.append({"parts": group, "role": "user"})
             elif group is not None:
                 group.append(part)
             else:  # a turn the last request built (shared with it): extended as a copy
                 group = [*contents[-1]["parts"], part]
-                contents[-1] = {"role": "user", "parts": group}
+                contents[-1] = {"parts": group, "role": "user"}
             open_group = True
             if image_turn is not None:
                 contents.append(image_turn)
@@ -263,6 +274,7 @@ def _function_response(msg: ToolResultMessage, model: Model) -> tuple[dict[str, 
     images = [b for b in msg.content if isinstance(b, ImageContent)] if model.supports_images else []
     value = sanitize_text(text) if text else "(see attached image)" if images else ""
     image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
+    turn_parts = [_inline(b, model) for b in images]
     nested = bool(images) and _multimodal_function_response(model.id)
     response: dict[str, Any] = {
         "name": msg.tool_name,
@@ -272,28 +284,37 @@ def _function_response(msg: ToolResultMessage, model: Model) -> tuple[dict[str, 
         response["parts"] = image_parts
     if requires_tool_call_id(model.id):
         response["id"] = msg.tool_call_id
-    image_turn = {"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]}
+    image_turn = {"parts": [{"text": "Tool result image:"}, *turn_parts], "role": "user"}
     return {"functionResponse": response}, image_turn if images and not nested else None
 
 
-def convert_tools(tools: list[Tool]) -> list[dict[str, Any]]:
-    return [
-        {
-            "functionDeclarations": [
-                {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
-                for t in tools
-            ]
-        }
-    ]
+def convert_tools(tools: list[Tool], vertex: bool = False) -> list[dict[str, Any]]:
+    """Function declarations, keyed as ``@google/genai`` sends them for Pi (its own order on Vertex AI,
+    Pi's on the Gemini API)."""
+    if vertex:
+        declarations = [
+            {"description": t.description, "name": t.name, "parametersJsonSchema": t.parameters}
+            for t in tools
+        ]
+    else:
+        declarations = [
+            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
+            for t in tools
+        ]
+    return [{"functionDeclarations": declarations}]
 
 
 def build_params(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The REST ``GenerateContentRequest`` body for one streamed call."""
     params: dict[str, Any] = {"contents": convert_messages(model, context)}
     if context.system_prompt:
-        params["systemInstruction"] = {"parts": [{"text": sanitize_text(context.system_prompt)}]}
+        # As @google/genai sends a system prompt given as text (Pi): a user-role Content.
+        params["systemInstruction"] = {
+            "parts": [{"text": sanitize_text(context.system_prompt)}],
+            "role": "user",
+        }
     if context.tools:
-        params["tools"] = convert_tools(context.tools)
+        params["tools"] = convert_tools(context.tools, vertex=model.api == "google-vertex")
     generation: dict[str, Any] = {}
     if options.temperature is not None:
         generation["temperature"] = options.temperature
@@ -339,10 +360,10 @@ class GeminiAssembler:
     Consecutive thought parts make one thinking block, consecutive text parts one text block (each
     accumulating in a ``StreamBuffer``); a function call arrives whole and is a complete tool call."""
 
-    def __init__(self, output: AssistantMessage, model: Model) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model) -> None:
         self.output = output
         self.model = model
-        self.current: TextContent | ThinkingContent | None = None
+        self.current: DraftTextContent | DraftThinkingContent | None = None
         self.buffer = StreamBuffer()
         self.finished = False
 
@@ -352,11 +373,13 @@ class GeminiAssembler:
             return []
         self.current = None
         position = len(self.output.content) - 1
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = self.buffer.text()
             return [TextEndEvent(position, block.text, self.output)]
-        block.thinking = self.buffer.text()
-        return [ThinkingEndEvent(position, block.thinking, self.output)]
+        if isinstance(block, DraftThinkingContent):
+            block.thinking = self.buffer.text()
+            return [ThinkingEndEvent(position, block.thinking, self.output)]
+        return []
 
     def _text_part(self, part: Mapping[str, Any]) -> list[AssistantMessageEvent]:
         out = self.output
@@ -367,24 +390,24 @@ class GeminiAssembler:
             events += self._close()
             self.buffer = StreamBuffer()
             if thought:
-                self.current = ThinkingContent("")
+                self.current = DraftThinkingContent("")
                 out.content.append(self.current)
                 events.append(ThinkingStartEvent(len(out.content) - 1, out))
             else:
-                self.current = TextContent("")
+                self.current = DraftTextContent("")
                 out.content.append(self.current)
                 events.append(TextStartEvent(len(out.content) - 1, out))
         block = self.current
         piece = str(part.get("text") or "")
         signature = part.get("thoughtSignature")
         position = len(out.content) - 1
-        if isinstance(block, ThinkingContent):
+        if isinstance(block, DraftThinkingContent):
             if isinstance(signature, str) and signature:
                 block.thinking_signature = signature
             if self.buffer.add(piece):
                 block.thinking = self.buffer.text()
             events.append(ThinkingDeltaEvent(position, piece, out))
-        elif isinstance(block, TextContent):
+        elif isinstance(block, DraftTextContent):
             if isinstance(signature, str) and signature:
                 block.text_signature = signature
             if self.buffer.add(piece):
@@ -405,7 +428,7 @@ class GeminiAssembler:
             else f"{name}_{int(time.time() * 1000)}_{next(_tool_counter)}"
         )
         args = call.get("args")
-        block = ToolCall(call_id, name, dict(args) if isinstance(args, Mapping) else {})
+        block = DraftToolCall(call_id, name, dict(args) if isinstance(args, Mapping) else {})
         signature = part.get("thoughtSignature")
         if isinstance(signature, str) and signature:
             block.thought_signature = signature
@@ -459,9 +482,9 @@ class GeminiAssembler:
 
     def finalize_quietly(self) -> None:
         block = self.current
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = self.buffer.text()
-        elif isinstance(block, ThinkingContent):
+        elif isinstance(block, DraftThinkingContent):
             block.thinking = self.buffer.text()
 
 

@@ -18,14 +18,18 @@ from typing import Any
 from caddie.ai.catalogue import missing_key_text
 from caddie.ai.messages import (
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     LlmMessage,
     StopReason,
     TextContent,
     ThinkingContent,
-    ToolCall,
     ToolResultMessage,
     UserMessage,
+    replace,
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
@@ -34,7 +38,7 @@ from caddie.ai.providers.http_stream import SseStream, make_http_client, post_ss
 from caddie.ai.providers.openai_responses import short_hash
 from caddie.ai.providers.request import compact_json, encode_body, sanitize_text
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
-from caddie.ai.providers.thinking import clamp_thinking_level
+from caddie.ai.providers.thinking import clamp_max_tokens, clamp_thinking_level
 from caddie.ai.providers.transport import ClientCache
 from caddie.ai.stream_events import (
     AssistantMessageEvent,
@@ -155,7 +159,7 @@ def convert_messages(messages: list[LlmMessage], images_ok: bool) -> list[dict[s
                     if isinstance(b, ImageContent)
                 ]
             out.append(
-                {"role": "tool", "tool_call_id": msg.tool_call_id, "name": msg.tool_name, "content": parts}
+                {"role": "tool", "name": msg.tool_name, "content": parts, "tool_call_id": msg.tool_call_id}
             )
     return out
 
@@ -182,8 +186,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
         ]
     if options.temperature is not None:
         payload["temperature"] = options.temperature
-    if options.max_tokens is not None:
-        payload["max_tokens"] = options.max_tokens
+    payload["max_tokens"] = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)
     level = clamp_thinking_level(model, options.reasoning) if model.reasoning and options.reasoning else "off"
     if level != "off":
         if model.id in _EFFORT_MODELS:
@@ -226,10 +229,10 @@ class _Chunks:
 class MistralAssembler:
     """Folds Mistral's streamed chunks into ``output``: text and thinking in order, tool calls by index."""
 
-    def __init__(self, output: AssistantMessage, model: Model) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model) -> None:
         self.output = output
         self.model = model
-        self.current: TextContent | ThinkingContent | None = None
+        self.current: DraftTextContent | DraftThinkingContent | None = None
         self.buffer = StreamBuffer()
         self.calls: dict[Any, tuple[int, StreamBuffer]] = {}
         self.finished = False
@@ -237,10 +240,10 @@ class MistralAssembler:
     def _close_current(self) -> list[AssistantMessageEvent]:
         block, self.current = self.current, None
         position = len(self.output.content) - 1
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = self.buffer.text()
             return [TextEndEvent(position, block.text, self.output)]
-        if isinstance(block, ThinkingContent):
+        if isinstance(block, DraftThinkingContent):
             block.thinking = self.buffer.text()
             return [ThinkingEndEvent(position, block.thinking, self.output)]
         return []
@@ -251,17 +254,17 @@ class MistralAssembler:
         if not isinstance(self.current, kind):
             events += self._close_current()
             self.buffer = StreamBuffer()
-            self.current = ThinkingContent("") if kind is ThinkingContent else TextContent("")
+            self.current = DraftThinkingContent("") if kind is DraftThinkingContent else DraftTextContent("")
             out.content.append(self.current)
-            start = ThinkingStartEvent if kind is ThinkingContent else TextStartEvent
+            start = ThinkingStartEvent if kind is DraftThinkingContent else TextStartEvent
             events.append(start(len(out.content) - 1, out))
         position = len(out.content) - 1
         if self.buffer.add(piece):
-            if isinstance(self.current, ThinkingContent):
+            if isinstance(self.current, DraftThinkingContent):
                 self.current.thinking = self.buffer.text()
-            elif isinstance(self.current, TextContent):
+            elif isinstance(self.current, DraftTextContent):
                 self.current.text = self.buffer.text()
-        delta = ThinkingDeltaEvent if kind is ThinkingContent else TextDeltaEvent
+        delta = ThinkingDeltaEvent if kind is DraftThinkingContent else TextDeltaEvent
         events.append(delta(position, piece, out))
         return events
 
@@ -282,10 +285,15 @@ class MistralAssembler:
                     or 0
                 ),
             )
-            out.usage.input = max(0, prompt - cached)
-            out.usage.output = int(usage.get("completion_tokens") or 0)
-            out.usage.cache_read = cached
-            finish_usage(self.model, out.usage)
+            out.usage = finish_usage(
+                self.model,
+                replace(
+                    out.usage,
+                    input=max(0, prompt - cached),
+                    output=int(usage.get("completion_tokens") or 0),
+                    cache_read=cached,
+                ),
+            )
         choice = chunk["choices"][0] if chunk["choices"] else None
         if not isinstance(choice, dict):
             return events
@@ -300,15 +308,15 @@ class MistralAssembler:
         content = delta.get("content")
         for item in [content] if isinstance(content, str) else content or []:
             if isinstance(item, str):
-                events += self._piece(TextContent, sanitize_text(item))
+                events += self._piece(DraftTextContent, sanitize_text(item))
             elif isinstance(item, dict) and item.get("type") == "thinking":
                 text = "".join(
                     str(p.get("text") or "") for p in item.get("thinking") or [] if isinstance(p, dict)
                 )
                 if text:
-                    events += self._piece(ThinkingContent, sanitize_text(text))
+                    events += self._piece(DraftThinkingContent, sanitize_text(text))
             elif isinstance(item, dict) and item.get("type") == "text":
-                events += self._piece(TextContent, sanitize_text(str(item.get("text") or "")))
+                events += self._piece(DraftTextContent, sanitize_text(str(item.get("text") or "")))
         for call in delta.get("tool_calls") or []:
             events += self._close_current()
             call_id = call.get("id") if call.get("id") not in (None, "null") else None
@@ -316,14 +324,14 @@ class MistralAssembler:
             key = call.get("index") if call.get("index") is not None else call_id
             function = call.get("function") or {}
             if key not in self.calls:
-                out.content.append(ToolCall(str(call_id), str(function.get("name") or ""), {}))
+                out.content.append(DraftToolCall(str(call_id), str(function.get("name") or ""), {}))
                 self.calls[key] = (len(out.content) - 1, StreamBuffer())
                 events.append(ToolCallStartEvent(len(out.content) - 1, out))
             position, buffer = self.calls[key]
             raw = function.get("arguments")
             piece = raw if isinstance(raw, str) else json.dumps(raw or {})
             block = out.content[position]
-            if buffer.add(piece) and isinstance(block, ToolCall):
+            if buffer.add(piece) and isinstance(block, DraftToolCall):
                 block.arguments = parse_partial_json(buffer.text())
             events.append(ToolCallDeltaEvent(position, piece, out))
         return events
@@ -337,7 +345,7 @@ class MistralAssembler:
         events = self._close_current()
         for position, buffer in self.calls.values():
             block = self.output.content[position]
-            if isinstance(block, ToolCall):
+            if isinstance(block, DraftToolCall):
                 block.arguments, block.arguments_error = final_arguments(buffer.text())
                 events.append(ToolCallEndEvent(position, block, self.output))
         return events
@@ -346,7 +354,7 @@ class MistralAssembler:
         self._close_current()
         for position, buffer in self.calls.values():
             block = self.output.content[position]
-            if isinstance(block, ToolCall):
+            if isinstance(block, DraftToolCall):
                 block.arguments, block.arguments_error = final_arguments(buffer.text())
 
 

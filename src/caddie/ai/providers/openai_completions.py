@@ -17,10 +17,14 @@ from typing import Any
 import msgspec
 
 from caddie.ai.catalogue import missing_key_text
-from caddie.ai.message_copies import cached_conversion
+from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     StopReason,
     TextContent,
@@ -79,18 +83,53 @@ def resolve_compat(model: Model) -> ModelCompat:
     is_moonshot = provider.startswith("moonshotai") or "api.moonshot." in url
     is_together = provider == "together" or "together.ai" in url or "together.xyz" in url
     is_cerebras = provider == "cerebras" or "cerebras.ai" in url
-    is_local = provider in LOCAL_PROVIDERS or is_local_base_url(model.base_url)
-    non_standard = is_deepseek or is_zai or is_grok or is_moonshot or is_together or is_cerebras
+    is_nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in url
+    is_workers_ai = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in url
+    is_ai_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in url
+    is_ant_ling = provider == "ant-ling" or "api.ant-ling.com" in url
+    is_opencode = provider == "opencode" or "opencode.ai" in url
+    is_chutes = "chutes.ai" in url
+    non_standard = (
+        is_deepseek
+        or is_zai
+        or is_grok
+        or is_moonshot
+        or is_together
+        or is_cerebras
+        or is_nvidia
+        or is_workers_ai
+        or is_ai_gateway
+        or is_ant_ling
+        or is_opencode
+        or is_chutes
+    )
+    # caddie's addition: an unnamed server on this machine (Ollama, vLLM…) gets the conservative flags; a
+    # provider Pi knows by name keeps Pi's flags wherever it is served from (a local proxy, a test fake).
+    is_local = provider in LOCAL_PROVIDERS or (
+        is_local_base_url(model.base_url) and not (non_standard or is_openrouter)
+    )
     openrouter_dev = is_openrouter and (model.id.startswith("anthropic/") or model.id.startswith("openai/"))
     detected = ModelCompat(
-        supports_store=not (non_standard or is_local or is_openrouter),
+        supports_store=not (non_standard or is_local),
         supports_developer_role=openrouter_dev or not (non_standard or is_openrouter or is_local),
-        supports_reasoning_effort=not (is_grok or is_zai or is_moonshot or is_together),
+        supports_reasoning_effort=not (
+            is_grok or is_zai or is_moonshot or is_together or is_ai_gateway or is_nvidia or is_ant_ling
+        ),
         supports_usage_in_streaming=True,
         supports_finish_reason=True,
         max_tokens_field=(
             "max_tokens"
-            if (is_deepseek or is_moonshot or is_together or is_zai or is_local)
+            if (
+                is_deepseek
+                or is_moonshot
+                or is_together
+                or is_zai
+                or is_chutes
+                or is_ai_gateway
+                or is_nvidia
+                or is_ant_ling
+                or is_local
+            )
             else "max_completion_tokens"
         ),
         requires_tool_result_name=False,
@@ -105,7 +144,10 @@ def resolve_compat(model: Model) -> ModelCompat:
         if is_openrouter
         else "openai",
         cache_control_format="anthropic" if is_openrouter and model.id.startswith("anthropic/") else None,
-        supports_long_cache_retention=not is_together,
+        supports_long_cache_retention=not (
+            is_together or is_workers_ai or is_ai_gateway or is_nvidia or is_ant_ling
+        ),
+        supports_strict_mode=not (is_moonshot or is_together or is_ai_gateway or is_nvidia),
         chat_template_kwargs={},
         thinking_token_budget_field=None,
         supports_thinking_token_budget=False,
@@ -492,14 +534,14 @@ class _ChunkAssembler:
     the blocks in ``output`` are refreshed from them as the buffers decide, and exactly at the end.
     """
 
-    def __init__(self, output: AssistantMessage, model: Model, *, require_finish: bool = True) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model, *, require_finish: bool = True) -> None:
         self.output = output
         self.model = model
         self.require_finish = require_finish
-        self.text: TextContent | None = None
-        self.thinking: ThinkingContent | None = None
-        self.calls_by_index: dict[int, ToolCall] = {}
-        self.calls_by_id: dict[str, ToolCall] = {}
+        self.text: DraftTextContent | None = None
+        self.thinking: DraftThinkingContent | None = None
+        self.calls_by_index: dict[int, DraftToolCall] = {}
+        self.calls_by_id: dict[str, DraftToolCall] = {}
         self.buffers: dict[int, StreamBuffer] = {}  # id(block) -> its streamed text / argument JSON
         self.positions: dict[int, int] = {}  # id(block) -> index in output.content
         self.has_finish = False
@@ -548,7 +590,7 @@ class _ChunkAssembler:
         if isinstance(content, str) and content:
             text = self.text
             if text is None:
-                text = self.text = TextContent("")
+                text = self.text = DraftTextContent("")
                 events.append(TextStartEvent(self._add_block(text), out))
             if self.buffers[id(text)].add(content):
                 text.text = self.buffers[id(text)].text()
@@ -558,7 +600,7 @@ class _ChunkAssembler:
             if isinstance(value, str) and value:
                 thinking = self.thinking
                 if thinking is None:
-                    thinking = self.thinking = ThinkingContent("", thinking_signature=field)
+                    thinking = self.thinking = DraftThinkingContent("", thinking_signature=field)
                     events.append(ThinkingStartEvent(self._add_block(thinking), out))
                 if self.buffers[id(thinking)].add(value):
                     thinking.thinking = self.buffers[id(thinking)].text()
@@ -579,7 +621,7 @@ class _ChunkAssembler:
         if block is None and call_id:
             block = self.calls_by_id.get(str(call_id))
         if block is None:
-            block = ToolCall(id=str(call_id or ""), name=str(name or ""), arguments={})
+            block = DraftToolCall(id=str(call_id or ""), name=str(name or ""), arguments={})
             events.append(ToolCallStartEvent(self._add_block(block), out))
         if isinstance(index, int):
             self.calls_by_index.setdefault(index, block)
@@ -612,11 +654,11 @@ class _ChunkAssembler:
         buffer = self.buffers.get(id(block))
         if buffer is None:
             return
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             block.text = buffer.text()
-        elif isinstance(block, ThinkingContent):
+        elif isinstance(block, DraftThinkingContent):
             block.thinking = buffer.text()
-        else:
+        elif isinstance(block, DraftToolCall):
             block.arguments, block.arguments_error = final_arguments(buffer.text())
 
     def finish_blocks(self) -> list[AssistantMessageEvent]:

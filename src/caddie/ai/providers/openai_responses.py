@@ -33,6 +33,11 @@ from caddie.ai.catalogue import missing_key_text
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
+    Cost,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     ImageContent,
     LlmMessage,
     StopReason,
@@ -42,6 +47,7 @@ from caddie.ai.messages import (
     Usage,
     UserContent,
     UserMessage,
+    replace,
 )
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
@@ -408,15 +414,15 @@ def parse_usage(raw: Any, model: Model, tier: str | None = None) -> Usage:
         cache_write=written,
         reasoning=_int(_get(_get(raw, "output_tokens_details"), "reasoning_tokens")),
     )
-    finish_usage(model, usage)
+    usage = finish_usage(model, usage)
     factor = service_tier_multiplier(model, tier)
     if factor != 1.0:
         cost = usage.cost
-        cost.input *= factor
-        cost.output *= factor
-        cost.cache_read *= factor
-        cost.cache_write *= factor
-        cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+        scaled = Cost(
+            cost.input * factor, cost.output * factor, cost.cache_read * factor, cost.cache_write * factor
+        )
+        total = scaled.input + scaled.output + scaled.cache_read + scaled.cache_write
+        usage = replace(usage, cost=replace(scaled, total=total))
     return usage
 
 
@@ -451,12 +457,12 @@ class ResponsesAssembler:
     with the server's text.
     """
 
-    def __init__(self, output: AssistantMessage, model: Model, service_tier: str | None = None) -> None:
+    def __init__(self, output: DraftAssistantMessage, model: Model, service_tier: str | None = None) -> None:
         self.output = output
         self.model = model
         self.service_tier = service_tier
         self.slots: dict[int, _Slot] = {}
-        self.reasoning_by_id: dict[str, ThinkingContent] = {}
+        self.reasoning_by_id: dict[str, DraftThinkingContent] = {}
         self.terminal = False
 
     def _open(self, index: int, item: Any) -> tuple[_Slot | None, list[AssistantMessageEvent]]:
@@ -465,14 +471,14 @@ class ResponsesAssembler:
         block: AssistantContent
         initial = ""
         if kind == "reasoning":
-            block = ThinkingContent("")
+            block = DraftThinkingContent("")
         elif kind == "message":
             if _get(item, "phase") == "final_answer":
                 out.stop_reason = "stop"
-            block = TextContent("")
+            block = DraftTextContent("")
         elif kind == "function_call":
             initial = str(_get(item, "arguments") or "")
-            block = ToolCall(
+            block = DraftToolCall(
                 id=f"{_get(item, 'call_id')}|{_get(item, 'id')}",
                 name=str(_get(item, "name") or ""),
                 arguments={},
@@ -482,9 +488,9 @@ class ResponsesAssembler:
         out.content.append(block)
         slot = _Slot(block, len(out.content) - 1, initial)
         self.slots[index] = slot
-        if isinstance(block, ThinkingContent):
+        if isinstance(block, DraftThinkingContent):
             return slot, [ThinkingStartEvent(slot.position, out)]
-        if isinstance(block, TextContent):
+        if isinstance(block, DraftTextContent):
             return slot, [TextStartEvent(slot.position, out)]
         return slot, [ToolCallStartEvent(slot.position, out)]
 
@@ -496,13 +502,13 @@ class ResponsesAssembler:
         slot = self._slot(event, ThinkingContent)
         if slot is None or not piece:
             return []
-        assert isinstance(slot.block, ThinkingContent)
+        assert isinstance(slot.block, DraftThinkingContent)
         if slot.buffer.add(piece):
             slot.block.thinking = slot.buffer.text()
         return [ThinkingDeltaEvent(slot.position, piece, self.output)]
 
     def _tool_delta(self, slot: _Slot, piece: str) -> list[AssistantMessageEvent]:
-        assert isinstance(slot.block, ToolCall)
+        assert isinstance(slot.block, DraftToolCall)
         if slot.buffer.add(piece):
             slot.block.arguments = parse_partial_json(slot.buffer.text())
         return [ToolCallDeltaEvent(slot.position, piece, self.output)]
@@ -524,7 +530,7 @@ class ResponsesAssembler:
             slot = self._slot(event, TextContent)
             piece = str(_get(event, "delta") or "")
             if slot is not None and piece:
-                assert isinstance(slot.block, TextContent)
+                assert isinstance(slot.block, DraftTextContent)
                 if slot.buffer.add(piece):
                     slot.block.text = slot.buffer.text()
                 return [TextDeltaEvent(slot.position, piece, out)]
@@ -579,7 +585,7 @@ class ResponsesAssembler:
             if slot is None:
                 return events
         block = slot.block
-        if kind == "reasoning" and isinstance(block, ThinkingContent):
+        if kind == "reasoning" and isinstance(block, DraftThinkingContent):
             summary = "\n\n".join(str(_get(s, "text") or "") for s in _get(item, "summary") or [])
             content = "\n\n".join(str(_get(c, "text") or "") for c in _get(item, "content") or [])
             block.thinking = summary or content or slot.buffer.text()
@@ -588,7 +594,7 @@ class ResponsesAssembler:
             if isinstance(item_id, str):
                 self.reasoning_by_id[item_id] = block
             events.append(ThinkingEndEvent(slot.position, block.thinking, out))
-        elif kind == "message" and isinstance(block, TextContent):
+        elif kind == "message" and isinstance(block, DraftTextContent):
             parts = _get(item, "content") or []
             block.text = "".join(
                 str(_get(c, "text") if _get(c, "type") == "output_text" else _get(c, "refusal") or "")
@@ -596,7 +602,7 @@ class ResponsesAssembler:
             )
             block.text_signature = encode_text_signature(str(_get(item, "id") or ""), _get(item, "phase"))
             events.append(TextEndEvent(slot.position, block.text, out))
-        elif kind == "function_call" and isinstance(block, ToolCall):
+        elif kind == "function_call" and isinstance(block, DraftToolCall):
             raw = _get(item, "arguments") or slot.buffer.text() or "{}"
             block.arguments, block.arguments_error = final_arguments(str(raw))
             events.append(ToolCallEndEvent(slot.position, block, out))
@@ -648,11 +654,11 @@ class ResponsesAssembler:
         """Blocks still open get what arrived (tool calls the best arguments seen; no events)."""
         for slot in self.slots.values():
             block = slot.block
-            if isinstance(block, TextContent):
+            if isinstance(block, DraftTextContent):
                 block.text = slot.buffer.text()
-            elif isinstance(block, ThinkingContent):
+            elif isinstance(block, DraftThinkingContent):
                 block.thinking = slot.buffer.text()
-            elif isinstance(block, ToolCall):
+            elif isinstance(block, DraftToolCall):
                 block.arguments, block.arguments_error = final_arguments(slot.buffer.text())
         self.slots.clear()
 

@@ -16,14 +16,14 @@ from typing import Any
 from caddie.ai.catalogue import missing_key_text
 from caddie.ai.messages import (
     AssistantContent,
-    AssistantMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
+    DraftAssistantMessage,
+    DraftTextContent,
+    DraftThinkingContent,
+    DraftToolCall,
     message_to_json,
     usage_from_json,
 )
-from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, parse_partial_json
 from caddie.ai.providers.http_stream import SseStream, make_http_client, post_sse
 from caddie.ai.providers.request import encode_body
@@ -46,6 +46,18 @@ API = "pi-messages"
 _STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
 
 
+def _tool_json(tool: Tool) -> dict[str, Any]:
+    """A tool as Pi's context holds it (name, label, description, parameters, execution mode)."""
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.label is not None:
+        out["label"] = tool.label
+    out["description"] = tool.description
+    out["parameters"] = tool.parameters
+    if tool.execution_mode is not None:
+        out["executionMode"] = tool.execution_mode
+    return out
+
+
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """``{model, context, options}`` in Pi's JSON (fields that are not set are left out, as Pi's
     ``JSON.stringify`` leaves out ``undefined``)."""
@@ -54,9 +66,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
         ctx["systemPrompt"] = context.system_prompt
     ctx["messages"] = [message_to_json(m) for m in context.messages]
     if context.tools:
-        ctx["tools"] = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools
-        ]
+        ctx["tools"] = [_tool_json(t) for t in context.tools]
     settings: dict[str, Any] = {
         "temperature": options.temperature,
         "maxTokens": options.max_tokens,
@@ -96,7 +106,7 @@ class _Events:
 class PiEventAssembler:
     """Pi's serialised events, folded into ``output`` (indices are the server's ``contentIndex``)."""
 
-    def __init__(self, output: AssistantMessage) -> None:
+    def __init__(self, output: DraftAssistantMessage) -> None:
         self.output = output
         self.buffers: dict[int, StreamBuffer] = {}
         self.done = False
@@ -108,7 +118,7 @@ class PiEventAssembler:
     def _put(self, index: int, block: AssistantContent) -> None:
         content = self.output.content
         while len(content) < index:
-            content.append(TextContent(""))
+            content.append(DraftTextContent(""))
         if index < len(content):
             content[index] = block
         else:
@@ -122,40 +132,40 @@ class PiEventAssembler:
         i = index if isinstance(index, int) else -1
         block = self._block(i)
         if kind == "text_start":
-            self._put(i, TextContent(""))
+            self._put(i, DraftTextContent(""))
             return [TextStartEvent(i, out)]
         if kind == "thinking_start":
-            self._put(i, ThinkingContent(""))
+            self._put(i, DraftThinkingContent(""))
             return [ThinkingStartEvent(i, out)]
         if kind == "toolcall_start":
-            self._put(i, ToolCall(str(event.get("id") or ""), str(event.get("toolName") or ""), {}))
+            self._put(i, DraftToolCall(str(event.get("id") or ""), str(event.get("toolName") or ""), {}))
             return [ToolCallStartEvent(i, out)]
         delta = str(event.get("delta") or "")
         buffer = self.buffers.get(i)
-        if kind == "text_delta" and isinstance(block, TextContent) and buffer is not None:
+        if kind == "text_delta" and isinstance(block, DraftTextContent) and buffer is not None:
             if buffer.add(delta):
                 block.text = buffer.text()
             return [TextDeltaEvent(i, delta, out)]
-        if kind == "thinking_delta" and isinstance(block, ThinkingContent) and buffer is not None:
+        if kind == "thinking_delta" and isinstance(block, DraftThinkingContent) and buffer is not None:
             if buffer.add(delta):
                 block.thinking = buffer.text()
             return [ThinkingDeltaEvent(i, delta, out)]
-        if kind == "toolcall_delta" and isinstance(block, ToolCall) and buffer is not None:
+        if kind == "toolcall_delta" and isinstance(block, DraftToolCall) and buffer is not None:
             if buffer.add(delta):
                 block.arguments = parse_partial_json(buffer.text())
             return [ToolCallDeltaEvent(i, delta, out)]
-        if kind == "text_end" and isinstance(block, TextContent):
+        if kind == "text_end" and isinstance(block, DraftTextContent):
             block.text = str(event.get("content") or "")
             if isinstance(event.get("contentSignature"), str):
                 block.text_signature = event["contentSignature"]
             return [TextEndEvent(i, block.text, out)]
-        if kind == "thinking_end" and isinstance(block, ThinkingContent):
+        if kind == "thinking_end" and isinstance(block, DraftThinkingContent):
             block.thinking = str(event.get("content") or "")
             if isinstance(event.get("contentSignature"), str):
                 block.thinking_signature = event["contentSignature"]
             block.redacted = event.get("redacted") is True or None
             return [ThinkingEndEvent(i, block.thinking, out)]
-        if kind == "toolcall_end" and isinstance(block, ToolCall):
+        if kind == "toolcall_end" and isinstance(block, DraftToolCall):
             raw_call = event.get("toolCall")
             call: Mapping[str, Any] = raw_call if isinstance(raw_call, Mapping) else {}
             arguments = call.get("arguments")
@@ -187,9 +197,9 @@ class PiEventAssembler:
     def finalize_quietly(self) -> None:
         for index, buffer in self.buffers.items():
             block = self._block(index)
-            if isinstance(block, TextContent):
+            if isinstance(block, DraftTextContent):
                 block.text = buffer.text()
-            elif isinstance(block, ThinkingContent):
+            elif isinstance(block, DraftThinkingContent):
                 block.thinking = buffer.text()
 
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
-from caddie.ai.messages import AssistantMessage
+from caddie.ai.messages import AssistantMessage, DraftAssistantMessage, freeze
 from caddie.ai.model import Model, ProviderResponse, StreamOptions
 from caddie.ai.providers.failures import FailureInfo, describe_failure, fail
 from caddie.ai.providers.transport import (
@@ -48,8 +48,8 @@ async def _drain(sdk_stream: Any) -> None:
         pass
 
 
-def new_output(model: Model) -> AssistantMessage:
-    return AssistantMessage(
+def new_output(model: Model) -> DraftAssistantMessage:
+    return DraftAssistantMessage(
         content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="pending"
     )
 
@@ -95,7 +95,7 @@ def _is_progress(event: AssistantMessageEvent) -> bool:
 async def stream_via_sdk(
     model: Model,
     options: StreamOptions,
-    output: AssistantMessage,
+    output: DraftAssistantMessage,
     assembler: SdkAssembler,
     *,
     headers: dict[str, str],
@@ -184,7 +184,7 @@ async def stream_via_sdk(
             return
         if output.stop_reason not in ("stop", "length", "toolUse"):
             output.stop_reason = "stop"
-        yield DoneEvent(output.stop_reason, output)
+        yield DoneEvent(output.stop_reason, freeze(output))
     except Aborted:
         assembler.finalize_quietly()
         yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from caddie.ai.message_copies import cached_conversion
+from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ThinkingLevel
 from caddie.ai.tokens import (

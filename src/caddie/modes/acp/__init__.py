@@ -49,6 +49,13 @@ def _parser() -> _Parser:
     p.add_argument("--tools", metavar="LIST", help="built-in tools to enable, comma-separated")
     p.add_argument("--session-dir", metavar="DIR", help="where session files live (default: per project)")
     p.add_argument("--no-context-files", action="store_true", help="do not read AGENTS.md / CLAUDE.md")
+    p.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        metavar="MODE",
+        help='where the model\'s commands run (default: settings "sandbox", else off); combines with '
+        "--mode: the editor still asks where it asks. See docs/sandbox.md",
+    )
     return p
 
 
@@ -70,6 +77,7 @@ def main(argv: Sequence[str]) -> int:
         session_dir=args.session_dir,
         no_context_files=args.no_context_files,
         mode=args.mode,
+        sandbox=args.sandbox,
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("caddie: %(message)s"))

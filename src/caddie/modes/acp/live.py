@@ -127,6 +127,8 @@ class AcpOptions:
     session_dir: str | None = None
     no_context_files: bool = False
     mode: str = "ask"
+    sandbox: str | None = None
+    """``--sandbox``: the mode of every session's commands (None: the settings decide)."""
 
 
 class AcpSession:
@@ -198,6 +200,7 @@ class AcpSession:
             ui=self.ui,
             inline_extensions=[self._gate_extension()],
             tool_operations=self._operations(),
+            sandbox=o.sandbox,
         )
         try:
             build = await open_session(request)

@@ -68,6 +68,14 @@ def _parser() -> _Parser:
     )
     p.add_argument("--task-cpus", type=float, default=1.0, metavar="N", help="Ray: CPUs per task (default 1)")
     p.add_argument("--task-memory", metavar="BYTES", help="Ray: memory per task, e.g. 2G (default: none)")
+    p.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        metavar="MODE",
+        help='where each task\'s setup, goal commands and check run (default: settings "sandbox", else '
+        "workspace-write: the workspace writable, secrets unreadable, no network unless allowed); "
+        "off runs them unsandboxed. See docs/sandbox.md",
+    )
     return p
 
 
@@ -142,6 +150,16 @@ def _summary(outcome: Any, out: TextIO, results_path: Path, workdir: Path, total
     if outcome.not_run or outcome.stopped:
         more = " with a higher --total-budget" if outcome.stop_reason == "cap" else ""
         console.print(f"run the same command again{more} to continue", markup=False, soft_wrap=True)
+
+
+def _check_sandbox(settings: Any, workdir: Path) -> None:
+    """Before any task starts: the sandbox the tasks will run in can start here (else one line, exit 2)."""
+    from caddie.modes.batch.worker import TaskFailed, task_sandbox
+
+    try:
+        task_sandbox(settings, workdir).close()
+    except TaskFailed as e:
+        raise BatchError(str(e)) from None
 
 
 def keep_stdout_from_ray(out: TextIO) -> TextIO:
@@ -236,7 +254,10 @@ def _run_locked(
     from caddie.modes.batch.worker import RunSettings
 
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV_PREFIX)}
-    settings = RunSettings(workdir=str(workdir), model=args.model, retries=args.retries, env=env)
+    settings = RunSettings(
+        workdir=str(workdir), model=args.model, retries=args.retries, env=env, sandbox=args.sandbox
+    )
+    _check_sandbox(settings, workdir)
     backend: Backend
     if args.ray is not None:
         out = keep_stdout_from_ray(out)

@@ -25,9 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from caddie.errors import CaddieError
+from caddie.config.settings import load_settings
+from caddie.errors import ConfigurationError
 from caddie.modes.batch.stop_extension import GATE_FD_ENV
 from caddie.modes.batch.tasks import Task
+from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
+from caddie.sandbox import load_config as load_sandbox_config
 
 STOP_EXTENSION = str(Path(__file__).with_name("stop_extension.py"))
 TAIL_BYTES = 1500
@@ -72,6 +75,9 @@ class RunSettings:
     check_timeout: float = 300.0
     poll_seconds: float = 0.25
     kill_grace: float = 5.0
+    sandbox: str | None = None
+    """``caddie batch --sandbox``: the mode of the goals, setup and check (None: settings, else
+    workspace-write)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +98,9 @@ class TaskPaths:
         )
 
 
-class TaskFailed(CaddieError):
-    """Workspace or setup failed: the task ends with status ``error``."""
+class TaskFailed(ConfigurationError):
+    """A task's workspace or setup cannot be made (a git failure, a missing ref, a setup command that
+    failed): the task ends with status ``error``."""
 
 
 def latest_session(directory: Path) -> Path | None:
@@ -130,9 +137,37 @@ def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.1, deadline - time.monotonic())
 
 
-def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | None) -> str:
+def task_sandbox(settings: RunSettings, workspace: Path) -> Sandbox:
+    """The sandbox of a task's setup and check: ``--sandbox``, else the global settings (the workspace is a
+    clone, never trusted), else workspace-write — the mode the goal's own commands get."""
+    try:
+        config = load_sandbox_config(str(workspace), load_settings(workspace), project_trusted=False)
+        mode = choose_mode(settings.sandbox, config.mode, "workspace-write", *_mode_env())
+        return open_sandbox(mode, str(workspace), config)
+    except SandboxError as e:
+        raise TaskFailed(str(e)) from None
+
+
+def _mode_env() -> tuple[str | None, str | None]:
+    return os.environ.get(ENV_MODE), os.environ.get(ENV_INSIDE)
+
+
+def sandbox_mode(settings: RunSettings) -> str:
+    """The mode tasks will run in (for the clone: a sandboxed task gets no hard links into the source)."""
+    try:
+        config = load_sandbox_config(settings.workdir, load_settings(settings.workdir), project_trusted=False)
+        return choose_mode(settings.sandbox, config.mode, "workspace-write", *_mode_env())
+    except SandboxError:
+        return "workspace-write"
+
+
+def prepare_workspace(
+    task: Task, paths: TaskPaths, log: Any, deadline: float | None, settings: RunSettings
+) -> str:
     """A clone of the task's repo at its ref under the batch's work directory (never the user's checkout),
-    with setup run once. Returns the base commit. An existing, finished workspace is reused as it is."""
+    with setup run once (in the task's sandbox). Returns the base commit. An existing, finished workspace is
+    reused as it is. A sandboxed task's clone copies the objects instead of hard-linking them: through a hard
+    link, a command allowed to write the workspace could change the source repository."""
     ws = paths.workspace
     git_dir = ws / ".git"
     if (git_dir / READY_MARK).exists():
@@ -140,7 +175,13 @@ def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | 
     if ws.exists():
         shutil.rmtree(ws)  # a clone or setup that never finished: start it again
     ws.parent.mkdir(parents=True, exist_ok=True)
-    _git(["clone", "--quiet", "--no-checkout", "--", task.repo, str(ws)], None, log, _remaining(deadline))
+    links = ["--no-hardlinks"] if sandbox_mode(settings) != "off" else []
+    _git(
+        ["clone", "--quiet", "--no-checkout", *links, "--", task.repo, str(ws)],
+        None,
+        log,
+        _remaining(deadline),
+    )
     ref = task.ref or "HEAD"
     target = None
     for candidate in (ref, f"origin/{ref}"):
@@ -162,41 +203,54 @@ def prepare_workspace(task: Task, paths: TaskPaths, log: Any, deadline: float | 
     if task.setup:
         log.write(f"$ {task.setup}\n")
         log.flush()
-        code, output = run_shell(task.setup, ws, _remaining(deadline))
+        sandbox = task_sandbox(settings, ws)
+        try:
+            code, output, note = run_shell(task.setup, ws, _remaining(deadline), sandbox)
+        finally:
+            sandbox.close()
         log.write(output.decode("utf-8", "replace"))
         if code is None:
             raise TaskFailed("setup timed out")
         if code != 0:
-            raise TaskFailed(f"setup exited {code}: {tail(output, 300).strip()}")
+            raise TaskFailed(
+                f"setup exited {code}: {tail(output, 300).strip()}" + (f" {note}" if note else "")
+            )
     (git_dir / READY_MARK).write_text("")
     return target
 
 
-def run_shell(command: str, cwd: Path, timeout: float | None) -> tuple[int | None, bytes]:
-    """Run a task's ``setup`` or ``check`` in a shell of its own process group: ``(exit code, output)``, or
-    ``(None, output so far)`` after ``timeout``, when the whole group is killed — not just the shell, whose
-    children would live on (and hold the output pipe open, so the wait would never end)."""
-    proc = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        try:  # a process that left the group (setsid) could still hold the pipe: do not wait on it forever
-            output, _ = proc.communicate(timeout=5)
+def run_shell(
+    command: str, cwd: Path, timeout: float | None, sandbox: Sandbox | None = None
+) -> tuple[int | None, bytes, str | None]:
+    """Run a task's ``setup`` or ``check`` in a shell of its own process group, in ``sandbox`` (the task's)
+    when given: ``(exit code, output, the sandbox's note)``, or ``(None, output so far, None)`` after
+    ``timeout``, when the whole group is killed — not just the shell, whose children would live on (and hold
+    the output pipe open, so the wait would never end). The note says what the sandbox refused, if the output
+    shows it refused something."""
+    with (sandbox or Sandbox.off()).prepare(["/bin/sh", "-c", command], str(cwd)) as prepared:
+        proc = subprocess.Popen(
+            prepared.argv,
+            cwd=cwd,
+            env=prepared.env,
+            pass_fds=prepared.pass_fds,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            output, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            output = b""
-        return None, output or b""
-    return proc.returncode, output or b""
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            try:  # a process that left the group (setsid) could still hold the pipe: do not wait on it forever
+                output, _ = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                output = b""
+            return None, output or b"", None
+    output = output or b""
+    return proc.returncode, output, prepared.explain(tail(output))
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -232,6 +286,8 @@ def goal_command(task: Task, settings: RunSettings, session: Path | None, paths:
         command += ["--session", str(session)]
     else:
         command += ["--session-dir", str(paths.sessions)]
+    if settings.sandbox is not None:
+        command += ["--sandbox", settings.sandbox]
     return [*command, "-e", STOP_EXTENSION]
 
 
@@ -417,11 +473,19 @@ def session_usage(path: Path | None) -> tuple[int, int, float, bool]:
     return tokens_in, tokens_out, round(cost, 6), estimated
 
 
-def run_check(command: str, workspace: Path, timeout: float) -> tuple[int | None, str]:
-    code, output = run_shell(command, workspace, timeout)
+def run_check(command: str, workspace: Path, timeout: float, settings: RunSettings) -> tuple[int | None, str]:
+    """The task's check, after the goal, in the task's sandbox: (exit code or None on timeout, output tail)."""
+    try:
+        sandbox = task_sandbox(settings, workspace)
+    except TaskFailed as e:
+        return None, str(e)
+    try:
+        code, output, note = run_shell(command, workspace, timeout, sandbox)
+    finally:
+        sandbox.close()
     if code is None:
         return None, tail(output + f"\n[check timed out after {timeout:g} s]".encode())
-    return code, tail(output)
+    return code, tail(output + (f"\n{note}\n".encode() if note else b""))
 
 
 def diff_stat(workspace: Path, base: str, log: Any) -> str:
@@ -457,7 +521,7 @@ def run_task(
         when = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         log.write(f"--- {when} on {socket.gethostname()}{f' ({where})' if where else ''}\n")
         try:
-            base = prepare_workspace(task, paths, log, deadline)
+            base = prepare_workspace(task, paths, log, deadline, settings)
         except TaskFailed as e:
             detail = str(e)
             base = None
@@ -481,7 +545,7 @@ def run_task(
             if task.check and status not in ("timeout", STOPPED):
                 left = _remaining(deadline)
                 limit = settings.check_timeout if left is None else min(settings.check_timeout, left)
-                check_exit, check_tail = run_check(task.check, paths.workspace, limit)
+                check_exit, check_tail = run_check(task.check, paths.workspace, limit, settings)
                 if check_exit is None and deadline is not None and time.monotonic() >= deadline:
                     status, detail = "timeout", "the final check ran past the task's timeout"
             diff = diff_stat(paths.workspace, base, log)

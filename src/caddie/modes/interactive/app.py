@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from caddie.models import ModelRegistry
     from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import SessionEvent
+    from caddie.sandbox import Sandbox
 
 __all__ = ["AFTER_FIRST_FRAME", "CaddieApp", "Startup", "import_modules"]
 
@@ -437,6 +438,7 @@ class CaddieApp(App[int]):
                 cache_hit=self.transcript.cache_hit,
                 auto_compact=session.settings.compaction_enabled,
                 branch=git_branch(session.cwd),
+                sandbox=sandbox_text(session.state().sandbox),
                 tokens_estimated=self.transcript.usage_estimated,
                 context_estimated=usage.estimated if usage else False,
             )
@@ -501,3 +503,8 @@ class CaddieApp(App[int]):
             await asyncio.wait_for(session.shutdown("quit"), SHUTDOWN_TIMEOUT_S)
         except TimeoutError:
             pass
+
+
+def sandbox_text(sandbox: Sandbox) -> str | None:
+    """The footer's sandbox part: ``workspace-write, network off``; None while it is off."""
+    return sandbox.summary() if sandbox.active else None

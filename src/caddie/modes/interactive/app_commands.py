@@ -150,6 +150,13 @@ class AppCommands:
             SettingRow("compaction.enabled", "Auto-compaction", _on(s.compaction_enabled), ["on", "off"]),
             SettingRow("retry.enabled", "Retry on errors", _on(s.retry_enabled), ["on", "off"]),
             SettingRow(
+                "warnings.anthropicExtraUsage",
+                "Anthropic extra usage",
+                _on(s.get("warnings.anthropicExtraUsage") is not False),
+                ["on", "off"],
+                "warn when a Claude subscription login is billed per token",
+            ),
+            SettingRow(
                 "theme",
                 "Theme",
                 shell.themes.current,
@@ -202,7 +209,7 @@ class AppCommands:
             else:
                 session.configure(follow_up_mode=mode)
             updates = {key: value}
-        elif key in ("compaction.enabled", "retry.enabled"):
+        elif key in ("compaction.enabled", "retry.enabled", "warnings.anthropicExtraUsage"):
             section, _, name = key.partition(".")
             updates = {section: {name: value == "on"}}
         elif key == "theme":

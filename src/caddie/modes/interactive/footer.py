@@ -1,7 +1,7 @@
 """The lines around the editor: queued messages, the working indicator, extension widgets and the footer.
 
 The footer shows where you are (directory, session name), the model and thinking level, tokens, cost,
-context usage, and the statuses extensions set with ``ui.set_status``.
+context usage, the sandbox mode when one is on, and the statuses extensions set with ``ui.set_status``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ class FooterState:
     """Automatic compaction is on (Pi's ``(auto)`` after the context figure)."""
     branch: str | None = None
     """The git branch of the directory."""
+    sandbox: str | None = None
+    """The active sandbox (``workspace-write, network off``); None when it is off."""
     tokens_estimated: bool = False
     """Some token counts are caddie's estimate (the server reported no usage): shown with "≈"."""
     context_estimated: bool = False
@@ -101,6 +103,8 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
         usage.append(
             ("  " if parts else "") + f"{pct}/{format_count(state.context_window)}{auto}", style=colour
         )
+    if state.sandbox:
+        usage.append(f"  sandbox: {state.sandbox}", style="green")
     statuses = None
     if state.statuses:
         statuses = Text("  ").join(ansi_line(state.statuses[k]) for k in sorted(state.statuses))

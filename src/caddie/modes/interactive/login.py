@@ -19,6 +19,7 @@ import contextlib
 import difflib
 import os
 import threading
+import weakref
 import webbrowser
 from typing import Any, Protocol
 
@@ -26,13 +27,15 @@ from rich.text import Text
 from textual.screen import ModalScreen
 
 from caddie.ai.catalogue import LLAMA_ROUTER
+from caddie.ai.model import Model
 from caddie.ai.oauth.types import LoginEvent, LoginFailed, LoginPrompt
 from caddie.models import ModelRegistry
+from caddie.models.extra_usage import extra_usage_warning
 from caddie.models.registry import LoginOption
 from caddie.modes.interactive.dialogs import InputScreen, SecretInputScreen, SelectScreen
 from caddie.runtime.session import AgentSession
 
-__all__ = ["SecretInputScreen", "run_login", "run_logout"]
+__all__ = ["SecretInputScreen", "run_login", "run_logout", "warn_about_extra_usage"]
 
 
 class LoginHost(Protocol):
@@ -46,6 +49,33 @@ class LoginHost(Protocol):
     def show_info(self, content: Any, level: str = "info") -> None: ...
 
     def show_error(self, message: str) -> None: ...
+
+
+_EXTRA_USAGE_SHOWN: weakref.WeakSet[AgentSession] = weakref.WeakSet()
+"""Sessions that showed the extra-usage warning (once per session, as Pi)."""
+
+
+def warn_about_extra_usage(host: LoginHost, model: Model | None = None) -> None:
+    """Pi's warning, once per session, that a Claude Pro/Max login here is billed per token as extra usage
+    (``model``: the one just chosen, else the session's)."""
+    session, registry = host.session, host.registry
+    if session is None or registry is None or session in _EXTRA_USAGE_SHOWN:
+        return
+    stored = registry.auth.get("anthropic")
+    keys = [
+        stored.key if stored is not None else None,
+        registry.env.get("ANTHROPIC_OAUTH_TOKEN"),
+        registry.env.get("ANTHROPIC_API_KEY"),
+    ]
+    text = extra_usage_warning(
+        model or session.model,
+        registry.auth.oauth("anthropic") is not None,
+        keys,
+        enabled=session.settings.get("warnings.anthropicExtraUsage") is not False,
+    )
+    if text is not None:
+        _EXTRA_USAGE_SHOWN.add(session)
+        host.show_info(Text(text), "warning")
 
 
 async def _pick(host: LoginHost, title: str, options: list[tuple[str, str]]) -> str | None:
@@ -180,6 +210,7 @@ async def _oauth_login(host: LoginHost, registry: ModelRegistry, option: LoginOp
     await _refresh_catalogue(host, registry, option.provider)
     host.show_info(Text(f"Logged in: {flow.name}. Stored in {registry.auth.path}; it is used from now on."))
     await _select_default(host, registry, option.provider)
+    warn_about_extra_usage(host)
 
 
 async def _refresh_catalogue(host: LoginHost, registry: ModelRegistry, provider: str) -> None:
@@ -230,6 +261,7 @@ async def _key_login(host: LoginHost, registry: ModelRegistry, provider: str) ->
     registry.refresh()
     host.show_info(Text(f"Stored the {title} key in {registry.auth.path}; it is used from now on."))
     await _select_default(host, registry, provider)
+    warn_about_extra_usage(host)
 
 
 async def run_logout(host: LoginHost, args: str) -> None:

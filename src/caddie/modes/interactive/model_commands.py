@@ -67,6 +67,9 @@ class ModelCommands:
         await session.set_model(model)
         shell.refresh_footer()
         shell.show_status(f"Model: {model.ref}")
+        from caddie.modes.interactive.login import warn_about_extra_usage
+
+        warn_about_extra_usage(shell, model)
 
     async def cmd_login(self, args: str) -> None:
         from caddie.modes.interactive.login import run_login
@@ -160,3 +163,6 @@ class ModelCommands:
         model, level = result.model, result.thinking_level
         shell.refresh_footer()
         shell.show_status(f"Switched to {model.ref}" + (f" (thinking {level})" if level != "off" else ""))
+        from caddie.modes.interactive.login import warn_about_extra_usage
+
+        warn_about_extra_usage(shell, model)

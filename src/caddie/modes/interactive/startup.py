@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 AFTER_FIRST_FRAME = (
+    "caddie.modes.interactive.login",
     "caddie.runtime.factory",
     "caddie.runtime.session",
     "caddie.runtime.auto_compaction",
@@ -152,6 +153,9 @@ class Launcher:
             host.show_info(Text(warning), "warning")
         if session.model is None:
             host.show_info(Text(build.registry.no_model_text()), "warning")
+        from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
+
+        warn_about_extra_usage(host)
         host.ready.set()
         return session
 

@@ -174,6 +174,8 @@ async def get_state(rpc: RpcServer, request: Request) -> None:
         messageCount=s.message_count,
         pendingMessageCount=s.pending_message_count,
     )
+    if s.sandbox.active:  # caddie-only, and only when on: a Pi client sees Pi's keys
+        state["sandbox"] = s.sandbox.state()
     await rpc.reply(request, state)
 
 

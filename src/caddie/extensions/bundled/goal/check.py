@@ -2,7 +2,8 @@
 
 The check is a gate, not a test report: it answers with the exit code and at most the last 1,500 bytes of
 combined stdout and stderr (failures are usually at the end). A timeout kills the whole process group and
-counts as a failure.
+counts as a failure. The check runs in the session's sandbox (``ctx.sandbox``) like the model's commands; when
+the sandbox refused something, its note follows the output.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import signal as signals
 from dataclasses import dataclass
 
-from caddie.extensions.api import AbortSignal
+from caddie.extensions.api import AbortSignal, Sandbox
 
 CHECK_TIMEOUT_S = 300.0
 CHECK_OUTPUT_BYTES = 1_500
@@ -62,19 +63,22 @@ async def run_check(
     timeout_s: float = CHECK_TIMEOUT_S,
     limit: int = CHECK_OUTPUT_BYTES,
     signal: AbortSignal | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CheckResult:
+    prepared = (sandbox or Sandbox.off()).prepare([shell, "-c", command], cwd)
     try:
         proc = await asyncio.create_subprocess_exec(
-            shell,
-            "-c",
-            command,
+            *prepared.argv,
             cwd=cwd,
+            env=prepared.env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=prepared.pass_fds,
         )
     except OSError as e:
+        prepared.close()
         return CheckResult(127, f"{shell}: {e.strerror or e}", False)
 
     aborted = False
@@ -112,8 +116,12 @@ async def run_check(
         raise
     finally:
         remove()
+        prepared.close()
     data = b"".join(chunks)
     text, truncated = output_tail(data, limit)
+    note = prepared.explain(text)
+    if note:
+        text = f"{text.rstrip()}\n{note}" if text.strip() else note
     if timed_out or aborted:
         return CheckResult(None, text, truncated, timed_out=timed_out, aborted=aborted)
     return CheckResult(proc.returncode, text, truncated)

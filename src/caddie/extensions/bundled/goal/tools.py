@@ -147,6 +147,7 @@ def make_tools(rt: GoalRuntime) -> list[ToolDefinition]:
                     timeout_s=options.check_timeout_s,
                     limit=options.check_output_bytes,
                     signal=signal,
+                    sandbox=ctx.sandbox,
                 )
                 if not result.passed:
                     text = check_failed_text(

@@ -15,7 +15,7 @@ from caddie.extensions.bundled.mcp import oauth
 from caddie.extensions.bundled.mcp.config import SWITCH_KEY, ServerConfig
 from caddie.extensions.bundled.mcp.connection import ServerConnection, last_line
 from caddie.extensions.bundled.mcp.naming import tool_name
-from caddie.extensions.bundled.mcp.runtime import McpRuntime
+from caddie.extensions.bundled.mcp.runtime import McpRuntime, sandbox_note
 from caddie.extensions.bundled.mcp.sdk import load_sdk
 
 DESCRIPTION = "MCP servers: state, tools; /mcp reconnect|enable|disable|auth|logout|tools NAME"
@@ -43,11 +43,16 @@ def state_line(config: ServerConfig, conn: ServerConnection | None, trusted: boo
         if lists.resources or lists.templates:
             parts.append(f"{len(lists.resources) + len(lists.templates)} resources")
         state = "connected · " + ", ".join(parts)
+        if conn.sandboxed is not None:
+            state += f" · sandbox: {conn.sandboxed}"
     elif conn.state == "starting":
         state = "starting…"
     else:
-        state = f"{'needs authorization' if conn.state == 'needs-auth' else conn.state}: {conn.error or ''}".rstrip(
-            ": "
+        state = (
+            f"{'needs authorization' if conn.state == 'needs-auth' else conn.state}: {conn.error or ''}".rstrip(
+                ": "
+            )
+            + (sandbox_note(conn) if conn.state == "failed" else "")
         )
     return f"{config.name} — {state}  [{config.source}: {config.describe()}]"
 

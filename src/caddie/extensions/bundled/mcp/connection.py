@@ -86,6 +86,8 @@ class ServerConnection:
         self.log_path = log_path
         self.state: State = "starting"
         self.error: str | None = None
+        self.sandboxed: str | None = None
+        """The sandbox this server runs in (its summary, e.g. ``workspace-write, network off``); None: outside."""
         self.lists = Lists()
         self.server_name = ""
         self.instructions: str | None = None

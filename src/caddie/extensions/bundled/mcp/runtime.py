@@ -193,7 +193,10 @@ class McpRuntime:
         if conn.state in ("failed", "needs-auth") and conn.error and self.said.get(conn.name) != conn.error:
             self.said[conn.name] = conn.error
             if self.ctx is not None:
-                self.ctx.ui.notify(f'MCP server "{conn.name}" {_verb(conn.state)}: {conn.error}', "warning")
+                self.ctx.ui.notify(
+                    f'MCP server "{conn.name}" {_verb(conn.state)}: {conn.error}{sandbox_note(conn)}',
+                    "warning",
+                )
 
     def sync(self, conn: ServerConnection) -> None:
         """Register the server's current tools and prompt commands; unregister what it no longer has."""
@@ -246,6 +249,9 @@ class McpRuntime:
     def transport(self, conn: ServerConnection, sdk: Any, errlog: Any) -> Any:
         interactive = conn.name in self.auth_requests
         self.auth_requests.discard(conn.name)
+        sandbox = self.ctx.sandbox if self.ctx is not None else None
+        confined = sandbox is not None and transports.in_sandbox(conn.config, sandbox)
+        conn.sandboxed = sandbox.summary() if confined and sandbox is not None else None
         return transports.open_transport(
             conn.config,
             sdk,
@@ -253,6 +259,7 @@ class McpRuntime:
             transports.Place(self.cwd, self.agent_dir),
             interactive,
             self.show_auth_url(conn.name),
+            sandbox,
         )
 
     def show_auth_url(self, name: str) -> Callable[[str], None]:
@@ -410,6 +417,13 @@ class McpRuntime:
         self.said.pop(name, None)
         self.reconcile()
         return pool().get(name)
+
+
+def sandbox_note(conn: ServerConnection) -> str:
+    """For a sandboxed server that failed: where it ran and how to run it outside."""
+    if conn.sandboxed is None:
+        return ""
+    return f' (it runs in the sandbox: {conn.sandboxed}; "sandbox": false in its entry runs it outside)'
 
 
 def _verb(state: str) -> str:

@@ -1,15 +1,20 @@
 """How caddie reaches one server: a stdio process, or streamable HTTP / SSE with headers and the SDK's
-OAuth. Returns the SDK transport (an async context manager yielding the two message streams)."""
+OAuth. Returns the SDK transport (an async context manager yielding the two message streams).
+
+A stdio server runs in the session's sandbox when one is on (``ctx.sandbox``), like the ``bash`` tool's
+commands, unless its entry says ``"sandbox": false``: the SDK starts the sandbox's standalone command line
+(``Sandbox.prepare_standalone``), which needs no descriptors passed."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from caddie.extensions.api import is_secret_variable, register_secret, register_secret_headers
+from caddie.extensions.api import Sandbox, is_secret_variable, register_secret, register_secret_headers
 from caddie.extensions.bundled.mcp import oauth
 from caddie.extensions.bundled.mcp.config import ServerConfig
 
@@ -36,10 +41,13 @@ def open_transport(
     place: Place,
     interactive: bool,
     show_url: Callable[[str], None],
+    sandbox: Sandbox | None = None,
 ) -> Any:
     if config.transport == "stdio":
         for value in secret_env_values(config.env):
             register_secret(value)
+        if sandbox is not None and sandbox.active and config.sandbox:
+            return sandboxed(config, sdk, errlog, config.cwd or place.cwd, sandbox)
         params = sdk.StdioServerParameters(
             command=config.command,
             args=list(config.args),
@@ -48,6 +56,34 @@ def open_transport(
         )
         return sdk.stdio_client(params, errlog=errlog)
     return remote(config, sdk, place, interactive, show_url)
+
+
+def in_sandbox(config: ServerConfig, sandbox: Sandbox | None) -> bool:
+    """Whether this server runs in ``sandbox`` (stdio, the sandbox on, the entry not opting out)."""
+    return config.transport == "stdio" and config.sandbox and sandbox is not None and sandbox.active
+
+
+@contextlib.asynccontextmanager
+async def sandboxed(
+    config: ServerConfig, sdk: Any, errlog: Any, cwd: str, sandbox: Sandbox
+) -> AsyncIterator[Any]:
+    """The stdio transport for a server confined by ``sandbox``: the same environment it would get outside
+    (the SDK's safe variables plus ``env``) and the sandbox's own (``TMPDIR``, the proxy, …)."""
+    env = dict(config.env)
+    search = env.get("PATH", os.environ.get("PATH"))
+    if "/" not in config.command and shutil.which(config.command, path=search) is None:
+        raise FileNotFoundError(2, "No such file or directory", config.command)
+    prepared = sandbox.prepare_standalone([config.command, *config.args], cwd, env)
+    errlog.write(f"(in the sandbox: {sandbox.summary()})\n")
+    errlog.flush()
+    try:
+        params = sdk.StdioServerParameters(
+            command=prepared.argv[0], args=prepared.argv[1:], env=prepared.env, cwd=cwd
+        )
+        async with sdk.stdio_client(params, errlog=errlog) as streams:
+            yield streams
+    finally:
+        prepared.close()
 
 
 @contextlib.asynccontextmanager

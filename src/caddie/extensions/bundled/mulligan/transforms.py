@@ -13,7 +13,6 @@ old markers without pins.
 from __future__ import annotations
 
 import bisect
-import copy
 import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from caddie.extensions.api import (
     UserMessage,
     content_to_json,
     json_stringify,
+    replace,
 )
 from caddie.extensions.bundled.mulligan.markers import CHECKPOINT_LABEL_PREFIX, RewindMarker, ShrinkMarker
 
@@ -377,10 +377,8 @@ def shrunk_message(msg: AgentMessage, replacement: str) -> AgentMessage:
     """
     if not isinstance(msg, (UserMessage, AssistantMessage, ToolResultMessage, CustomMessage)):
         return msg
-    out = copy.copy(msg)
     content: list[Any] = [TextContent(stamp_shrink(replacement))]
-    out.content = content
-    return out
+    return replace(msg, content=content)
 
 
 def protected_ok(
