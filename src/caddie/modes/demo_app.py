@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence, Sized
+import contextlib
+from collections.abc import Sequence
 from typing import Protocol
 
 from rich.text import Text
 
+from caddie.agent.events import AgentStartEvent
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.modes.interactive.ui import TextualUI
+from caddie.runtime.session_api import Session
+
+TYPE_DELAY_S = 0.012
+STEP_PAUSE_S = 0.9
+RUN_START_TIMEOUT_S = 60.0
 
 
 class Step(Protocol):
@@ -20,10 +27,6 @@ class Step(Protocol):
 
     @property
     def text(self) -> str: ...
-
-
-TYPE_DELAY_S = 0.012
-STEP_PAUSE_S = 0.9
 
 
 class DemoApp(CaddieApp):
@@ -65,11 +68,7 @@ class DemoApp(CaddieApp):
                     await asyncio.sleep(self.type_delay)
                 self.editor.set_text("")
                 self.conversation.follow()
-                before = len(session.store)
-                self.handle_input(step.text)
-                await asyncio.sleep(0.05)
-                if step.kind == "prompt":  # on a loaded machine the run may not have started yet
-                    await self._until_longer(session.store, before)
+                await self._enter(session, step)
                 work = [w for w in self.workers if w.group == "work"]
                 if work:
                     await self.workers.wait_for_complete(work)
@@ -85,10 +84,21 @@ class DemoApp(CaddieApp):
         finally:
             self.tour_done.set()
 
-    @staticmethod
-    async def _until_longer(store: Sized, length: int, timeout_s: float = 60.0) -> None:
-        """Wait (polling) until the session file holds more than ``length`` entries, at most ``timeout_s``."""
-        waited = 0.0
-        while len(store) <= length and waited < timeout_s:
-            await asyncio.sleep(0.02)
-            waited += 0.02
+    async def _enter(self, session: Session, step: Step) -> None:
+        """Submit the typed step; for a prompt, return once its run has started (``agent_start``: on a
+        loaded machine it may not have yet, and ``wait_for_idle`` would return at once)."""
+        started = asyncio.Event()
+
+        def on_event(event: object) -> None:
+            if isinstance(event, AgentStartEvent):
+                started.set()
+
+        unsubscribe = session.subscribe(on_event)
+        try:
+            self.handle_input(step.text)
+            await asyncio.sleep(0.05)
+            if step.kind == "prompt":
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(started.wait(), RUN_START_TIMEOUT_S)
+        finally:
+            unsubscribe()
