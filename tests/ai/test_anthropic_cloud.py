@@ -168,6 +168,7 @@ def write_adc(tmp_path: Path, llm: FakeLLM, project: str = "adc-project") -> Pat
     return path
 
 
+@pytest.mark.extra("vertex")
 async def test_vertex_authenticates_with_application_default_credentials(
     llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,6 +191,7 @@ async def test_vertex_authenticates_with_application_default_credentials(
     assert llm.token_requests == 1  # the token is reused until it expires
 
 
+@pytest.mark.extra("vertex")
 async def test_vertex_without_credentials_says_what_to_do(
     llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,6 +4,7 @@ botocore's own event-stream parsing, SigV4 or a Bedrock API key, Converse's mess
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,23 @@ async def test_an_error_reply_reads_with_its_status(llm: FakeLLM) -> None:
     assert result.message.stop_reason == "error"
     assert "security token" in (result.message.error_message or "")
     assert isinstance(StreamOptions(), StreamOptions)
+
+
+async def test_a_proxy_without_aws_credentials_with_pis_skip_auth_switch(
+    llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from caddie.ai.providers.bedrock_converse_stream import PROVIDER
+    from caddie.models.registry import ambient_credentials
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "should-not-be-sent")
+    monkeypatch.setenv("AWS_BEDROCK_SKIP_AUTH", "1")
+    llm.push(fl.text("Through the proxy."))
+    result = await run(PROVIDER, nova(llm), context(UserMessage("hi")), api_key=None)
+    assert result.message.text() == "Through the proxy."
+    assert llm.last_request.headers["authorization"].startswith(
+        "AWS4-HMAC-SHA256 Credential=dummy-access-key/"
+    )
+    assert ambient_credentials("amazon-bedrock", {"AWS_BEDROCK_SKIP_AUTH": "1", "HOME": str(tmp_path)})
+    assert not ambient_credentials("amazon-bedrock", {"HOME": str(tmp_path)})

@@ -18,7 +18,7 @@ from caddie.ai.messages import message_from_json
 from caddie.ai.model import Context, Model, Tool
 from caddie.ai.stream import get_api
 from tests.ai.helpers import run
-from tests.interop.pi import HERE, PI_DIR, require_pi, skip_or_fail
+from tests.interop.pi import HERE, PI_DIR, require_pi
 from tests.support import fake_llm as fl
 
 READ: dict[str, Any] = {
@@ -164,10 +164,7 @@ async def test_gemini_with_an_api_key_sends_pis_body(llm: fl.FakeLLM, api: str, 
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    try:
-        import boto3  # noqa: F401
-    except ImportError:
-        skip_or_fail("boto3 is not installed (pip install 'caddie-agent[bedrock]')")
+    """AWS credentials of no account, and no profile or config file (the Bedrock tests)."""
     for name in ("AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
@@ -181,6 +178,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.mark.extra("bedrock")
 @pytest.mark.parametrize(
     "model_id", ["amazon.nova-2-lite-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
 )
@@ -207,7 +205,13 @@ async def test_bedrock_converse_sends_pis_body(llm: fl.FakeLLM, aws: None, model
         ("mistral-conversations", "mistral", "magistral-medium-latest", "abcDEF123"),
         ("google-generative-ai", "google", "gemini-2.5-pro", "call_1"),
         ("google-vertex", "google-vertex", "gemini-3-pro-preview", "call_1"),
-        ("bedrock-converse-stream", "amazon-bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "tu_1"),
+        pytest.param(
+            "bedrock-converse-stream",
+            "amazon-bedrock",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "tu_1",
+            marks=pytest.mark.extra("bedrock"),
+        ),
     ],
 )
 async def test_thinking_requests_and_replayed_thinking_match_pi(

@@ -19,7 +19,8 @@ from tests.tui.harness import SMALL, make_app, ready, settle, submit, until, wid
 
 def last_info(app: object) -> str:
     """The newest notice, its lines joined (a long one wraps on the small test screen)."""
-    return " ".join(widget_text(app.query(InfoBlock).last()).split())  # type: ignore[attr-defined]
+    blocks = app.conversation.blocks_of(InfoBlock)  # type: ignore[attr-defined]
+    return " ".join(widget_text(blocks[-1]).split()) if blocks else ""
 
 
 async def test_clone_copies_the_branch_into_a_new_session(tmp_path: Path) -> None:
@@ -129,20 +130,10 @@ async def test_settings_external_editor_wins_over_visual(
     visual.write_text('#!/bin/sh\nprintf "from VISUAL" > "$1"\n')
     visual.chmod(0o755)
     monkeypatch.setenv("VISUAL", str(visual))
-    write_settings(externalEditor=f"{mine} --wait", quietStartup=True)
+    write_settings(externalEditor=f"{mine} --wait")
     app, _ = make_app(tmp_path)
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
-        header = [b for b in app.query(InfoBlock) if "enter send" in widget_text(b)]
         app.editor.set_text("draft")
         await pilot.press("ctrl+g")
         await until(pilot, lambda: app.editor.text == "draft from settings")
-    assert header == []  # quietStartup: no start-up header
-
-
-async def test_without_quiet_startup_the_header_is_shown(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path)
-    async with app.run_test(size=SMALL) as pilot:
-        await ready(app, pilot)
-        header = [b for b in app.query(InfoBlock) if "enter send" in widget_text(b)]
-    assert len(header) == 1

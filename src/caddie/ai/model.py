@@ -294,5 +294,7 @@ class StreamOptions:
     on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None
     """Sees (and may replace) the provider payload just before it is sent (``before_provider_request``)."""
     on_response: Callable[[ProviderResponse], Awaitable[None]] | None = None
+    on_headers: Callable[[dict[str, str]], Awaitable[dict[str, str]]] | None = None
+    """Sees the request's assembled HTTP headers and returns the ones to send (``before_provider_headers``)."""
     transport: Literal["auto", "sse", "websocket", "websocket-cached"] | None = None
     """Settings ``transport`` (Pi's): how ``openai-codex-responses`` talks to its server; None: ``auto``."""

@@ -149,10 +149,6 @@ class Settings:
 
     # Screen, trust, network ---------------------------------------------------------------------
     @property
-    def quiet_startup(self) -> bool:
-        return bool(self._typed("quietStartup", False, bool))
-
-    @property
     def external_editor(self) -> str | None:
         """``externalEditor`` (a command line), over ``$VISUAL`` / ``$EDITOR``."""
         value = self._str("externalEditor")

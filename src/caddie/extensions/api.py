@@ -30,7 +30,7 @@ from caddie.agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from caddie.ai.abort import AbortSignal
+from caddie.ai.abort import AbortController, AbortSignal
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -49,10 +49,12 @@ from caddie.ai.messages import (
     UserMessage,
     content_from_json,
     content_to_json,
+    convert_to_llm,
     message_from_json,
     message_to_json,
     now_ms,
     replace,
+    text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.preload import import_in_background
@@ -94,11 +96,16 @@ from caddie.errors import (
     UsageError,
 )
 from caddie.extensions._exec import ExecResult, run_process
-from caddie.extensions.event_types import (
+from caddie.extensions.event_types import (  # Pi's events added in 0.84 parity (#26)
     EVENT_NAMES,
+    AfterProviderResponseEvent,
     AgentSettledEvent,
+    BashResult,
+    BashRunner,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     CompactionSpec,
     ContextEvent,
     ContextResult,
@@ -109,6 +116,8 @@ from caddie.extensions.event_types import (
     InputResult,
     MessageEndResult,
     ModelSelectEvent,
+    ProjectTrustEvent,
+    ProjectTrustResult,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     Savings,
@@ -119,15 +128,27 @@ from caddie.extensions.event_types import (
     SessionBeforeForkResult,
     SessionBeforeSwitchEvent,
     SessionBeforeSwitchResult,
+    SessionBeforeTreeEvent,
+    SessionBeforeTreeResult,
     SessionCompactEvent,
+    SessionCompactFailedEvent,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
     SummaryUsageEvent,
+    SystemPromptOptions,
+    ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolCallResult,
     ToolResultEvent,
     ToolResultPatch,
+    TreePreparation,
+    TreeSummary,
+    UiPromptEndEvent,
+    UiPromptStartEvent,
+    UserBashEvent,
+    UserBashResult,
 )
 from caddie.extensions.extension import (
     PROVIDER_CONFIG_KEYS,
@@ -155,9 +176,32 @@ from caddie.extensions.handler_context import (
     ExtensionContext,
     ExtensionUI,
     Mode,
+    ModelLookup,
     NotifyLevel,
     ReadonlySession,
+    ReplacedSessionContext,
     WidgetPlacement,
+)
+from caddie.extensions.ui_components import (
+    FEATURES,
+    AutocompleteFactory,
+    AutocompleteProvider,
+    Component,
+    ComponentFactory,
+    CustomEditor,
+    KeybindingsView,
+    KeyInput,
+    OverlayHandle,
+    OverlayOptions,
+    Suggestion,
+    Suggestions,
+    TerminalInputHandler,
+    ThemeInfo,
+    ThemeResult,
+    ThemeView,
+    TuiHandle,
+    UnavailableUI,
+    matches_key,
 )
 from caddie.jscompat import (
     is_finite_number,
@@ -172,6 +216,7 @@ from caddie.jscompat import (
     utf16_sort_key,
 )
 from caddie.sandbox import PreparedCommand, Sandbox
+from caddie.session.compaction import serialize_conversation
 from caddie.session.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -186,23 +231,49 @@ from caddie.session.entries import (
     ThinkingLevelChangeEntry,
     entry_to_context_messages,
 )
+from caddie.session.tree import TreeNode
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
-from caddie.tools.bash import limit_output
+from caddie.tools.bash import create_bash_tool, limit_output
+from caddie.tools.edit import create_edit_tool
+from caddie.tools.mutation_queue import with_file_mutation_queue
+from caddie.tools.operations import FileOperations, ShellExec, ShellTimedOut
+from caddie.tools.read import create_read_tool
+from caddie.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncate_head,
+    truncate_line,
+    truncate_tail,
+)
+from caddie.tools.write import create_write_tool
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
     "EVENT_NAMES",
+    "FEATURES",
+    "AbortController",
     "AbortSignal",
     "Aborted",
+    "AfterProviderResponseEvent",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
     "AgentStartEvent",
     "AssistantMessage",
     "AssistantMessageEvent",
+    "AutocompleteFactory",
+    "AutocompleteProvider",
     "BashExecutionMessage",
+    "BashResult",
+    "BashRunner",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
+    "BeforeProviderHeadersEvent",
+    "BeforeProviderRequestEvent",
     "BranchSummaryEntry",
     "BranchSummaryMessage",
     "CaddieError",
@@ -212,6 +283,8 @@ __all__ = [
     "CompactionEntry",
     "CompactionSpec",
     "CompactionSummaryMessage",
+    "Component",
+    "ComponentFactory",
     "ConfigItem",
     "ConfigLister",
     "ConfigScope",
@@ -221,6 +294,7 @@ __all__ = [
     "ContextEvent",
     "ContextResult",
     "ContextUsage",
+    "CustomEditor",
     "CustomEntry",
     "CustomMessage",
     "CustomMessageEntry",
@@ -238,11 +312,14 @@ __all__ = [
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
+    "FileOperations",
     "FlagSpec",
     "Handler",
     "ImageContent",
     "InputEvent",
     "InputResult",
+    "KeyInput",
+    "KeybindingsView",
     "LabelEntry",
     "MessageEndEvent",
     "MessageEndResult",
@@ -255,14 +332,20 @@ __all__ = [
     "Mode",
     "Model",
     "ModelChangeEntry",
+    "ModelLookup",
     "ModelSelectEvent",
     "NotifyLevel",
     "OnUpdate",
+    "OverlayHandle",
+    "OverlayOptions",
     "PreparedCommand",
+    "ProjectTrustEvent",
+    "ProjectTrustResult",
     "ProviderConfig",
     "ProviderError",
     "ProviderModelConfig",
     "ReadonlySession",
+    "ReplacedSessionContext",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "Sandbox",
@@ -274,27 +357,41 @@ __all__ = [
     "SessionBeforeForkResult",
     "SessionBeforeSwitchEvent",
     "SessionBeforeSwitchResult",
+    "SessionBeforeTreeEvent",
+    "SessionBeforeTreeResult",
     "SessionCompactEvent",
+    "SessionCompactFailedEvent",
     "SessionEntry",
     "SessionHeader",
+    "SessionInfoChangedEvent",
     "SessionInfoEntry",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionStoreError",
     "SessionTreeEvent",
+    "ShellExec",
+    "ShellTimedOut",
     "ShortcutHandler",
     "ShortcutSpec",
     "StartEvent",
     "StreamOptions",
+    "Suggestion",
+    "Suggestions",
     "SummaryUsageEvent",
+    "SystemPromptOptions",
+    "TerminalInputHandler",
     "TextContent",
     "TextDeltaEvent",
     "TextEndEvent",
     "TextStartEvent",
+    "ThemeInfo",
+    "ThemeResult",
+    "ThemeView",
     "ThinkingContent",
     "ThinkingDeltaEvent",
     "ThinkingEndEvent",
     "ThinkingLevelChangeEntry",
+    "ThinkingLevelSelectEvent",
     "ThinkingStartEvent",
     "ToolCall",
     "ToolCallDeltaEvent",
@@ -311,10 +408,20 @@ __all__ = [
     "ToolResultEvent",
     "ToolResultMessage",
     "ToolResultPatch",
+    "TreeNode",
+    "TreePreparation",
+    "TreeSummary",
+    "TruncationResult",
+    "TuiHandle",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UiPromptEndEvent",
+    "UiPromptStartEvent",
+    "UnavailableUI",
     "Usage",
     "UsageError",
+    "UserBashEvent",
+    "UserBashResult",
     "UserContent",
     "UserMessage",
     "Utf16TokenCounter",
@@ -322,9 +429,15 @@ __all__ = [
     "approx_tokens",
     "content_from_json",
     "content_to_json",
+    "convert_to_llm",
+    "create_bash_tool",
+    "create_edit_tool",
+    "create_read_tool",
+    "create_write_tool",
     "entry_to_context_messages",
     "estimate_message_tokens_utf16",
     "estimate_tokens_utf16",
+    "format_size",
     "import_in_background",
     "is_finite_number",
     "is_js_number",
@@ -334,6 +447,7 @@ __all__ = [
     "js_truthy",
     "json_stringify",
     "limit_output",
+    "matches_key",
     "message_bytes",
     "message_from_json",
     "message_to_json",
@@ -343,12 +457,18 @@ __all__ = [
     "register_secret_headers",
     "replace",
     "result_bytes",
+    "serialize_conversation",
+    "text_of",
     "text_result",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
     "utf8_len",
     "utf16_len",
     "utf16_message_chars",
     "utf16_prefix",
     "utf16_sort_key",
+    "with_file_mutation_queue",
 ]
 
 
@@ -518,10 +638,15 @@ class ExtensionAPI:
         self.host.send_message(msg, deliver_as, trigger_turn)
 
     def send_user_message(
-        self, content: str | list[UserContent], deliver_as: DeliverAs | None = None
+        self,
+        content: str | list[UserContent],
+        deliver_as: DeliverAs | None = None,
+        expand_prompt_templates: bool = False,
     ) -> None:
-        """Send a user message as if typed; starts a run when idle (``deliver_as`` is required when busy)."""
-        self.host.send_user_message(content, deliver_as)
+        """Send a user message as if typed; starts a run when idle (``deliver_as`` is required when busy).
+        ``expand_prompt_templates`` (Pi's option): treat it fully as typed — an extension command runs,
+        ``/skill:…`` and ``/template`` expand."""
+        self.host.send_user_message(content, deliver_as, expand_prompt_templates)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.host.set_label(entry_id, label)

@@ -5,7 +5,7 @@ loop's own, from ``caddie.agent.events``. Extensions import all of them from ``c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -52,6 +52,8 @@ class BeforeAgentStartEvent:
     prompt: str
     images: list[ImageContent] | None
     system_prompt: str
+    system_prompt_options: SystemPromptOptions | None = None
+    """What the system prompt was built from (Pi's ``systemPromptOptions``)."""
     type: Literal["before_agent_start"] = "before_agent_start"
 
 
@@ -196,6 +198,9 @@ class ToolCallEvent:
 class ToolCallResult:
     block: bool = False
     reason: str | None = None
+    terminate: bool = False
+    """Only with ``block``: end the run after this batch of tool calls, when every result in the batch says
+    so (Pi's ``terminate``)."""
 
 
 @dataclass(slots=True)
@@ -293,6 +298,8 @@ class SessionTreeEvent:
     new_leaf_id: str | None
     old_leaf_id: str | None
     summary_entry: BranchSummaryEntry | None = None
+    from_extension: bool | None = None
+    """With a summary: True when a ``session_before_tree`` handler supplied it."""
     type: Literal["session_tree"] = "session_tree"
 
 
@@ -337,8 +344,213 @@ class ResourcesDiscoverResult:
     theme_paths: list[str] | None = None
 
 
+@dataclass(slots=True)
+class SystemPromptOptions:
+    """What caddie builds the system prompt from (Pi's ``BuildSystemPromptOptions``); read-only."""
+
+    cwd: str
+    custom_prompt: str | None
+    """``--system-prompt`` / ``SYSTEM.md``: replaces the default prompt."""
+    append_system_prompt: str | None
+    selected_tools: list[str]
+    """The active tools' names, in prompt order."""
+    tool_snippets: dict[str, str]
+    """Tool name → its one-line ``prompt_snippet``."""
+    prompt_guidelines: list[str]
+    context_files: list[tuple[str, str]]
+    """``(path, content)`` of each AGENTS.md / CLAUDE.md loaded."""
+    skills: list[str]
+    """The names of the skills offered to the model."""
+
+
+@dataclass(slots=True)
+class BeforeProviderRequestEvent:
+    """The provider payload (the JSON body as a dict) just before it is sent. Return a dict to replace it
+    for later handlers and the request; return None to keep it (changing it in place also works)."""
+
+    payload: dict[str, Any]
+    type: Literal["before_provider_request"] = "before_provider_request"
+
+
+@dataclass(slots=True)
+class BeforeProviderHeadersEvent:
+    """The request's HTTP headers, assembled: change ``headers`` in place (a value of None removes the
+    header); the return value is ignored."""
+
+    headers: dict[str, str | None]
+    type: Literal["before_provider_headers"] = "before_provider_headers"
+
+
+@dataclass(slots=True)
+class AfterProviderResponseEvent:
+    """The provider answered (before its body is read): status and headers (lower-case names)."""
+
+    status: int
+    headers: dict[str, str]
+    type: Literal["after_provider_response"] = "after_provider_response"
+
+
+@dataclass(slots=True)
+class ThinkingLevelSelectEvent:
+    """The thinking level changed (``/thinking``, a key, ``set_thinking_level``, a model switch that clamps
+    it). Notification only."""
+
+    level: str
+    previous_level: str
+    type: Literal["thinking_level_select"] = "thinking_level_select"
+
+
+@dataclass(slots=True)
+class SessionInfoChangedEvent:
+    """The session's name was set (``/name``, RPC, ``set_session_name``); None when cleared."""
+
+    name: str | None
+    type: Literal["session_info_changed"] = "session_info_changed"
+
+
+@dataclass(slots=True)
+class SessionCompactFailedEvent:
+    """A compaction failed (``error_message``) or was cancelled or aborted (``aborted``)."""
+
+    reason: Literal["manual", "threshold", "overflow"]
+    aborted: bool
+    will_retry: bool
+    from_extension: bool
+    error_message: str | None = None
+    type: Literal["session_compact_failed"] = "session_compact_failed"
+
+
+@dataclass(slots=True)
+class TreePreparation:
+    """What a ``/tree`` navigation is about to do."""
+
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[SessionEntry]
+    user_wants_summary: bool
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeTreeEvent:
+    preparation: TreePreparation
+    signal: AbortSignal
+    type: Literal["session_before_tree"] = "session_before_tree"
+
+
+@dataclass(slots=True)
+class TreeSummary:
+    """A branch summary an extension writes itself (no summariser call is made)."""
+
+    summary: str
+    details: Any = None
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeTreeResult:
+    """``cancel`` stays where you are; ``summary`` replaces the summariser's; the rest override the
+    navigation's instructions and label."""
+
+    cancel: bool = False
+    summary: TreeSummary | None = None
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class UserBashEvent:
+    """The user ran ``!command`` (``!!``: ``exclude_from_context``)."""
+
+    command: str
+    exclude_from_context: bool
+    cwd: str
+    type: Literal["user_bash"] = "user_bash"
+
+
+@dataclass(slots=True)
+class BashResult:
+    """The outcome of a shell command an extension ran itself."""
+
+    output: str
+    exit_code: int | None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+
+
+BashRunner: TypeAlias = Callable[[str, str, Callable[[str], None], AbortSignal], Awaitable[int | None]]
+"""Pi's ``BashOperations.exec``: ``run(command, cwd, on_output, signal)`` runs a command somewhere else (over
+SSH, in a container), calls ``on_output(text)`` as output arrives and returns the exit code (None when it
+was killed). caddie keeps, truncates and records the output as for a local command; ``signal`` is set when
+the user cancels."""
+
+
+@dataclass(slots=True)
+class UserBashResult:
+    """``result``: the command was handled, this is its outcome; ``operations``: run it with this runner
+    instead of the local shell. The first handler that returns one decides."""
+
+    result: BashResult | None = None
+    operations: BashRunner | None = None
+
+
+@dataclass(slots=True)
+class ProjectTrustEvent:
+    """Before caddie decides whether to trust the project in ``cwd`` (its ``.caddie/`` extensions and
+    settings that run code). Only extensions loaded from the user's own places and ``-e`` receive it; a
+    project's own extensions load after the decision."""
+
+    cwd: str
+    type: Literal["project_trust"] = "project_trust"
+
+
+@dataclass(slots=True)
+class ProjectTrustResult:
+    """``yes`` / ``no`` decides (the first such answer wins); ``undecided`` lets the next handler or the
+    usual rules decide. ``remember`` saves a yes/no decision as ``caddie trust`` would."""
+
+    trusted: Literal["yes", "no", "undecided"] = "undecided"
+    remember: bool = False
+
+
+@dataclass(slots=True)
+class UiPromptStartEvent:
+    """An extension opened a dialog and caddie now waits for the user (nested dialogs count once)."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: Literal["ui_prompt_start"] = "ui_prompt_start"
+
+
+@dataclass(slots=True)
+class UiPromptEndEvent:
+    """The wait that ``ui_prompt_start`` announced is over."""
+
+    kind: Literal["select", "confirm", "input", "editor", "custom"]
+    title: str | None = None
+    reason: Literal["ui_prompt"] = "ui_prompt"
+    type: Literal["ui_prompt_end"] = "ui_prompt_end"
+
+
 EventName: TypeAlias = Literal[
+    "project_trust",
     "resources_discover",
+    "session_info_changed",
+    "session_compact_failed",
+    "session_before_tree",
+    "before_provider_request",
+    "before_provider_headers",
+    "after_provider_response",
+    "thinking_level_select",
+    "user_bash",
+    "ui_prompt_start",
+    "ui_prompt_end",
     "session_start",
     "session_shutdown",
     "session_before_switch",

@@ -10,10 +10,22 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 from caddie.ai.abort import AbortSignal
-from caddie.ai.messages import AssistantMessage, UserMessage
+from caddie.ai.messages import AssistantMessage, UserContent, UserMessage
 from caddie.ai.model import Model
+from caddie.extensions.event_types import SystemPromptOptions
+from caddie.extensions.ui_components import (
+    AutocompleteFactory,
+    ComponentFactory,
+    OverlayHandle,
+    OverlayOptions,
+    TerminalInputHandler,
+    ThemeInfo,
+    ThemeResult,
+    ThemeView,
+)
 from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
+from caddie.session.tree import TreeNode
 
 Mode: TypeAlias = Literal["tui", "rpc", "json", "print"]
 NotifyLevel: TypeAlias = Literal["info", "warning", "error"]
@@ -48,15 +60,25 @@ class ConfigScope:
 
 
 class ExtensionUI(Protocol):
-    """The user interface as an extension sees it. Headless modes supply a no-op one."""
+    """The user interface as an extension sees it (Pi's ``ctx.ui``). Modes without a terminal answer the
+    TUI-only calls as "unavailable" (``ui.supports(feature)`` says which work; see ui_components.py)."""
+
+    def supports(self, feature: str) -> bool:
+        """Whether this mode honours ``feature`` (``custom``, ``overlay``, ``footer``, ``themes`` …)."""
+        ...
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
 
     def set_status(self, key: str, text: str | None) -> None: ...
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
-    ) -> None: ...
+        self,
+        key: str,
+        lines: Sequence[str] | ComponentFactory | None,
+        placement: WidgetPlacement = "aboveEditor",
+    ) -> None:
+        """Lines above or below the editor, or a component factory ``(tui, theme) -> component``."""
+        ...
 
     def set_title(self, title: str) -> None: ...
 
@@ -64,19 +86,94 @@ class ExtensionUI(Protocol):
 
     def get_editor_text(self) -> str: ...
 
+    def paste_to_editor(self, text: str) -> None:
+        """Insert text as a paste (a large one collapses to a ``[paste #1 …]`` marker)."""
+        ...
+
     def set_working_message(self, message: str | None) -> None: ...
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool: ...
+    def set_working_visible(self, visible: bool) -> None: ...
+
+    def set_working_indicator(
+        self, frames: Sequence[str] | None = None, interval_ms: int | None = None
+    ) -> None:
+        """The working line's spinner frames (``[]`` hides it, None restores the default)."""
+        ...
+
+    def set_hidden_thinking_label(self, label: str | None) -> None:
+        """What a collapsed thinking block says instead of "Thinking" (None restores it)."""
+        ...
+
+    def set_footer(self, factory: ComponentFactory | None) -> None:
+        """Replace the footer with a component (None restores caddie's)."""
+        ...
+
+    def set_header(self, factory: ComponentFactory | None) -> None:
+        """Replace the transcript's first block with a component (None restores caddie's)."""
+        ...
+
+    async def custom(
+        self,
+        factory: ComponentFactory,
+        *,
+        overlay: bool = False,
+        overlay_options: OverlayOptions | None = None,
+        on_handle: Callable[[OverlayHandle], None] | None = None,
+    ) -> Any:
+        """Show a component in place of the editor (or floating, ``overlay``) until it calls ``done(value)``;
+        returns that value (None where there is no terminal)."""
+        ...
+
+    def on_terminal_input(self, handler: TerminalInputHandler) -> Callable[[], None]:
+        """See every key first (return True to consume it); returns the function that stops it."""
+        ...
+
+    def add_autocomplete_provider(self, factory: AutocompleteFactory) -> None: ...
+
+    def set_editor_component(self, factory: ComponentFactory | None) -> None:
+        """Put an editor of the extension's (a ``CustomEditor``) in place of caddie's; None restores it."""
+        ...
+
+    def get_editor_component(self) -> ComponentFactory | None: ...
+
+    @property
+    def theme(self) -> ThemeView: ...
+
+    def get_all_themes(self) -> list[ThemeInfo]: ...
+
+    def get_theme(self, name: str) -> ThemeView | None: ...
+
+    def set_theme(self, theme: str | ThemeView) -> ThemeResult: ...
+
+    def get_tools_expanded(self) -> bool: ...
+
+    def set_tools_expanded(self, expanded: bool) -> None: ...
+
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
+    ) -> bool: ...
 
     async def select(
-        self, title: str, options: Sequence[str], timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None: ...
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self,
+        title: str,
+        placeholder: str | None = None,
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None: ...
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None: ...
+    async def editor(
+        self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
+    ) -> str | None: ...
 
 
 class ReadonlySession(Protocol):
@@ -119,6 +216,27 @@ class ReadonlySession(Protocol):
 
     def session_name(self) -> str | None: ...
 
+    @property
+    def session_dir(self) -> str | None:
+        """The folder of the session file (Pi's ``getSessionDir``); None for a session kept in memory."""
+        ...
+
+    def tree(self) -> list[TreeNode]:
+        """Every entry as a tree (Pi's ``getTree``): root nodes with their children, oldest first."""
+        ...
+
+
+class ModelLookup(Protocol):
+    """``ctx.model_registry`` (Pi's ``ctx.modelRegistry``): the models caddie knows."""
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """A model by provider and id (with or without a key for it)."""
+        ...
+
+    def get_available(self) -> list[Model]:
+        """Every model with a key or login, as ``/model`` lists them."""
+        ...
+
 
 class ExtensionContext(Protocol):
     """Passed to every handler and to tool ``execute``."""
@@ -144,6 +262,21 @@ class ExtensionContext(Protocol):
     @property
     def signal(self) -> AbortSignal | None:
         """The current run's abort signal, or None when idle."""
+        ...
+
+    @property
+    def thinking_level(self) -> str: ...
+
+    @property
+    def model_registry(self) -> ModelLookup: ...
+
+    @property
+    def scoped_models(self) -> list[Model]:
+        """The models ``--models`` / settings ``enabledModels`` limit cycling to (empty: no limit)."""
+        ...
+
+    def is_project_trusted(self) -> bool:
+        """Whether the project's own extensions and code-running settings are in use."""
         ...
 
     def is_idle(self) -> bool: ...
@@ -208,16 +341,70 @@ class ExtensionContext(Protocol):
 class CommandContext(ExtensionContext, Protocol):
     """What command handlers get: the extension context plus session-changing operations."""
 
-    async def wait_for_idle(self) -> None: ...
-
-    async def new_session(self, parent_session: str | None = None) -> bool:
-        """Start a new session; returns False if an extension cancelled it."""
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        """What the system prompt is built from (tools, snippets, guidelines, context files, skills)."""
         ...
 
-    async def fork(self, entry_id: str) -> bool: ...
+    async def wait_for_idle(self) -> None: ...
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        setup: Callable[[Any], Any] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        """Start a new session; returns False if an extension cancelled it. ``setup(store)`` fills the new
+        session's store in before it loads; ``with_session(ctx)`` runs afterwards with the new session's
+        context (use it, not this one's ``api``, to send messages into the new session)."""
+        ...
 
-    async def switch_session(self, path: str) -> bool: ...
+    async def fork(
+        self,
+        entry_id: str,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        """``before``: a new session from before this user message (``/fork``); ``at``: a copy up to and
+        including the entry (``/clone``). False if an extension cancelled it."""
+        ...
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        """Move within the session tree (``/tree``); with ``summarize`` the branch left behind is summarised
+        (``custom_instructions`` added to the prompt, or replacing it with ``replace_instructions``);
+        ``label`` goes on the summary (or the target). False if an extension cancelled it."""
+        ...
+
+    async def switch_session(
+        self, path: str, with_session: Callable[[ReplacedSessionContext], Any] | None = None
+    ) -> bool: ...
 
     async def reload(self) -> None: ...
+
+
+class ReplacedSessionContext(CommandContext, Protocol):
+    """What ``with_session`` gets after ``new_session`` / ``fork`` / ``switch_session``: the new session's
+    command context, plus ``send_message`` and ``send_user_message`` (as ``ExtensionAPI``'s)."""
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[UserContent],
+        display: bool = True,
+        details: Any = None,
+        deliver_as: Literal["steer", "follow_up", "next_turn"] | None = None,
+        trigger_turn: bool = False,
+    ) -> None: ...
+
+    def send_user_message(
+        self,
+        content: str | list[UserContent],
+        deliver_as: Literal["steer", "follow_up", "next_turn"] | None = None,
+        expand: bool = False,
+    ) -> None: ...

@@ -40,6 +40,8 @@ from caddie.errors import ExtensionError
 from caddie.extensions.event_types import (
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     ContextEvent,
     ContextResult,
     InputEvent,
@@ -204,6 +206,21 @@ class ExtensionRunner:
                     return value
         return result
 
+    async def emit_first(self, name: str, event: Any, kind: type) -> Any:
+        """The first handler's answer of type ``kind`` decides; the later handlers do not run (Pi's
+        ``user_bash``). A failing handler is reported and the next one asked."""
+        ctx = self._context()
+        for ext, handler in self._handlers(name):
+            try:
+                value = await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, name, e)
+                continue
+            value = self._expect(ext, name, value, kind)
+            if value:
+                return value
+        return None
+
     # -- events whose results matter ------------------------------------------------------------------
     async def emit_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         """Each handler gets the previous one's output (the first: a new list of the stored messages); one
@@ -236,6 +253,33 @@ class ExtensionRunner:
             if DraftAssistantMessage in set(map(type, current)):  # a reply still being built: freeze it
                 current = [freeze(m) if isinstance(m, DraftAssistantMessage) else m for m in current]
         return current
+
+    async def emit_before_provider_request(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Each handler sees the previous one's payload; a returned dict replaces it. None when no handler
+        replaced it (changes made in place stand either way)."""
+        current = payload
+        ctx = self._context()
+        for ext, handler in self._handlers("before_provider_request"):
+            try:
+                value = await call_handler(handler, BeforeProviderRequestEvent(current), ctx)
+            except Exception as e:
+                self._report(ext, "before_provider_request", e)
+                continue
+            value = self._expect(ext, "before_provider_request", value, dict)
+            if value is not None:
+                current = value
+        return None if current is payload else current
+
+    async def emit_before_provider_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """Handlers change ``event.headers`` in place; a header set to None is removed."""
+        event = BeforeProviderHeadersEvent(dict[str, str | None](headers))
+        ctx = self._context()
+        for ext, handler in self._handlers("before_provider_headers"):
+            try:
+                await call_handler(handler, event, ctx)
+            except Exception as e:
+                self._report(ext, "before_provider_headers", e)
+        return {str(k): str(v) for k, v in event.headers.items() if v is not None}
 
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
         """The first ``block`` wins. A handler exception is not swallowed: it blocks the call."""

@@ -686,6 +686,8 @@ def ambient_credentials(provider: str, env: Mapping[str, str]) -> bool:
     home = Path(env.get("HOME") or Path.home())
     if provider == "amazon-bedrock":
         files = [env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"]
+        if env.get("AWS_BEDROCK_SKIP_AUTH") == "1":  # a proxy that needs no credentials (Pi's switch)
+            return True
         keys = (
             "AWS_BEARER_TOKEN_BEDROCK",
             "AWS_PROFILE",

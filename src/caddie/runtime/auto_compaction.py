@@ -75,6 +75,7 @@ from caddie.extensions.api import (
     EntryVisibilityEvent,
     SessionBeforeCompactEvent,
     SessionCompactEvent,
+    SessionCompactFailedEvent,
     SummaryUsageEvent,
 )
 from caddie.runtime.compaction_port import Compacted, CompactionHost, CompactionReason
@@ -229,6 +230,8 @@ class CompactionEngine:
         self._controller: AbortController | None = None
         self._manual = False
         self.overflow_recovery_attempted = False
+        self._from_extension = False
+        """The compaction under way uses a summary a ``session_before_compact`` handler supplied."""
         """A compact-and-retry after an overflow was tried for the current user message."""
 
     def reset(self) -> None:
@@ -297,19 +300,25 @@ class CompactionEngine:
             outcome = None
         except Exception as e:
             self._controller, self._manual = None, False
-            await session.publish_event(
-                CompactionEndEvent("manual", None, False, False, f"Compaction failed: {e}")
+            await self._end(
+                session, CompactionEndEvent("manual", None, False, False, f"Compaction failed: {e}")
             )
             raise
         self._controller, self._manual = None, False
         if outcome is None:
-            await session.publish_event(CompactionEndEvent("manual", None, True, False))
+            await self._end(session, CompactionEndEvent("manual", None, True, False))
             return None
         entry, result = outcome
-        await session.publish_event(CompactionEndEvent("manual", result, False, False))
+        await self._end(session, CompactionEndEvent("manual", result, False, False))
         return Compacted(entry, result)
 
-    async def summarize_branch(self, old_leaf: str | None, target_id: str) -> BranchSummaryEntry | None:
+    async def summarize_branch(
+        self,
+        old_leaf: str | None,
+        target_id: str,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+    ) -> BranchSummaryEntry | None:
         """Summarise the branch being left and attach the summary where the navigation lands.
 
         Called before the leaf moves. Returns None when there is nothing to summarise; raises
@@ -344,7 +353,7 @@ class CompactionEngine:
                 text, usage = await self._summarize(
                     session,
                     model,
-                    branch_summary_prompt(prep.messages),
+                    branch_summary_prompt(prep.messages, custom_instructions, replace_instructions),
                     BRANCH_SUMMARY_MAX_TOKENS,
                     controller.signal,
                     "Branch summarization",
@@ -381,8 +390,8 @@ class CompactionEngine:
                 await self._auto(session, "overflow", will_retry=False)
                 return False
             if self.overflow_recovery_attempted:
-                await session.publish_event(
-                    CompactionEndEvent("overflow", None, False, False, OVERFLOW_RECOVERY_FAILED)
+                await self._end(
+                    session, CompactionEndEvent("overflow", None, False, False, OVERFLOW_RECOVERY_FAILED)
                 )
                 return False
             self.overflow_recovery_attempted = True
@@ -436,15 +445,25 @@ class CompactionEngine:
         except Exception as e:
             self._controller = None
             prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
-            await session.publish_event(CompactionEndEvent(reason, None, False, False, f"{prefix}: {e}"))
+            await self._end(session, CompactionEndEvent(reason, None, False, False, f"{prefix}: {e}"))
             return None
         self._controller = None
         if outcome is None:
-            await session.publish_event(CompactionEndEvent(reason, None, True, False))
+            await self._end(session, CompactionEndEvent(reason, None, True, False))
             return None
         entry, result = outcome
-        await session.publish_event(CompactionEndEvent(reason, result, False, will_retry))
+        await self._end(session, CompactionEndEvent(reason, result, False, will_retry))
         return entry
+
+    async def _end(self, session: CompactionHost, event: CompactionEndEvent) -> None:
+        """Publish a compaction's end; a failed or cancelled one is also ``session_compact_failed`` (Pi)."""
+        await session.publish_event(event)
+        if event.result is None:
+            failed = SessionCompactFailedEvent(
+                event.reason, event.aborted, event.will_retry, self._from_extension, event.error_message
+            )
+            await session.runner.emit("session_compact_failed", failed)
+        self._from_extension = False
 
     # -- one compaction -------------------------------------------------------------------------------
     async def _compact_path(
@@ -474,6 +493,7 @@ class CompactionEngine:
         if decision is not None and getattr(decision, "cancel", False):
             return None
         spec = getattr(decision, "compaction", None) if decision is not None else None
+        self._from_extension = spec is not None
         if spec is not None:
             result = CompactionResult(
                 spec.summary, spec.first_kept_entry_id, spec.tokens_before, None, spec.usage, spec.details

@@ -95,7 +95,13 @@ class Compactor(Protocol):
 
     async def between_turns(self, turn: CompletedTurn) -> None: ...
 
-    async def summarize_branch(self, old_leaf: str | None, target_id: str) -> BranchSummaryEntry | None: ...
+    async def summarize_branch(
+        self,
+        old_leaf: str | None,
+        target_id: str,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+    ) -> BranchSummaryEntry | None: ...
 
     async def compact(self, custom_instructions: str | None = None) -> Compacted | None:
         """A manual compaction; None when an extension or an abort cancelled it."""

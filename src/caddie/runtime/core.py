@@ -45,7 +45,9 @@ from caddie.extensions.api import (
     NotifyLevel,
     SessionShutdownEvent,
     SessionStartEvent,
+    ThinkingLevelSelectEvent,
 )
+from caddie.extensions.api import SessionInfoChangedEvent as SessionNameChanged
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
 from caddie.runtime.compaction_port import Compactor, CompactorFactory, StreamFn
@@ -67,6 +69,7 @@ from caddie.runtime.system_prompt import ContextFile
 from caddie.runtime.tool_selection import ToolSelection
 from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.runtime.ui import HeadlessUI
+from caddie.runtime.ui_prompts import WatchedUI
 from caddie.runtime.user_bash import UserBash
 from caddie.sandbox import Sandbox
 from caddie.session.context import BranchContext
@@ -128,6 +131,7 @@ class SessionCore:
         self.settings = options.settings
         self.mode: Mode = options.mode
         self.ui: ExtensionUI = options.ui or HeadlessUI(self._headless_notify)
+        self._watched_ui = WatchedUI(self.ui, self.emit_soon)
         self.extensions = list(options.extensions)
         self.load_errors: list[str] = []
         self.exit_code: int | None = None
@@ -312,14 +316,34 @@ class SessionCore:
         lvl: ThinkingLevel = next((t for t in THINKING_LEVELS if t == level), "off")
         if self._has_model:
             lvl = clamp_thinking_level(self.agent.state.model, lvl)
-        if lvl != self.agent.state.thinking_level:
+        previous = self.agent.state.thinking_level
+        if lvl != previous:
             self.agent.state.thinking_level = lvl
             self.store.append_thinking_level_change(lvl)
             self.publish_soon(ThinkingLevelChangedEvent(lvl))
+            self.emit_soon("thinking_level_select", ThinkingLevelSelectEvent(lvl, previous))
 
     def set_session_name(self, name: str) -> None:
         self.store.append_session_info(name)
         self.publish_soon(SessionInfoChangedEvent(self.store.session_name()))
+        self.emit_soon("session_info_changed", SessionNameChanged(self.store.session_name()))
+
+    @property
+    def watched_ui(self) -> ExtensionUI:
+        if self._watched_ui.inner is not self.ui:
+            self._watched_ui = WatchedUI(self.ui, self.emit_soon)
+        return self._watched_ui  # forwards every ExtensionUI method
+
+    def emit_soon(self, name: str, event: Any) -> None:
+        """An extension event raised from synchronous code, delivered in the background (Pi's ``void emit``);
+        nothing when no handler listens or no event loop runs."""
+        if not self.runner.has_handlers(name):
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.spawn(self.runner.emit(name, event))
 
     @property
     def is_busy(self) -> bool:

@@ -10,12 +10,21 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
 from caddie.ai.abort import AbortSignal
-from caddie.ai.messages import AssistantMessage, CustomMessage, TextContent, UserContent, UserMessage, text_of
+from caddie.ai.messages import (
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    UserContent,
+    UserMessage,
+    text_of,
+)
 from caddie.ai.model import Context, Model, StreamOptions, ThinkingLevel
 from caddie.ai.stream import error_message_for
 from caddie.ai.stream_events import final_message
@@ -29,9 +38,12 @@ from caddie.extensions.api import (
     DeliverAs,
     ExtensionUI,
     Mode,
+    ModelLookup,
+    ReplacedSessionContext,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     SummaryUsageEvent,
+    SystemPromptOptions,
 )
 from caddie.extensions.runner import Extension, ExtensionFailure, ExtensionRunner, call_handler
 from caddie.resources.discovery import ExtraPath, Resources
@@ -57,11 +69,21 @@ log = logging.getLogger("caddie.session")
 class SessionSwitching(Protocol):
     """The session-changing operations command handlers may use (``SessionNavigator``)."""
 
-    async def new_session(self, parent_session: str | None = None) -> bool: ...
+    async def new_session(
+        self, parent_session: str | None = None, *, setup: Callable[[SessionStore], Any] | None = None
+    ) -> bool: ...
 
-    async def fork(self, entry_id: str) -> bool: ...
+    async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> bool: ...
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool: ...
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        *,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool: ...
 
     async def switch_session(self, path: str) -> bool: ...
 
@@ -99,6 +121,11 @@ class ContextHost(Protocol):
     def ui(self) -> ExtensionUI: ...
 
     @property
+    def watched_ui(self) -> ExtensionUI:
+        """``ui`` as extensions get it: its dialogs announce ``ui_prompt_start`` / ``ui_prompt_end``."""
+        ...
+
+    @property
     def model(self) -> Model | None: ...
 
     @property
@@ -118,6 +145,12 @@ class ContextHost(Protocol):
 
     @property
     def project_trusted(self) -> bool: ...
+
+    find_model: Callable[[str, str], Model | None]
+    available_models: Callable[[], list[Model]]
+
+    @property
+    def bridge(self) -> ExtensionBridge: ...
 
     def api_key_for(self, model: Model) -> str | None: ...
 
@@ -204,14 +237,21 @@ class ExtensionBridge:
             session.publish_soon(MessageStartEvent(message))
             session.publish_soon(MessageEndEvent(message))
 
-    def send_user_message(self, content: str | list[UserContent], deliver_as: DeliverAs | None) -> None:
+    def send_user_message(
+        self, content: str | list[UserContent], deliver_as: DeliverAs | None, expand: bool = False
+    ) -> None:
         session = self._session
+        blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
+        if expand:  # as typed: commands run, skills and templates expand (Pi's expandPromptTemplates)
+            images = [b for b in blocks if isinstance(b, ImageContent)] or None
+            behavior = deliver_as if session.run.running and deliver_as in ("steer", "follow_up") else None
+            session.spawn(session.prompter.prompt(text_of(blocks), images, "extension", behavior, None))
+            return
         if session.run.running:
             if deliver_as not in ("steer", "follow_up"):
                 raise UsageError(
                     "send_user_message while the agent is working needs deliver_as='steer' or 'follow_up'"
                 )
-            blocks: list[UserContent] = [TextContent(content)] if isinstance(content, str) else list(content)
             session.prompter.queue_user(UserMessage(blocks), text_of(blocks), deliver_as)
             return
         session.spawn(session.prompter.prompt_from_extension(content))
@@ -338,7 +378,7 @@ class ExtensionContextImpl:
 
     @property
     def ui(self) -> ExtensionUI:
-        return self._session.ui
+        return self._session.watched_ui
 
     @property
     def model(self) -> Model | None:
@@ -347,6 +387,21 @@ class ExtensionContextImpl:
     @property
     def signal(self) -> AbortSignal | None:
         return self._session.agent.signal
+
+    @property
+    def thinking_level(self) -> str:
+        return self._session.agent.state.thinking_level
+
+    @property
+    def model_registry(self) -> ModelLookup:
+        return _Models(self._session)
+
+    @property
+    def scoped_models(self) -> list[Model]:
+        return [model for model, _level in self._session.preferences.scoped_models]
+
+    def is_project_trusted(self) -> bool:
+        return self._session.project_trusted
 
     def is_idle(self) -> bool:
         return not self._session.run.running
@@ -431,24 +486,97 @@ class ExtensionContextImpl:
         return self._session.sandbox
 
 
+@dataclass(slots=True)
+class _Models:
+    """``ctx.model_registry``."""
+
+    session: ContextHost
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        return self.session.find_model(provider, model_id)
+
+    def get_available(self) -> list[Model]:
+        return self.session.available_models()
+
+
 class CommandContextImpl(ExtensionContextImpl):
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        return self._session.tools.prompt_options()
+
     async def wait_for_idle(self) -> None:
         await self._session.wait_for_idle()
 
-    async def new_session(self, parent_session: str | None = None) -> bool:
-        return await self._session.navigator.new_session(parent_session)
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        setup: Callable[[SessionStore], Any] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        done = await self._session.navigator.new_session(parent_session, setup=setup)
+        return await self._then(done, with_session)
 
-    async def fork(self, entry_id: str) -> bool:
-        return await self._session.navigator.fork(entry_id)
+    async def fork(
+        self,
+        entry_id: str,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Any] | None = None,
+    ) -> bool:
+        done = await self._session.navigator.fork(entry_id, position=position)
+        return await self._then(done, with_session)
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
-        return await self._session.navigator.navigate_tree(target_id, summarize)
+    async def _then(self, done: bool, with_session: Callable[[ReplacedSessionContext], Any] | None) -> bool:
+        """Pi's ``withSession``: once the session was replaced, work on the new one with a fresh context
+        (the extension instances that registered the command were replaced with it)."""
+        if done and with_session is not None:
+            await call_handler(with_session, ReplacedSessionContextImpl(self._session))
+        return done
 
-    async def switch_session(self, path: str) -> bool:
-        return await self._session.navigator.switch_session(path)
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        return await self._session.navigator.navigate_tree(
+            target_id,
+            summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+
+    async def switch_session(
+        self, path: str, with_session: Callable[[ReplacedSessionContext], Any] | None = None
+    ) -> bool:
+        done = await self._session.navigator.switch_session(path)
+        return await self._then(done, with_session)
 
     async def reload(self) -> None:
         await self._session.navigator.reload()
+
+
+class ReplacedSessionContextImpl(CommandContextImpl):
+    """The context ``with_session`` gets: the new session's, plus the two message actions (the old
+    extension instance's ``api`` no longer acts once its session was replaced)."""
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[UserContent],
+        display: bool = True,
+        details: Any = None,
+        deliver_as: DeliverAs | None = None,
+        trigger_turn: bool = False,
+    ) -> None:
+        message = CustomMessage(custom_type, content, display, details)
+        self._session.bridge.send_message(message, deliver_as, trigger_turn)
+
+    def send_user_message(
+        self, content: str | list[UserContent], deliver_as: DeliverAs | None = None
+    ) -> None:
+        self._session.bridge.send_user_message(content, deliver_as)
 
 
 async def _run_manual_compaction(

@@ -28,6 +28,7 @@ from caddie.config.environment import offline, pi_variable_notices, session_dir_
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, deep_merge, load_settings
 from caddie.config.settings_keys import settings_notices
+from caddie.extensions.api import ExtensionUI, Mode
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
 from caddie.extensions.runner import Extension
@@ -49,6 +50,7 @@ from caddie.resources.packages import (
     missing_project_packages,
 )
 from caddie.runtime.core import SessionOptions
+from caddie.runtime.project_trust import decide_project_trust
 from caddie.runtime.request import LoadedExtensions as LoadedExtensions
 from caddie.runtime.request import SessionChoice as SessionChoice
 from caddie.runtime.request import SessionRequest as SessionRequest
@@ -56,7 +58,8 @@ from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession
 from caddie.runtime.system_prompt import load_context_files, prompt_parts
 from caddie.runtime.tool_selection import ToolSelection, unannounced
-from caddie.runtime.trust import default_trust, remembered_trust
+from caddie.runtime.trust import default_trust, project_has_code, remembered_trust
+from caddie.runtime.ui import HeadlessUI
 from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
 from caddie.sandbox import load_config as load_sandbox_config
 from caddie.session.entries import ThinkingLevelChangeEntry, entry_to_json
@@ -92,11 +95,40 @@ async def load_extension_set(
     no_extensions: bool,
     trust: bool | None,
     inline: list[Extension] | None = None,
+    trust_mode: Mode = "print",
+    trust_ui: ExtensionUI | None = None,
     settings_overrides: dict[str, Any] | None = None,
 ) -> LoadedExtensions:
-    """Discover and import extensions (before the session exists, so their flags can be parsed)."""
+    """Discover and import extensions (before the session exists, so their flags can be parsed). When the
+    project's trust is undecided (no ``--trust``, nothing remembered) and it has code to trust, the
+    extensions loaded without it answer ``project_trust`` first (``trust_ui``: their dialogs)."""
     cwd = str(Path(cwd).expanduser().resolve())
     trusted = project_trusted(cwd, trust)
+    loaded = await _load_extension_set(
+        cwd, extension_paths, no_extensions, trusted, inline, settings_overrides
+    )
+    if trust is not None or trusted or remembered_trust(cwd) is not None or not project_has_code(cwd):
+        return loaded
+    decision, problems = await decide_project_trust(
+        loaded.extensions, cwd, trust_mode, trust_ui or HeadlessUI()
+    )
+    if decision:
+        loaded = await _load_extension_set(
+            cwd, extension_paths, no_extensions, True, inline, settings_overrides
+        )
+    loaded.errors += problems
+    loaded.trust_decision = decision
+    return loaded
+
+
+async def _load_extension_set(
+    cwd: str,
+    extension_paths: list[str],
+    no_extensions: bool,
+    trusted: bool,
+    inline: list[Extension] | None,
+    settings_overrides: dict[str, Any] | None,
+) -> LoadedExtensions:
     settings = session_settings(cwd, trusted, settings_overrides)
     notices: list[str] = []
     setup_errors: list[str] = []
@@ -413,11 +445,17 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         no_extensions=request.no_extensions,
         trust=request.trust,
         inline=request.inline_extensions,
+        trust_mode=request.mode,
+        trust_ui=request.ui,
         settings_overrides=request.settings_overrides,
     )
     if not request.read_only:
         warnings += pi_variable_notices()
         warnings += settings_notices(settings.files, (e.name for e in loaded.extensions))
+    if request.trust is None and loaded.trust_decision is not None and loaded.trust_decision != trusted:
+        trusted = loaded.trust_decision  # an extension's project_trust answer (Pi)
+        settings = session_settings(cwd, trusted, request.settings_overrides)
+        warnings += [w for w in settings.warnings if w not in warnings]
     registry = ModelRegistry()
     warnings += registry.warnings
     providers = ExtensionProviders(registry)  # api.register_provider: before the model is chosen

@@ -38,10 +38,15 @@ from caddie.ai.messages import (
     convert_to_llm,
     freeze,
 )
-from caddie.ai.model import Model, StreamOptions
+from caddie.ai.model import Model, ProviderResponse, StreamOptions
 from caddie.config.environment import cache_retention
 from caddie.config.settings import Settings
-from caddie.extensions.api import ExtensionContext, ToolCallEvent, ToolResultEvent
+from caddie.extensions.api import (
+    AfterProviderResponseEvent,
+    ExtensionContext,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from caddie.extensions.runner import ExtensionRunner
 from caddie.runtime.compaction_port import Compactor, StreamFn
 from caddie.runtime.prompting import Prompter
@@ -159,6 +164,7 @@ class LoopHooks:
         session = self._session
         settings = session.settings
         timeout_ms = settings.provider_timeout_ms
+        runner = session.runner
         return StreamOptions(
             api_key=session.api_key_for(model),
             session_id=session.store.session_id,
@@ -167,7 +173,23 @@ class LoopHooks:
             max_retries=settings.provider_max_retries,
             thinking_budgets=settings.thinking_budgets or None,
             cache_retention=cache_retention(),
+            # The provider hooks only when a handler listens (a payload hook costs the conversion cache).
+            on_payload=runner.emit_before_provider_request
+            if runner.has_handlers("before_provider_request")
+            else None,
+            on_headers=runner.emit_before_provider_headers
+            if runner.has_handlers("before_provider_headers")
+            else None,
+            on_response=self._after_provider_response
+            if runner.has_handlers("after_provider_response")
+            else None,
             transport=_transport(settings.get("transport")),
+        )
+
+    async def _after_provider_response(self, response: ProviderResponse) -> None:
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        await self._session.runner.emit(
+            "after_provider_response", AfterProviderResponseEvent(response.status, headers)
         )
 
     async def _transform_context(
@@ -193,7 +215,7 @@ class LoopHooks:
         except Exception as e:
             return ToolCallCheck(block=True, reason=str(e) or type(e).__name__)
         if result is not None and result.block:
-            return ToolCallCheck(block=True, reason=result.reason)
+            return ToolCallCheck(block=True, reason=result.reason, terminate=result.terminate)
         return None
 
     async def _after_tool_call(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
+from caddie.ai.abort import AbortController
 from caddie.ai.messages import UserMessage, text_of
 from caddie.ai.model import THINKING_LEVELS, Model
 from caddie.errors import UsageError
@@ -22,17 +23,22 @@ from caddie.extensions.api import (
     ExtensionUI,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
+    SessionBeforeTreeEvent,
+    SessionBeforeTreeResult,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
+    TreePreparation,
+    TreeSummary,
 )
-from caddie.extensions.runner import Extension, ExtensionRunner
+from caddie.extensions.runner import Extension, ExtensionRunner, call_handler
 from caddie.runtime.compaction_port import Compactor
 from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
 from caddie.runtime.session_events import NoticeEvent, SessionEvent
 from caddie.runtime.tools_prompt import ToolsAndPrompt
-from caddie.session.entries import MessageEntry
+from caddie.session.branch_summary import collect_entries_for_branch_summary, navigation_leaf
+from caddie.session.entries import BranchSummaryEntry, MessageEntry
 from caddie.session.store import SessionFileError, SessionStore
 
 StartReason = Literal["startup", "reload", "new", "resume", "fork"]
@@ -199,16 +205,26 @@ class SessionNavigator:
             return SessionStore.in_memory(session.cwd)
         return SessionStore.create(session.cwd, directory, parent_session=parent_session)
 
-    async def new_session(self, parent_session: str | None = None, *, abort_running: bool = False) -> bool:
+    async def new_session(
+        self,
+        parent_session: str | None = None,
+        *,
+        abort_running: bool = False,
+        setup: Callable[[SessionStore], Any] | None = None,
+    ) -> bool:
         """A fresh session (``/new``); False when a ``session_before_switch`` handler cancelled it.
-        ``abort_running`` (RPC, as Pi): a running turn is aborted first instead of refusing."""
+        ``abort_running`` (RPC, as Pi): a running turn is aborted first instead of refusing. ``setup(store)``
+        (an extension's, sync or async) fills the new session in before it is loaded."""
         if not abort_running:
             self._require_idle("starting a new session")
         if await self._before_switch("new", None):
             return False
         await self._settle_before_switch(abort_running, "starting a new session")
         previous = self._session.store.session_file
-        await self.replace_store(self._new_store(parent_session), "new", previous)
+        store = self._new_store(parent_session)
+        if setup is not None:
+            await call_handler(setup, store)
+        await self.replace_store(store, "new", previous)
         return True
 
     async def switch_session(self, path: str, *, abort_running: bool = False) -> bool:
@@ -274,8 +290,18 @@ class SessionNavigator:
         await self.replace_store(forked, "fork", previous)
         return True
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
-        """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry."""
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        *,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
+        """Move the leaf: to a user message's parent (its text goes back to the editor), else to the entry.
+        ``session_before_tree`` may cancel (False), supply the summary, or change the instructions and the
+        ``label`` (put on the summary, or on the target without one)."""
         session = self._session
         self._require_idle("moving in the tree")
         store = session.store
@@ -283,10 +309,44 @@ class SessionNavigator:
         if entry is None:
             raise UsageError(f"No entry {target_id} in this session.")
         old_leaf = store.leaf_id
+        supplied: TreeSummary | None = None
+        if session.runner.has_handlers("session_before_tree"):
+            collected = collect_entries_for_branch_summary(store, old_leaf, target_id)
+            preparation = TreePreparation(
+                target_id,
+                old_leaf,
+                collected.common_ancestor_id,
+                collected.entries,
+                summarize,
+                custom_instructions,
+                replace_instructions,
+                label,
+            )
+            result = await session.runner.emit(
+                "session_before_tree", SessionBeforeTreeEvent(preparation, AbortController().signal)
+            )
+            if _cancelled(result):
+                return False
+            if isinstance(result, SessionBeforeTreeResult):
+                supplied = result.summary if summarize else None
+                if result.custom_instructions is not None:
+                    custom_instructions = result.custom_instructions
+                if result.replace_instructions is not None:
+                    replace_instructions = result.replace_instructions
+                if result.label is not None:
+                    label = result.label
         summary_entry = None
-        if session.compactor is not None and summarize:
+        if supplied is not None:
+            summary_id = store.branch_with_summary(
+                navigation_leaf(entry), supplied.summary, supplied.details, True, supplied.usage
+            )
+            found = store.get_entry(summary_id)
+            summary_entry = found if isinstance(found, BranchSummaryEntry) else None
+        elif session.compactor is not None and summarize:
             # Attached at the new position (a child of it); raises when cancelled, before the leaf moves.
-            summary_entry = await session.compactor.summarize_branch(old_leaf, target_id)
+            summary_entry = await session.compactor.summarize_branch(
+                old_leaf, target_id, custom_instructions, replace_instructions
+            )
         if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
             store.move_leaf(entry.parent_id)
             session.ui.set_editor_text(text_of(entry.message.content))
@@ -294,8 +354,13 @@ class SessionNavigator:
             store.move_leaf(target_id)
         if summary_entry is not None:
             store.move_leaf(summary_entry.id)
+        if label:
+            store.append_label(summary_entry.id if summary_entry is not None else target_id, label)
         session.agent.state.messages = store.build_context().messages
-        await session.runner.emit("session_tree", SessionTreeEvent(store.leaf_id, old_leaf, summary_entry))
+        tree = SessionTreeEvent(
+            store.leaf_id, old_leaf, summary_entry, (supplied is not None) if summary_entry else None
+        )
+        await session.runner.emit("session_tree", tree)
         return True
 
     async def reload(self) -> None:

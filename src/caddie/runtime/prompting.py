@@ -249,7 +249,9 @@ class Prompter:
             batch: list[AgentMessage] = [user, *self.next_turn]
             self.next_turn = []
             if session.runner.has_handlers("before_agent_start"):
-                event = BeforeAgentStartEvent(text, images, session.tools.base_system_prompt)
+                event = BeforeAgentStartEvent(
+                    text, images, session.tools.base_system_prompt, session.tools.prompt_options()
+                )
                 started = await run.unless_aborted(
                     session.runner.emit_before_agent_start(
                         event, lambda get_prompt: session.context(get_prompt)

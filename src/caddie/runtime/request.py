@@ -36,6 +36,8 @@ class LoadedExtensions:
     """The configured packages (``caddie install`` / settings ``packages``), inspected."""
     notices: list[str] = field(default_factory=list)
     """Things done on the way that the user should hear about (project packages installed)."""
+    trust_decision: bool | None = None
+    """What the extensions' ``project_trust`` handlers decided (None: nobody did)."""
 
     def flag_specs(self) -> dict[str, FlagSpec]:
         return {name: spec for ext in self.extensions for name, spec in ext.flags.items()}

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from caddie.agent.agent import Agent
+from caddie.extensions.api import SystemPromptOptions
 from caddie.extensions.runner import ExtensionRunner
 from caddie.resources.discovery import Resources
 from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
@@ -123,6 +124,20 @@ class ToolsAndPrompt:
         state = sources.agent.state
         state.system_prompt = self.system_prompt
         state.tools = active
+
+    def prompt_options(self) -> SystemPromptOptions:
+        """What the system prompt is built from (Pi's ``systemPromptOptions``), as a copy."""
+        active = self.active()
+        return SystemPromptOptions(
+            cwd=self._sources.cwd,
+            custom_prompt=self._custom_prompt,
+            append_system_prompt=self._append_prompt,
+            selected_tools=[t.name for t in active],
+            tool_snippets={t.name: t.prompt_snippet for t in active if t.prompt_snippet},
+            prompt_guidelines=[g for t in active for g in (t.prompt_guidelines or [])],
+            context_files=[(f.path, f.content) for f in self._context_files],
+            skills=[s.name for s in self._sources.resources.skills if not s.disable_model_invocation],
+        )
 
     def override(self, prompt: str) -> None:
         """For the run about to start (a ``before_agent_start`` result)."""

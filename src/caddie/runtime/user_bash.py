@@ -14,12 +14,15 @@ import contextlib
 import os
 import re
 import signal as signals
+from collections.abc import Callable
 from typing import Protocol
 
 from caddie.agent.events import MessageEndEvent, MessageStartEvent
 from caddie.ai.abort import AbortController
 from caddie.ai.messages import AgentMessage, BashExecutionMessage
 from caddie.config.settings import Settings
+from caddie.extensions.api import BashRunner, UserBashEvent, UserBashResult
+from caddie.extensions.runner import ExtensionRunner
 from caddie.runtime.session_events import BashExecutionUpdateEvent, SessionEvent
 from caddie.sandbox import Sandbox
 from caddie.session.store import SessionStore
@@ -52,6 +55,9 @@ class UserBashHost(Protocol):
         """A run is being prepared or running: the record waits until it settles."""
         ...
 
+    @property
+    def runner(self) -> ExtensionRunner: ...
+
     async def publish_event(self, event: SessionEvent) -> None: ...
 
     def publish_soon(self, event: SessionEvent) -> None: ...
@@ -78,6 +84,19 @@ class UserBash:
         ``cancelled``. ``announce=False`` (RPC, as Pi): the record is added without
         ``message_start``/``message_end`` events."""
         session = self._session
+        decision = await self._ask_extensions(command, exclude_from_context)
+        if decision is not None and decision.result is not None:
+            given = decision.result
+            handled = BashExecutionMessage(
+                command,
+                given.output,
+                given.exit_code,
+                cancelled=given.cancelled,
+                truncated=given.truncated,
+                full_output_path=given.full_output_path,
+                exclude_from_context=exclude_from_context or None,
+            )
+            return await self._finish(handled, announce)
         settings = session.settings
         controller = AbortController()
         self._aborts.add(controller)
@@ -92,6 +111,13 @@ class UserBash:
                 output.append(text.encode("utf-8", "surrogatepass"))
                 session.publish_soon(BashExecutionUpdateEvent(request_id, text))
 
+        if decision is not None and decision.operations is not None:
+            return await self._finish(
+                await self._run_elsewhere(
+                    decision.operations, command, prefix, exclude_from_context, controller, output, take
+                ),
+                announce,
+            )
         prepared = session.sandbox.prepare(
             [shell.shell, *shell.args, f"{prefix}\n{command}" if prefix else command],
             session.cwd,
@@ -148,13 +174,65 @@ class UserBash:
             full_output_path=snapshot.full_output_path,
             exclude_from_context=exclude_from_context or None,
         )
+        return await self._finish(message, announce)
+
+    async def _finish(self, message: BashExecutionMessage, announce: bool) -> BashExecutionMessage:
         if not announce:
             self._silent.add(id(message))
-        if session.is_busy:
+        if self._session.is_busy:
             self._pending.append(message)
         else:
             await self._record(message)
         return message
+
+    async def _ask_extensions(self, command: str, exclude_from_context: bool) -> UserBashResult | None:
+        """``user_bash``: the first handler that returns a ``UserBashResult`` decides (Pi)."""
+        runner = self._session.runner
+        if not runner.has_handlers("user_bash"):
+            return None
+        event = UserBashEvent(command, exclude_from_context, self._session.cwd)
+        decision = await runner.emit_first("user_bash", event, UserBashResult)
+        return decision if isinstance(decision, UserBashResult) else None
+
+    async def _run_elsewhere(
+        self,
+        operations: BashRunner,
+        command: str,
+        prefix: str | None,
+        exclude_from_context: bool,
+        controller: AbortController,
+        output: OutputAccumulator,
+        take: Callable[..., None],
+    ) -> BashExecutionMessage:
+        """Run through an extension's ``BashRunner`` (SSH, a container); the output is kept as for a local
+        command. A runner that raises gives the error as the output and no exit code."""
+        code: int | None
+        try:
+            code = await operations(
+                f"{prefix}\n{command}" if prefix else command,
+                self._session.cwd,
+                lambda text: take(text.encode("utf-8", "surrogatepass")),
+                controller.signal,
+            )
+            take(b"", True)
+        except Exception as e:  # the extension's runner failed: say so in the record, as a failed command
+            take(f"{e}\n".encode())
+            code = None
+        finally:
+            self._aborts.discard(controller)
+        output.finish()
+        snapshot = output.snapshot(persist_if_truncated=True)
+        output.close_temp_file()
+        cancelled = controller.signal.aborted
+        return BashExecutionMessage(
+            command,
+            snapshot.content,
+            None if cancelled else code,
+            cancelled=cancelled,
+            truncated=snapshot.truncation.truncated,
+            full_output_path=snapshot.full_output_path,
+            exclude_from_context=exclude_from_context or None,
+        )
 
     def abort(self) -> None:
         """Kill every running user shell command."""

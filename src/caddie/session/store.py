@@ -205,6 +205,11 @@ class SessionStore(SessionTree):
         return str(self.path) if self.path is not None else None
 
     @property
+    def session_dir(self) -> str | None:
+        """The folder of the session file (None in memory)."""
+        return str(self.path.parent) if self.path is not None else None
+
+    @property
     def cwd(self) -> str:
         return self.header.cwd
 

@@ -24,10 +24,14 @@ from caddie.extensions.api import (
     MessageEntry,
     Mode,
     Model,
+    ModelLookup,
     Sandbox,
     SessionEntry,
     SessionHeader,
+    SystemPromptOptions,
     ToolDefinition,
+    TreeNode,
+    UnavailableUI,
     UserContent,
     UserMessage,
     entry_to_context_messages,
@@ -114,6 +118,18 @@ class FakeSession:
     def session_name(self) -> str | None:
         return self.name
 
+    @property
+    def session_dir(self) -> str | None:
+        return None
+
+    def tree(self) -> list[TreeNode]:
+        nodes = {e.id: TreeNode(e, label=self.labels.get(e.id)) for e in self.all}
+        roots: list[TreeNode] = []
+        for entry in self.all:
+            parent = nodes.get(entry.parent_id) if entry.parent_id else None
+            (parent.children if parent is not None else roots).append(nodes[entry.id])
+        return roots
+
     # -- writing (what the host does) ---------------------------------------------------------------
     def timestamp(self) -> str:
         n = next(self._clock)
@@ -161,8 +177,9 @@ class FakeSession:
 
 
 @dataclass
-class FakeUI:
-    """Records everything the extension shows; dialogs answer from the queues (None / False when empty)."""
+class FakeUI(UnavailableUI):
+    """Records everything the extension shows; dialogs answer from the queues (None / False when empty);
+    what needs a terminal (components, themes) answers as a mode without one (``UnavailableUI``)."""
 
     notifications: list[tuple[str, str]] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
@@ -192,9 +209,11 @@ class FakeUI:
         else:
             self.statuses[key] = text
 
-    def set_widget(self, key: str, lines: Sequence[str] | None, placement: str = "aboveEditor") -> None:
+    def set_widget(self, key: str, lines: Sequence[str] | Any, placement: str = "aboveEditor") -> None:
         if self.fail_widget is not None:
             raise self.fail_widget
+        if callable(lines):  # a component factory: drawn only where there is a terminal
+            return
         self.widget_calls.append((key, None if lines is None else list(lines), placement))
         if lines is None:
             self.widgets.pop(key, None)
@@ -213,18 +232,22 @@ class FakeUI:
     def set_working_message(self, message: str | None) -> None:
         self.working_message = message
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: Any = None
+    ) -> bool:
         return self.confirm_answers.pop(0) if self.confirm_answers else False
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
+    async def select(
+        self, title: str, options: Sequence[str], timeout: float | None = None, *, signal: Any = None
+    ) -> str | None:
         return self.select_answers.pop(0) if self.select_answers else None
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self, title: str, placeholder: str | None = None, timeout: float | None = None, *, signal: Any = None
     ) -> str | None:
         return self.input_answers.pop(0) if self.input_answers else None
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+    async def editor(self, title: str, prefill: str | None = None, *, signal: Any = None) -> str | None:
         return self.editor_answers.pop(0) if self.editor_answers else None
 
 
@@ -261,6 +284,21 @@ class FakeContext:
     @property
     def signal(self) -> AbortSignal | None:
         return None
+
+    @property
+    def thinking_level(self) -> str:
+        return self._host.thinking_level
+
+    @property
+    def model_registry(self) -> ModelLookup:
+        return _FakeModels(self._host)
+
+    @property
+    def scoped_models(self) -> list[Model]:
+        return []
+
+    def is_project_trusted(self) -> bool:
+        return self._host.trusted
 
     @property
     def sandbox(self) -> Sandbox:
@@ -317,21 +355,48 @@ class FakeContext:
     async def wait_for_idle(self) -> None:
         pass
 
-    async def new_session(self, parent_session: str | None = None) -> bool:
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        tools = list(self._host.active_tools)
+        return SystemPromptOptions(self._host.session.cwd, None, None, tools, {}, [], [], [])
+
+    async def new_session(
+        self, parent_session: str | None = None, setup: Any = None, with_session: Any = None
+    ) -> bool:
         return False
 
-    async def fork(self, entry_id: str) -> bool:
+    async def fork(self, entry_id: str, position: Any = "before", with_session: Any = None) -> bool:
         return False
 
-    async def navigate_tree(self, target_id: str, summarize: bool = False) -> bool:
+    async def navigate_tree(
+        self,
+        target_id: str,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> bool:
         self._host.session.move_leaf(target_id)
         return True
 
-    async def switch_session(self, path: str) -> bool:
+    async def switch_session(self, path: str, with_session: Any = None) -> bool:
         return False
 
     async def reload(self) -> None:
         pass
+
+
+@dataclass
+class _FakeModels:
+    """``ctx.model_registry`` over the fake host: only its ``model`` is known."""
+
+    host: FakeHost
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        model = self.host.model
+        return model if model is not None and (model.provider, model.id) == (provider, model_id) else None
+
+    def get_available(self) -> list[Model]:
+        return [self.host.model] if self.host.model is not None else []
 
 
 class FakeHost:
@@ -391,7 +456,9 @@ class FakeHost:
             self.session.custom_message(message)
         self.queued.clear()
 
-    def send_user_message(self, content: str | list[UserContent], deliver_as: Any) -> None:
+    def send_user_message(
+        self, content: str | list[UserContent], deliver_as: Any, expand: bool = False
+    ) -> None:
         self.calls.append("send_user_message")
         self.user_messages.append((content, deliver_as))
 

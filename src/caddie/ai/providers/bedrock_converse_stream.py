@@ -254,6 +254,10 @@ def region_for(model: Model) -> tuple[str, str | None]:
     return "us-east-1", endpoint
 
 
+SKIP_AUTH_ENV = "AWS_BEDROCK_SKIP_AUTH"
+"""``1``: sign with dummy credentials, for a Bedrock proxy that authenticates by other means (as Pi)."""
+
+
 def make_client(model: Model, token: str | None, idle: float) -> Any:
     try:
         import boto3
@@ -262,12 +266,16 @@ def make_client(model: Model, token: str | None, idle: float) -> Any:
         raise ProviderError(EXTRA_HINT) from exc
     region, endpoint = region_for(model)
     settings: dict[str, Any] = {"read_timeout": idle if idle > 0 else None, "retries": {"max_attempts": 1}}
-    token = token or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+    skip_auth = os.environ.get(SKIP_AUTH_ENV) == "1"  # a proxy that needs no AWS credentials (Pi's switch)
+    token = None if skip_auth else token or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
     if token:  # a Bedrock API key: sent as a bearer token instead of a SigV4 signature
         from botocore import UNSIGNED
 
         settings["signature_version"] = UNSIGNED
-    client = boto3.session.Session().client(
+    elif skip_auth:  # SigV4 with the dummy keys, even where botocore would pick up a Bedrock API key itself
+        settings["signature_version"] = "v4"
+    dummy = {"aws_access_key_id": "dummy-access-key", "aws_secret_access_key": "dummy-secret-key"}
+    client = boto3.session.Session(**(dummy if skip_auth else {})).client(
         "bedrock-runtime", region_name=region, endpoint_url=endpoint, config=Config(**settings)
     )
     if token:

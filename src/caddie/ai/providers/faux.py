@@ -422,6 +422,8 @@ class FauxProvider:
         """The context of every call, in order (what the model was asked)."""
         self.request_options: list[StreamOptions] = []
         self.payloads: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        """The HTTP headers each request would send, after ``on_headers`` (only recorded with a hook)."""
         self._prompt_cache: dict[str, str] = {}
 
     # -- script -----------------------------------------------------------------------------------
@@ -461,6 +463,8 @@ class FauxProvider:
         call_index = self.call_count
         self.requests.append(context)
         self.request_options.append(options)
+        if options.on_headers is not None:
+            self.headers.append(await options.on_headers(dict(options.headers or {})))
         payload = _payload(model, context)
         if options.on_payload is not None:
             replaced = await options.on_payload(payload)

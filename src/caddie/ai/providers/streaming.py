@@ -124,6 +124,8 @@ async def stream_via_sdk(
                 "error", fail(output, FailureInfo(missing_key_text), aborted=False, secrets=secrets)
             )
             return
+        if options.on_headers is not None:  # as Pi: the headers are settled before the payload is built
+            headers = await options.on_headers(dict(headers))
         params = build_params()
         if options.on_payload is not None:
             replaced = await options.on_payload(params)
