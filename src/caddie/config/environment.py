@@ -95,7 +95,7 @@ PI_VARIABLES: tuple[PiVariable, ...] = (
         "PI_IMAGE_PROTOCOL",
         "refused",
         None,
-        "caddie's terminal UI shows no inline images; images are sent to the model, not drawn",
+        "caddie's terminal UI picks the image protocol from the terminal itself; this override is not read",
     ),
     PiVariable(
         "PI_TRUE_COLOR",
