@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pty_term import PtyProgram
 from tests.support import fake_llm as fl
+from tests.support.pty_term import PtyProgram
 
 REPO = Path(__file__).resolve().parents[1]
 ECHO_KEYS = "QXZVWQXZVW"

@@ -44,7 +44,8 @@ def _asks_version(args: list[str]) -> bool:
     for ``--version`` anywhere among the main command's options)."""
     if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS, "auth"):
         return False
-    return "--version" in (args[: args.index("--")] if "--" in args else args)
+    options = args[: args.index("--")] if "--" in args else args
+    return "--version" in options or "-v" in options
 
 
 def _exit_promptly(code: int) -> NoReturn:
@@ -72,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``caddie`` command. Called without ``argv`` (the console script, ``python -m caddie``), a headless
     run ends the process itself as soon as its session is closed (see ``_exit_promptly``)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the process markers for what caddie starts, as Pi sets AI_AGENT=pi
+        from caddie.config.environment import process_markers
+
+        os.environ.update(process_markers())
     if _asks_version(args):
         print(f"caddie {__version__}")
         return 0

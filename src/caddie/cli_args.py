@@ -27,8 +27,10 @@ sessions:
   (an id prefix is enough: caddie session list shows the ids). Options: docs/cli.md.
 
 configuration:
-  ~/.caddie/agent/settings.json, merged with .caddie/settings.json of the project.
+  ~/.caddie/agent/ (CADDIE_CODING_AGENT_DIR): settings.json, merged with a trusted project's
+  .caddie/settings.json (-a trusts for one run); SYSTEM.md / APPEND_SYSTEM.md.
   Models: ANTHROPIC_API_KEY / OPENAI_API_KEY / ... or ~/.caddie/agent/models.json (Pi's format).
+  Pi's flags, settings and PI_* variables, and what caddie does with each: docs/configuration.md.
 
 examples:
   caddie demo                             a 30-second scripted tour, no key needed
@@ -66,6 +68,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def base_parser(add_help: bool) -> _Parser:
+    """The main command's options: Pi 0.84.4's, long and short (``-nc`` is an option of its own, never
+    ``-n c``), and caddie's own. ``pi_argv`` must see the arguments first."""
     p = _Parser(
         prog="caddie",
         description="A coding agent for the terminal, with a second shot (mulligan) and a finish line (goal).",
@@ -91,8 +95,12 @@ def base_parser(add_help: bool) -> _Parser:
     )
     p.add_argument(
         "--model",
-        metavar="PROVIDER/ID[:LEVEL]",
-        help="model to use, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-5:high, faux/echo",
+        metavar="PATTERN[:LEVEL]",
+        help="model to use: provider/id, an id, or part of one (sonnet), optionally with :level "
+        "(openai/gpt-5:high); faux/echo needs no key",
+    )
+    p.add_argument(
+        "--provider", metavar="NAME", help="the provider of --model (or write --model provider/id)"
     )
     p.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh, max")
     p.add_argument(
@@ -115,6 +123,12 @@ def base_parser(add_help: bool) -> _Parser:
         metavar="SESSION",
         help="write a session (file, id or id prefix) as HTML and exit; the first message names the output",
     )
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="no network use at start-up (as CADDIE_OFFLINE=1 or Pi's PI_OFFLINE=1): no Ollama probe, no "
+        "install of a project's missing packages",
+    )
     g = p.add_argument_group("session")
     g.add_argument(
         "-c", "--continue", dest="continue_", action="store_true", help="continue the latest session here"
@@ -129,7 +143,12 @@ def base_parser(add_help: bool) -> _Parser:
     g.add_argument("-n", "--name", metavar="NAME", help="the session's display name")
     g.add_argument("-r", "--resume", action="store_true", help="pick a session to resume (interactive)")
     g.add_argument("--no-session", action="store_true", help="keep the session in memory only")
-    g.add_argument("--session-dir", metavar="DIR", help="where session files live (default: per project)")
+    g.add_argument(
+        "--session-dir",
+        metavar="DIR",
+        help="where session files live (default: CADDIE_CODING_AGENT_SESSION_DIR, settings sessionDir, "
+        "else per project)",
+    )
     e = p.add_argument_group("extensions and tools")
     e.add_argument(
         "-e",
@@ -140,11 +159,29 @@ def base_parser(add_help: bool) -> _Parser:
         help="load an extension file or package (repeatable)",
     )
     e.add_argument(
+        "-ne",
         "--no-extensions",
         action="store_true",
         help="do not load discovered extensions (-e and the bundled ones still load)",
     )
-    e.add_argument("--trust", action="store_true", help="trust this project: load .caddie/extensions")
+    e.add_argument(
+        "-a",
+        "--approve",
+        "--trust",
+        dest="trust",
+        action="store_const",
+        const=True,
+        default=None,
+        help="trust this project's files for this run (.caddie/extensions, sensitive settings, SYSTEM.md)",
+    )
+    e.add_argument(
+        "-na",
+        "--no-approve",
+        dest="trust",
+        action="store_const",
+        const=False,
+        help="ignore this project's trust-requiring files for this run",
+    )
     e.add_argument(
         "--sandbox",
         choices=["off", "read-only", "workspace-write"],
@@ -154,11 +191,11 @@ def base_parser(add_help: bool) -> _Parser:
         'settings "sandbox", else off (workspace-write for headless --goal runs). See docs/sandbox.md',
     )
     e.add_argument(
+        "-t",
         "--tools",
         metavar="LIST",
-        help="built-in tools to enable, comma-separated "
-        "(read,bash,edit,write,grep,find,ls; default read,bash,edit,write); MCP tools too: "
-        "mcp__SERVER__TOOL or mcp__SERVER__* (then only those named are on)",
+        help="allowlist of tools, comma-separated: built-in (read,bash,edit,write,grep,find,ls), from "
+        "extensions, or MCP (mcp__SERVER__TOOL, mcp__SERVER__*); only these exist for the run",
     )
     e.add_argument(
         "-xt",
@@ -166,7 +203,16 @@ def base_parser(add_help: bool) -> _Parser:
         metavar="LIST",
         help="tools to disable, comma-separated (built-in, extension or MCP; globs allowed)",
     )
-    r = p.add_argument_group("skills and prompt templates")
+    e.add_argument(
+        "-nt", "--no-tools", action="store_true", help="no tools at all, built-in or from extensions"
+    )
+    e.add_argument(
+        "-nbt",
+        "--no-builtin-tools",
+        action="store_true",
+        help="no built-in tools at start; tools from extensions stay on",
+    )
+    r = p.add_argument_group("skills, prompt templates and themes")
     r.add_argument(
         "--skill",
         action="append",
@@ -174,7 +220,9 @@ def base_parser(add_help: bool) -> _Parser:
         metavar="PATH",
         help="load a skill file or folder (repeatable)",
     )
-    r.add_argument("--no-skills", action="store_true", help="do not discover skills (--skill still loads)")
+    r.add_argument(
+        "-ns", "--no-skills", action="store_true", help="do not discover skills (--skill still loads)"
+    )
     r.add_argument(
         "--prompt-template",
         action="append",
@@ -183,16 +231,104 @@ def base_parser(add_help: bool) -> _Parser:
         help="load a prompt template file or folder (repeatable)",
     )
     r.add_argument(
+        "-np",
         "--no-prompt-templates",
         action="store_true",
         help="do not discover prompt templates (--prompt-template still loads)",
     )
+    r.add_argument(
+        "--theme",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a theme file or folder (repeatable)",
+    )
+    r.add_argument("--use-theme", metavar="NAME", help="the theme for this run (over settings theme)")
+    r.add_argument("--no-themes", action="store_true", help="do not discover themes (--theme still loads)")
     s = p.add_argument_group("prompt")
-    s.add_argument("--system-prompt", metavar="TEXT", help="replace the default system prompt")
-    s.add_argument("--append-system-prompt", metavar="TEXT", help="add text to the system prompt")
-    s.add_argument("--no-context-files", action="store_true", help="do not read AGENTS.md / CLAUDE.md")
-    p.add_argument("--version", action="version", version=f"caddie {__version__}")
+    s.add_argument(
+        "--system-prompt",
+        metavar="TEXT|FILE",
+        help="replace the default system prompt (a file's contents when FILE exists; default: SYSTEM.md of "
+        "the project's .caddie/ or ~/.caddie/agent/)",
+    )
+    s.add_argument(
+        "--append-system-prompt",
+        action="append",
+        default=None,
+        metavar="TEXT|FILE",
+        help="add text (or a file's contents) to the system prompt (repeatable; default: APPEND_SYSTEM.md)",
+    )
+    s.add_argument("-nc", "--no-context-files", action="store_true", help="do not read AGENTS.md / CLAUDE.md")
+    u = p.add_argument_group("terminal UI")
+    u.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the start-up header even when settings quietStartup is on",
+    )
+    u.add_argument(
+        "--tui-mode",
+        choices=["regular", "fullscreen"],
+        help="accepted for Pi's sake: caddie's terminal UI is always full-screen",
+    )
+    p.add_argument("-v", "--version", action="version", version=f"caddie {__version__}")
     return p
+
+
+def pi_argv(argv: list[str], parser: argparse.ArgumentParser, *, strict: bool = True) -> list[str]:
+    """The arguments as Pi 0.84.4 reads them, for argparse: an option that takes a value takes the next
+    argument whatever it looks like (``--append-system-prompt "-be terse"``), and a single-dash argument
+    must be one of the options as written — ``-nc`` is "no context files", ``-nfoo`` is not ``-n foo``
+    (``strict``: such an argument is a usage error, as Pi's "Unknown option")."""
+    options = {o for action in parser._actions for o in action.option_strings}
+    takes_value = {o for action in parser._actions if _takes_one(action) for o in action.option_strings}
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        if arg in takes_value and i + 1 < len(argv):
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+            continue
+        if (
+            strict
+            and arg.startswith("-")
+            and not arg.startswith("--")
+            and len(arg) > 1
+            and arg not in options
+        ):
+            raise CliError(
+                f"unknown option {arg}{_short_hint(arg, options, takes_value)} (see caddie --help)"
+            )
+        out.append(arg)
+        i += 1
+    return out
+
+
+def _takes_one(action: argparse.Action) -> bool:
+    """An option written with one value after it (``--model X``), not a switch or ``--list-models [S]``."""
+    return not isinstance(
+        action,
+        argparse._StoreTrueAction
+        | argparse._StoreConstAction
+        | argparse._VersionAction
+        | argparse._HelpAction
+        | argparse._CountAction,
+    ) and action.nargs in (None, 1)
+
+
+def _short_hint(arg: str, options: set[str], takes_value: set[str]) -> str:
+    """``-nfoo``: Pi's short options never take their value glued on; say how to write it."""
+    head = arg.partition("=")[0]
+    for length in (3, 2):
+        if head[:length] in takes_value and head[:length] != arg:
+            return f"; write {head[:length]} and its value apart: {head[:length]} {arg[length:].lstrip('=')}"
+    shorts = sorted(o for o in options if not o.startswith("--"))
+    close = difflib.get_close_matches(head, shorts, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def current_dir() -> str:

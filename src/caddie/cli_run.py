@@ -24,9 +24,11 @@ from caddie.cli_args import (
     check_flag_values,
     check_goal_flags,
     current_dir,
+    pi_argv,
     read_stdin,
     resolve_session_arg,
 )
+from caddie.config.settings import RUN_ONLY
 
 if TYPE_CHECKING:
     import asyncio
@@ -46,8 +48,11 @@ async def run_main(argv: list[str]) -> int:
         from caddie.extensions.api import Mode
         from caddie.runtime.request import LoadedExtensions
 
-    pre, unknown = base_parser(add_help=False).parse_known_args(argv)
+    pre_parser = base_parser(add_help=False)
+    pre, unknown = pre_parser.parse_known_args(pi_argv(argv, pre_parser, strict=False))
     cwd = current_dir()
+    if pre.offline:
+        os.environ["CADDIE_OFFLINE"] = "1"  # and so for what caddie starts, as Pi sets PI_OFFLINE
     interactive = not (pre.print or pre.mode in ("json", "rpc") or pre.export or pre.list_models is not None)
     loaded: LoadedExtensions | None = None
     if unknown or not interactive:
@@ -60,7 +65,7 @@ async def run_main(argv: list[str]) -> int:
                 cwd,
                 extension_paths=pre.extension,
                 no_extensions=pre.no_extensions,
-                trust=True if pre.trust else None,
+                trust=pre.trust,
             )
         except SetupError as e:
             raise CliError(str(e)) from None
@@ -89,7 +94,7 @@ async def run_main(argv: list[str]) -> int:
                 group.add_argument(
                     f"--{spec.name}", dest=f"flag__{spec.name}", metavar="VALUE", help=spec.description
                 )
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(pi_argv(argv, parser))
     flags = {
         name.removeprefix("flag__").replace("_", "-"): value
         for name, value in vars(args).items()
@@ -176,21 +181,30 @@ async def run_main(argv: list[str]) -> int:
 
         rpc_ui = RpcUI(_stdout_json_writer())
         ui = rpc_ui
-    tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools is not None else None
+    if args.tui_mode == "regular":
+        print(
+            "caddie: warning: --tui-mode regular is ignored: caddie's terminal UI is always a full-screen "
+            "Textual app",
+            file=sys.stderr,
+        )
     request = SessionRequest(
         cwd=cwd,
         mode=ui_mode,
         model=args.model,
+        provider=args.provider,
         thinking=args.thinking,
         session=session_choice,  # type: ignore[arg-type]
         session_file=session_file,
         session_dir=args.session_dir,
         extension_paths=args.extension,
         no_extensions=args.no_extensions,
-        trust=True if args.trust else None,
+        trust=args.trust,
         tools=tools,
+        no_tools="all" if args.no_tools else "builtin" if args.no_builtin_tools else None,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
+        settings_overrides=run_overrides(args, cwd),
         no_context_files=args.no_context_files,
         require_model=headless and mode != "rpc",
         ui=ui,
@@ -288,6 +302,25 @@ async def run_main(argv: list[str]) -> int:
                 loop.remove_signal_handler(sig)
             if previous_sigint is not None:
                 signal.signal(signal.SIGINT, previous_sigint)
+
+
+def run_overrides(args: Any, cwd: str) -> dict[str, Any]:
+    """Settings for this run only, from options Pi applies the same way: ``--use-theme`` (the theme),
+    ``--theme PATH`` (more theme files, after settings ``themes``), ``--no-themes`` (only those),
+    ``--verbose`` (the start-up header even with ``quietStartup``)."""
+    overrides: dict[str, Any] = {}
+    if args.use_theme:
+        overrides["theme"] = args.use_theme
+    run: dict[str, Any] = {}  # not settings keys: what only this command line asks (RUN_ONLY)
+    if args.theme:
+        run["themes"] = [str((Path(cwd) / Path(p).expanduser()).resolve()) for p in args.theme]
+    if args.no_themes:
+        run["noThemes"] = True
+    if run:
+        overrides[RUN_ONLY] = run
+    if args.verbose:
+        overrides["quietStartup"] = False
+    return overrides
 
 
 terminated_by: int | None = None

@@ -422,6 +422,18 @@ async def test_cancelling_the_consumer_closes_the_stream(llm: FakeLLM) -> None:
     assert llm.last_request.client_disconnected
 
 
+def test_an_unreachable_cloud_api_points_at_the_network_not_at_a_server_to_start() -> None:
+    from caddie.ai.providers.failures import connection_advice
+
+    assert connection_advice("https://api.anthropic.com").startswith("Check your network connection")
+    assert connection_advice("http://127.0.0.1:8080/v1") == (
+        "Check that the server is running and that baseUrl is right."
+    )
+    assert connection_advice("http://localhost:11434/v1").startswith("Check that the server is running")
+    assert connection_advice("http://192.168.1.20:8000/v1").startswith("Check that the server is running")
+    assert connection_advice("http://gpu-box:8000/v1").startswith("Check that the server is running")
+
+
 def test_detected_flags_follow_pis_provider_list_and_a_named_provider_keeps_them_on_a_local_url() -> None:
     def flags(provider: str, base_url: str, model_id: str = "m") -> tuple[Any, ...]:
         c = resolve_compat(openai_model(None, provider=provider, base_url=base_url, id=model_id))

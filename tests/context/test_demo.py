@@ -47,7 +47,8 @@ async def test_the_interactive_demo_plays_the_tour_in_the_tui(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from caddie.modes.demo_app import DemoApp
-    from caddie.modes.interactive.app import CaddieApp, Startup
+    from caddie.modes.interactive.app import Startup
+    from caddie.modes.interactive.startup import Launcher
     from caddie.runtime.factory import SessionRequest
 
     monkeypatch.setenv("CADDIE_DIR", str(tmp_path / "home"))
@@ -57,18 +58,18 @@ async def test_the_interactive_demo_plays_the_tour_in_the_tui(
         cwd=str(project), mode="tui", model="faux/faux-1", stream_fn=faux.stream, trust=True
     )
     opened: list[object] = []
-    open_session = CaddieApp._open_session
+    open_session = Launcher.open_session
 
-    async def counted(self: CaddieApp) -> object:
-        opened.append(self)
+    async def counted(self: Launcher) -> object:
+        opened.append(self.host)
         return await open_session(self)
 
-    monkeypatch.setattr(CaddieApp, "_open_session", counted)
+    monkeypatch.setattr(Launcher, "open_session", counted)
     app = DemoApp(Startup(request), None, tour(), type_delay=0, pause=0)
     async with app.run_test(size=(160, 50)) as pilot:
         await app.tour_done.wait()
         await pilot.pause()
-        blocks = list(app.query(ContextBlock))
+        blocks = list(app.conversation.blocks_of(ContextBlock))
         assert app.session is not None
         result = DemoResult(_goal_status(app.session), _tests_pass(project), project)
     assert opened == [app]  # one session: Textual runs CaddieApp.on_mount itself, not via super()

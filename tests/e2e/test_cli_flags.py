@@ -162,6 +162,10 @@ def test_fork_copies_a_session_into_a_new_one(caddie: Caddie) -> None:
     assert header["parentSession"].endswith("_src-1.jsonl")
     user_texts = [m for m in caddie.llm.llm_requests[-1].messages if m.get("role") == "user"]
     assert len(user_texts) == 2  # the forked history went along
+    source = next(r for r in rows if r["id"] == "src-1")
+    copied = [json.loads(line)["id"] for line in Path(new["path"]).read_text().splitlines()[1:]]
+    original = [json.loads(line)["id"] for line in Path(source["path"]).read_text().splitlines()[1:]]
+    assert copied[: len(original)] == original  # every entry, ids kept (as Pi's forkFrom)
     clash = caddie.run("-p", "--model", "fake/fake-model", "--fork", "src", "-c", "x")
     assert clash.returncode == 2 and "choose one of" in clash.stderr
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -83,6 +85,22 @@ def test_json_mode_streams_one_event_per_line(caddie: Caddie) -> None:
     assert end["message"]["role"] == "assistant" and end["message"]["content"] == [
         {"type": "text", "text": "Hi there"}
     ]
+
+
+def test_json_mode_into_a_reader_that_stops_early_ends_quietly(caddie: Caddie) -> None:
+    caddie.llm.push(fl.text("Hi there, a reply in many pieces", chunk_size=2))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "caddie", "--mode", "json", "--model", "fake/fake-model", "hello"],
+        cwd=caddie.project, env=caddie.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    code = proc.wait(60)
+    stderr = proc.stderr.read().decode()
+    assert json.loads(first)["type"] == "session"
+    assert stderr == ""
+    assert code == 0
 
 
 def test_a_provider_error_exits_1_with_one_line(caddie: Caddie) -> None:

@@ -108,10 +108,12 @@ async def test_the_tui_shows_each_warning_once_as_a_notice(tmp_path: Path) -> No
         assert app.session is not None
         app.session.subscribe(lambda e: seen.append(e.message) if isinstance(e, NoticeEvent) else None)
         # notices are lines in the conversation, where they stay (docs/interactive.md)
-        await until(pilot, lambda: sum(TORN in widget_text(b) for b in app.query(InfoBlock)) == 1)
+        await until(
+            pilot, lambda: sum(TORN in widget_text(b) for b in app.conversation.blocks_of(InfoBlock)) == 1
+        )
         await app.session.start("resume")  # announced once per store, not on every start
         await pilot.pause()
-        lines = [widget_text(b) for b in app.query(InfoBlock)]
+        lines = [widget_text(b) for b in app.conversation.blocks_of(InfoBlock)]
     assert sum(TORN in t for t in lines) == 1 and sum(DUPLICATE in t for t in lines) == 1
     assert seen == []
 

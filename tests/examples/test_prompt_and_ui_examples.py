@@ -111,11 +111,13 @@ async def test_timed_confirm_passes_its_timeouts(tmp_path: Path) -> None:
     run = await with_example(tmp_path, "timed_confirm.py")
     timeouts: list[Any] = []
 
-    async def confirm(title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(title: str, message: str, timeout: float | None = None, *, signal: Any = None) -> bool:
         timeouts.append(timeout)
         return False
 
-    async def select(title: str, options: Any, timeout: float | None = None) -> str | None:
+    async def select(
+        title: str, options: Any, timeout: float | None = None, *, signal: Any = None
+    ) -> str | None:
         timeouts.append(timeout)
         return "Option B"
 

@@ -27,7 +27,7 @@ async def test_an_untrusted_projects_servers_are_listed_not_started(tmp_path: Pa
     assert project_has_code(tmp_path)
     settings = load_settings(tmp_path, project_trusted=False)
     assert "mcpServers" not in settings.data
-    assert any("ignored mcpServers because this project is not trusted" in w for w in settings.warnings)
+    assert any("ignored because this project is not trusted" in w for w in settings.warnings)
 
     run = await mcp_session(tmp_path, {}, wait=())
     try:
@@ -55,7 +55,10 @@ async def test_a_trusted_projects_mcp_json_starts_and_tools_can_be_chosen(tmp_pa
     try:
         assert pool()["proj"].state == "ready"
         assert sorted(run.session.core.tools.active_names()) == ["mcp__proj__add", "read"]
-        assert len([t for t in run.session.core.tools.all() if t.name.startswith("mcp__proj__")]) == 12
+        # --tools is an allowlist over every tool, as Pi's: the server's other tools do not exist for the run
+        assert [t.name for t in run.session.core.tools.all() if t.name.startswith("mcp__proj__")] == [
+            "mcp__proj__add"
+        ]
     finally:
         await run.session.shutdown("quit")
 

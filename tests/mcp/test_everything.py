@@ -10,6 +10,7 @@ import contextlib
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ class FormFiller(RecordingUI):
     """Answers server-everything's form: a name and an email typed, the first choice, defaults otherwise."""
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self, title: str, placeholder: str | None = None, timeout: float | None = None, *, signal: Any = None
     ) -> str | None:
         self.asked.append(("input", title))
         field = title.splitlines()[1]
@@ -35,11 +36,15 @@ class FormFiller(RecordingUI):
             return "Ann Example"
         return ""
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
+    async def select(
+        self, title: str, options: Sequence[str], timeout: float | None = None, *, signal: Any = None
+    ) -> str | None:
         self.asked.append(("select", title))
         return options[0]
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: Any = None
+    ) -> bool:
         self.asked.append(("confirm", title))
         return True
 

@@ -12,7 +12,7 @@ from caddie.ai.messages import TextContent, UserMessage
 from caddie.ai.model import Context
 from caddie.ai.providers.faux import FauxProvider, faux_model
 from caddie.config.paths import agent_dir
-from caddie.extensions.api import EventBus, ExtensionAPI
+from caddie.extensions.api import EventBus, ExtensionAPI, UnavailableUI
 from caddie.extensions.runner import Extension
 from caddie.runtime.factory import SessionRequest, open_session
 from caddie.runtime.session import AgentSession
@@ -20,7 +20,7 @@ from caddie.runtime.session_events import SessionEvent
 
 
 @dataclass
-class RecordingUI:
+class RecordingUI(UnavailableUI):
     """An ExtensionUI that records what it is told and answers dialogs from a script."""
 
     notices: list[tuple[str, str]] = field(default_factory=list)
@@ -40,7 +40,9 @@ class RecordingUI:
         else:
             self.statuses[key] = text
 
-    def set_widget(self, key: str, lines: Sequence[str] | None, placement: str = "aboveEditor") -> None:
+    def set_widget(self, key: str, lines: Sequence[str] | Any, placement: str = "aboveEditor") -> None:
+        if callable(lines):
+            return
         if lines is None:
             self.widgets.pop(key, None)
         else:
@@ -62,20 +64,24 @@ class RecordingUI:
         self.asked.append((kind, title))
         return self.answers.pop(0) if self.answers else None
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: Any = None
+    ) -> bool:
         return bool(self._answer("confirm", title))
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
+    async def select(
+        self, title: str, options: Sequence[str], timeout: float | None = None, *, signal: Any = None
+    ) -> str | None:
         answer: str | None = self._answer("select", title)
         return answer
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self, title: str, placeholder: str | None = None, timeout: float | None = None, *, signal: Any = None
     ) -> str | None:
         answer: str | None = self._answer("input", title)
         return answer
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+    async def editor(self, title: str, prefill: str | None = None, *, signal: Any = None) -> str | None:
         answer: str | None = self._answer("editor", title)
         return answer
 

@@ -37,7 +37,7 @@ def test_settings_deep_merge_global_then_project(tmp_path: Path) -> None:
         tmp_path / ".caddie" / "settings.json",
         json.dumps({"retry": {"maxRetries": 2}, "mulligan": {"enabled": False}}),
     )
-    settings = load_settings(tmp_path)
+    settings = load_settings(tmp_path, project_trusted=True)
     assert settings.retry_max_retries == 2 and settings.retry_base_delay_ms == 7
     assert settings.tools == ["read"]
     assert settings.block("mulligan") == {"enabled": False}
@@ -51,14 +51,18 @@ def test_a_broken_settings_file_is_a_warning_not_a_crash(tmp_path: Path) -> None
     assert len(settings.warnings) == 1 and "is not valid JSON (line 1" in settings.warnings[0]
 
 
-def test_untrusted_projects_cannot_set_code_running_keys(tmp_path: Path) -> None:
+def test_an_untrusted_projects_settings_file_is_not_read_as_in_pi(tmp_path: Path) -> None:
     write(
         tmp_path / ".caddie" / "settings.json",
         json.dumps({"shellPath": "/evil", "extensions": ["x.py"], "retry": {"maxRetries": 1}}),
     )
+    assert project_has_code(tmp_path)  # a settings file alone asks for trust (Pi's list)
     untrusted = load_settings(tmp_path)
-    assert untrusted.shell_path is None and untrusted.extensions == [] and untrusted.retry_max_retries == 1
-    assert "ignored extensions, shellPath because this project is not trusted" in untrusted.warnings[0]
+    assert untrusted.shell_path is None and untrusted.extensions == [] and untrusted.retry_max_retries == 3
+    assert untrusted.warnings == [
+        f"{tmp_path.absolute() / '.caddie' / 'settings.json'}: ignored because this project is not trusted "
+        "(run with -a/--approve, or trust it when asked)"
+    ]
     trusted = load_settings(tmp_path, project_trusted=True)
     assert trusted.shell_path == "/evil"
     assert trusted.extensions == [str(tmp_path.absolute() / ".caddie" / "x.py")]  # relative to .caddie/

@@ -186,7 +186,9 @@ async def test_ui_prompt_events_wrap_dialogs_and_overlapping_ones_count_once(tmp
 
     run = await start_session(tmp_path, extensions=[inline_extension(register)])
 
-    async def slow_input(title: str, placeholder: str | None = None, timeout: float | None = None) -> str:
+    async def slow_input(
+        title: str, placeholder: str | None = None, timeout: float | None = None, *, signal: Any = None
+    ) -> str:
         await asyncio.sleep(0.02)  # still open while the select opens and closes
         return "x"
 

@@ -72,7 +72,8 @@ def test_global_and_project_paths_resolve_against_their_own_folders(
     trusted = load_settings(project, project_trusted=True)
 
     home = agent_dir().absolute()
-    assert untrusted.session_dir == str(project / ".caddie" / "sessions")
+    assert trusted.session_dir == str(project / ".caddie" / "sessions")
+    assert untrusted.session_dir == str(home / "my-sessions")  # an untrusted project's file is not read
     assert untrusted.shell_path == str(home / "bin" / "sh")
     assert untrusted.get("mulligan.log.file") == str(home / "m.log")
     assert trusted.extensions == [str(project / ".caddie" / "x.py"), "/abs/y.py"]
@@ -85,14 +86,14 @@ def test_tilde_is_expanded(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("where", ["/tmp/elsewhere", "../../outside", "sessions/../../../outside"])
-def test_an_untrusted_project_cannot_put_sessions_outside_itself(tmp_path: Path, where: str) -> None:
+def test_an_untrusted_project_cannot_move_sessions(tmp_path: Path, where: str) -> None:
     project = _project(tmp_path, {"sessionDir": where})
     _global_settings({"sessionDir": str(tmp_path / "global-sessions")})
 
     settings = load_settings(project)
 
     assert settings.session_dir == str(tmp_path / "global-sessions")  # the user's own choice stands
-    assert any("ignored sessionDir" in w and "not trusted" in w for w in settings.warnings)
+    assert any("ignored because this project is not trusted" in w for w in settings.warnings)
     assert load_settings(project, project_trusted=True).session_dir is not None
     assert load_settings(project, project_trusted=True).session_dir != str(tmp_path / "global-sessions")
 

@@ -48,9 +48,11 @@ def test_the_prompt_lists_tools_guidelines_instructions_date_and_cwd() -> None:
 
 async def test_the_session_prompt_changes_with_the_active_tools(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("Project says hi.")
-    run = await start_session(tmp_path, tools=["read", "ls"])
+    run = await start_session(tmp_path, tools=["read", "ls", "bash"])
+    run.session.core.tools.set_active(["read", "ls"])
     prompt = run.session.state().system_prompt
     assert "- read:" in prompt and "- ls:" in prompt and "- bash:" not in prompt
     assert "Project says hi." in prompt
-    run.session.core.tools.set_active(["read", "bash"])
-    assert "- bash:" in run.session.state().system_prompt and "- ls:" not in run.session.state().system_prompt
+    run.session.core.tools.set_active(["read", "bash", "edit"])  # edit: not in the --tools allowlist
+    prompt = run.session.state().system_prompt
+    assert "- bash:" in prompt and "- ls:" not in prompt and "- edit:" not in prompt

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.conftest import SECRET, require_bwrap
-from tests.tui.test_tmux_smoke import Tmux, tmux  # noqa: F401 (the fixture)
+from tests.tui.test_tmux_smoke import tmux  # noqa: F401 (the fixture)
+from tests.tui.tmux import Tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

@@ -66,7 +66,7 @@ async def probe(project: str, model: str, threshold: float) -> dict[str, object]
                 await asyncio.sleep(0.001)
             echo_ms.append((time.perf_counter() - started) * 1000)
         deadline = loop.time() + 60
-        while not any(m.text for m in app.query(MarkdownText)):
+        while not any(m.text for m in app.conversation.blocks_of(MarkdownText)):
             if loop.time() > deadline:
                 break
             await pilot.pause(0.02)
@@ -74,7 +74,7 @@ async def probe(project: str, model: str, threshold: float) -> dict[str, object]
         await asyncio.wait_for(app.session.wait_for_idle(), 60)
         await pilot.pause(0.2)
         loop.set_debug(False)
-        answer = next((m.text for m in app.query(MarkdownText) if m.text), "")
+        answer = next((m.text for m in app.conversation.blocks_of(MarkdownText) if m.text), "")
     return {"slow": collect.slow, "answer": answer, "echo_ms": echo_ms, "preload_wait_ms": preload_wait_ms}
 
 

@@ -19,6 +19,7 @@ from caddie.config.paths import agent_dir
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension
 from caddie.modes.interactive.app import CaddieApp, Startup
+from caddie.modes.interactive.transcript_view import Block, TranscriptView
 from caddie.runtime.factory import SessionRequest
 
 SMALL = (80, 24)
@@ -85,7 +86,7 @@ async def settle(app: CaddieApp, pilot: Pilot[Any]) -> None:
     """Until the agent is idle and the screen has caught up (pending timers flushed)."""
     assert app.session is not None
     await asyncio.sleep(0)
-    await asyncio.wait_for(app.session.wait_for_idle(), 10)
+    await asyncio.wait_for(app.session.wait_for_idle(), 30)  # generous: CI machines are shared
     await pilot.pause(0.1)
 
 
@@ -121,8 +122,14 @@ def screen_text(app: CaddieApp) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-def widget_text(widget: Widget) -> str:
-    """A widget's rendering as plain text, whether or not it is scrolled into view."""
+def widget_text(widget: Widget | Block) -> str:
+    """A widget's (or a transcript block's) rendering as plain text, whether or not it is scrolled into view."""
+    if isinstance(widget, Block):
+        view = widget.view
+        assert view is not None, "the block is not in the transcript"
+        return "\n".join(strip.text.rstrip() for strip in widget.lines(view, view._content_width()))
+    if isinstance(widget, TranscriptView):
+        return "\n".join(widget_text(block) for block in widget.blocks)
     if widget.children:
         return "\n".join(widget_text(child) for child in widget.children if child.display)
     region = Region(0, 0, widget.outer_size.width, widget.outer_size.height)
@@ -133,3 +140,10 @@ def plain(renderable: RenderableType, width: int = 78) -> str:
     console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
+
+
+def statuses(app: CaddieApp) -> list[str]:
+    """The short confirmations ("Model: …") shown in the transcript, oldest first."""
+    from caddie.modes.interactive.conversation import StatusLine
+
+    return [line.message for line in app.conversation.blocks_of(StatusLine)]

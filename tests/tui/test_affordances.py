@@ -108,6 +108,7 @@ async def test_at_offers_project_files_fuzzily_honouring_gitignore(
         )
     monkeypatch.setattr(files_module, "USE_FD", use_fd)
     root = project(tmp_path)
+    (root / "src" / "parsing" / "lexer.py").write_text("y = 2\n")  # "prsr" is in its directory only
     app, _ = make_app(root)
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
@@ -232,7 +233,7 @@ async def test_a_pi_theme_file_is_used_and_a_broken_one_is_explained(tmp_path: P
         await until(pilot, lambda: app.theme == "ocean")
         primary = app.current_theme.primary
         secondary = app.current_theme.secondary
-        notices = [widget_text(b) for b in app.query(InfoBlock)]
+        notices = [widget_text(b) for b in app.conversation.blocks_of(InfoBlock)]
     assert primary.lower() == "#0077be"
     assert secondary is not None and secondary.lower() == "#808080"  # xterm colour 244
     assert any("broken.json" in n and "'nope'" in n for n in notices)
@@ -269,7 +270,7 @@ async def test_themes_from_packages_are_offered_and_used_with_the_packages_filte
         await ready(app, pilot)
         await until(pilot, lambda: app.theme == "harbour")
         primary = app.current_theme.primary
-        offered = set(app.theme_names)
+        offered = set(app.themes.names())
     assert primary.lower() == "#336699"
     assert "harbour" in offered and "dusk" not in offered  # "-dusk": the package's filter leaves it out
 
@@ -317,8 +318,8 @@ async def test_session_wraps_long_paths(tmp_path: Path) -> None:
         await submit(pilot, app, "hi")
         await settle(app, pilot)
         await submit(pilot, app, "/session")
-        await until(pilot, lambda: "Session file" in widget_text(app.query(InfoBlock).last()))
-        shown = widget_text(app.query(InfoBlock).last())
+        await until(pilot, lambda: "Session file" in widget_text(app.conversation.blocks_of(InfoBlock)[-1]))
+        shown = widget_text(app.conversation.blocks_of(InfoBlock)[-1])
         path = app.session.store.session_file  # type: ignore[union-attr]
     joined = "".join(line.split("  ", 1)[-1].strip() if "Session file" in line else line.strip()
                      for line in shown.splitlines()[: shown.index("Session id") and None])  # fmt: skip
@@ -333,18 +334,26 @@ async def test_bash_shows_elapsed_time_while_running_and_the_duration_after(tmp_
         await ready(app, pilot)
         await submit(pilot, app, "run")
         await until(
-            pilot, lambda: bool(app.query(ToolBlock)) and app.query_one(ToolBlock).status == "running"
+            pilot,
+            lambda: (
+                bool(app.conversation.blocks_of(ToolBlock))
+                and app.conversation.blocks_of(ToolBlock)[0].status == "running"
+            ),
         )
         await pilot.pause(1.2)  # the command runs 3 s: a loaded machine still finds it running
-        running = plain(app.query_one(ToolBlock).build())
+        running = plain(app.conversation.blocks_of(ToolBlock)[0].build())
         await settle(app, pilot)
-        finished = plain(app.query_one(ToolBlock).build())
+        finished = plain(app.conversation.blocks_of(ToolBlock)[0].build())
         await submit(pilot, app, "!!sleep 0.3")
         await settle(app, pilot)
         await until(
-            pilot, lambda: bool(app.query(BashBlock)) and "exit" in widget_text(app.query_one(BashBlock))
+            pilot,
+            lambda: (
+                bool(app.conversation.blocks_of(BashBlock))
+                and "exit" in widget_text(app.conversation.blocks_of(BashBlock)[0])
+            ),
         )
-        user_bash = widget_text(app.query_one(BashBlock))
+        user_bash = widget_text(app.conversation.blocks_of(BashBlock)[0])
     assert re.search(r"running… [1-9]\.\ds", running), running
     took = re.search(r"exit 0  (\d+\.\d)s", finished)
     assert took is not None and float(took.group(1)) >= 3.0, finished  # a loaded machine may take longer

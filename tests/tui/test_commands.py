@@ -23,6 +23,7 @@ from tests.tui.harness import (
     make_app,
     ready,
     settle,
+    statuses,
     submit,
     type_text,
     until,
@@ -49,7 +50,7 @@ def deploy_extension(calls: list[str]) -> Any:
 
 
 def last_info(app: Any) -> str:
-    return widget_text(app.query(InfoBlock).last())
+    return widget_text(app.conversation.blocks_of(InfoBlock)[-1])
 
 
 async def test_slash_lists_builtin_and_extension_commands_with_descriptions(tmp_path: Path) -> None:
@@ -119,7 +120,7 @@ async def test_enter_decides_on_the_text_typed_not_on_suggestions_for_an_earlier
         app.menu.show(complete("/", app.editor.commands()), "/")  # what the menu showed one key ago
         assert app.menu.current() is not None and app.menu.current().label != "/session"  # type: ignore[union-attr]
         await pilot.press("enter")
-        await until(pilot, lambda: "Session id" in widget_text(app.query(InfoBlock).last()))
+        await until(pilot, lambda: "Session id" in widget_text(app.conversation.blocks_of(InfoBlock)[-1]))
     assert app.editor.text == ""
 
 
@@ -145,6 +146,7 @@ async def test_hotkeys_and_help_list_keys_and_commands(tmp_path: Path) -> None:
         await until(pilot, lambda: "/deploy" in last_info(app))
         help_text = last_info(app)
     assert "Alt+Enter" in hotkeys and "Esc" in hotkeys and "!!cmd" in hotkeys
+    assert "Ctrl+P / Ctrl+Shift+P" in hotkeys
     assert "/resume" in help_text and "Ship it to an environment" in help_text
 
 
@@ -159,7 +161,7 @@ async def test_new_starts_an_empty_session(tmp_path: Path) -> None:
         await submit(pilot, app, "/new")
         await until(pilot, lambda: app.session is not None and app.session.store.session_id != before)
         await pilot.pause()
-        users = list(app.query(UserBlock))
+        users = list(app.conversation.blocks_of(UserBlock))
         messages = list(app.session.messages)
     assert users == [] and messages == []
 
@@ -178,7 +180,7 @@ async def test_new_cancelled_by_an_extension_keeps_the_session_and_says_so(tmp_p
         await submit(pilot, app, "/new")
         await until(pilot, lambda: "An extension kept the current session" in last_info(app))
         assert app.session.store.session_id == before
-        assert [widget_text(u) for u in app.query(UserBlock)] != []
+        assert [widget_text(u) for u in app.conversation.blocks_of(UserBlock)] != []
 
 
 async def test_name_sets_the_session_name_shown_in_the_footer(tmp_path: Path) -> None:
@@ -228,7 +230,7 @@ async def test_compact_explains_when_there_is_nothing_to_compact(tmp_path: Path)
         await settle(app, pilot)
         await submit(pilot, app, "/compact")
         await until(pilot, lambda: "compact" in last_info(app).lower())
-        info = app.query(InfoBlock).last()
+        info = app.conversation.blocks_of(InfoBlock)[-1]
         shown = widget_text(info)
     assert info.level == "error" and "Nothing to compact" in shown
 
@@ -244,9 +246,9 @@ async def test_compact_replaces_older_messages_with_a_summary(tmp_path: Path) ->
             await submit(pilot, app, prompt)
             await settle(app, pilot)
         await submit(pilot, app, "/compact keep the numbers")
-        await until(pilot, lambda: bool(app.query(SummaryBlock)))
+        await until(pilot, lambda: bool(app.conversation.blocks_of(SummaryBlock)))
         await pilot.pause()
-        summary = app.query(SummaryBlock).first()
+        summary = app.conversation.blocks_of(SummaryBlock)[0]
         collapsed = widget_text(summary)
         await pilot.press("ctrl+o")
         expanded = widget_text(summary)
@@ -259,7 +261,7 @@ async def test_reload_reloads_extensions(tmp_path: Path) -> None:
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/reload")
-        await until(pilot, lambda: any("Reloaded" in str(n.message) for n in app._notifications))
+        await until(pilot, lambda: any("Reloaded" in m for m in statuses(app)))
         names = [c.name for c in app.command_infos()]
     assert "deploy" in names
 
@@ -291,7 +293,7 @@ def test_parse_command(text: str, expected: tuple[str, str] | None) -> None:
 def test_completion_ranks_prefix_matches_before_substring_matches() -> None:
     commands = merge_commands([CommandInfo("remodel", "ext"), CommandInfo("new", "shadowed")])
     labels = [c.label for c in complete("/mod", commands)]
-    assert labels == ["/model", "/remodel"]
+    assert labels == ["/model", "/scoped-models", "/remodel"]  # the name's start first, then anywhere in it
     assert [c for c in commands if c.name == "new"] == [BUILTIN_COMMANDS[2]]
 
 

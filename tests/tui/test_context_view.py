@@ -49,8 +49,8 @@ async def test_context_shows_the_window_and_what_mulligan_saved(tmp_path: Path) 
         await submit(pilot, app, "what is in big.txt?")
         await settle(app, pilot)
         await submit(pilot, app, "/context")
-        await until(pilot, lambda: len(app.query(ContextBlock)) == 1)
-        before = app.query(ContextBlock).last()
+        await until(pilot, lambda: len(app.conversation.blocks_of(ContextBlock)) == 1)
+        before = app.conversation.blocks_of(ContextBlock)[-1]
         before_text = widget_text(before)
 
         await submit(pilot, app, "shrink it")
@@ -59,8 +59,8 @@ async def test_context_shows_the_window_and_what_mulligan_saved(tmp_path: Path) 
         assert app.session is not None
         entries_before = len(app.session.store.entries())
         await submit(pilot, app, "/context")
-        await until(pilot, lambda: len(app.query(ContextBlock)) == 2)
-        after = app.query(ContextBlock).last()
+        await until(pilot, lambda: len(app.conversation.blocks_of(ContextBlock)) == 2)
+        after = app.conversation.blocks_of(ContextBlock)[-1]
         after_text = widget_text(after)
         footer = screen_text(app)
         assert len(app.session.store.entries()) == entries_before  # looking changes nothing

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 from rich.console import Group
 from rich.text import Text
 
+from caddie.ai.messages import AssistantMessage, TextContent
 from caddie.ai.providers.faux import (
     FauxProvider,
     PacedStep,
@@ -16,8 +19,10 @@ from caddie.ai.providers.faux import (
     faux_thinking,
     faux_tool_call,
 )
+from caddie.ai.stream_events import TextDeltaEvent, TextEndEvent, TextStartEvent
 from caddie.extensions.api import ExtensionAPI
 from caddie.modes.interactive.conversation import (
+    FLUSH_INTERVAL,
     FREEZE_AT,
     AssistantView,
     CustomBlock,
@@ -26,6 +31,7 @@ from caddie.modes.interactive.conversation import (
     ToolBlock,
     UserBlock,
 )
+from caddie.modes.interactive.markdown import chat_markdown
 from tests.tui.harness import SMALL, inline_extension, make_app, plain, ready, settle, submit, widget_text
 
 
@@ -37,11 +43,12 @@ async def test_reply_streams_as_markdown_with_highlighted_code(tmp_path: Path) -
         await submit(pilot, app, "hi")
         await settle(app, pilot)
 
-        markdown = app.query_one(AssistantView).query_one(MarkdownText)
+        markdown = app.conversation.blocks_of(MarkdownText)[0]
         shown = widget_text(markdown)
+        view = app.conversation
         code_styles = [
             segment.style
-            for strip in markdown._live.render_lines(markdown._live.region.reset_offset)
+            for strip in markdown.lines(view, view._content_width())
             for segment in strip
             if "return" in segment.text
         ]
@@ -62,17 +69,23 @@ async def test_streaming_rerenders_only_the_live_message_and_is_throttled(tmp_pa
         await ready(app, pilot)
         await submit(pilot, app, "one")
         await settle(app, pilot)
-        first = app.query(MarkdownText).first()
+        first = app.conversation.blocks_of(MarkdownText)[0]
         first_renders = first.renders
+        started = time.monotonic()
         await submit(pilot, app, "two")
         await settle(app, pilot)
-        live = app.query(MarkdownText).last()
-        frozen = live.query(".md-frozen")
+        elapsed = time.monotonic() - started
+        live = app.conversation.blocks_of(MarkdownText)[-1]
+        frozen = live.frozen
         deltas = len(long_reply) // 8
         shown = widget_text(live)
         renders, first_after, frozen_count = live.renders, first.renders, len(frozen)
-    assert first_after == first_renders, "an earlier message re-rendered while another streamed"
-    assert renders < deltas / 10, f"{renders} renders for {deltas} deltas"
+    # Once more at most: when the scrollbar appears, the width changes and every block is drawn anew.
+    assert first_after - first_renders <= 1, "an earlier message re-rendered while another streamed"
+    # At most one render per flush interval (however slow a loaded machine makes the stream), far fewer
+    # than one per delta.
+    assert renders <= elapsed / FLUSH_INTERVAL + 5, f"{renders} renders in {elapsed:.1f} s"
+    assert renders < deltas / 3, f"{renders} renders for {deltas} deltas"
     assert frozen_count >= 1, "long markdown was not frozen block by block"
     assert "Paragraph 0:" in shown and "Paragraph 34:" in shown
 
@@ -84,7 +97,7 @@ async def test_thinking_is_collapsed_until_ctrl_t(tmp_path: Path) -> None:
         await ready(app, pilot)
         await submit(pilot, app, "go")
         await settle(app, pilot)
-        block = app.query_one(ThinkingBlock)
+        block = app.conversation.blocks_of(ThinkingBlock)[0]
         collapsed = widget_text(block)
         await pilot.press("ctrl+t")
         await pilot.pause()
@@ -106,7 +119,7 @@ async def test_tool_calls_are_compact_and_ctrl_o_expands_their_results(tmp_path:
         await ready(app, pilot)
         await submit(pilot, app, "look")
         await settle(app, pilot)
-        blocks = {b.call_id: b for b in app.query(ToolBlock)}
+        blocks = {b.call_id: b for b in app.conversation.blocks_of(ToolBlock)}
         read_collapsed, bash_collapsed = plain(blocks["r1"].build()), plain(blocks["b1"].build())
         await pilot.press("ctrl+o")
         await pilot.pause()
@@ -129,7 +142,7 @@ async def test_edit_tool_result_shows_its_diff(tmp_path: Path) -> None:
         await ready(app, pilot)
         await submit(pilot, app, "edit")
         await settle(app, pilot)
-        block = app.query_one(ToolBlock)
+        block = app.conversation.blocks_of(ToolBlock)[0]
         rendered = plain(block.build())
         built = block.build()
         assert isinstance(built, Group) and isinstance(built.renderables[1], Text)
@@ -151,7 +164,7 @@ async def test_custom_messages_from_extensions_show_their_type(tmp_path: Path) -
         await ready(app, pilot)
         await submit(pilot, app, "/note 12")
         await settle(app, pilot)
-        block = app.query_one(CustomBlock)
+        block = app.conversation.blocks_of(CustomBlock)[0]
         shown = widget_text(block)
     assert block.custom_type == "build-report"
     assert "[build-report]" in shown and "All 12 checks passed." in shown
@@ -169,9 +182,71 @@ async def test_a_resumed_session_shows_its_history(tmp_path: Path) -> None:
     reopened, _ = make_app(tmp_path, session="file", session_file=path, faux=faux)
     async with reopened.run_test(size=SMALL) as pilot:
         await ready(reopened, pilot)
-        users = [b.text for b in reopened.query(UserBlock)]
-        tool = reopened.query_one(ToolBlock)
-        texts = [m.text for m in reopened.query(MarkdownText)]
+        users = [b.text for b in reopened.conversation.blocks_of(UserBlock)]
+        tool = reopened.conversation.blocks_of(ToolBlock)[0]
+        texts = [m.text for m in reopened.conversation.blocks_of(MarkdownText)]
     assert users == ["run it"]
     assert tool.status == "done" and "hi" in tool.output
     assert texts == ["all good"]
+
+
+async def test_a_streaming_text_block_grows_by_its_deltas_not_by_the_partial_ahead_of_them(
+    tmp_path: Path,
+) -> None:
+    # A provider parses a network chunk into several events before they are delivered: at text_start its
+    # partial message already holds the first delta.
+    long_text = "Answer R0 begins.\n\n" + "\n\n".join(f"para {i:03d}: " + "word " * 12 for i in range(80))
+    pieces = [long_text[i : i + 6] for i in range(0, len(long_text), 6)]
+    partial = AssistantMessage([TextContent(pieces[0])], "openai-completions", "fake", "fake-model")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        view = AssistantView(str(tmp_path))
+        view.view = app.conversation
+        view.apply(TextStartEvent(0, partial))
+        await pilot.pause()
+        for n, piece in enumerate(pieces):
+            view.apply(TextDeltaEvent(0, piece, partial))
+            partial.content[0] = TextContent(partial.content[0].text + piece)  # type: ignore[union-attr]
+            if n % 100 == 0:
+                await pilot.pause(0.1)  # the throttled re-render runs, freezing finished blocks
+        view.apply(TextEndEvent(0, long_text, partial))
+        await pilot.pause(0.2)
+        block = app.conversation.blocks_of(MarkdownText)[0]
+        shown = widget_text(block)
+        frozen = len(block.frozen)
+    assert block.text == long_text
+    assert frozen >= 1
+    assert shown.count("Answer R0 begins.") == 1 and "AnswerAnswer" not in shown
+    assert [int(n) for n in re.findall(r"para (\d{3})", shown)] == list(range(80))
+
+
+async def test_frozen_blocks_are_drawn_again_when_the_final_text_differs_from_the_stream(
+    tmp_path: Path,
+) -> None:
+    streamed = "X" + "\n\n".join(f"streamed {i}: " + "word " * 12 for i in range(80))
+    final = "\n\n".join(f"final {i}: " + "word " * 12 for i in range(80))
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        block = MarkdownText()
+        app.conversation.add(block)
+        await pilot.pause()
+        for i in range(0, len(streamed), 50):
+            block.append(streamed[i : i + 50])
+            block.flush()
+        frozen_while_streaming = len(block.frozen)
+        block.set_text(final)
+        await pilot.pause()
+        shown = widget_text(block)
+    assert frozen_while_streaming >= 1
+    assert "streamed" not in shown and "final 0:" in shown and "final 79:" in shown
+
+
+def test_single_newlines_in_an_answer_stay_line_breaks() -> None:
+    shown = plain(chat_markdown("Line 001: a\nLine 002: b\n\nnext *paragraph*"))
+    assert [line.strip() for line in shown.splitlines() if line.strip()] == [
+        "Line 001: a",
+        "Line 002: b",
+        "next paragraph",
+    ]

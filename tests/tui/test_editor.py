@@ -128,8 +128,8 @@ async def test_bang_runs_a_shell_command_into_the_context(tmp_path: Path) -> Non
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "!echo hello-shell")
-        await until(pilot, lambda: bool(app.query(BashBlock)))
-        block = widget_text(app.query_one(BashBlock))
+        await until(pilot, lambda: bool(app.conversation.blocks_of(BashBlock)))
+        block = widget_text(app.conversation.blocks_of(BashBlock)[0])
         await submit(pilot, app, "what did it say")
         await settle(app, pilot)
         assert app.session is not None
@@ -145,12 +145,12 @@ async def test_double_bang_runs_a_shell_command_outside_the_context(tmp_path: Pa
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "!!echo private-output")
-        await until(pilot, lambda: bool(app.query(BashBlock)))
-        block = widget_text(app.query_one(BashBlock))
+        await until(pilot, lambda: bool(app.conversation.blocks_of(BashBlock)))
+        block = widget_text(app.conversation.blocks_of(BashBlock)[0])
         await submit(pilot, app, "hi")
         await settle(app, pilot)
         sent_to_model = str(faux.payloads[-1]["messages"])
-        users = [b.text for b in app.query(UserBlock)]
+        users = [b.text for b in app.conversation.blocks_of(UserBlock)]
     assert "(not sent to the model)" in block
     assert "private-output" not in sent_to_model
     assert users == ["hi"]
@@ -175,7 +175,7 @@ async def test_a_shell_command_typed_while_the_agent_works_waits_for_it(tmp_path
         await submit(pilot, app, "start")
         await until(pilot, lambda: app.busy)
         await submit(pilot, app, "!echo after")
-        await until(pilot, lambda: bool(app.query(BashBlock)))
+        await until(pilot, lambda: bool(app.conversation.blocks_of(BashBlock)))
         assert app.session is not None
         roles = [m.role for m in app.session.messages]
     assert roles == ["user", "assistant", "bashExecution"]

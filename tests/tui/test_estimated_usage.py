@@ -35,6 +35,7 @@ async def test_estimates_are_marked_on_screen(
             await submit(pilot, app, "hello")
             await settle(app, pilot)
             await until(pilot, lambda: "Hello from the local model." in screen_text(app))
+            await until(pilot, lambda: "↑" in "".join(screen_text(app).splitlines()[-3:]))  # the footer drawn
             footer = screen_text(app).splitlines()[-3:]
             footer_text = "\n".join(footer)
             assert ("↑≈" in footer_text) is no_usage, footer_text

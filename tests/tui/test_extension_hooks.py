@@ -16,7 +16,7 @@ from tests.tui.harness import SMALL, inline_extension, make_app, ready, submit, 
 
 def _infos(app: Any) -> list[tuple[str, str]]:
     """The transcript's notices as (level, text), long lines unwrapped."""
-    return [(b.level, " ".join(widget_text(b).split())) for b in app.query(InfoBlock)]
+    return [(b.level, " ".join(widget_text(b).split())) for b in app.conversation.blocks_of(InfoBlock)]
 
 
 async def test_a_shortcut_runs_its_handler_with_the_extension_context_while_the_editor_has_focus(
@@ -149,7 +149,7 @@ async def test_shortcuts_follow_reload_and_leave_unbound_keys_to_the_editor(tmp_
             "    api.register_shortcut('f5', lambda ctx: ctx.ui.set_editor_text('from f5'))\n"
         )
         await submit(pilot, app, "/reload")
-        await until(pilot, lambda: "f5" in app.extension_shortcuts)
+        await until(pilot, lambda: "f5" in app.hooks.shortcuts)
         app.editor.set_text("")
         await pilot.press("f6")
         await pilot.pause(0.1)
@@ -157,7 +157,7 @@ async def test_shortcuts_follow_reload_and_leave_unbound_keys_to_the_editor(tmp_
         await pilot.press("f5")
         await until(pilot, lambda: app.editor.text == "from f5")
     assert after_f6 == "", "the shortcut removed by /reload still ran"
-    assert set(app.extension_shortcuts) == {"f5"}
+    assert set(app.hooks.shortcuts) == {"f5"}
 
 
 def _renderer_extension(seen: list[bool]) -> Any:
@@ -197,13 +197,20 @@ async def test_a_message_renderer_draws_its_custom_messages_and_redraws_them_exp
     async with app.run_test(size=(100, 40)) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/send")
-        await until(pilot, lambda: len(app.query(CustomBlock)) + len(app.query(RenderedMessage)) == 5)
+        await until(
+            pilot,
+            lambda: (
+                len(app.conversation.blocks_of(CustomBlock))
+                + len(app.conversation.blocks_of(RenderedMessage))
+                == 5
+            ),
+        )
         await pilot.pause()
-        rendered = {b.custom_type: widget_text(b) for b in app.query(RenderedMessage)}
-        defaults = {b.custom_type: widget_text(b) for b in app.query(CustomBlock)}
+        rendered = {b.custom_type: widget_text(b) for b in app.conversation.blocks_of(RenderedMessage)}
+        defaults = {b.custom_type: widget_text(b) for b in app.conversation.blocks_of(CustomBlock)}
         await pilot.press("ctrl+o")
         await pilot.pause()
-        expanded = widget_text(app.query(RenderedMessage).first())
+        expanded = widget_text(app.conversation.blocks_of(RenderedMessage)[0])
         errors = [text for level, text in _infos(app) if level == "error"]
         assert app.session is not None
         sent = [m for m in app.session.messages if isinstance(m, CustomMessage)]

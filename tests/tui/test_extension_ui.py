@@ -82,7 +82,7 @@ async def test_notify_puts_the_notice_in_the_transcript_with_its_level(tmp_path:
         await submit(pilot, app, "/toast v2")
         await until(pilot, lambda: "deployed v2" in widget_text(app.conversation))
         await pilot.pause(0.2)
-        notices = [(b.level, widget_text(b)) for b in app.query(InfoBlock)]
+        notices = [(b.level, widget_text(b)) for b in app.conversation.blocks_of(InfoBlock)]
         toasts = list(app._notifications)
     assert ("warning", "Warning: deployed v2") in notices
     assert ("notice", "hello from session_start") in notices, "a notice sent during start-up was lost"
@@ -98,7 +98,7 @@ async def test_set_status_appears_in_the_footer_beside_model_usage_and_cost(tmp_
         footer = widget_text(app.footer)
         await submit(pilot, app, "/status")
         await until(pilot, lambda: "build: green" not in widget_text(app.footer))
-    assert "faux/faux-1" in footer and "$0.000" in footer and "%/128k" in footer and "↑0" in footer
+    assert "faux/faux-1" in footer and "/128k" in footer  # no usage yet: Pi shows no zero figures
 
 
 async def test_set_widget_places_lines_above_or_below_the_editor(tmp_path: Path) -> None:

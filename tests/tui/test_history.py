@@ -37,7 +37,7 @@ async def test_history_after_continue_and_tree_and_resume_matches_the_live_run(t
         await submit(pilot, app, "run it")
         await settle(app, pilot)
         live = transcript(app)
-        live_tools = len(app.query(ToolBlock))
+        live_tools = len(app.conversation.blocks_of(ToolBlock))
         assert app.session is not None
         path = app.session.store.session_file
         await app.render_session()  # what /tree, /resume and /compact do after moving
@@ -50,7 +50,7 @@ async def test_history_after_continue_and_tree_and_resume_matches_the_live_run(t
         reopened, _ = make_app(tmp_path, session=how, session_file=path if how == "file" else None, faux=faux)
         async with reopened.run_test(size=SMALL) as pilot:
             await ready(reopened, pilot)
-            blocks = list(reopened.query(ToolBlock))
+            blocks = list(reopened.conversation.blocks_of(ToolBlock))
             shown = [
                 t
                 for t, w in zip(transcript(reopened), list(reopened.conversation.children)[1:], strict=True)

@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from caddie.modes.interactive.app import AFTER_FIRST_FRAME
+from caddie.modes.interactive.startup import AFTER_FIRST_FRAME
 
 FORBIDDEN = (
     "caddie.runtime.factory",
@@ -56,7 +56,9 @@ def test_the_interactive_app_imports_no_runtime_agent_tools_or_sdk() -> None:
 def test_what_is_deferred_is_imported_by_the_start_up_worker() -> None:
     # The list the worker imports covers the forbidden caddie modules the UI uses later, so none of them
     # is imported on the event loop (each import would block it for tens of milliseconds).
-    code = "import json, sys\nfrom caddie.modes.interactive.app import import_modules, AFTER_FIRST_FRAME\n"
+    code = (
+        "import json, sys\nfrom caddie.modes.interactive.startup import import_modules, AFTER_FIRST_FRAME\n"
+    )
     code += "import_modules(AFTER_FIRST_FRAME)\nprint(json.dumps(sorted(sys.modules)))\n"
     modules = imported_modules(code)
     for name in ("caddie.runtime.session", "caddie.agent.events", "caddie.tools", "rich.markdown"):

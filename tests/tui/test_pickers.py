@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,11 +10,11 @@ import pytest
 from caddie.ai.messages import UserMessage, replace
 from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.conversation import UserBlock
-from caddie.modes.interactive.dialogs import ConfirmScreen
+from caddie.modes.interactive.dialogs import ConfirmScreen, InputScreen
 from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker, age
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionStore
-from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, until, widget_text
+from tests.tui.harness import LARGE, SMALL, make_app, ready, settle, submit, type_text, until, widget_text
 
 _clock = iter(range(1_700_000_000_000, 1_800_000_000_000, 60_000))
 
@@ -33,7 +34,7 @@ def saved_session(cwd: Path, prompt: str, name: str | None = None) -> str:
 
 
 def user_blocks(app: object) -> list[str]:
-    return [b.text for b in app.query(UserBlock)]  # type: ignore[attr-defined]
+    return [b.text for b in app.conversation.blocks_of(UserBlock)]  # type: ignore[attr-defined]
 
 
 async def test_resume_picks_a_session_by_filtering_and_enter(tmp_path: Path) -> None:
@@ -301,3 +302,206 @@ async def test_a_long_list_holds_a_window_of_rows_and_every_row_is_reachable() -
     assert after_paging is not None and after_paging.id == "id1199"  # the last row, beyond the first window
     assert "id3" in filtered and "id1023" in filtered and "id1100" not in filtered
     assert picked == ["id1199"]
+
+
+async def test_tree_filters_cycle_both_ways(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, [faux_message("an answer")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "a question")
+        await settle(app, pilot)
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        picker = app.screen
+        assert isinstance(picker, TreePicker)
+        await pilot.press("ctrl+o")
+        forward = picker.mode
+        await pilot.press("ctrl+shift+o", "ctrl+shift+o")
+        backward = picker.mode
+    assert forward == "no-tools"
+    assert backward == "all", "Shift+Ctrl+O goes back past the default to the last filter"
+
+
+async def test_resume_shows_only_named_sessions_and_their_paths_on_request(tmp_path: Path) -> None:
+    saved_session(tmp_path, "fix the parser")
+    named = saved_session(tmp_path, "write the docs", name="docs day")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        await pilot.press("ctrl+n")
+        named_rows = [c.id for c in picker.shown]
+        await pilot.press("ctrl+n", "ctrl+p")
+        all_rows = [c.id for c in picker.shown]
+        with_path = [str(c.prompt) for c in picker.shown]
+    assert named_rows == [named]
+    assert len(all_rows) == 2
+    assert any(Path(named).name in row for row in with_path)
+
+
+async def test_resume_deletes_a_session_after_a_yes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `trash` command: the file is deleted
+    doomed = saved_session(tmp_path, "throwaway work")
+    kept = saved_session(tmp_path, "keep this")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == doomed))
+        await pilot.press("ctrl+d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not Path(doomed).exists())
+        await pilot.pause()
+        rows = [c.id for c in picker.shown]
+    assert rows == [kept]
+
+
+async def test_resume_renames_sessions_with_ctrl_r(tmp_path: Path) -> None:
+    other = saved_session(tmp_path, "fix the parser")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        assert app.session is not None
+        app.session.store.save_now()
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == other))
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: isinstance(app.screen, InputScreen))
+        await type_text(pilot, "parser work")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("parser work" in str(c.prompt) for c in picker.shown if c.id == other))
+        current = app.session.store.session_file
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == current))
+        await pilot.press("ctrl+r")  # the open session: renamed through it
+        await until(pilot, lambda: isinstance(app.screen, InputScreen))
+        await type_text(pilot, "today")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.store.session_name() == "today")
+        await pilot.press("escape")
+    reopened = SessionStore.open(other, repair=False)
+    assert reopened.session_name() == "parser work"
+
+
+async def test_resume_sorts_threaded_recent_and_by_relevance(tmp_path: Path) -> None:
+    parent_file = saved_session(tmp_path, "refactor the lexer")
+    saved_session(tmp_path, "lexer notes and the parser")
+    parent = SessionStore.open(parent_file)
+    fork = parent.fork()
+    fork.append_message(UserMessage("try again", timestamp=next(_clock)))
+    fork.append_message(faux_message("again"))
+    parent.close()
+    assert fork.session_file is not None
+    saved_session(tmp_path, "newest: parser")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        threaded_rows = [c.id for c in picker.shown]
+        threaded_text = [str(c.prompt) for c in picker.shown]
+        await pilot.press("ctrl+s")
+        recent_rows = [c.id for c in picker.shown]
+        await pilot.press("ctrl+s")
+        await type_text(pilot, "lexer")
+        await pilot.pause()
+        relevance_rows = [str(c.prompt) for c in picker.shown]
+        title = widget_text(picker.query_one("#title"))
+    # threaded: the fork right under the session it came from, marked; recent: newest first, flat
+    assert threaded_rows.index(fork.session_file) == threaded_rows.index(parent_file) + 1
+    assert threaded_text[threaded_rows.index(fork.session_file)].startswith("└ ")
+    assert recent_rows[0] == fork.session_file and recent_rows.index(parent_file) > 0
+    assert relevance_rows[0].startswith("lexer notes") and "sort: relevance" in title
+
+
+async def test_tree_folds_branch_segments_pages_and_shows_label_times(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path)
+    store.append_model_change("faux", "faux-1")
+    root = store.append_message(UserMessage("start here", timestamp=next(_clock)))
+    fork_point = store.append_message(faux_message("first answer"))
+    first = store.append_message(UserMessage("one way", timestamp=next(_clock)))
+    store.append_message(faux_message("went one way"))
+    store.move_leaf(fork_point)
+    second = store.append_message(UserMessage("other way", timestamp=next(_clock)))
+    store.append_message(faux_message("went the other way"))
+    store.append_label(root, "begin")
+    path = store.session_file
+    store.close()
+    app, _ = make_app(tmp_path, session="file", session_file=path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        picker = app.screen
+        assert isinstance(picker, TreePicker)
+        rows = [c.id for c in picker.shown]
+        picker.highlight(rows.index(first))
+        await pilot.press("ctrl+left")  # a segment start with entries under it: folded
+        await until(pilot, lambda: len(picker.shown) == len(rows) - 1)
+        folded_prompt = str(next(c.prompt for c in picker.shown if c.id == first))
+        await pilot.press("ctrl+left")  # already folded: to the start of the segment above
+        up_from_fold = picker.highlighted_choice()
+        picker.highlight([c.id for c in picker.shown].index(first))
+        await pilot.press("ctrl+right")  # unfolds
+        await until(pilot, lambda: len(picker.shown) == len(rows))
+        picker.highlight(0)
+        await pilot.press("ctrl+right")  # nothing folded: to the first entry after the branch point
+        down = picker.highlighted_choice()
+        await pilot.press("right")  # a page down: the last row of this short tree
+        paged = picker.highlighted_choice()
+        await pilot.press("left")
+        paged_back = picker.highlighted_choice()
+        await pilot.press("T")  # Shift+T: the labels' times
+        await until(pilot, lambda: any(":" in str(c.prompt).split("[begin]")[-1] for c in picker.shown))
+        timed = str(next(c.prompt for c in picker.shown if c.id == root))
+        search = picker.query_one("#filter").value  # type: ignore[attr-defined]
+        picker.highlight([c.id for c in picker.shown].index(root))
+        await pilot.press("ctrl+x")  # the entry's text to the clipboard (OSC 52)
+        await pilot.pause()
+        copied = app.clipboard
+    assert copied == "start here"
+    assert folded_prompt.lstrip().startswith("⊞ ")
+    assert up_from_fold is not None and up_from_fold.id == root
+    assert down is not None and down.id == first
+    assert paged is not None and paged.id == rows[-1] and paged_back is not None and paged_back.id == rows[0]
+    assert second in rows
+    assert re.search(r"\[begin\] \d\d:\d\d", timed), timed  # set today: the time of day, as Pi
+    assert search == ""  # T was not typed into the search
+
+
+async def test_ctrl_backspace_deletes_a_session_only_when_the_search_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `trash` command: the file is deleted
+    doomed = saved_session(tmp_path, "throwaway work")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        await type_text(pilot, "throwaway work")
+        await pilot.press("ctrl+backspace")  # a word of the search, not the session
+        await pilot.pause()
+        search = picker.query_one("#filter").value  # type: ignore[attr-defined]
+        assert isinstance(app.screen, SessionPicker) and Path(doomed).exists()
+        picker.query_one("#filter").value = ""  # type: ignore[attr-defined]
+        await pilot.pause()
+        picker.highlight(next(i for i, c in enumerate(picker.shown) if c.id == doomed))
+        await pilot.press("ctrl+backspace")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not Path(doomed).exists())
+    assert search == "throwaway "

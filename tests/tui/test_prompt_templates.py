@@ -8,8 +8,9 @@ from pathlib import Path
 from caddie.ai.messages import UserMessage, text_of
 from caddie.ai.providers.faux import faux_message
 from caddie.config.paths import agent_dir
+from caddie.modes.interactive.conversation import SkillBlock, UserBlock
 from tests.resources.helpers import write_skill, write_template
-from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text
+from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text, widget_text
 
 
 def last_user_text(faux: object) -> str:
@@ -45,3 +46,49 @@ async def test_templates_and_skills_in_the_menu_and_expanded_on_enter(tmp_path: 
         "\n\nquickly"
     )
     assert template.exists()
+
+
+async def test_a_skill_invocation_shows_as_one_collapsed_line_and_the_users_words(tmp_path: Path) -> None:
+    write_skill(agent_dir() / "skills" / "tidy", "tidy", "Tidies code.", body="Step one.\nStep two.\n")
+    app, _ = make_app(tmp_path, [faux_message("tidied")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/skill:tidy quickly")
+        await settle(app, pilot)
+        skill = app.conversation.blocks_of(SkillBlock)[0]
+        collapsed = widget_text(skill)
+        users = [b.text for b in app.conversation.blocks_of(UserBlock)]
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        expanded = widget_text(skill)
+        app.editor.set_text("")
+        await pilot.press("up")
+        recalled = app.editor.text
+    assert collapsed.strip().endswith("[skill] tidy (ctrl+o to expand)") and "Step one" not in collapsed
+    assert users == ["quickly"]
+    assert "Step one." in expanded and "Step two." in expanded
+    assert recalled == "/skill:tidy quickly"
+
+
+async def test_the_startup_header_lists_what_was_loaded_and_quiet_startup_hides_it(tmp_path: Path) -> None:
+    from caddie.modes.interactive.conversation import StartupHeader
+    from tests.tui.harness import write_settings
+
+    write_template(agent_dir() / "prompts", "review", "Review $1", description="Review code")
+    write_skill(agent_dir() / "skills" / "tidy", "tidy", "Tidies code.", body="Tidy.\n")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        header = app.conversation.blocks_of(StartupHeader)[0]
+        listed = widget_text(header)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        files = widget_text(header)
+    write_settings(quietStartup=True)
+    quiet_app, _ = make_app(tmp_path)
+    async with quiet_app.run_test(size=SMALL) as pilot:
+        await ready(quiet_app, pilot)
+        quiet = widget_text(quiet_app.conversation.blocks_of(StartupHeader)[0])
+    assert "[Skills]" in listed and "tidy" in listed and "[Prompts]" in listed and "/review" in listed
+    assert "SKILL.md" not in listed and "SKILL.md" in files and "review.md" in files
+    assert "[Skills]" not in quiet and quiet.strip().startswith("caddie")

@@ -111,3 +111,50 @@ def test_tree_rows_indent_branches_and_mark_the_path(tmp_path: Path) -> None:
     assert rows[-1].is_leaf
     assert [r.text for r in user_only] == ["user: first"]
     assert "read: contents" not in [r.text for r in no_tools]
+
+
+def test_file_name_matches_rank_above_matches_that_need_the_directory() -> None:
+    from caddie.modes.interactive.files import fuzzy_filter
+
+    ranked = fuzzy_filter("prsr", ["src/parsing/lexer.py", "src/parsing/parser.py", "src/press/runner.py"])
+    assert ranked[0] == "src/parsing/parser.py"
+    assert ranked.index("src/parsing/parser.py") < ranked.index("src/parsing/lexer.py")
+
+
+def test_the_window_of_a_long_session_opens_on_a_message_of_the_users() -> None:
+    from caddie.ai.messages import AgentMessage, ToolResultMessage, UserMessage
+    from caddie.ai.providers.faux import faux_message, faux_tool_call
+    from caddie.modes.interactive.transcript import window_start
+
+    turn: list[AgentMessage] = [
+        UserMessage("go"),
+        faux_message([faux_tool_call("read", {"path": "a"}, id="r")]),
+        ToolResultMessage("r", "read", [], is_error=False),
+        faux_message("done"),
+    ]
+    messages = turn * 60  # 240 messages; the last 200 would start on a tool result
+    start = window_start(messages, 199)
+    assert isinstance(messages[start], UserMessage)
+    assert len(messages) - start <= 199
+
+
+def test_footer_shows_pis_figures_cache_hit_rate_auto_compaction_and_the_branch(tmp_path: Path) -> None:
+    from caddie.modes.interactive.footer import git_branch
+
+    state = FooterState(
+        "~/p", "s", "m", None, input_tokens=1200, output_tokens=300, cache_read=4000, cache_write=100,
+        cost=0.0421, context_percent=75.0, context_window=200_000, cache_hit=80.0, auto_compact=True,
+        branch="main",
+    )  # fmt: skip
+    left, _, usage, _ = footer_lines(state)
+    fresh = footer_lines(FooterState("~/p", None, "m", None, context_window=1000))[2]
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/feature/x\n")
+    (tmp_path / "sub").mkdir()
+    assert left.plain == "~/p (main) • s"
+    assert usage.plain == "↑1.2k ↓300 R4.0k W100 CH80.0% $0.042  75.0%/200k (auto)"
+    assert any(span.style == "yellow" for span in usage.spans), (
+        "over 70% of the context is in the warning colour"
+    )
+    assert fresh.plain == "?/1.0k", "unknown until the first reply, as Pi shows it"
+    assert git_branch(str(tmp_path / "sub")) == "feature/x"

@@ -69,10 +69,11 @@ async def test_without_a_model_the_ui_opens_explains_and_model_fixes_it(tmp_path
     app, _ = make_app(tmp_path, model=None)
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
-        explained = widget_text(app.query(InfoBlock).last())
+        explained = widget_text(app.conversation.blocks_of(InfoBlock)[-1])
         await submit(pilot, app, "hello")
         await until(
-            pilot, lambda: "nothing to send the prompt to" in widget_text(app.query(InfoBlock).last())
+            pilot,
+            lambda: "nothing to send the prompt to" in widget_text(app.conversation.blocks_of(InfoBlock)[-1]),
         )
         footer = widget_text(app.footer)
         kept = app.editor.text
@@ -80,7 +81,7 @@ async def test_without_a_model_the_ui_opens_explains_and_model_fixes_it(tmp_path
         await until(pilot, lambda: app.session is not None and app.session.model is not None)
         await submit(pilot, app, "echo me")
         await settle(app, pilot)
-        answers = [m.text for m in app.query(MarkdownText)]
+        answers = [m.text for m in app.conversation.blocks_of(MarkdownText)]
     assert "No model is configured" in explained
     assert "no model (/model)" in footer
     assert kept == "hello", "the prompt typed without a model was thrown away"
@@ -91,9 +92,9 @@ async def test_initial_prompts_from_the_command_line_are_sent_in_order(tmp_path:
     app, _ = make_app(tmp_path, [faux_message("one"), faux_message("two")], prompts=["first", "second"])
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
-        await until(pilot, lambda: len(app.query(MarkdownText)) == 2)
+        await until(pilot, lambda: len(app.conversation.blocks_of(MarkdownText)) == 2)
         await settle(app, pilot)
-        users = [b.text for b in app.query(UserBlock)]
+        users = [b.text for b in app.conversation.blocks_of(UserBlock)]
     assert users == ["first", "second"]
 
 

@@ -1,117 +1,30 @@
 """End to end in a real terminal (tmux): prompt, slash command, Ctrl+Z suspend and fg, quit; the terminal
-is sane afterwards and the last exchange plus the resume command stay in the scrollback.
-
-Deterministic on a loaded machine: every test has its own tmux server (its own socket), tmux's stderr is
-shown when a tmux command fails, the shell is waited for before anything is typed, and waits are for what
-the screen shows (``CADDIE_TMUX_TIMEOUT`` seconds at most, default 60), never fixed sleeps.
-"""
+is sane afterwards and the last exchange plus the resume command stay in the scrollback (tests/tui/tmux.py
+says how the terminal is driven)."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
-import shlex
-import shutil
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.interop.pi import skip_or_fail
-
-
-@pytest.fixture(autouse=True)
-def _needs_tmux() -> None:
-    """Skipped with the reason without tmux; failed under ``CI=1``, where ``.ci/run`` installs it."""
-    if shutil.which("tmux") is None:
-        skip_or_fail("tmux is not installed (Debian: apt-get install tmux)")
-
-
-TIMEOUT_S = float(os.environ.get("CADDIE_TMUX_TIMEOUT", "60"))
-_servers = itertools.count()
-
-
-class TmuxError(AssertionError):
-    pass
-
-
-class Tmux:
-    """One private tmux server with one 80x24 pane running a plain shell."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def run(self, *args: str, check: bool = True) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            capture_output=True, text=True, timeout=TIMEOUT_S,
-        )  # fmt: skip
-        if check and done.returncode != 0:
-            raise TmuxError(f"tmux {' '.join(args[:2])} exited {done.returncode}: {done.stderr.strip()}")
-        return done.stdout
-
-    def type(self, text: str) -> None:
-        self.run("send-keys", "-t", "smoke", "-l", text)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", "smoke", *keys)
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-t", "smoke", "-p")
-
-    def scrollback(self) -> str:
-        """The whole pane history, scrollback included, with wrapped lines joined."""
-        return self.run("capture-pane", "-t", "smoke", "-p", "-J", "-S", "-")
-
-    def wait_for(self, condition: Callable[[str], bool], what: str, timeout: float = TIMEOUT_S) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self.screen()
-            if condition(text):
-                return text
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{text}")
-            time.sleep(0.05)
+from tests.tui.tmux import Tmux, caddie_command, tmux_server
 
 
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    server = Tmux(f"caddie-smoke-{os.getpid()}-{next(_servers)}")
-    env = {"PS1": "$ ", "TERM": "xterm-256color", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    env_args = [f"{k}={v}" for k, v in env.items()]
-    command = ["env", "-i", f"PATH={os.environ.get('PATH', '')}", *env_args, "bash", "--norc", "--noprofile"]
-    last: TmuxError | None = None
-    for attempt in range(3):  # a server that could not start (rare, under heavy load) is retried, loudly
-        try:
-            server.run("new-session", "-d", "-s", "smoke", "-x", "80", "-y", "24", *command)
-            break
-        except TmuxError as e:
-            last = e
-            server.run("kill-server", check=False)
-            time.sleep(0.5 * (attempt + 1))
-    else:
-        raise AssertionError(f"tmux could not start a session three times: {last}")
-    try:
-        server.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt")
+    with tmux_server(tmp_path) as server:
         yield server
-    finally:
-        server.run("kill-server", check=False)
 
 
 def start_caddie(tmux: Tmux, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    caddie_dir = tmp_path / "caddie-home"
-    command = (
-        f"cd {shlex.quote(str(project))} && CADDIE_DIR={shlex.quote(str(caddie_dir))} "
-        f"CADDIE_OLLAMA_URL=http://127.0.0.1:9 {shlex.quote(sys.executable)} -m caddie --model faux/echo"
-    )
-    tmux.type(command)
+    tmux.type(caddie_command(project, tmp_path / "caddie-home", "--model faux/echo"))
     tmux.keys("Enter")
     tmux.wait_for(lambda s: "faux/echo" in s and "Type a message" in s, "the interactive UI")
 
@@ -160,7 +73,16 @@ def test_prompt_answer_slash_command_and_quit_leave_a_sane_terminal(tmux: Tmux, 
     assert "first line" in after_exit and "second line" in after_exit, (
         "the last exchange is not in the scrollback"
     )
-    assert f"To resume this session: caddie --session {session_id.group(1)}" in after_exit
+    hint = re.search(r"To resume this session: (.+ --session (\S+))", after_exit)
+    assert hint is not None and hint.group(2) == session_id.group(1)
+
+    # The hint works as printed, in the same shell (caddie ran as `python -m caddie` here).
+    tmux.type(f"cd {tmp_path / 'project'} && CADDIE_DIR={tmp_path / 'caddie-home'} {hint.group(1)}")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "faux/echo" in s and "hello from tmux" in s, "the resumed session")
+    tmux.keys("C-c")
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell after the resumed caddie quit")
 
 
 def test_ctrl_z_suspends_and_fg_resumes(tmux: Tmux, tmp_path: Path) -> None:
@@ -171,8 +93,11 @@ def test_ctrl_z_suspends_and_fg_resumes(tmux: Tmux, tmp_path: Path) -> None:
     tmux.type("fg")
     tmux.keys("Enter")
     back = tmux.wait_for(lambda s: "faux/echo" in s and "before suspending" in s, "caddie again after fg")
+    tmux.keys("M-Left")  # tmux sends CSI 1;3 D, which Textual alone reads as Esc then Left
+    tmux.type("X")
+    tmux.wait_for(lambda s: "before Xsuspending" in s, "Alt+Left moving a word back")
     tmux.keys("Enter")
-    tmux.wait_for(lambda s: s.count("before suspending") >= 2, "the answer after resuming")
+    tmux.wait_for(lambda s: s.count("before Xsuspending") >= 2, "the answer after resuming")
     tmux.keys("C-c")
     tmux.keys("C-c")
     tmux.wait_for(lambda s: "To resume this session:" in s, "caddie to exit")
@@ -190,3 +115,56 @@ def test_sigterm_quits_and_restores_the_terminal(tmux: Tmux, tmp_path: Path) -> 
     os.kill(caddie_pid, signal.SIGTERM)
     tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after SIGTERM")
     assert sorted(terminal_modes(tmux)) == ["echo", "icanon"]
+
+
+def test_a_large_bracketed_paste_collapses_to_a_marker_and_is_sent_whole(tmux: Tmux, tmp_path: Path) -> None:
+    start_caddie(tmux, tmp_path)
+    lines = [f"pasted line {i:02d}" for i in range(15)]
+    tmux.run("set-buffer", "-b", "big", "\n".join(lines))
+    tmux.run("paste-buffer", "-p", "-b", "big", "-t", "smoke")  # -p: as bracketed paste, as a terminal does
+    tmux.wait_for(lambda s: "[paste #1 +15 lines]" in s, "the paste marker in the editor")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: s.count("pasted line 14") >= 2, "the pasted lines sent and echoed")
+    tmux.keys("C-c")
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: "To resume this session:" in s, "caddie to exit")
+    assert "pasted line 00" in screen
+
+
+def test_extension_components_and_an_editor_component_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
+    """ctx.ui from the examples, through a real terminal: a picker in place of the editor, an overlay, a key
+    hook and a vim-mode editor component (examples/extensions/ui_tour.py and vim_mode.py)."""
+    examples = Path(__file__).parents[2] / "examples" / "extensions"
+    project = tmp_path / "project"
+    project.mkdir()
+    args = f"--model faux/echo -e {examples / 'ui_tour.py'} -e {examples / 'vim_mode.py'}"
+    tmux.type(caddie_command(project, tmp_path / "caddie-home", args))
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "faux/echo" in s and "INSERT" in s, "the UI with the vim editor")
+
+    tmux.type("/ui-pick")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "Pick a colour" in s and "› red" in s, "the picker in place of the editor")
+    tmux.keys("Down")
+    tmux.wait_for(lambda s: "› green" in s, "the picker's highlight moved")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "picked green" in s and "INSERT" in s, "the choice, and the editor back")
+
+    tmux.type("/ui-overlay")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "ui-tour overlay" in s, "the overlay")
+    tmux.type("q")
+    tmux.wait_for(lambda s: "overlay closed" in s and "ui-tour overlay" not in s, "the overlay closed")
+
+    tmux.keys("F7")
+    tmux.wait_for(lambda s: "keys seen" in s, "the key hook's notice")
+
+    tmux.type("abcd")
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "NORMAL" in s, "vim's normal mode")
+    tmux.type("0x$iZ")
+    tmux.wait_for(lambda s: "bcZd" in s and "INSERT" in s, "the vim edits")
+    tmux.keys("C-c")  # clears the editor
+    tmux.keys("C-c")
+    tmux.keys("C-c")  # twice on an empty editor: quit
+    tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")

@@ -288,6 +288,9 @@ class StreamOptions:
     the wait in its text. 0 means no limit."""
     max_retries: int = 0
     """SDK-level retries; the session retries with backoff on its own (settings ``retry``)."""
+    thinking_budgets: dict[str, int] | None = None
+    """Settings ``thinkingBudgets``: token budgets per level (minimal, low, medium, high) for budget-based
+    thinking, over the defaults (``caddie.ai.providers.thinking.THINKING_BUDGETS``)."""
     on_payload: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None
     """Sees (and may replace) the provider payload just before it is sent (``before_provider_request``)."""
     on_response: Callable[[ProviderResponse], Awaitable[None]] | None = None

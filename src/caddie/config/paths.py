@@ -1,4 +1,5 @@
-"""Locations on disk. ``CADDIE_DIR`` overrides the root (default ``~/.caddie``)."""
+"""Locations on disk. ``CADDIE_DIR`` overrides the root (default ``~/.caddie``); ``CADDIE_CODING_AGENT_DIR``
+(the twin of Pi's ``PI_CODING_AGENT_DIR``) names the agent folder itself and wins over ``CADDIE_DIR``."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ def caddie_root() -> Path:
 
 
 def agent_dir() -> Path:
-    """``~/.caddie/agent``: settings.json, models.json, extensions/, sessions/."""
-    return caddie_root() / "agent"
+    """``~/.caddie/agent``: settings.json, models.json, auth.json, extensions/, sessions/."""
+    direct = os.environ.get("CADDIE_CODING_AGENT_DIR")
+    return Path(direct).expanduser() if direct else caddie_root() / "agent"
 
 
 def sessions_root() -> Path:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie.config.paths import agent_dir, project_dir
+from caddie.config.settings_keys import GLOBAL_ONLY, global_only, migrate
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +65,8 @@ class Settings:
     warnings: list[str] = field(default_factory=list)
     global_path: Path | None = None
     project_path: Path | None = None
+    files: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    """Each settings file read, as written (after Pi's migrations): for ``settings_keys.settings_notices``."""
 
     def save_global(self, updates: dict[str, Any]) -> None:
         """Apply ``updates`` now and write them to the global settings file, keeping its other keys (as
@@ -120,6 +123,48 @@ class Settings:
     def default_thinking_level(self) -> str | None:
         return self._str("defaultThinkingLevel")
 
+    def model_thinking_level(self, provider: str, model_id: str) -> str | None:
+        """``modelThinkingLevels["provider/id"]``: the level a model starts with (over
+        ``defaultThinkingLevel``), as Pi reads it."""
+        levels = self.get("modelThinkingLevels")
+        value = levels.get(f"{provider}/{model_id}") if isinstance(levels, dict) else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def thinking_budgets(self) -> dict[str, int]:
+        """``thinkingBudgets``: token budgets per level (minimal, low, medium, high) for budget-based
+        thinking; the levels not given keep caddie's defaults."""
+        block = self.get("thinkingBudgets")
+        if not isinstance(block, dict):
+            return {}
+        return {
+            level: int(value)
+            for level, value in block.items()
+            if level in ("minimal", "low", "medium", "high")
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value > 0
+        }
+
+    # Screen, trust, network ---------------------------------------------------------------------
+    @property
+    def external_editor(self) -> str | None:
+        """``externalEditor`` (a command line), over ``$VISUAL`` / ``$EDITOR``."""
+        value = self._str("externalEditor")
+        return value if value and value.strip() else None
+
+    @property
+    def http_proxy(self) -> str | None:
+        """``httpProxy`` (global file only): applied as ``HTTP_PROXY`` and ``HTTPS_PROXY``."""
+        value = self._str("httpProxy")
+        return value.strip() if value and value.strip() else None
+
+    @property
+    def block_images(self) -> bool:
+        """``images.blockImages``: no image is sent to the model (each becomes a line saying so)."""
+        return bool(self._typed("images.blockImages", False, bool))
+
     # Retry --------------------------------------------------------------------------------------
     @property
     def retry_enabled(self) -> bool:
@@ -140,6 +185,19 @@ class Settings:
     @property
     def http_idle_timeout_ms(self) -> int:
         return int(self._typed("httpIdleTimeoutMs", 300_000, (int, float)))
+
+    @property
+    def provider_timeout_ms(self) -> int | None:
+        """``retry.provider.timeoutMs``: the request timeout handed to the provider's SDK (over
+        ``httpIdleTimeoutMs``); None: not set."""
+        value = self._typed("retry.provider.timeoutMs", None, (int, float))
+        return int(value) if value is not None and value >= 0 else None
+
+    @property
+    def provider_max_retries(self) -> int:
+        """``retry.provider.maxRetries``: the SDK's own retries (Pi's default 0: the session retries)."""
+        value = self._typed("retry.provider.maxRetries", 0, (int, float))
+        return max(0, int(value))
 
     # Compaction ---------------------------------------------------------------------------------
     @property
@@ -172,8 +230,9 @@ class Settings:
     # Tools and extensions -----------------------------------------------------------------------
     @property
     def tools(self) -> list[str] | None:
-        """``tools``, or Pi's name for it, ``defaultTools``."""
-        value = self.get("tools", self.get("defaultTools"))
+        """``defaultTools`` (Pi's key), or caddie's older name for it, ``tools``: the built-in tools active at
+        start (extension tools are active too, as in Pi)."""
+        value = self.get("defaultTools", self.get("tools"))
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return list(value)
         return None
@@ -211,15 +270,10 @@ class Settings:
         return self._str("sessionDir")
 
 
-SENSITIVE_PROJECT_KEYS = (
-    "extensions",
-    "shellPath",
-    "shellCommandPrefix",
-    "shellEnv",
-    "mcpServers",
-    "sandbox",
-)
-"""Project settings that can run code (or loosen the sandbox): used only for trusted projects."""
+RUN_ONLY = "_run"
+"""A block of ``Settings.data`` that no file writes: what the command line asks for this run only
+(``--theme`` paths, ``--no-themes``), read by the terminal UI."""
+
 
 PATH_KEYS = ("extensions", "sessionDir", "shellPath", "mulligan.log.file")
 """Settings whose values are paths (``extensions`` is a list of them), resolved against their file's folder."""
@@ -249,45 +303,35 @@ def resolve_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     return out
 
 
-def _inside(path: str, root: Path) -> bool:
-    try:
-        return Path(path).resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):
-        return False
-
-
 def load_settings(cwd: str | Path, *, project_trusted: bool = False) -> Settings:
     """Read and merge the global and the project settings file.
 
-    Project settings always apply, except the keys in ``SENSITIVE_PROJECT_KEYS`` when the project is not
-    trusted (a cloned repository must not be able to run code just by being opened).
+    The project file applies only to a trusted project, as in Pi 0.84.4 (a cloned repository must not
+    change what caddie does, or run code, just by being opened); otherwise it is ignored with one line.
     """
     root = Path(cwd).expanduser().absolute()
     global_path = agent_dir().expanduser().absolute() / "settings.json"
     project_path = project_dir(root) / "settings.json"
     data, warn = read_json_object(global_path)
     warnings = [warn] if warn else []
+    data = migrate(data)
+    files = [(global_path, data)] if data else []
     data = resolve_paths(data, global_path.parent)
     project, warn = read_json_object(project_path)
     if warn:
         warnings.append(warn)
-    project = resolve_paths(project, project_path.parent)
-    if not project_trusted:
-        skipped = [k for k in SENSITIVE_PROJECT_KEYS if k in project]
-        if skipped:
-            project = {k: v for k, v in project.items() if k not in skipped}
-            warnings.append(
-                f"{project_path}: ignored {', '.join(skipped)} because this project is not trusted "
-                "(run with --trust to allow it)"
-            )
-        session_dir = project.get("sessionDir")
-        if isinstance(session_dir, str) and not _inside(session_dir, root):
-            del project["sessionDir"]
-            warnings.append(
-                f"{project_path}: ignored sessionDir {session_dir} because it is outside the project and "
-                "this project is not trusted (run with --trust to allow it)"
-            )
-    return Settings(deep_merge(data, project), warnings, global_path, project_path)
+    project = migrate(project)
+    if project and project_trusted:  # an untrusted project's file is not read: nothing to report on
+        files.append((project_path, project))
+    warnings += global_only(files, project_path)
+    project = {k: v for k, v in resolve_paths(project, project_path.parent).items() if k not in GLOBAL_ONLY}
+    if not project_trusted and project:
+        project = {}  # as Pi: an untrusted project's settings file is not read at all
+        warnings.append(
+            f"{project_path}: ignored because this project is not trusted (run with -a/--approve, or "
+            "trust it when asked)"
+        )
+    return Settings(deep_merge(data, project), warnings, global_path, project_path, files)
 
 
 def settings_files(cwd: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:

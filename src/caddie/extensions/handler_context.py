@@ -14,6 +14,16 @@ from caddie.ai.messages import AssistantMessage, UserContent, UserMessage
 from caddie.ai.model import Model
 from caddie.checkpoints.restore import RestoreReport
 from caddie.extensions.event_types import SystemPromptOptions
+from caddie.extensions.ui_components import (
+    AutocompleteFactory,
+    ComponentFactory,
+    OverlayHandle,
+    OverlayOptions,
+    TerminalInputHandler,
+    ThemeInfo,
+    ThemeResult,
+    ThemeView,
+)
 from caddie.sandbox import Sandbox
 from caddie.session.entries import CompactionEntry, SessionEntry, SessionHeader
 from caddie.session.tree import TreeNode
@@ -51,15 +61,25 @@ class ConfigScope:
 
 
 class ExtensionUI(Protocol):
-    """The user interface as an extension sees it. Headless modes supply a no-op one."""
+    """The user interface as an extension sees it (Pi's ``ctx.ui``). Modes without a terminal answer the
+    TUI-only calls as "unavailable" (``ui.supports(feature)`` says which work; see ui_components.py)."""
+
+    def supports(self, feature: str) -> bool:
+        """Whether this mode honours ``feature`` (``custom``, ``overlay``, ``footer``, ``themes`` …)."""
+        ...
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
 
     def set_status(self, key: str, text: str | None) -> None: ...
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
-    ) -> None: ...
+        self,
+        key: str,
+        lines: Sequence[str] | ComponentFactory | None,
+        placement: WidgetPlacement = "aboveEditor",
+    ) -> None:
+        """Lines above or below the editor, or a component factory ``(tui, theme) -> component``."""
+        ...
 
     def set_title(self, title: str) -> None: ...
 
@@ -67,19 +87,94 @@ class ExtensionUI(Protocol):
 
     def get_editor_text(self) -> str: ...
 
+    def paste_to_editor(self, text: str) -> None:
+        """Insert text as a paste (a large one collapses to a ``[paste #1 …]`` marker)."""
+        ...
+
     def set_working_message(self, message: str | None) -> None: ...
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool: ...
+    def set_working_visible(self, visible: bool) -> None: ...
+
+    def set_working_indicator(
+        self, frames: Sequence[str] | None = None, interval_ms: int | None = None
+    ) -> None:
+        """The working line's spinner frames (``[]`` hides it, None restores the default)."""
+        ...
+
+    def set_hidden_thinking_label(self, label: str | None) -> None:
+        """What a collapsed thinking block says instead of "Thinking" (None restores it)."""
+        ...
+
+    def set_footer(self, factory: ComponentFactory | None) -> None:
+        """Replace the footer with a component (None restores caddie's)."""
+        ...
+
+    def set_header(self, factory: ComponentFactory | None) -> None:
+        """Replace the transcript's first block with a component (None restores caddie's)."""
+        ...
+
+    async def custom(
+        self,
+        factory: ComponentFactory,
+        *,
+        overlay: bool = False,
+        overlay_options: OverlayOptions | None = None,
+        on_handle: Callable[[OverlayHandle], None] | None = None,
+    ) -> Any:
+        """Show a component in place of the editor (or floating, ``overlay``) until it calls ``done(value)``;
+        returns that value (None where there is no terminal)."""
+        ...
+
+    def on_terminal_input(self, handler: TerminalInputHandler) -> Callable[[], None]:
+        """See every key first (return True to consume it); returns the function that stops it."""
+        ...
+
+    def add_autocomplete_provider(self, factory: AutocompleteFactory) -> None: ...
+
+    def set_editor_component(self, factory: ComponentFactory | None) -> None:
+        """Put an editor of the extension's (a ``CustomEditor``) in place of caddie's; None restores it."""
+        ...
+
+    def get_editor_component(self) -> ComponentFactory | None: ...
+
+    @property
+    def theme(self) -> ThemeView: ...
+
+    def get_all_themes(self) -> list[ThemeInfo]: ...
+
+    def get_theme(self, name: str) -> ThemeView | None: ...
+
+    def set_theme(self, theme: str | ThemeView) -> ThemeResult: ...
+
+    def get_tools_expanded(self) -> bool: ...
+
+    def set_tools_expanded(self, expanded: bool) -> None: ...
+
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
+    ) -> bool: ...
 
     async def select(
-        self, title: str, options: Sequence[str], timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None: ...
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self,
+        title: str,
+        placeholder: str | None = None,
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None: ...
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None: ...
+    async def editor(
+        self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
+    ) -> str | None: ...
 
 
 class ReadonlySession(Protocol):

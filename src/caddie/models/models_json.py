@@ -208,8 +208,44 @@ def load_models_json(
         if not isinstance(spec, dict):
             problems.add(where, "must be an object", "skipping this provider")
             continue
+        _report_unknown_fields(spec, where, problems)
         models = _load_provider(name, spec, models, builtin.get(name), env, configs, problems, where)
     return models, configs, problems.lines
+
+
+PROVIDER_FIELDS = frozenset(
+    ("baseUrl", "api", "apiKey", "oauth", "headers", "authHeader", "models", "modelOverrides", "compat")
+)
+"""A models.json provider's fields (Pi 0.84.4's docs/models.md)."""
+MODEL_FIELDS = frozenset(
+    {"id", "name", "api", "reasoning", "thinkingLevelMap", "input", "contextWindow", "maxTokens", "cost"}
+    | {"compat", "headers"}
+)
+"""A models.json model's (and model override's) fields that caddie uses."""
+REFUSED_MODEL_FIELDS = {
+    "samplingParams": "caddie does not merge extra sampling parameters into its requests",
+}
+
+
+def _report_unknown_fields(spec: Mapping[str, Any], where: str, problems: _Problems) -> None:
+    """One line per field caddie would otherwise ignore without a word: a typo, or Pi's ``samplingParams``."""
+    for key in spec:
+        if key not in PROVIDER_FIELDS:
+            problems.add(f"{where}.{key}", "is not a models.json provider field", "ignoring it")
+    items = [(f"{where}.models[{n}]", m) for n, m in enumerate(spec.get("models") or [])]
+    overrides = spec.get("modelOverrides")
+    if isinstance(overrides, dict):
+        items += [(f"{where}.modelOverrides.{k}", m) for k, m in overrides.items()]
+    for model_where, model in items:
+        if not isinstance(model, dict):
+            continue  # _load_provider says what is wrong with it
+        for key in model:
+            if key in REFUSED_MODEL_FIELDS:
+                problems.add(
+                    f"{model_where}.{key}", "is not supported", f"ignoring it: {REFUSED_MODEL_FIELDS[key]}"
+                )
+            elif key not in MODEL_FIELDS:
+                problems.add(f"{model_where}.{key}", "is not a models.json model field", "ignoring it")
 
 
 def apply_provider(

@@ -28,6 +28,7 @@ from typing import Any, Literal, NoReturn, TextIO
 
 from caddie.ai.messages import AssistantMessage, TextContent, ToolCall
 from caddie.ai.providers.faux import FauxProvider, PacedStep, faux_message, faux_text, faux_tool_call
+from caddie.config.launch import launch_command
 from caddie.errors import UsageError
 
 DEMO_MODEL = "faux/faux-1"
@@ -445,9 +446,11 @@ def run_demo(argv: list[str], out: TextIO | None = None) -> int:
             os.environ["CADDIE_DIR"] = previous_dir
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    where = f"kept in {root}" if args.keep else "removed (caddie demo --keep keeps it)"
+    caddie = launch_command()
+    where = f"kept in {root}" if args.keep else f"removed ({caddie} demo --keep keeps it)"
     print(
-        f"caddie demo: the throwaway repository was {where}. Next: set a key (docs/providers.md) and run caddie.",
+        f"caddie demo: the throwaway repository was {where}. Next: set a key (docs/providers.md) and run "
+        f"{caddie}.",
         file=sys.stderr if interactive else out,
     )
     return 0 if result.goal_status == "complete" and result.tests_pass else 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 from rich.text import Text
 
@@ -20,10 +20,10 @@ RUN_START_TIMEOUT_S = 60.0
 
 
 class Step(Protocol):
-    """One step of the tour (``caddie.modes.demo.Step``): a line to say, a prompt or a command to type."""
+    """One step of the tour (demo.py's ``Step``): ``say`` a line, type a ``prompt`` or a ``command``."""
 
     @property
-    def kind(self) -> Literal["say", "prompt", "command"]: ...
+    def kind(self) -> str: ...
 
     @property
     def text(self) -> str: ...

@@ -8,6 +8,7 @@ ended in an error or was aborted, unless an extension set the exit code (a headl
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -30,6 +31,16 @@ from caddie.runtime.session_events import (
 def _write_json(out: TextIO, obj: dict[str, Any]) -> None:
     out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
     out.flush()
+
+
+def _stdout_gone(out: TextIO) -> None:
+    """The reader of stdout went away (``caddie --mode json … | head``): later writes, and Python's own
+    flush at exit, go to /dev/null instead of raising ``BrokenPipeError`` again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+    except (OSError, ValueError):  # not a real file (a test's StringIO): nothing to redirect
+        pass
 
 
 def _brief(args: Any) -> str:
@@ -78,10 +89,19 @@ async def run_headless(
     before = last_assistant(session)  # compare by identity: a compaction may shorten the transcript
 
     show_tools = err.isatty()  # progress for a person watching; logs and pipes get only what matters
+    reader_gone = False
 
     def on_event(event: SessionEvent) -> None:
+        nonlocal reader_gone
         if json_mode:
-            _write_json(out, event_to_json(event))
+            if reader_gone:
+                return
+            try:
+                _write_json(out, event_to_json(event))
+            except BrokenPipeError:  # nobody reads the events any more: stop the run, quietly
+                reader_gone = True
+                _stdout_gone(out)
+                session.abort()
         elif isinstance(event, ToolExecutionStartEvent) and show_tools:
             err.write(f"→ {event.tool_name} {_brief(event.args)}\n")
         elif isinstance(event, AutoRetryStartEvent):
@@ -100,10 +120,16 @@ async def run_headless(
 
     unsubscribe = session.subscribe(on_event)
     if json_mode:
-        _write_json(out, session.store.header.to_json())
+        try:
+            _write_json(out, session.store.header.to_json())
+        except BrokenPipeError:
+            reader_gone = True
+            _stdout_gone(out)
     try:
         for index, prompt in enumerate(prompts):
-            if session.state().shutdown_requested:  # ctx.shutdown(): the prompts left are not sent
+            if (
+                session.state().shutdown_requested or reader_gone
+            ):  # ctx.shutdown(): the prompts left are not sent
                 break
             try:
                 await session.prompt(prompt, images if index == 0 else None, source="print")
@@ -122,11 +148,16 @@ async def run_headless(
         if failed:
             err.write(f"caddie: {last.error_message or 'the request failed'}\n")
         elif text := last.text():
-            out.write(text if text.endswith("\n") else text + "\n")
-            out.flush()
+            try:
+                out.write(text if text.endswith("\n") else text + "\n")
+                out.flush()
+            except BrokenPipeError:
+                _stdout_gone(out)
         if not failed and (note := answer_note(last)):
             err.write(f"caddie: {note}\n")
     exit_code = session.state().exit_code
     if exit_code is not None:  # an extension decided (a headless goal's outcome)
         return exit_code
+    if reader_gone:
+        return 0  # as `head` expects of a producer it stopped reading
     return 1 if failed else 0

@@ -4,6 +4,7 @@
     caddie remove SOURCE [-l]      remove it from settings and delete its environment (alias: uninstall)
     caddie list                    the packages in settings and what each brings
     caddie update [SOURCE]         update all packages (or one); pinned versions/refs are left alone
+    caddie update --models         refresh the model lists that are loaded at run time (Pi's ``--models``)
     caddie config                  every extension, skill, prompt template and package, on or off
     caddie config on|off|toggle ID switch one (ID: skill:name, prompt:name, extension:name, package:SOURCE,
                                    mcp:server)
@@ -146,6 +147,8 @@ def cmd_list(args: argparse.Namespace, cwd: str) -> int:
 
 
 def cmd_update(args: argparse.Namespace, cwd: str) -> int:
+    if args.models:
+        return update_models(cwd, args.trust)
     specs, warnings = configured_packages(cwd, project_trusted=_trusted(cwd, args.trust))
     for warning in warnings:
         print(f"caddie: warning: {warning}", file=sys.stderr)
@@ -168,6 +171,44 @@ def cmd_update(args: argparse.Namespace, cwd: str) -> int:
     if not specs:
         _say("No packages to update.")
     return 1 if failed else 0
+
+
+def update_models(cwd: str, trust: bool) -> int:
+    """Pi's ``update --models``: every provider that lists its models at run time — an extension's
+    ``refreshModels``, a login's catalogue — loads its list now into models-store.json. Providers with a
+    fixed list (caddie's built-in catalogue, models.json) have nothing to refresh and are not contacted."""
+    import asyncio
+
+    from caddie.extensions.providers import ExtensionProviders
+    from caddie.models.registry import ModelRegistry
+    from caddie.runtime.factory import load_extension_set
+
+    async def refresh() -> tuple[list[str], list[str]]:
+        loaded = await load_extension_set(cwd, extension_paths=[], no_extensions=False, trust=trust or None)
+        registry = ModelRegistry()
+        problems = [*loaded.errors, *ExtensionProviders(registry).attach(loaded.extensions)]
+        names = [n for e in loaded.extensions for n in e.providers]
+        names += [p for p in registry.providers() if registry.has_key(p)]
+        done: list[str] = []
+        for name in dict.fromkeys(names):
+            try:
+                problems += await registry.refresh_models(name)
+            except Exception as e:  # one provider's failure (network, login) does not stop the others
+                problems.append(f"{name}: could not load its models ({e})")
+                continue
+            if registry.models_store.read().get(name) is not None:  # only run-time lists are stored
+                done.append(name)
+        return done, problems
+
+    done, problems = asyncio.run(refresh())
+    for problem in problems:
+        print(f"caddie: warning: {problem}", file=sys.stderr)
+    _say(
+        f"Refreshed the model lists of {', '.join(done)}."
+        if done
+        else "No provider here lists its models at run time; the built-in and models.json lists need no refresh."
+    )
+    return 1 if problems and not done else 0
 
 
 def _trusted(cwd: str, trust: bool) -> bool:
@@ -237,9 +278,18 @@ def _parser() -> _Parser:
         s.add_argument("-l", "--local", action="store_true", help="the project's settings, not the user's")
     s = sub.add_parser("list", help="the installed packages", allow_abbrev=False)
     s.add_argument("--trust", action="store_true", help="include the project's packages")
-    s = sub.add_parser("update", help="update packages", allow_abbrev=False)
+    s = sub.add_parser(
+        "update", help="update packages, or (--models) the dynamic model lists", allow_abbrev=False
+    )
     s.add_argument("source", nargs="?", help="only this package")
-    s.add_argument("--trust", action="store_true", help="include the project's packages")
+    s.add_argument(
+        "--models",
+        action="store_true",
+        help="refresh the model lists of logins and extensions that load them at run time (models-store.json)",
+    )
+    s.add_argument(
+        "-a", "--approve", "--trust", dest="trust", action="store_true", help="include the project's packages"
+    )
     s = sub.add_parser(
         "config", help="list and switch extensions, skills, prompts, packages", allow_abbrev=False
     )

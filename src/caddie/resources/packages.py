@@ -464,6 +464,12 @@ def load_packages(cwd: str | Path, *, project_trusted: bool) -> tuple[list[Insta
     return packages, warnings
 
 
+def missing_project_packages(cwd: str | Path) -> list[str]:
+    """The sources of the trusted project's packages that are not installed."""
+    specs, _ = configured_packages(cwd, project_trusted=True)
+    return [s.source for s in specs if s.scope == "project" and not is_installed(s, cwd)]
+
+
 def ensure_project_packages(cwd: str | Path, *, run: Runner = subprocess.run) -> tuple[list[str], list[str]]:
     """Install the trusted project's packages that are missing (Pi installs project packages on start-up).
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +23,11 @@ from typing import Any
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
+from caddie.ai.providers.thinking import clamp_thinking_level
+from caddie.config.environment import offline, pi_variable_notices, session_dir_from_env
 from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, deep_merge, load_settings
+from caddie.config.settings_keys import settings_notices
 from caddie.extensions.api import ExtensionUI, Mode
 from caddie.extensions.loader import ExtensionSource, collect_sources, load_extensions, package_sources
 from caddie.extensions.providers import ExtensionProviders
@@ -39,7 +43,12 @@ from caddie.resources.discovery import (
     plain_entries,
     scope_lists,
 )
-from caddie.resources.packages import InstalledPackage, ensure_project_packages, load_packages
+from caddie.resources.packages import (
+    InstalledPackage,
+    ensure_project_packages,
+    load_packages,
+    missing_project_packages,
+)
 from caddie.runtime.core import SessionOptions
 from caddie.runtime.project_trust import decide_project_trust
 from caddie.runtime.request import LoadedExtensions as LoadedExtensions
@@ -47,12 +56,14 @@ from caddie.runtime.request import SessionChoice as SessionChoice
 from caddie.runtime.request import SessionRequest as SessionRequest
 from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession
-from caddie.runtime.system_prompt import load_context_files
+from caddie.runtime.system_prompt import load_context_files, prompt_parts
 from caddie.runtime.tool_selection import ToolSelection, unannounced
-from caddie.runtime.trust import project_has_code, remembered_trust
+from caddie.runtime.trust import default_trust, project_has_code, remembered_trust
 from caddie.runtime.ui import HeadlessUI
 from caddie.sandbox import ENV_INSIDE, ENV_MODE, Sandbox, SandboxError, choose_mode, open_sandbox
 from caddie.sandbox import load_config as load_sandbox_config
+from caddie.session.entries import ThinkingLevelChangeEntry, entry_to_json
+from caddie.session.files import json_line
 from caddie.session.store import SessionFileError, SessionStore, default_session_dir, latest_session_file
 from caddie.tools import ALL_TOOL_NAMES, DEFAULT_ACTIVE, create_builtin_tools
 from caddie.tools.bash import EnvPolicy, session_env
@@ -60,7 +71,12 @@ from caddie.tools.validation import DEFERRED_MODULES
 
 
 def project_trusted(cwd: str, trust: bool | None) -> bool:
-    return trust if trust is not None else bool(remembered_trust(cwd))
+    """``--approve`` / ``--no-approve``, else the remembered decision (trust.json), else settings
+    ``defaultProjectTrust`` (``always``: trusted, ``never`` or ``ask``: not — the terminal UI asks first)."""
+    if trust is not None:
+        return trust
+    remembered = remembered_trust(cwd)
+    return remembered if remembered is not None else default_trust() == "always"
 
 
 def session_settings(cwd: str, trusted: bool, overrides: dict[str, Any] | None) -> Settings:
@@ -116,7 +132,14 @@ async def _load_extension_set(
     settings = session_settings(cwd, trusted, settings_overrides)
     notices: list[str] = []
     setup_errors: list[str] = []
-    if trusted:  # a trusted project's packages are installed on first run, as Pi does
+    if trusted and offline():  # --offline / CADDIE_OFFLINE / PI_OFFLINE: no network use at start-up
+        missing = missing_project_packages(cwd)
+        if missing:
+            setup_errors.append(
+                f"offline: project package(s) {', '.join(missing)} not installed; run caddie install -l "
+                "<source> when online"
+            )
+    elif trusted:  # a trusted project's packages are installed on first run, as Pi does
         installed, failed = await asyncio.to_thread(ensure_project_packages, cwd)  # the UI keeps drawing
         notices += [f"installed project package {source}" for source in installed]
         setup_errors += failed
@@ -223,12 +246,37 @@ def closest_model(registry: ModelRegistry, ref: str) -> str | None:
 
 
 def resolve_model(
-    registry: ModelRegistry, settings: Settings, ref: str | None, required: bool
+    registry: ModelRegistry, settings: Settings, ref: str | None, required: bool, provider: str | None = None
 ) -> Model | None:
+    """The model ``--model`` (and ``--provider``) name, or the default one. Beyond an exact
+    ``provider/id``, id or name, a pattern matches as in Pi: part of an id or a name (``sonnet``),
+    preferring an alias (no date suffix) and then the latest dated id."""
     try:
+        if provider and not ref:
+            raise SetupError(f"--provider {provider} needs --model too (as in Pi): --model {provider}/<id>.")
         if ref:
-            return registry.resolve(split_thinking(ref)[0])
-        return registry.default_model(settings)
+            pattern = split_thinking(ref)[0]
+            if provider:
+                known = {p.lower(): p for p in registry.providers()}
+                canonical = known.get(provider.lower())
+                if canonical is None:
+                    raise SetupError(
+                        f'Unknown provider "{provider}". Use --list-models to see the providers and models.'
+                    )
+                bare = (
+                    pattern[len(canonical) + 1 :]
+                    if pattern.lower().startswith(f"{canonical.lower()}/")
+                    else pattern
+                )
+                pattern = f"{canonical}/{bare}"
+            try:
+                return registry.resolve(pattern)
+            except ModelNotFound:
+                found = partial_match(registry, pattern)
+                if found is None:
+                    raise
+                return found
+        return registry.default_model(settings, probe_local=not offline())
     except ModelNotFound as e:  # its text names the closest known models
         raise SetupError(str(e)) from None
     except NoModelConfigured as e:
@@ -237,11 +285,62 @@ def resolve_model(
         return None
 
 
+_DATED = re.compile(r"-\d{8}$")
+
+
+def partial_match(registry: ModelRegistry, pattern: str) -> Model | None:
+    """Pi's fallback for a pattern that names no model exactly: the models whose id or name contains it
+    (within the provider, for ``provider/part``); an alias (no ``-YYYYMMDD`` suffix, or ``-latest``) that
+    sorts highest, else the highest dated id."""
+    provider, _, part = pattern.partition("/")
+    scoped = provider in registry.providers() and bool(part)
+    needle = (part if scoped else pattern).lower()
+    if not needle:
+        return None
+    candidates = [
+        m
+        for m in registry.all()
+        if (not scoped or m.provider == provider) and (needle in m.id.lower() or needle in m.name.lower())
+    ]
+    if not candidates:
+        return None
+    aliases = [m for m in candidates if m.id.endswith("-latest") or not _DATED.search(m.id)]
+    pool = aliases or candidates
+    best = max(pool, key=lambda m: _collation_key(m.id))
+    return registry.find(best.provider, best.id)
+
+
+def _collation_key(text: str) -> tuple[list[tuple[int, str]], str]:
+    """An approximation of JavaScript's ``localeCompare`` (ICU root collation), which Pi sorts ids with:
+    punctuation before digits before letters, case only as a tie-breaker."""
+    rank = [(0 if not c.isalnum() else 1 if c.isdigit() else 2, c.lower()) for c in text]
+    return rank, text.swapcase()
+
+
+def fork_whole(request: SessionRequest) -> SessionStore:
+    """``--fork``, as Pi's: a new session of this directory (``--session-id`` names it) holding every entry
+    of the source (all its branches; opened, its last entry is the leaf), its header naming the source as
+    parent."""
+    assert request.fork_from is not None
+    source = SessionStore.open(Path(request.fork_from).expanduser(), repair=False)
+    folder = (
+        Path(request.session_dir).expanduser() if request.session_dir else default_session_dir(request.cwd)
+    )
+    new = SessionStore.create(
+        request.cwd, folder, parent_session=source.session_file, session_id=request.session_id
+    )
+    assert new.path is not None
+    lines = [json_line(new.header.to_json()), *(json_line(entry_to_json(e)) for e in source.entries())]
+    new.path.parent.mkdir(parents=True, exist_ok=True)
+    with new.path.open("xb") as out:  # a new id: never an existing file
+        out.write(b"".join(lines))
+    return SessionStore.open(new.path)
+
+
 def open_store(request: SessionRequest) -> SessionStore:
     try:
         if request.fork_from is not None:
-            source = SessionStore.open(Path(request.fork_from).expanduser(), repair=False)
-            return source.fork(None, request.session_dir or default_session_dir(request.cwd))
+            return fork_whole(request)
         if request.session == "memory":
             store = SessionStore.in_memory(request.cwd)
             if request.session_id:
@@ -266,18 +365,61 @@ def open_store(request: SessionRequest) -> SessionStore:
         ) from None
 
 
-def _thinking(value: str | None, settings: Settings, warnings: list[str]) -> ThinkingLevel:
-    """The level asked for on the command line (a bad one is an error), else the settings' (a bad one warns)."""
-    for level in THINKING_LEVELS:
-        if level == (value or settings.default_thinking_level or "off"):
-            return level
-    if value is not None:
-        raise SetupError(f"Unknown thinking level '{value}'. Use one of: {', '.join(THINKING_LEVELS)}.")
-    warnings.append(
-        f'settings "defaultThinkingLevel" is {settings.default_thinking_level!r}, not one of '
-        f"{', '.join(THINKING_LEVELS)}; using off"
-    )
-    return "off"
+DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
+"""Pi's ``DEFAULT_THINKING_LEVEL``: what a reasoning model starts with when nothing says otherwise."""
+
+
+def _level(value: str | None) -> ThinkingLevel | None:
+    return next((t for t in THINKING_LEVELS if t == value), None)
+
+
+def initial_thinking(
+    explicit: str | None,
+    model: Model | None,
+    settings: Settings,
+    restored: tuple[bool, str | None],
+) -> ThinkingLevel:
+    """The level a session starts with, decided as Pi decides it: the command line's (``--thinking``, a
+    ``:level`` suffix); else a resumed session's last ``thinking_level_change``; else settings
+    ``modelThinkingLevels`` for the model, ``defaultThinkingLevel``, then ``medium`` — clamped to what the
+    model supports (``off`` without a model or reasoning). ``restored``: (the session has messages, the
+    level its branch last recorded or None). A bad ``--thinking`` is a ``SetupError``."""
+    level: ThinkingLevel | None = None
+    if explicit is not None:
+        level = _level(explicit.strip().lower())
+        if level is None:
+            raise SetupError(
+                f"Unknown thinking level '{explicit}'. Use one of: {', '.join(THINKING_LEVELS)}."
+            )
+    has_messages, recorded = restored
+    if level is None and has_messages:
+        level = _level(recorded) or _level(settings.default_thinking_level) or DEFAULT_THINKING_LEVEL
+    if level is None and model is not None:
+        level = _level(settings.model_thinking_level(model.provider, model.id))
+    if level is None:
+        level = _level(settings.default_thinking_level) or DEFAULT_THINKING_LEVEL
+    return clamp_thinking_level(model, level) if model is not None else "off"
+
+
+def _recorded_thinking(store: SessionStore) -> str | None:
+    for entry in reversed(store.branch()):
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            return entry.thinking_level
+    return None
+
+
+def tool_choice(request: SessionRequest, settings: Settings) -> tuple[list[str] | None, list[str]]:
+    """Pi's tool selection: (the allowlist — ``--tools``, or nothing with ``-nt`` — or None, and the names
+    active at start — ``--tools``, none with ``-nt``/``-nbt``, else settings ``defaultTools``, else read,
+    bash, edit, write). Extension tools the allowlist admits are active at start too."""
+    if request.tools is not None:
+        return list(request.tools), list(request.tools)
+    if request.no_tools == "all":
+        return [], []
+    if request.no_tools == "builtin":
+        return None, []
+    configured = settings.tools
+    return None, list(configured if configured is not None else DEFAULT_ACTIVE)
 
 
 async def open_session(request: SessionRequest) -> SessionBuild:
@@ -288,7 +430,10 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     settings = session_settings(cwd, trusted, request.settings_overrides)
     warnings = list(settings.warnings)
     sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
+    apply_http_proxy(settings)
 
+    if request.session_dir is None:
+        request.session_dir = session_dir_from_env()
     if request.session_dir is None and settings.session_dir:
         request.session_dir = str(Path(settings.session_dir).expanduser())
     store = open_store(request)
@@ -304,6 +449,9 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         trust_ui=request.ui,
         settings_overrides=request.settings_overrides,
     )
+    if not request.read_only:
+        warnings += pi_variable_notices()
+        warnings += settings_notices(settings.files, (e.name for e in loaded.extensions))
     if request.trust is None and loaded.trust_decision is not None and loaded.trust_decision != trusted:
         trusted = loaded.trust_decision  # an extension's project_trust answer (Pi)
         settings = session_settings(cwd, trusted, request.settings_overrides)
@@ -318,34 +466,43 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         found = registry.find(*restored.model)  # a resumed session keeps its model when it still works
         model = found if found is not None and registry.has_auth(found) else None
     if model is None and not (request.read_only and request.model is None):  # views never probe for a model
-        model = resolve_model(registry, settings, request.model, request.require_model)
+        model = resolve_model(registry, settings, request.model, request.require_model, request.provider)
     if not request.read_only:  # its SDK imports in a worker thread while the rest is set up
         import_later(DEFERRED_MODULES, after=start_provider_preload(model))
-    if (
-        request.thinking is None
-        and restored is not None
-        and len(store)
-        and restored.thinking_level in THINKING_LEVELS
-        and restored.thinking_level != "off"
-    ):
-        thinking = _thinking(restored.thinking_level, settings, warnings)
-    else:
-        suffix = split_thinking(request.model)[1] if request.model else None
-        thinking = _thinking(request.thinking or suffix, settings, warnings)
-    if model is not None and not model.reasoning:
-        thinking = "off"
+    suffix = split_thinking(request.model)[1] if request.model else None
+    has_messages = restored is not None and bool(restored.messages)
+    thinking = initial_thinking(
+        request.thinking or suffix,
+        model,
+        settings,
+        (has_messages, _recorded_thinking(store) if has_messages else None),
+    )
 
-    tool_names = request.tools if request.tools is not None else settings.tools
+    allowed, tool_names = tool_choice(request, settings)
     announced = ToolSelection(expected=tuple(p for e in loaded.extensions for p in e.expected_tools))
-    if tool_names is not None:
-        unknown = unannounced(tool_names, ALL_TOOL_NAMES, announced)
-        if unknown and request.tools is not None:
-            raise SetupError(
-                f"Unknown tool(s): {', '.join(unknown)}. Built-in tools are: {', '.join(ALL_TOOL_NAMES)}."
-            )
+    extension_tools = [t.name for e in loaded.extensions for t in e.tools.values()]
+    known = [*ALL_TOOL_NAMES, *extension_tools]
+    if request.tools is not None:
+        unknown = unannounced(request.tools, known, announced)
         if unknown:
-            warnings.append(f'settings "tools" names unknown tool(s) {", ".join(unknown)}; ignored')
+            raise SetupError(
+                f"Unknown tool(s): {', '.join(unknown)}. Tools are: {', '.join(dict.fromkeys(known))}."
+            )
+    elif allowed is None and request.no_tools is None and settings.tools is not None:
+        unknown = unannounced(tool_names, known, announced)
+        if unknown:
+            warnings.append(f'settings "defaultTools" names unknown tool(s) {", ".join(unknown)}; ignored')
             tool_names = [t for t in tool_names if t not in unknown]
+    prompt = prompt_parts(
+        request.system_prompt,
+        [request.append_system_prompt]
+        if isinstance(request.append_system_prompt, str)
+        else request.append_system_prompt,
+        cwd=cwd,
+        agent_dir=agent_dir(),
+        project_trusted=trusted,
+    )
+    warnings += prompt.warnings
 
     session_ref: list[AgentSession] = []
 
@@ -394,7 +551,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         settings=settings,
         model=model,
         builtin_tools=builtin,
-        active_builtin=list(tool_names if tool_names is not None else DEFAULT_ACTIVE),
+        active_builtin=tool_names,
         extensions=loaded.extensions,
         mode=request.mode,
         ui=request.ui,
@@ -402,8 +559,8 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         api_key_for=api_key_for,
         find_model=registry.find,
         context_files=[] if request.no_context_files else load_context_files(cwd, agent_dir()),
-        custom_prompt=request.system_prompt,
-        append_prompt=request.append_system_prompt,
+        custom_prompt=prompt.custom,
+        append_prompt=prompt.append,
         project_trusted=trusted,
         reload_extensions=_reattaching(loaded.reload, providers),
         flags=dict(request.flags),
@@ -412,7 +569,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         rediscover=rediscover,
         sandbox=sandbox,
         tool_selection=ToolSelection(
-            tuple(tool_names) if tool_names is not None else None,
+            tuple(allowed) if allowed is not None else None,
             tuple(request.exclude_tools),
             announced.expected,
         ),
@@ -437,13 +594,12 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     if patterns:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
     if request.exclude_tools:
-        known = {t.name for t in core.tools.all()}
         unknown = unannounced(request.exclude_tools, known, announced)
         if unknown:
             raise SetupError(
-                f"--exclude-tools: unknown tool(s) {', '.join(unknown)}. Tools are: {', '.join(sorted(known))}."
+                f"--exclude-tools: unknown tool(s) {', '.join(unknown)}. Tools are: "
+                f"{', '.join(sorted(set(known)))}."
             )
-        core.tools.set_active([t for t in core.tools.active_names() if t not in request.exclude_tools])
     if request.name and request.name.strip():
         session.set_session_name(request.name.strip())
     if len(store) == 0 and not request.read_only:  # a new session records its model and level (as Pi)
@@ -451,6 +607,15 @@ async def open_session(request: SessionRequest) -> SessionBuild:
             store.append_model_change(model.provider, model.id)
         store.append_thinking_level_change(thinking)
     return SessionBuild(session, registry, warnings, has_auth)
+
+
+def apply_http_proxy(settings: Settings) -> None:
+    """Settings ``httpProxy`` (global file only) becomes ``HTTP_PROXY`` and ``HTTPS_PROXY`` where they are
+    not set already, as Pi applies it; the SDKs' HTTP clients read them."""
+    proxy = settings.http_proxy
+    if proxy:
+        os.environ.setdefault("HTTP_PROXY", proxy)
+        os.environ.setdefault("HTTPS_PROXY", proxy)
 
 
 def _open_sandbox(

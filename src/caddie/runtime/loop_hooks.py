@@ -11,6 +11,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol
 
+import msgspec
+
 from caddie.agent.agent import Agent
 from caddie.agent.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageStartEvent
 from caddie.agent.loop import (
@@ -23,8 +25,22 @@ from caddie.agent.loop import (
 )
 from caddie.ai.abort import AbortSignal
 from caddie.ai.conversion_cache import ConversionCache
-from caddie.ai.messages import AgentMessage, AssistantMessage, CustomMessage, ToolCall, UserMessage, freeze
+from caddie.ai.messages import (
+    AgentMessage,
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    LlmMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserContent,
+    UserMessage,
+    convert_to_llm,
+    freeze,
+)
 from caddie.ai.model import Model, ProviderResponse, StreamOptions
+from caddie.config.environment import cache_retention
 from caddie.config.settings import Settings
 from caddie.extensions.api import (
     AfterProviderResponseEvent,
@@ -55,6 +71,32 @@ _EXTENSION_AGENT_EVENTS = frozenset(
         "tool_execution_end",
     }
 )
+
+
+IMAGES_BLOCKED = "Image reading is disabled."
+"""What an image becomes with settings ``images.blockImages`` (Pi's words)."""
+
+
+def without_images(messages: list[AgentMessage]) -> list[LlmMessage]:
+    """``convert_to_llm`` with every image of user messages and tool results replaced by one line saying
+    image reading is disabled (consecutive ones once), as Pi does for ``images.blockImages``."""
+    out: list[LlmMessage] = []
+    for message in convert_to_llm(messages):
+        blocks = message.content if isinstance(message, UserMessage | ToolResultMessage) else None
+        if isinstance(blocks, list) and any(isinstance(b, ImageContent) for b in blocks):
+            content: list[UserContent] = []
+            for block in blocks:
+                if not isinstance(block, ImageContent):
+                    content.append(block)
+                elif not (content and _is_blocked_line(content[-1])):
+                    content.append(TextContent(IMAGES_BLOCKED))
+            message = msgspec.structs.replace(message, content=content)
+        out.append(message)
+    return out
+
+
+def _is_blocked_line(block: UserContent) -> bool:
+    return isinstance(block, TextContent) and block.text == IMAGES_BLOCKED
 
 
 class LoopHooksHost(Protocol):
@@ -115,6 +157,7 @@ class LoopHooks:
             stream_fn=session.stream_fn,
             reasoning=None if level == "off" else level,
             stream_options=self._stream_options,
+            convert_to_llm=without_images if session.settings.block_images else convert_to_llm,
             transform_context=self._transform_context,
             before_tool_call=self._before_tool_call,
             after_tool_call=self._after_tool_call,
@@ -126,12 +169,17 @@ class LoopHooks:
 
     def _stream_options(self, model: Model) -> StreamOptions:
         session = self._session
+        settings = session.settings
+        timeout_ms = settings.provider_timeout_ms
         runner = session.runner
         return StreamOptions(
             api_key=session.api_key_for(model),
             session_id=session.store.session_id,
-            timeout_s=session.settings.http_idle_timeout_ms / 1000,
-            max_retry_delay_ms=session.settings.retry_max_delay_ms,
+            timeout_s=(settings.http_idle_timeout_ms if timeout_ms is None else timeout_ms) / 1000,
+            max_retry_delay_ms=settings.retry_max_delay_ms,
+            max_retries=settings.provider_max_retries,
+            thinking_budgets=settings.thinking_budgets or None,
+            cache_retention=cache_retention(),
             # The provider hooks only when a handler listens (a payload hook costs the conversion cache).
             on_payload=runner.emit_before_provider_request
             if runner.has_handlers("before_provider_request")
@@ -142,7 +190,7 @@ class LoopHooks:
             on_response=self._after_provider_response
             if runner.has_handlers("after_provider_response")
             else None,
-            transport=_transport(session.settings.get("transport")),
+            transport=_transport(settings.get("transport")),
         )
 
     async def _after_provider_response(self, response: ProviderResponse) -> None:

@@ -52,6 +52,8 @@ class SessionRequest:
     cwd: str
     mode: Mode = "print"
     model: str | None = None
+    provider: str | None = None
+    """``--provider``: the provider ``model`` belongs to (else ``provider/id`` in ``model``)."""
     thinking: str | None = None
     session: SessionChoice = "new"
     session_file: str | None = None
@@ -61,8 +63,15 @@ class SessionRequest:
     trust: bool | None = None
     """True/False from the command line; None: use the remembered decision (or ask, interactively)."""
     tools: list[str] | None = None
+    """``--tools``: an allowlist over every tool (built-in, from extensions, MCP; globs for announced ones),
+    as Pi's: the tools not named do not exist for the run. None: settings ``defaultTools``."""
+    no_tools: Literal["all", "builtin"] | None = None
+    """``-nt`` (``all``: no tool at all unless ``tools`` names some) / ``-nbt`` (``builtin``: no built-in
+    tool at start, extension tools on)."""
     system_prompt: str | None = None
-    append_system_prompt: str | None = None
+    """Replaces the default system prompt: the text, or the contents of the file it names (else SYSTEM.md)."""
+    append_system_prompt: str | list[str] | None = None
+    """Added to the system prompt: each text, or the contents of the file it names (else APPEND_SYSTEM.md)."""
     no_context_files: bool = False
     require_model: bool = True
     ui: ExtensionUI | None = None
@@ -93,12 +102,13 @@ class SessionRequest:
     exclude_tools: list[str] = field(default_factory=list)
     """``--exclude-tools``: tools (built-in or from extensions) to leave inactive."""
     fork_from: str | None = None
-    """``--fork``: a session file to copy (its current branch) into a new session of this project."""
+    """``--fork``: a session file to copy (every entry, as Pi's) into a new session of this project."""
     compaction: bool = True
     """Automatic and manual compaction and branch summaries (off for read-only views)."""
     settings_overrides: dict[str, Any] | None = None
     """Settings deep-merged over the settings files, for this session only and never written
-    (``caddie.sdk``'s ``settings=``, Pi's ``SettingsManager.applyOverrides``)."""
+    (``caddie.sdk``'s ``settings=``, Pi's ``SettingsManager.applyOverrides``; the command line's
+    ``--use-theme``, ``--theme``, ``--no-themes``, ``--verbose``)."""
     sandbox: str | None = None
     """``--sandbox``: off, read-only or workspace-write (None: the settings' ``sandbox`` block decides)."""
     sandbox_default: SandboxMode = "off"

@@ -8,7 +8,7 @@ mode; ``caddie.sdk.create_session`` for programs embedding caddie.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
@@ -142,6 +142,7 @@ class AgentSession:
         follow_up_mode: QueueMode | None = None,
         auto_compaction: bool | None = None,
         auto_retry: bool | None = None,
+        scoped_models: Sequence[Model] | None = None,
     ) -> None:
         preferences = self.core.preferences
         if steering_mode is not None:
@@ -152,6 +153,9 @@ class AgentSession:
             preferences.save_setting({"compaction": {"enabled": auto_compaction}})
         if auto_retry is not None:
             preferences.save_setting({"retry": {"enabled": auto_retry}})
+        if scoped_models is not None:  # a pattern's thinking level stays with its model
+            levels = {(m.provider, m.id): level for m, level in preferences.scoped_models}
+            preferences.scoped_models = [(m, levels.get((m.provider, m.id))) for m in scoped_models]
 
     # -- moving between sessions --------------------------------------------------------------------------
     async def new_session(self, parent_session: str | None = None, *, abort_running: bool = False) -> bool:
@@ -243,6 +247,8 @@ class AgentSession:
             load_errors=list(core.load_errors),
             exit_code=core.exit_code,
             sandbox=core.sandbox,
+            context_files=[f.path for f in core.options.context_files],
+            scoped_models=[model for model, _ in core.preferences.scoped_models],
         )
 
     def stats(self) -> SessionStats:

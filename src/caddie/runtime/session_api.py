@@ -9,8 +9,8 @@ it returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -77,6 +77,11 @@ class SessionState:
     """The exit code an extension set (``api.set_exit_code``; a headless goal's outcome)."""
     sandbox: Sandbox
     """Where the session runs commands (``caddie.sandbox``): ``active``, ``summary()``, ``state()``."""
+    context_files: list[str] = field(default_factory=list)
+    """The context files (AGENTS.md …) the system prompt holds, in order (the TUI's startup header)."""
+    scoped_models: list[Model] = field(default_factory=list)
+    """The models Ctrl+P cycles among, in order (``--models``, settings ``enabledModels``,
+    ``configure(scoped_models=…)``); empty: every available model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +273,11 @@ class Session(Protocol):
         follow_up_mode: QueueMode | None = None,
         auto_compaction: bool | None = None,
         auto_retry: bool | None = None,
+        scoped_models: Sequence[Model] | None = None,
     ) -> None:
-        """Change any of these now; each is saved as the global default, as Pi saves it."""
+        """Change any of these now; each is saved as the global default, as Pi saves it — except
+        ``scoped_models``, what Ctrl+P cycles among from now on, for this session only (``/scoped-models``;
+        empty: every available model)."""
         ...
 
     # -- moving between sessions --------------------------------------------------------------------------

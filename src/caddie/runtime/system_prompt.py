@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from caddie.resources.skills import Skill, format_skills_for_prompt
@@ -51,6 +51,73 @@ def load_context_files(cwd: str | Path, agent_dir: Path) -> list[ContextFile]:
     for directory in [*reversed(here.parents), here]:
         pick(directory)
     return out
+
+
+@dataclass(slots=True)
+class PromptParts:
+    """The user's own system prompt text: the replacement (``--system-prompt`` or SYSTEM.md) and what is
+    appended (``--append-system-prompt`` values or APPEND_SYSTEM.md), with the files they came from."""
+
+    custom: str | None = None
+    append: str | None = None
+    files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _prompt_input(value: str, cwd: str, what: str, parts: PromptParts) -> str:
+    """Pi's ``resolvePromptInput``: a value naming an existing file stands for the file's contents (a BOM
+    dropped); anything else is the text itself."""
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else Path(cwd) / path
+    try:
+        if not path.exists():
+            return value
+    except (OSError, ValueError):  # a value too long to be a path is text
+        return value
+    try:
+        text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or e
+        parts.warnings.append(f"could not read the {what} file {path} ({reason}); using the text as given")
+        return value
+    parts.files.append(str(path))
+    return text
+
+
+def _discover(name: str, cwd: str, agent_dir: Path, trusted: bool) -> str | None:
+    """``.caddie/NAME`` of a trusted project, else ``NAME`` in the agent folder (Pi's order: one, not both)."""
+    for candidate, allowed in ((Path(cwd) / ".caddie" / name, trusted), (agent_dir / name, True)):
+        if allowed and candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def prompt_parts(
+    system_prompt: str | None,
+    append: Sequence[str] | None,
+    *,
+    cwd: str,
+    agent_dir: Path,
+    project_trusted: bool,
+) -> PromptParts:
+    """The custom and appended system prompt as Pi builds them: ``--system-prompt`` (text or file) else
+    SYSTEM.md; every ``--append-system-prompt`` (text or file, joined by a blank line) else
+    APPEND_SYSTEM.md. A project's files count only when the project is trusted."""
+    parts = PromptParts()
+    source = (
+        system_prompt
+        if system_prompt is not None
+        else _discover("SYSTEM.md", cwd, agent_dir, project_trusted)
+    )
+    if source:
+        parts.custom = _prompt_input(source, cwd, "system prompt", parts) or None
+    sources = list(append) if append else []
+    if not sources:
+        found = _discover("APPEND_SYSTEM.md", cwd, agent_dir, project_trusted)
+        sources = [found] if found else []
+    texts = [_prompt_input(s, cwd, "append system prompt", parts) for s in sources if s]
+    parts.append = "\n\n".join(texts) if texts else None
+    return parts
 
 
 @dataclass(slots=True)

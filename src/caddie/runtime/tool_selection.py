@@ -1,8 +1,10 @@
-"""Which tools registered after start-up become active: ``--tools`` / settings ``tools`` and
-``--exclude-tools`` applied to tools extensions add at run time (MCP servers' tools, once connected).
+"""Which tools exist for a session and which become active when registered after start-up: ``--tools``
+(an allowlist over every tool, as Pi's: a tool it does not name does not exist for the run; ``-nt`` is the
+empty allowlist) and ``--exclude-tools`` (those never exist).
 
-Extensions announce such tools with ``api.expect_tools(pattern)``; the user may name them (or glob them,
-``mcp__github__*``) before they exist. Pure: the session asks ``admits(name)`` when a tool appears.
+Extensions announce tools they register later with ``api.expect_tools(pattern)`` (MCP servers' tools, once
+connected); the user may name them (or glob them, ``mcp__github__*``) before they exist. Pure: the session
+asks ``admits(name)`` for every tool it would offer.
 """
 
 from __future__ import annotations
@@ -26,13 +28,11 @@ class ToolSelection:
     """Patterns extensions announced with ``expect_tools``."""
 
     def admits(self, name: str) -> bool:
-        """Whether a tool registered at run time becomes active. An announced tool needs to be named when
-        ``--tools`` is given; any other late tool is active as extension tools always are (unless excluded)."""
+        """Whether the tool exists for this session (not excluded; named by the allowlist when there is
+        one). A tool registered at run time that it admits becomes active, as extension tools always are."""
         if _matches(name, self.exclude):
             return False
-        if self.allow is None or _matches(name, self.allow):
-            return True
-        return not _matches(name, self.expected)
+        return self.allow is None or _matches(name, self.allow)
 
     def announced(self, name: str) -> bool:
         """``name`` (a tool name or a glob over them) falls under a pattern an extension announced."""

@@ -60,9 +60,13 @@ class ToolsAndPrompt:
         """Tool names known at the last ``set_active`` / ``activate_new``: a tool registered later is new."""
 
     def _all(self) -> dict[str, ToolDefinition]:
-        tools = dict(self._builtin)
+        """The tools that exist for this session: built-in and extension tools the selection admits
+        (``--tools`` allowlist, ``--exclude-tools``)."""
+        admits = self._selection.admits
+        tools = {name: tool for name, tool in self._builtin.items() if admits(name)}
         for tool in self._sources.runner.tools():
-            tools[tool.name] = tool
+            if admits(tool.name):
+                tools[tool.name] = tool
         return tools
 
     def all(self) -> list[ToolDefinition]:

@@ -1,7 +1,10 @@
-"""Project trust: whether ``.caddie/extensions`` and security-sensitive project settings may be used.
+"""Project trust: whether ``.caddie/extensions``, a project's SYSTEM.md and security-sensitive project
+settings may be used.
 
-Decisions are remembered per project directory in ``~/.caddie/agent/trust.json``. Interactive mode asks once;
-headless modes use ``--trust`` (or a remembered "yes").
+Decisions are remembered per project directory in ``~/.caddie/agent/trust.json``. Interactive mode asks once
+(unless settings ``defaultProjectTrust`` is ``always`` or ``never``); headless modes use ``-a``/``--approve``
+(``--trust``), a remembered "yes" or ``defaultProjectTrust: "always"``; ``-na``/``--no-approve`` distrusts
+for one run.
 """
 
 from __future__ import annotations
@@ -10,16 +13,15 @@ import json
 from pathlib import Path
 
 from caddie.config.paths import agent_dir
-from caddie.config.settings import SENSITIVE_PROJECT_KEYS
 
 
-def _trust_file() -> Path:
+def trust_file() -> Path:
     return agent_dir() / "trust.json"
 
 
 def _read() -> dict[str, bool]:
     try:
-        data = json.loads(_trust_file().read_text(encoding="utf-8"))
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return (
@@ -42,19 +44,32 @@ def remembered_trust(cwd: str | Path) -> bool | None:
 def remember_trust(cwd: str | Path, trusted: bool) -> None:
     decisions = _read()
     decisions[str(Path(cwd).resolve())] = trusted
-    path = _trust_file()
+    path = trust_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(decisions, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
 
 
+def default_trust() -> str:
+    """Settings ``defaultProjectTrust`` of the global file (a project cannot trust itself): ``ask`` (the
+    terminal UI asks; headless runs do not trust), ``always`` or ``never``."""
+    from caddie.config.settings import read_json_object
+
+    data, _ = read_json_object(agent_dir() / "settings.json")
+    value = data.get("defaultProjectTrust")
+    return value if value in ("always", "never") else "ask"
+
+
 def project_has_code(cwd: str | Path) -> bool:
-    """Whether trusting would change anything: project extensions or sensitive settings exist."""
+    """Whether trusting would change anything: project extensions, skills, prompts, themes, a SYSTEM.md /
+    APPEND_SYSTEM.md or a settings file exist (Pi's list)."""
     project = Path(cwd) / ".caddie"
     if (Path(cwd) / ".mcp.json").is_file():
         return True  # MCP servers (Claude Code's project file): programs the bundled mcp extension starts
-    for folder in (project / "extensions", project / "skills", project / "prompts"):
+    if (project / "SYSTEM.md").is_file() or (project / "APPEND_SYSTEM.md").is_file():
+        return True  # they replace or extend what the model is told
+    for folder in (project / "extensions", project / "skills", project / "prompts", project / "themes"):
         if folder.is_dir() and any(folder.iterdir()):
             return True
     from caddie.resources.discovery import ancestor_agents_skill_dirs
@@ -62,10 +77,4 @@ def project_has_code(cwd: str | Path) -> bool:
 
     if any(skill_files(d, "agents") for d in ancestor_agents_skill_dirs(str(cwd))):
         return True  # skills can tell the model to do anything
-    try:
-        data = json.loads((project / "settings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and any(
-        k in data for k in (*SENSITIVE_PROJECT_KEYS, "skills", "prompts", "packages")
-    )
+    return (project / "settings.json").is_file()  # Pi's list: any project settings file needs trust

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from caddie.extensions.api import NotifyLevel, WidgetPlacement
+from caddie.ai.abort import AbortSignal
+from caddie.extensions.api import ComponentFactory, NotifyLevel, UnavailableUI, WidgetPlacement
 
 
-class HeadlessUI:
-    """``select``/``input``/``editor`` return None, ``confirm`` returns False, the rest records or forwards."""
+class HeadlessUI(UnavailableUI):
+    """``select``/``input``/``editor`` return None, ``confirm`` returns False, the rest records or forwards;
+    the terminal-only calls answer "unavailable" (``UnavailableUI``)."""
 
     def __init__(self, on_notify: Callable[[str, NotifyLevel], None] | None = None) -> None:
         self._on_notify = on_notify
@@ -28,11 +30,14 @@ class HeadlessUI:
             self.statuses[key] = text
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
+        self,
+        key: str,
+        lines: Sequence[str] | ComponentFactory | None,
+        placement: WidgetPlacement = "aboveEditor",
     ) -> None:
         if lines is None:
             self.widgets.pop(key, None)
-        else:
+        elif not callable(lines):  # a component factory needs a terminal: ignored, as Pi's RPC mode does
             self.widgets[key] = (list(lines), placement)
 
     def set_title(self, title: str) -> None:
@@ -47,16 +52,32 @@ class HeadlessUI:
     def set_working_message(self, message: str | None) -> None:
         pass
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
+    ) -> bool:
         return False
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
-        return None
-
-    async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None:
         return None
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+    async def input(
+        self,
+        title: str,
+        placeholder: str | None = None,
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        return None
+
+    async def editor(
+        self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
+    ) -> str | None:
         return None

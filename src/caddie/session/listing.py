@@ -39,6 +39,8 @@ class SessionSummary:
     first_message: str
     name: str | None
     size: int
+    parent: str | None = None
+    """The session file this one was forked from (the header's ``parentSession``)."""
 
 
 def summarize_file(path: Path) -> SessionSummary | None:
@@ -104,6 +106,7 @@ def summarize_file(path: Path) -> SessionSummary | None:
         first_message=" ".join(first.split()) or "(no messages)",
         name=name,
         size=stat.st_size,
+        parent=header.get("parentSession") if isinstance(header.get("parentSession"), str) else None,
     )
 
 

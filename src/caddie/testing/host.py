@@ -32,6 +32,7 @@ from caddie.extensions.api import (
     SystemPromptOptions,
     ToolDefinition,
     TreeNode,
+    UnavailableUI,
     UserContent,
     UserMessage,
     entry_to_context_messages,
@@ -177,8 +178,9 @@ class FakeSession:
 
 
 @dataclass
-class FakeUI:
-    """Records everything the extension shows; dialogs answer from the queues (None / False when empty)."""
+class FakeUI(UnavailableUI):
+    """Records everything the extension shows; dialogs answer from the queues (None / False when empty);
+    what needs a terminal (components, themes) answers as a mode without one (``UnavailableUI``)."""
 
     notifications: list[tuple[str, str]] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
@@ -208,9 +210,11 @@ class FakeUI:
         else:
             self.statuses[key] = text
 
-    def set_widget(self, key: str, lines: Sequence[str] | None, placement: str = "aboveEditor") -> None:
+    def set_widget(self, key: str, lines: Sequence[str] | Any, placement: str = "aboveEditor") -> None:
         if self.fail_widget is not None:
             raise self.fail_widget
+        if callable(lines):  # a component factory: drawn only where there is a terminal
+            return
         self.widget_calls.append((key, None if lines is None else list(lines), placement))
         if lines is None:
             self.widgets.pop(key, None)
@@ -229,18 +233,22 @@ class FakeUI:
     def set_working_message(self, message: str | None) -> None:
         self.working_message = message
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: Any = None
+    ) -> bool:
         return self.confirm_answers.pop(0) if self.confirm_answers else False
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
+    async def select(
+        self, title: str, options: Sequence[str], timeout: float | None = None, *, signal: Any = None
+    ) -> str | None:
         return self.select_answers.pop(0) if self.select_answers else None
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self, title: str, placeholder: str | None = None, timeout: float | None = None, *, signal: Any = None
     ) -> str | None:
         return self.input_answers.pop(0) if self.input_answers else None
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+    async def editor(self, title: str, prefill: str | None = None, *, signal: Any = None) -> str | None:
         return self.editor_answers.pop(0) if self.editor_answers else None
 
 

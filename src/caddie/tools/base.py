@@ -49,6 +49,12 @@ class ToolDefinition:
     execution_mode: Literal["parallel", "sequential"] | None = None
     source: str = "builtin"
     """Who registered it: ``builtin`` or the extension's path."""
+    render_call: Callable[..., Any] | None = None
+    """How the interactive UI shows a call (Pi's ``renderCall``): ``(args, theme) -> component | str | Rich
+    renderable``; None: caddie's one-line summary."""
+    render_result: Callable[..., Any] | None = None
+    """How it shows the result (Pi's ``renderResult``): ``(result, options, theme)`` where ``options`` has
+    ``expanded`` and ``is_partial``; None: caddie's preview of the output."""
 
     def json_schema(self) -> dict[str, Any]:
         if isinstance(self.parameters, dict):

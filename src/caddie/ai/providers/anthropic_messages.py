@@ -361,7 +361,7 @@ def build_params(
     thinking_on = level != "off"
     max_tokens = options.max_tokens or model.max_tokens
     if thinking_on and not compat.force_adaptive_thinking:
-        budget = thinking_budget(level)
+        budget = thinking_budget(level, options.thinking_budgets)
         max_tokens = (
             model.max_tokens
             if options.max_tokens is None

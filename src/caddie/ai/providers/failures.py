@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import sys
+from urllib.parse import urlsplit
 
 from caddie.ai.errors import parse_retry_after, redact_secrets
 from caddie.ai.messages import AssistantMessage, DraftAssistantMessage, freeze
@@ -188,10 +190,24 @@ def describe_failure(exc: BaseException, model: Model, *, streaming_started: boo
                 f"finished ({detail}). Try again."
             )
         return FailureInfo(
-            f"Connection error: could not reach {url} ({detail}). "
-            "Check that the server is running and that baseUrl is right."
+            f"Connection error: could not reach {url} ({detail}). {connection_advice(model.base_url)}"
         )
     return FailureInfo(f"{name}: {exc}" if str(exc) else name)
+
+
+def connection_advice(base_url: str) -> str:
+    """What to check when ``base_url`` cannot be reached: a server of the user's own (this machine or the
+    local network) may not be running; a cloud API is most often out of reach of the network."""
+    host = urlsplit(base_url).hostname or ""
+    local = host == "localhost" or host.endswith((".local", ".localhost", ".internal")) or "." not in host
+    try:
+        address = ipaddress.ip_address(host)
+        local = address.is_private or address.is_loopback or address.is_link_local or address.is_unspecified
+    except ValueError:
+        pass
+    if local:
+        return "Check that the server is running and that baseUrl is right."
+    return "Check your network connection (and proxy settings such as HTTPS_PROXY), then try again."
 
 
 def fail(

@@ -139,6 +139,8 @@ def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | No
         if family in mid:
             budget = _BUDGETS[family][effort]
             break
+    if options.thinking_budgets and effort in options.thinking_budgets:
+        budget = options.thinking_budgets[effort]  # settings thinkingBudgets, as Pi
     return {"includeThoughts": True, "thinkingBudget": budget}
 
 

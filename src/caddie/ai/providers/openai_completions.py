@@ -411,7 +411,11 @@ def _apply_thinking(
     fmt = compat.thinking_format or "openai"
     supports_effort = bool(compat.supports_reasoning_effort)
     max_out = params.get("max_tokens") or params.get("max_completion_tokens") or model.max_tokens
-    budget = min(thinking_budget(level), max(0, int(max_out) - 1024)) if enabled else None
+    budget = (
+        min(thinking_budget(level, options.thinking_budgets), max(0, int(max_out) - 1024))
+        if enabled
+        else None
+    )
     if fmt == "openrouter":
         if enabled:
             params["reasoning"] = {"effort": effort or level}

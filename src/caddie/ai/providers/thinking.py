@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import THINKING_LEVELS, Context, Model, ThinkingLevel
@@ -50,9 +52,12 @@ def clamp_thinking_level(model: Model, level: ThinkingLevel | str | None) -> Thi
     return available[0] if available else "off"
 
 
-def thinking_budget(level: ThinkingLevel) -> int:
-    """Token budget for budget-based thinking (``xhigh``/``max`` use the ``high`` budget)."""
+def thinking_budget(level: ThinkingLevel, custom: Mapping[str, int] | None = None) -> int:
+    """Token budget for budget-based thinking (``xhigh``/``max`` use the ``high`` budget); ``custom``:
+    settings ``thinkingBudgets``, over the defaults."""
     key = "high" if level in ("xhigh", "max") else level
+    if custom and key in custom:
+        return custom[key]
     return THINKING_BUDGETS.get(key, THINKING_BUDGETS["medium"])
 
 

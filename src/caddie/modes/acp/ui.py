@@ -16,6 +16,7 @@ from typing import Any
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from acp import helpers
+from caddie.ai.abort import AbortSignal
 from caddie.extensions.api import NotifyLevel
 from caddie.modes.acp.convert import text_content
 from caddie.runtime.ui import HeadlessUI
@@ -79,14 +80,23 @@ class AcpUI(HeadlessUI):
         )
         return picked
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
+    ) -> bool:
         options = [
             PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
             PermissionOption(option_id="no", name="No", kind="reject_once"),
         ]
         return await self._choose(title, message, options, timeout) == "yes"
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
         choices = [
             PermissionOption(option_id=str(i), name=o, kind="allow_once") for i, o in enumerate(options)
         ]
@@ -104,12 +114,19 @@ class AcpUI(HeadlessUI):
         )
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self,
+        title: str,
+        placeholder: str | None = None,
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None:
         self._no_text_input(title)
         return None
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+    async def editor(
+        self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
+    ) -> str | None:
         self._no_text_input(title)
         return None
 

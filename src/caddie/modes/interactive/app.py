@@ -1,92 +1,102 @@
 """The interactive terminal UI: a Textual app that views one ``AgentSession`` and drives it.
 
 Layout, top to bottom: the conversation, queued messages, the working line, extension widgets above the
-editor, the editor, slash-command completions, widgets below the editor, the footer.
+editor, the editor, suggestions, widgets below the editor, the footer.
 
-Start-up happens inside the running app (so the trust question, the session picker of ``-r`` and any
-dialog an extension opens in ``session_start`` have a screen): trust → build the session → attach
-compaction → ``session_start`` → render the transcript → initial prompts. Every session event is turned
-into a widget change (transcript.py); nothing in this package holds agent logic.
+``CaddieApp`` is the composition root: it owns the widgets and the parts, each with one job and each
+handed the app as a small Protocol (host.py), never as this class —
 
-The app is built in layers, each a subclass of the one before: ``AppBase`` (base.py: widgets, screen
-host, footer, quitting) → ``TranscriptApp`` (transcript.py: session events to widgets) →
-``SessionCommands`` (session_commands.py) → ``BuiltinCommands`` (builtin_commands.py: dispatch of the
-built-in slash commands, ``cmd_<name>``) → ``CaddieApp`` (here: start-up, input, key bindings).
+- ``Launcher`` (startup.py): trust → the ``-r`` picker → the session → themes → ``session_start``;
+- ``Transcript`` (transcript.py): session events to widgets;
+- ``PromptInput`` (prompt_input.py): what Enter does (``!cmd``, a built-in command, a message);
+- ``KeyActions`` (key_actions.py): the application keys, by Pi's binding ids (keymap.py, ``keybindings.json``);
+- the command handlers ``SessionCommands``, ``ModelCommands``, ``AppCommands``, ``ScopedModels``, dispatched by
+  name (``/name args`` → ``cmd_name``);
+- ``TextualUI`` (ui.py): what extensions' ``ctx.ui`` calls do, drawn through the methods below.
 
 Imports: the modules of this package import Textual, Rich and caddie's light modules (``ai.messages``,
 ``config``) only. The runtime, the agent, the tools, the session store and ``rich.markdown`` are imported
-in a worker thread once the first frame is painted (``AFTER_FIRST_FRAME``); elsewhere they appear under
-``TYPE_CHECKING`` or as imports inside the functions that run after that (tests/tui/test_lazy_imports.py).
+in a worker thread once the first frame is painted (``startup.AFTER_FIRST_FRAME``); elsewhere they appear
+under ``TYPE_CHECKING`` or as imports inside the functions that run after that
+(tests/tui/test_lazy_imports.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import time
-from collections.abc import Coroutine, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
+from rich.console import RenderableType
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual import events
+from textual.app import App
+from textual.screen import ModalScreen
 
-from caddie.ai.providers.preload import preload, wait_preloaded
+from caddie.ai.model import THINKING_LEVELS
 from caddie.config.paths import agent_dir
-from caddie.errors import UsageError
-from caddie.modes.interactive.base import Startup
-from caddie.modes.interactive.builtin_commands import BuiltinCommands
-from caddie.modes.interactive.commands import (
-    BUILTIN_NAMES,
-    parse_command,
-)
+from caddie.errors import CaddieError  # its message is shown alone; others get their type's name
+from caddie.modes.interactive.app_commands import AppCommands, run_editor
+from caddie.modes.interactive.commands import CommandInfo, available_commands
 from caddie.modes.interactive.conversation import (
     BashBlock,
+    Conversation,
     ExpandableBlock,
-    RunningLine,
+    InfoBlock,
+    StatusLine,
     ThinkingBlock,
 )
 from caddie.modes.interactive.dialogs import CancellableScreen
-from caddie.modes.interactive.editor import PromptEditor
-from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes, package_theme_places
+from caddie.modes.interactive.editor import CompletionMenu, PromptEditor
+from caddie.modes.interactive.extension_hooks import ExtensionHooks
+from caddie.modes.interactive.footer import (
+    FooterState,
+    PendingMessages,
+    StatusFooter,
+    WidgetArea,
+    WorkingLine,
+    git_branch,
+)
+from caddie.modes.interactive.host import Startup, ViewOptions
+from caddie.modes.interactive.images import DEFAULT_WIDTH_CELLS, image_kind
+from caddie.modes.interactive.key_actions import KeyActions, expand_blocks
+from caddie.modes.interactive.keymap import Keybindings, load_keybindings
+from caddie.modes.interactive.model_commands import ModelCommands, pickable_models, thinking_levels
+from caddie.modes.interactive.prompt_input import PromptInput
+from caddie.modes.interactive.render import short_path
+from caddie.modes.interactive.screen_bridge import ScreenBridge
+from caddie.modes.interactive.session_commands import SessionCommands
+from caddie.modes.interactive.startup import AFTER_FIRST_FRAME, Launcher, LaunchSteps, import_modules
+from caddie.modes.interactive.terminal import TerminalControl
+from caddie.modes.interactive.theme_book import ThemeBook
+from caddie.modes.interactive.themes import DARK
+from caddie.modes.interactive.transcript import (
+    Transcript,
+    TranscriptWidgets,
+    header_block,
+    loaded_resources,
+    typed_text,
+)
+from caddie.modes.interactive.transcript_search import SearchBar
+from caddie.modes.interactive.transcript_view import Block
+from caddie.modes.interactive.ui import TextualUI, wait_with_timeout
 
 if TYPE_CHECKING:
-    from textual.theme import Theme
-
+    from caddie.ai.abort import AbortSignal
+    from caddie.ai.messages import ImageContent
+    from caddie.extensions.api import NotifyLevel
+    from caddie.models import ModelRegistry
     from caddie.runtime.session import AgentSession
+    from caddie.runtime.session_events import SessionEvent
+    from caddie.sandbox import Sandbox
 
-__all__ = ["CaddieApp", "Startup"]
+__all__ = ["AFTER_FIRST_FRAME", "CaddieApp", "Startup", "import_modules"]
 
-T = TypeVar("T")
-
-AFTER_FIRST_FRAME = (
-    "caddie.modes.interactive.login",
-    "caddie.runtime.factory",
-    "caddie.runtime.session",
-    "caddie.runtime.auto_compaction",
-    "caddie.runtime.trust",
-    "caddie.runtime.session_events",
-    "caddie.agent.events",
-    "caddie.models.registry",
-    "caddie.session.entries",
-    "caddie.session.store",
-    "caddie.modes.interactive.pickers",
-    "rich.markdown",
-)
-"""Imported in a worker thread once the first frame is on screen, before the session is built: the
-runtime, the agent, the tools and what the UI needs from them. Importing this module does not import
-them (so the first frame comes quickly), and the event loop never waits for an import later."""
-DOUBLE_PRESS_S = 1.0
-"""Two Ctrl+C within this many seconds quit; two Esc on an empty editor open /tree."""
-
-TRUST_QUESTION = (
-    "{cwd} has project-local caddie configuration (.caddie/extensions or security-relevant settings). "
-    "Trusting it lets caddie load and run that code and those settings. Your answer is remembered for "
-    "this directory."
-)
+SHUTDOWN_TIMEOUT_S = 5.0
+_THINKING_CLASSES = tuple(f"-thinking-{level}" for level in THINKING_LEVELS)
 
 
-class CaddieApp(BuiltinCommands, inherit_bindings=False):
+class CaddieApp(App[int]):
     """See the module docstring."""
 
     TITLE = "caddie"
@@ -99,367 +109,402 @@ class CaddieApp(BuiltinCommands, inherit_bindings=False):
         border-top: solid $warning; border-bottom: solid $warning;
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+c", "ctrl_c", show=False, priority=True),
-        Binding("escape", "escape", show=False),
-        Binding("ctrl+o", "toggle_tools", show=False),
-        Binding("ctrl+t", "toggle_thinking", show=False),
-        Binding("ctrl+l", "pick_model", show=False),
-        Binding("ctrl+p", "cycle_model('forward')", show=False, priority=True),
-        Binding("ctrl+shift+p", "cycle_model('backward')", show=False, priority=True),
-        Binding("ctrl+q", "quit", show=False),
-    ]
+
+    def __init__(self, startup: Startup, ui: TextualUI | None = None) -> None:
+        super().__init__()
+        self.startup = startup
+        self.ui = ui or TextualUI()
+        startup.request.ui = self.ui
+        self.session: AgentSession | None = None
+        self.registry: ModelRegistry | None = None
+        self.ready = asyncio.Event()
+        """Set once the session has started and its transcript is on screen."""
+        self.exit_message: str | None = None
+        """A start-up problem to print after the screen is gone (``run_interactive`` prints it)."""
+        self.shutdown_done = False
+        self._quitting = False
+        self.view = ViewOptions()
+        self.keys = Keybindings()
+        self.themes = ThemeBook(self)
+        self.hooks = ExtensionHooks(lambda: self.session, self.show_error)
+        self.menu = CompletionMenu()
+        self.editor = PromptEditor(
+            self.menu, self.command_infos, lambda: self.busy, cwd=self._cwd,
+            keys=lambda: self.keys, shortcuts=lambda: self.hooks.shortcuts,
+            autocomplete=lambda: self.ui.autocomplete,
+        )  # fmt: skip
+        self.conversation = Conversation(id="conversation")
+        self.pending = PendingMessages()
+        self.working = WorkingLine()
+        self.above = WidgetArea(id="above-editor")
+        self.below = WidgetArea(id="below-editor")
+        self.footer = StatusFooter(id="footer")
+        self.search = SearchBar(self.conversation, lambda: self.keys, self.editor.focus)
+        self.transcript = Transcript(
+            TranscriptWidgets(self.conversation, self.working, self.pending), self, self.header
+        )
+        self.models = ModelCommands(self)
+        self.app_commands = AppCommands(self)
+        self.session_commands = SessionCommands(
+            self, lambda: self.install_extension_hooks(self.session) if self.session else [],
+            lambda: self.transcript.compaction_errors,
+        )  # fmt: skip
+        self.input = PromptInput(self, self._take_images)
+        self.actions = KeyActions(
+            self, self.models.cycle_thinking, self.models.cycle_model, self.app_commands.edit_externally,
+            self._paste_image,
+        )  # fmt: skip
+        self._handlers: tuple[object, ...] = (self.session_commands, self.models, self.app_commands)
+
+    # ==============================================================================================
+    # Layout and start-up
+
+    def compose(self) -> Any:
+        yield self.conversation
+        yield self.pending
+        yield self.working
+        yield self.search
+        yield self.above
+        yield self.editor
+        yield self.menu
+        yield self.below
+        yield self.footer
 
     def on_mount(self) -> None:
-        for theme in builtin_themes().values():
-            self.register_theme(theme)
-            self.theme_names.add(theme.name)
         self.theme = DARK
-        self.app_resume_signal.subscribe(self, self._after_suspend)
-        self.ui.attach(self)
+        self.terminal = TerminalControl(self)
+        self.ui.attach(ScreenBridge(self, self.terminal.write))
         self.editor.focus()
-        self._refresh_footer()
-        self.call_after_refresh(self._start)
+        self.refresh_footer()
+        steps = LaunchSteps(
+            self.session_commands.pick_session, self.load_themes, self.on_session_event,
+            self.install_extension_hooks, self.input.prompt,
+        )  # fmt: skip
+        launcher = Launcher(self, steps)
+        self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
 
-    def _start(self) -> None:
-        """Once the first frame is painted: build the session in the background."""
-        self.run_worker(self._bootstrap(), name="startup", exit_on_error=False)
+    def header(self) -> Block:
+        if self.view.header is not None:
+            from caddie.modes.interactive.extension_ui import ComponentBlock, TerminalView, redraw_components
 
-    async def _bootstrap(self) -> None:
-        from caddie.runtime.request import SetupError
-
-        try:
-            await asyncio.to_thread(import_modules, AFTER_FIRST_FRAME)
-            session = await self._open_session()
-        except SetupError as e:
-            self.exit_message = str(e)
-            self.exit(2, return_code=2)
-            return
-        except Exception as e:  # a bug, not a user mistake: leave the terminal cleanly and say what broke
-            self.exit_message = f"start-up failed: {type(e).__name__}: {e}"
-            self.exit(1, return_code=1)
-            return
-        if session is None:
-            self.exit(0)
-            return
-        for prompt in self.startup.initial_prompts:
-            await self._prompt(prompt, None)
-            await session.wait_for_idle()
-
-    async def _open_session(self) -> AgentSession | None:
-        from caddie.modes.interactive.extension_hooks import install_shortcuts
-        from caddie.runtime.factory import load_extension_set, open_session
-        from caddie.runtime.project_trust import decide_project_trust
-        from caddie.runtime.trust import remember_trust
-
-        request = self.startup.request
-        cwd = str(Path(request.cwd).expanduser().resolve())
-        if request.trust is None and await asyncio.to_thread(_must_ask_trust, cwd):
-            # Pi's project_trust: the extensions loaded without the project's trust decide first (their
-            # dialogs on this screen); only when none does, the built-in question.
-            untrusted = await off_loop(
-                load_extension_set(
-                    cwd,
-                    extension_paths=request.extension_paths,
-                    no_extensions=request.no_extensions,
-                    trust=False,
-                    inline=request.inline_extensions,
-                )
+            return ComponentBlock(
+                self.view.header(TerminalView(self, lambda: redraw_components(self)), self.ui.theme)
             )
-            decided, problems = await decide_project_trust(untrusted.extensions, cwd, "tui", self.ui)
-            for problem in problems:
-                self.ui.notify(problem, "error")
-            if decided is None:
-                decided = await self.ui.confirm("Trust this project?", TRUST_QUESTION.format(cwd=cwd))
-                await asyncio.to_thread(remember_trust, cwd, decided)
-            request.preloaded = untrusted
-            trusted = decided
-            if trusted:
-                request.trust = True
-                request.preloaded = await off_loop(
-                    load_extension_set(
-                        cwd,
-                        extension_paths=request.extension_paths,
-                        no_extensions=request.no_extensions,
-                        trust=True,
-                        inline=request.inline_extensions,
-                    )
-                )
-        if self.startup.resume_picker:
-            path = await self._pick_session(cwd, None)
-            if path is False:
-                self.ui.notify("No saved sessions for this directory yet; starting a new one.")
-            elif path is None:
-                return None
-            else:
-                request.session = "file"
-                request.session_file = str(path)
-        # Reading settings, models.json and the session file, importing extensions: all in a worker
-        # thread, so the screen keeps answering keys while a large session loads.
-        build = await off_loop(open_session(request))
-        session = build.session
-        self.session = session
-        self.registry = build.registry
-        if session.model is not None:
-            preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
-        await self._load_themes()
-        session.subscribe(self._on_event)
-        self._quit_when_asked = asyncio.ensure_future(self._quit_on_shutdown_request(session))
-        await session.start("startup")  # as Pi, also for -c / --session
-        await self.render_session()
-        for warning in [*build.warnings, *install_shortcuts(self, session.extensions)]:
-            self.show_info(Text(warning), "warning")
-        if session.model is None:
-            self.show_info(Text(build.registry.no_model_text()), "warning")
-        from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
-
-        warn_about_extra_usage(self)
-        self.ready.set()
-        return session
-
-    async def _quit_on_shutdown_request(self, session: AgentSession) -> None:
-        """``ctx.shutdown()``: quit once the agent is idle."""
-        await session.wait_for_shutdown_request()
-        self.request_quit()
-
-    async def _load_themes(self) -> None:
-        """Custom themes (files read in a worker thread), then the one settings ``"theme"`` names."""
         session = self.session
-        assert session is not None
-        places = [agent_dir() / "themes"]
-        trusted = session.state().project_trusted
-        if trusted:
-            places.append(Path(session.cwd) / ".caddie" / "themes")
-        for place in session.settings.get("themes", []) or []:
-            if isinstance(place, str):
-                places.append(Path(session.cwd) / Path(place).expanduser())
+        if session is None:
+            return header_block(self.keys)
+        themes = {n: str(p) for n, p in self.themes.paths.items() if p is not None}
+        quiet = session.settings.get("quietStartup") is True
+        return header_block(self.keys, loaded_resources(session, themes), quiet)
 
-        def find_themes() -> tuple[dict[str, Theme], list[str]]:
-            packages = package_theme_places(session.cwd, project_trusted=trusted)
-            return discover_themes(places, packages)
+    async def load_themes(self, session: AgentSession) -> None:
+        """Themes and Pi's ``terminal.*`` settings, before the transcript is first drawn."""
+        self.terminal_settings(session)
+        await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"))
 
-        themes, warnings = await asyncio.to_thread(find_themes)
-        for theme in themes.values():
-            self.register_theme(theme)
-            self.theme_names.add(theme.name)
-        for warning in warnings:
-            self.show_notice(warning, "warning")
-        wanted = session.settings.get("theme") or DARK
-        if isinstance(wanted, str) and wanted in themes:
-            self.theme = wanted
-        else:
-            self.show_notice(
-                f'settings "theme" is {wanted!r}; the themes are: {", ".join(sorted(themes))}. Using dark.',
-                "warning",
-            )
+    def terminal_settings(self, session: AgentSession) -> None:
+        """``terminal.showTerminalProgress``, ``showImages``, ``imageWidthCells`` (again after /reload)."""
+        terminal = session.settings.get("terminal") or {}
+        terminal = terminal if isinstance(terminal, dict) else {}
+        self.terminal.progress_enabled = terminal.get("showTerminalProgress") is True
+        self.view.image_kind = image_kind(show=terminal.get("showImages") is not False)
+        width = terminal.get("imageWidthCells")
+        self.view.image_width = width if isinstance(width, int) and width > 0 else DEFAULT_WIDTH_CELLS
+
+    async def on_event(self, event: events.Event) -> None:
+        """Extensions' key hooks (``ui.on_terminal_input``) see every key first; True consumes it."""
+        if isinstance(event, events.Key) and not event.is_forwarded and self.ui.key_hooks:
+            from caddie.extensions.ui_components import KeyInput
+
+            key = KeyInput(event.key, event.character)
+            for hook in list(self.ui.key_hooks):
+                try:
+                    consumed = hook(key)
+                    if asyncio.iscoroutine(consumed):
+                        consumed = await consumed
+                except Exception as e:  # a failing hook is reported and skipped, the key goes on
+                    self.show_error(f"An extension's key hook failed: {type(e).__name__}: {e}")
+                    continue
+                if consumed is True or (isinstance(consumed, dict) and consumed.get("consume")):
+                    return
+        await super().on_event(event)
+
+    def on_session_event(self, event: SessionEvent) -> None:
+        self.transcript.on_event(event)
+        self.terminal.progress(self.working.active)  # OSC 9;4 while the agent works, when enabled
+
+    def install_extension_hooks(self, session: AgentSession) -> list[str]:
+        """Keys (keybindings.json), terminal settings and the extensions' shortcuts, at start and after
+        /reload; the warnings."""
+        self.terminal_settings(session)
+        self.keys = load_keybindings(agent_dir() / "keybindings.json")
+        return [*self.keys.warnings, *self.hooks.install(self.keys)]
 
     # ==============================================================================================
     # Input
 
     def on_prompt_editor_submitted(self, event: PromptEditor.Submitted) -> None:
-        text = event.text
-        if not text.strip():
-            return
-        if self.session is None:
-            self.notify("Still starting up…", severity="warning")
-            return
-        self.editor.prompt_history.add(text)
-        self.editor.set_text("")
-        self.conversation.follow()
-        self.handle_input(text, follow_up=event.kind == "alt")
+        self.input.submit(event.text, follow_up=event.kind == "alt")
 
     def handle_input(self, text: str, follow_up: bool = False) -> None:
-        """What Enter does with the editor's text: shell command, built-in command, or a message."""
-        session = self.session
-        assert session is not None
-        if text.startswith("!"):
-            exclude = text.startswith("!!")
-            command = text[2:] if exclude else text[1:]
-            if command.strip():
-                self.spawn(self._user_bash(command.strip(), exclude))
-                return
-        parsed = parse_command(text.strip())
-        if parsed is not None and parsed[0] in BUILTIN_NAMES:
-            self.spawn(self.run_builtin(*parsed))
-            return
-        behavior: Literal["steer", "follow_up"] | None = None
-        if self.busy:
-            behavior = "follow_up" if follow_up else "steer"
-        self.spawn(self._prompt(text, behavior))
-
-    async def _user_bash(self, command: str, exclude: bool) -> None:
-        session = self.session
-        assert session is not None
-        if session.is_streaming:  # its output must not land in the middle of the agent's turn
-            self.notify(f"!{command} runs when the agent has finished.", timeout=3)
-            await session.wait_for_idle()
-        running = RunningLine(f"$ {command}")
-        self.conversation.add(running)
-        self._user_bash_started = time.monotonic()
-        try:
-            await session.run_bash(command, exclude_from_context=exclude)
-        finally:
-            self._user_bash_started = None
-            await running.remove()
-
-    async def _prompt(self, text: str, behavior: Literal["steer", "follow_up"] | None) -> None:
-        session = self.session
-        assert session is not None
-        store, messages = session.store, session.messages
-        if session.model is not None and behavior is None:
-            await wait_preloaded(session.model.api)  # never import an SDK on the event loop
-        try:
-            await session.prompt(text, streaming_behavior=behavior)
-        except UsageError as e:
-            self.show_error(str(e))
-            if session.model is None and not self.editor.text.strip():
-                self.editor.set_text(text)  # nothing was sent: keep the prompt for after /model
-        if session.store is not store or session.messages is not messages:
-            await self.render_session()  # an extension command switched, forked or navigated the session
+        """What Enter does with ``text`` (the demo types through this)."""
+        self.input.handle(text, follow_up)
 
     def on_prompt_editor_action(self, event: PromptEditor.Action) -> None:
-        if event.name == "pageup":
-            self.conversation.scroll_page_up(animate=False)
-        elif event.name == "pagedown":
-            self.conversation.scroll_page_down(animate=False)
-        elif event.name == "ctrl+end":
-            self.conversation.follow()
-        elif event.name == "ctrl+home":
-            self.conversation.scroll_home(animate=False)
-        elif event.name == "alt+up":
-            self.action_dequeue()
-        elif event.name == "shift+tab":
-            self.action_cycle_thinking()
-        elif event.name == "ctrl+d":
-            self.request_quit()
-        elif event.name == "suspend":
-            self.action_suspend_process()
-        elif event.name == "external_editor":
-            self.spawn(self.edit_externally())
-        elif event.name == "copy":
-            self.spawn(self.cmd_copy(""))
+        binding_id = event.binding_id
+        if binding_id == "tui.altScreen.search":
+            self.search.open()
+        elif binding_id.startswith("tui.altScreen."):
+            self.transcript.act(binding_id)
+        else:
+            self.actions.run(binding_id)
+
+    def on_prompt_editor_shortcut(self, event: PromptEditor.Shortcut) -> None:
+        self.spawn(self.hooks.run(event.key))
+
+    def on_prompt_editor_copy(self, event: PromptEditor.Copy) -> None:
+        self.copy_to_clipboard(event.text)
+        self.show_status("Copied the selection to the clipboard")
+
+    def run_command(self, name: str, args: str = "") -> None:
+        """Run the built-in command ``/name args`` in the background."""
+        method = f"cmd_{name.replace('-', '_')}"
+        for handler in self._handlers:
+            command = getattr(handler, method, None)
+            if command is not None:
+                self.spawn(command(args))
+                return
+        self.show_error(f"/{name} is not a built-in command.")
+
+    def note_user_bash(self, started: float | None) -> None:
+        self.transcript.user_bash_started = started
+
+    def _take_images(self, text: str) -> tuple[str, list[ImageContent]]:
+        return text, []
+
+    async def _paste_image(self) -> None:
+        """Ctrl+V: an image on the clipboard goes into a file whose path is inserted; else its text."""
+        from caddie.modes.interactive.clipboard import read_image, read_text, save_image
+
+        image = await read_image()
+        if image is not None:
+            path = await asyncio.to_thread(save_image, *image)
+            self.editor.paste(str(path))
+            return
+        text = await read_text()
+        if text:
+            self.editor.paste(text)
+        else:
+            self.show_status(
+                "Nothing to paste: the clipboard is empty or no clipboard tool (wl-paste, xclip, pbpaste)"
+            )
+
+    def suspend_process(self) -> None:
+        self.action_suspend_process()
+
+    async def suspended_run(self, command: list[str], path: str) -> int:
+        return await self.terminal.run_suspended(lambda: run_editor(command, path))
+
+    def set_expanded(self, group: str, expanded: bool) -> None:
+        expand_blocks(
+            [*self.conversation.blocks_of(ExpandableBlock), *self.conversation.blocks_of(BashBlock)],
+            group,
+            expanded,
+        )
+
+    def modal(self) -> CancellableScreen | None:
+        screen = self.screen
+        return screen if isinstance(screen, CancellableScreen) else None
 
     # ==============================================================================================
-    # Key actions
+    # Screen host (used by TextualUI and the parts)
 
-    def action_ctrl_c(self) -> None:
-        modal = self._modal()
-        if modal is not None:
-            if isinstance(modal, CancellableScreen):
-                modal.action_cancel()
-            else:
-                modal.dismiss(None)
-            return
-        now = time.monotonic()
-        if now - self._last_ctrl_c < DOUBLE_PRESS_S:
-            self._last_ctrl_c = 0.0
-            self.request_quit()
-            return
-        self._last_ctrl_c = now
-        self.editor.set_text("")
-        self.notify("Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_S + 0.5)
+    def show_notice(self, message: str, level: NotifyLevel) -> None:
+        """An extension's ``ui.notify`` (and session notices): a line in the transcript, where it stays.
 
-    def action_escape(self) -> None:
-        if self._modal() is not None:
-            return
+        As in Pi: errors read ``Error: …``, warnings ``Warning: …``, information is dimmed. Notices sent
+        before the transcript is first drawn are kept and drawn after the history.
+        """
+        prefix = {"error": "Error: ", "warning": "Warning: "}.get(level, "")
+        if prefix and message.startswith(prefix):
+            prefix = ""
+        self.transcript.add(
+            InfoBlock(Text(prefix + message), level if level in ("warning", "error") else "notice")
+        )
+
+    def show_info(self, content: RenderableType | str, level: str = "info") -> None:
+        self.transcript.add(InfoBlock(Text(content) if isinstance(content, str) else content, level))
+
+    def show_error(self, message: str) -> None:
+        self.show_info(Text(message), "error")
+
+    def show_status(self, message: str) -> None:
+        last = self.conversation.blocks[-1] if self.conversation.blocks else None
+        if isinstance(last, StatusLine):
+            last.set_message(message)
+        else:
+            self.transcript.add(StatusLine(message))
+
+    def extension_hotkeys(self) -> list[tuple[str, str]]:
+        return self.hooks.hotkeys()
+
+    async def ask(
+        self, screen: ModalScreen[Any], timeout: float | None, default: Any, signal: AbortSignal | None = None
+    ) -> Any:
+        """Show a dialog; its answer, or ``default`` when cancelled, after ``timeout`` seconds (counted
+        down in its title) or once ``signal`` fires."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def done(result: Any) -> None:
+            if not future.done():
+                future.set_result(default if result is None else result)
+
+        def dismissed() -> None:  # the extension's signal
+            if screen.is_current:
+                screen.dismiss(None)
+            done(None)
+
+        await self.push_screen(screen, callback=done)
+        if timeout is not None and isinstance(screen, CancellableScreen):
+            screen.start_countdown(timeout)
+        stop = signal.add_listener(dismissed) if signal is not None else None
+        try:
+            return await wait_with_timeout(future, timeout)
+        except TimeoutError:
+            if self.screen is screen:
+                screen.dismiss(None)
+            return default
+        finally:
+            if stop is not None:
+                stop()
+
+    def apply_view(self) -> None:
+        """The hidden-thinking label and the header an extension set, on what is drawn already."""
+        for block in self.conversation.blocks_of(ThinkingBlock):
+            block.label = self.view.hidden_thinking_label
+            block.changed()
+        if self.conversation.blocks and self.session is not None:
+            first = self.conversation.blocks[0]
+            self.conversation.remove_block(first)
+            self.conversation.insert(0, [self.header()])
+
+    # ==============================================================================================
+    # State
+
+    @property
+    def busy(self) -> bool:
+        return self.session is not None and self.session.is_streaming
+
+    def _cwd(self) -> str:
+        return self.session.cwd if self.session is not None else self.startup.request.cwd
+
+    def command_infos(self) -> list[CommandInfo]:
         session = self.session
-        state = session.state() if session is not None else None
-        if (
-            session is not None
-            and state is not None
-            and (state.is_streaming or state.pending_message_count or state.is_compacting)
-        ):
-            steering, follow_up = session.clear_queues()
-            session.abort()
-            self._restore([*steering, *follow_up])
-            return
-        now = time.monotonic()
-        if not self.editor.text.strip() and now - self._last_escape < DOUBLE_PRESS_S / 2:
-            self._last_escape = 0.0
-            self.spawn(self.run_builtin("tree", ""))
-            return
-        self._last_escape = now
+        resources = [
+            (c.name, f"{c.argument_hint} — {c.description}" if c.argument_hint else c.description or "",
+             f"{c.kind} · {c.scope}")
+            for c in (session.commands() if session is not None else [])
+            if c.kind != "extension"
+        ]  # fmt: skip
+        return available_commands(
+            session.extensions.commands().values() if session is not None else (),
+            resources,
+            [m.ref for m in pickable_models(self)] if self.registry is not None else None,
+            list(thinking_levels(self)),
+        )
 
-    def action_dequeue(self) -> None:
-        if self.session is not None:
-            steering, follow_up = self.session.clear_queues()
-            self._restore([*steering, *follow_up])
-
-    def _restore(self, texts: Sequence[str]) -> None:
-        if not texts:
-            return
-        current = self.editor.text
-        restored = "\n\n".join(texts)
-        self.editor.set_text(restored + ("\n\n" + current if current.strip() else ""))
-
-    async def action_extension_shortcut(self, key: str) -> None:
-        from caddie.modes.interactive.extension_hooks import run_shortcut
-
-        await run_shortcut(self, key)
-
-    def action_toggle_tools(self) -> None:
-        self.tools_expanded = not self.tools_expanded
-        for block in self.query(ExpandableBlock):
-            if block.group == "tools":
-                block.set_expanded(self.tools_expanded)
-        for bash in self.query(BashBlock):
-            bash.set_expanded(self.tools_expanded)
-
-    def action_toggle_thinking(self) -> None:
-        self.thinking_expanded = not self.thinking_expanded
-        for block in self.query(ThinkingBlock):
-            block.set_expanded(self.thinking_expanded)
-
-    def action_pick_model(self) -> None:
-        if self._modal() is None:
-            self.spawn(self.run_builtin("model", ""))
-
-    def action_cycle_thinking(self) -> None:
+    def refresh_footer(self) -> None:
         session = self.session
-        if session is None or session.model is None:
+        if session is None:
+            self.footer.show(FooterState(short_path(self.startup.request.cwd), None, None, None))
             return
-        levels = list(self._thinking_levels())
-        if len(levels) < 2:
-            self.notify(f"{session.model.ref} has no thinking levels.", timeout=2)
-            return
-        current = session.thinking_level
-        following = levels[(levels.index(current) + 1) % len(levels)] if current in levels else levels[0]
-        session.set_thinking_level(following)
-        self._refresh_footer()
-        self.notify(f"Thinking: {session.thinking_level}", timeout=1.5)
+        model = session.model
+        usage = session.context_usage()
+        inp, out, cr, cw, cost = self.transcript.usage
+        self.footer.show(
+            FooterState(
+                cwd=short_path(session.cwd),
+                session_name=session.store.session_name(),
+                model=model.ref if model else None,
+                thinking=session.thinking_level if model is not None and model.reasoning else None,
+                input_tokens=inp,
+                output_tokens=out,
+                cache_read=cr,
+                cache_write=cw,
+                cost=cost,
+                context_percent=usage.percent if usage else None,
+                context_window=usage.context_window if usage else 0,
+                statuses=self.ui.statuses,
+                cache_hit=self.transcript.cache_hit,
+                auto_compact=session.settings.compaction_enabled,
+                branch=git_branch(session.cwd),
+                sandbox=sandbox_text(session.state().sandbox),
+                tokens_estimated=self.transcript.usage_estimated,
+                context_estimated=usage.estimated if usage else False,
+            )
+        )
+        self.editor.remove_class(*_THINKING_CLASSES)
+        if model is not None and model.reasoning:
+            self.editor.add_class(f"-thinking-{session.thinking_level}")
 
-    async def action_cycle_model(self, direction: str = "forward") -> None:
-        """Ctrl+P / Shift+Ctrl+P: the next / previous model (the ``--models`` scope, else every model)."""
+    async def render_session(self) -> None:
+        """Redraw the transcript from the session's current branch (after start, /new, /resume, /tree…)."""
         session = self.session
-        if session is None or self._modal() is not None:
+        assert session is not None
+        await self.transcript.render(session)
+        from caddie.ai.messages import UserMessage
+        from caddie.modes.interactive.editing import History
+        from caddie.session.entries import MessageEntry
+
+        users = [e.message for e in session.store.entries() if isinstance(e, MessageEntry)]
+        self.editor.prompt_history = History([typed_text(m) for m in users if isinstance(m, UserMessage)])
+        self.refresh_footer()
+
+    # ==============================================================================================
+    # Background work, quitting
+
+    def spawn(self, work: Awaitable[Any]) -> None:
+        """Run UI-started work in the background; a failure becomes an error line, never a crash."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception as e:
+                self.show_error(str(e) if isinstance(e, CaddieError) else f"{type(e).__name__}: {e}")
+
+        self.run_worker(guarded(), group="work", exit_on_error=False)
+
+    def require_idle(self, what: str) -> bool:
+        if self.busy:
+            self.show_error(f"Wait for the agent to finish (or press Esc) before {what}.")
+            return False
+        return True
+
+    def request_quit(self) -> None:
+        """Quit after ``session_shutdown`` has run (Ctrl+C twice, Ctrl+D, /quit, Ctrl+Q, SIGTERM)."""
+        if not self._quitting:
+            self._quitting = True
+            self.run_worker(self._quit(), exit_on_error=False)
+
+    async def _quit(self) -> None:
+        try:
+            await self.shutdown_session()
+        finally:
+            self.exit(0)
+
+    async def shutdown_session(self) -> None:
+        """``session_shutdown`` for extensions, once, while the screen still exists."""
+        session = self.session
+        if session is None or self.shutdown_done:
             return
-        result = await session.cycle_model("backward" if direction == "backward" else "forward")
-        if result is None:
-            self.notify("No other model to switch to (set --models or enabledModels).", timeout=2)
-            return
-        model, level = result.model, result.thinking_level
-        self._refresh_footer()
-        from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
-
-        warn_about_extra_usage(self, model)
-        self.notify(f"Model: {model.ref}" + (f" · thinking {level}" if level != "off" else ""), timeout=1.5)
-
-    async def action_quit(self) -> None:
-        self.request_quit()
+        self.shutdown_done = True
+        session.abort()
+        try:
+            await asyncio.wait_for(session.shutdown("quit"), SHUTDOWN_TIMEOUT_S)
+        except TimeoutError:
+            pass
 
 
-def import_modules(names: Sequence[str]) -> None:
-    """Import modules (blocking: call it in a worker thread)."""
-    for name in names:
-        importlib.import_module(name)
-
-
-def _must_ask_trust(cwd: str) -> bool:
-    from caddie.runtime.trust import project_has_code, remembered_trust
-
-    return remembered_trust(cwd) is None and project_has_code(cwd)
-
-
-async def off_loop(work: Coroutine[Any, Any, T]) -> T:
-    """Run start-up work that blocks (file reads, imports) on a private event loop in a worker thread."""
-    return await asyncio.to_thread(asyncio.run, work)
+def sandbox_text(sandbox: Sandbox) -> str | None:
+    """The footer's sandbox part: ``workspace-write, network off``; None while it is off."""
+    return sandbox.summary() if sandbox.active else None

@@ -6,10 +6,30 @@ screen. Built-in commands win over an extension command of the same name (as in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from caddie.modes.interactive.keymap import Keybindings
 
 MAX_COMPLETIONS = 50
+
+
+class ExtensionCommand(Protocol):
+    """What the menu needs of a command an extension registered."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str | None: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def get_argument_completions(self) -> Callable[[str], Sequence[str]] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +58,17 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
         "settings", "Change common settings (thinking, queues, compaction, retry, theme, extensions)"
     ),
     CommandInfo("name", "Set the session's display name (/name my task)"),
-    CommandInfo("export", "Export the session to an HTML file (/export [file])"),
+    CommandInfo(
+        "export", "Export the session to an HTML file, or its JSONL (/export [file.html|file.jsonl])"
+    ),
+    CommandInfo("clone", "Copy the current branch into a new session"),
+    CommandInfo("import", "Import a session JSONL file into this project and resume it (/import file.jsonl)"),
+    CommandInfo("share", "Upload the session as a secret GitHub gist (needs the gh command)"),
+    CommandInfo("trust", "Trust this project from the next start (/trust [parent|no])"),
     CommandInfo("reload", "Reload extensions"),
     CommandInfo("login", "Store an API key for a provider in auth.json (/login [provider])"),
     CommandInfo("logout", "Remove a stored API key (/logout [provider])"),
+    CommandInfo("scoped-models", "Enable, disable and reorder the models Ctrl+P cycles among (ctrl+s saves)"),
     CommandInfo("llama", "Manage llama.cpp router models: load, unload, download (see /login llama.cpp)"),
     CommandInfo("hotkeys", "Show all keyboard shortcuts"),
     CommandInfo("help", "Show commands and how to use caddie"),
@@ -49,35 +76,61 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
 )
 BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS)
 
-HOTKEYS: tuple[tuple[str, str], ...] = (
-    ("Enter", "send the message (while the agent works: queue it as steering)"),
-    ("Shift+Enter, Ctrl+J", "insert a newline"),
-    ("Alt+Enter", "insert a newline (while the agent works: queue a follow-up)"),
-    ("Esc", "abort the agent and put queued messages back in the editor; close a menu"),
+HOTKEYS: tuple[tuple[tuple[str, ...] | str, str], ...] = (
+    (("tui.input.submit",), "send the message (while the agent works: queue it as steering)"),
+    (("tui.input.newLine",), "insert a newline"),
+    (("app.message.followUp",), "insert a newline (while the agent works: queue a follow-up)"),
+    (("app.interrupt",), "abort the agent and put queued messages back in the editor; close a menu"),
     ("Esc Esc", "with an empty editor: open /tree"),
-    ("Ctrl+C", "clear the editor; twice quickly: quit"),
-    ("Ctrl+D", "quit (when the editor is empty)"),
-    ("Up, Down", "prompt history (at the first / last line of the editor)"),
-    ("Tab", "complete a slash command, its argument, or the path before the cursor"),
+    (("app.clear",), "clear the editor; twice quickly: quit"),
+    (("app.exit",), "quit (when the editor is empty)"),
+    (("caddie.app.quit",), "quit"),
+    (("tui.editor.cursorUp", "tui.editor.cursorDown"), "prompt history (at the first / last line of the editor)"),
+    (("tui.editor.historyPrevious", "tui.editor.historyNext"), "previous / next prompt from the history"),
+    (("tui.input.tab",), "complete a slash command, its argument, or the path before the cursor"),
     ("@", "fuzzy-find a file of the project and insert its path"),
-    ("Ctrl+W, Alt+Backspace", "delete the word before the cursor (into the kill ring)"),
-    ("Alt+D", "delete the word after the cursor (into the kill ring)"),
-    ("Ctrl+U, Ctrl+K", "delete to the start / end of the line (into the kill ring)"),
-    ("Ctrl+Y, Alt+Y", "paste the last deleted text; right after, cycle to older ones"),
-    ("Ctrl+-", "undo"),
-    ("Ctrl+G", "edit the message in $VISUAL / $EDITOR"),
-    ("Ctrl+X", "copy the last answer to the clipboard (/copy)"),
-    ("Ctrl+Z", "suspend caddie (fg brings it back)"),
-    ("Alt+Up", "put queued messages back in the editor"),
-    ("Ctrl+O", "expand or collapse tool output"),
-    ("Ctrl+T", "expand or collapse thinking"),
-    ("Ctrl+L", "choose a model"),
-    ("Shift+Tab", "cycle the thinking level"),
-    ("PageUp, PageDown", "scroll the conversation (scrolling up pauses following new output)"),
-    ("Ctrl+Home, Ctrl+End", "jump to the start / the end of the conversation (the end follows again)"),
+    (("tui.editor.cursorWordLeft", "tui.editor.cursorWordRight"), "a word left / right"),
+    (("tui.editor.cursorLineStart", "tui.editor.cursorLineEnd"), "start / end of the line"),
+    (("tui.editor.jumpForward", "tui.editor.jumpBackward"), "jump to the next typed character (forward / backward)"),
+    (("tui.editor.pageUp", "tui.editor.pageDown"), "move a page up / down in a long message"),
+    (("tui.editor.deleteWordBackward",), "delete the word before the cursor (into the kill ring)"),
+    (("tui.editor.deleteWordForward",), "delete the word after the cursor (into the kill ring)"),
+    (("tui.editor.deleteToLineStart", "tui.editor.deleteToLineEnd"), "delete to the start / end of the line (kill ring)"),
+    (("tui.editor.yank", "tui.editor.yankPop"), "paste the last deleted text; right after, cycle to older ones"),
+    (("tui.editor.undo",), "undo"),
+    (("app.clipboard.pasteImage",), "paste an image (or text) from the clipboard"),
+    (("app.editor.external",), "edit the message in $VISUAL / $EDITOR"),
+    (("app.message.copy",), "copy the last answer to the clipboard (/copy)"),
+    (("app.suspend",), "suspend caddie (fg brings it back)"),
+    (("app.message.dequeue",), "put queued messages back in the editor"),
+    (("app.tools.expand",), "expand or collapse tool output"),
+    (("app.thinking.toggle",), "expand or collapse thinking"),
+    (("app.model.select",), "choose a model"),
+    (("app.model.cycleForward", "app.model.cycleBackward"), "switch to the next / previous model (of --models or enabledModels)"),
+    (("app.thinking.cycle",), "cycle the thinking level"),
+    (("tui.altScreen.pageUp", "tui.altScreen.pageDown"), "scroll the conversation (scrolling up pauses following new output)"),
+    (("tui.altScreen.top", "tui.altScreen.bottom"), "jump to the start / the end of the conversation (the end follows again)"),
+    (("tui.altScreen.previousPrompt", "tui.altScreen.nextPrompt"), "jump to the previous / next message of yours"),
+    (("tui.altScreen.search",), "search the conversation (Enter next, Shift+Enter previous, Esc closes)"),
+    (("app.session.new", "app.session.resume", "app.session.tree", "app.session.fork"), "/new, /resume, /tree, /fork (unbound unless keybindings.json binds them)"),
     ("!cmd", "run a shell command; its output goes into the context"),
     ("!!cmd", "run a shell command without adding it to the context"),
-)
+)  # fmt: skip
+"""/hotkeys: binding ids (their keys come from keybindings.json or Pi's defaults) or fixed text, and what
+they do."""
+
+
+def hotkey_rows(keys: Keybindings) -> list[tuple[str, str]]:
+    """The /hotkeys table with the keys as bound right now."""
+    rows = []
+    for what, description in HOTKEYS:
+        if isinstance(what, str):
+            rows.append((what, description))
+            continue
+        described = [keys.describe(binding_id) for binding_id in what]
+        shown = [d for d in described if d != "unbound"]
+        rows.append((" / ".join(shown) if shown else "unbound", description))
+    return rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +162,33 @@ def resource_commands(entries: Sequence[tuple[str, str, str]]) -> list[CommandIn
         CommandInfo(name, f"{description}  ({source})" if description else f"({source})", source)
         for name, description, source in entries
     ]
+
+
+def available_commands(
+    extension: Iterable[ExtensionCommand],
+    resources: Sequence[tuple[str, str, str]],
+    model_refs: list[str] | None,
+    thinking_levels: list[str],
+) -> list[CommandInfo]:
+    """Every command the editor offers: the built-ins (``/model`` and ``/thinking`` with their arguments),
+    then the extensions' commands, prompt templates and skills."""
+    infos = [
+        CommandInfo(c.name, c.description or "", c.source, c.get_argument_completions) for c in extension
+    ]
+    merged = merge_commands([*infos, *resource_commands(resources)])
+    arguments: dict[str, list[str]] = {"thinking": thinking_levels}
+    if model_refs is not None:
+        arguments["model"] = model_refs
+    return [
+        CommandInfo(c.name, c.description, c.source, _constant(arguments[c.name]))
+        if c.name in arguments
+        else c
+        for c in merged
+    ]
+
+
+def _constant(values: list[str]) -> Callable[[str], Sequence[str]]:
+    return lambda _prefix: values
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ from caddie.modes.context_stats import ContextStats, render_stats, stats_of_sess
 from caddie.modes.interactive.conversation import InfoBlock
 
 if TYPE_CHECKING:
-    from caddie.modes.interactive.base import AppBase
+    from caddie.modes.interactive.host import Shell
 
 
 class ContextBlock(InfoBlock):
@@ -26,7 +26,7 @@ class ContextBlock(InfoBlock):
         self.stats = stats
 
 
-async def show_context(app: AppBase) -> ContextStats | None:
+async def show_context(app: Shell) -> ContextStats | None:
     session = app.session
     if session is None:
         return None

@@ -1,22 +1,21 @@
-"""The transcript: one widget per message, tool call or notice, in a scroll view anchored to the bottom.
+"""The transcript's blocks: one per message part, tool call or notice, in a line-based view (transcript_view.py).
 
-Streaming touches only the message being written: text deltas go into that message's buffer and a
-short timer re-renders its markdown at most ~15 times a second. A long reply is frozen block by block
-(the finished head is rendered once, only the tail re-renders), so the cost of a delta does not grow
-with the length of the answer.
+Streaming touches only the block being written: text deltas go into that block's buffer and the view
+re-draws dirty blocks at most ~15 times a second. A long reply is frozen piece by piece (the finished head
+is drawn once, only the tail is drawn again), so the cost of a delta does not grow with the length of the
+answer; the whole conversation is in the view however long the session, drawn only near the screen.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual.containers import Vertical, VerticalScroll
-from textual.timer import Timer
-from textual.widget import Widget
-from textual.widgets import Static
+from textual.strip import Strip
 
 from caddie.ai.messages import (
     AssistantMessage,
@@ -24,6 +23,7 @@ from caddie.ai.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    ImageContent,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -40,7 +40,9 @@ from caddie.ai.stream_events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from caddie.modes.interactive.markdown import chat_markdown
 from caddie.modes.interactive.render import (
+    SkillInvocation,
     bash_exit_code,
     content_text,
     diff_text,
@@ -48,11 +50,13 @@ from caddie.modes.interactive.render import (
     preview_lines,
     summarize_tool_call,
 )
+from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
+    from caddie.modes.interactive.keymap import Keybindings
     from caddie.tools.base import ToolResult
 
-CODE_THEME = "monokai"
+B = TypeVar("B", bound=Block)
 FLUSH_INTERVAL = 1 / 15
 """Seconds between markdown re-renders of a streaming message."""
 FREEZE_AT = 3000
@@ -60,103 +64,132 @@ FREEZE_AT = 3000
 
 
 def markdown(text: str) -> RenderableType:
-    from rich.markdown import Markdown  # imported (off the event loop) during start-up, after the first frame
-
-    return Markdown(text, code_theme=CODE_THEME, hyperlinks=False)
+    return chat_markdown(text, hyperlinks=True)  # links as OSC 8: clickable, the URL not printed
 
 
-class Conversation(VerticalScroll):
-    """Holds every block of the transcript; stays scrolled to the end unless the user scrolls up."""
+class Conversation(TranscriptView):
+    """Holds every block of the transcript; stays scrolled to the end unless the user scrolls up. Dirty
+    blocks are drawn again on a short timer; blocks that show a running time tick every second."""
 
-    DEFAULT_CSS = """
-    Conversation { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
-    Conversation > * { margin-bottom: 1; }
-    """
-    can_focus = False
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._dirty: dict[int, Block] = {}
+        self._ticking: dict[int, Block] = {}
 
     def on_mount(self) -> None:
-        self.follow()
+        super().on_mount()
+        self.set_interval(FLUSH_INTERVAL, self._flush)
+        self.set_interval(1.0, self._tick)
 
-    @property
-    def following(self) -> bool:
-        """Whether new output scrolls into view (true at the bottom; scrolling up pauses it)."""
-        return self._anchored and not self._anchor_released
+    def schedule(self, block: Block) -> None:
+        """Draw ``block`` again at the next flush (at most ~15 times a second)."""
+        self._dirty[id(block)] = block
 
-    def follow(self) -> None:
-        """Jump to the end and follow new output again (sending a message, Ctrl+End)."""
-        self._anchor_released = False
-        self.anchor()
+    def ticking(self, block: Block, on: bool) -> None:
+        if on:
+            self._ticking[id(block)] = block
+        else:
+            self._ticking.pop(id(block), None)
 
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if self._anchor_released and new_value >= self.max_scroll_y:
-            self._anchor_released = False  # back at the bottom: follow again
+    def _flush(self) -> None:
+        dirty, self._dirty = self._dirty, {}
+        for block in dirty.values():
+            if isinstance(block, Streaming):
+                block.flush()
+            else:
+                block.changed()
 
-    def _scroll_to(self, x: float | None = None, y: float | None = None, **kwargs: Any) -> bool:
-        # Textual releases the anchor on every scroll, even one that stays at the bottom (PageDown
-        # there): following must resume whenever the scroll ends at the bottom.
-        changed = super()._scroll_to(x, y, **kwargs)
-        if self._anchor_released and y is not None and y >= self.max_scroll_y:
-            self._anchor_released = False
-        return changed
-
-    def add(self, *widgets: Widget) -> None:
-        self.mount_all(widgets)
+    def _tick(self) -> None:
+        for block in list(self._ticking.values()):
+            block.changed()
 
     async def reset(self) -> None:
-        await self.remove_children()
+        self._dirty.clear()
+        self._ticking.clear()
+        self.clear()
+
+    def blocks_of(self, kind: type[B]) -> list[B]:
+        return [b for b in self.blocks if isinstance(b, kind)]
 
 
-class MarkdownText(Vertical):
-    """Markdown that can grow by deltas; renders on a timer, freezing finished blocks of long text."""
+class Streaming(Block):
+    """A block that grows by deltas and is drawn again on the view's timer."""
 
-    DEFAULT_CSS = "MarkdownText { height: auto; } MarkdownText > Static { height: auto; }"
-
-    def __init__(self, text: str = "", *, classes: str | None = None) -> None:
-        super().__init__(classes=classes)
-        self.text = text
-        self._frozen_upto = 0
-        self._live = Static("", classes="md-live")
-        self._timer: Timer | None = None
-        self._ready = False
-        self.renders = 0
-        """How often the live part was re-rendered (tests check the throttle)."""
-
-    def compose(self) -> Any:
-        yield self._live
-
-    def on_mount(self) -> None:
-        self._ready = True
-        self.flush()
-
-    def append(self, delta: str) -> None:
-        self.text += delta
-        if self._timer is None and self._ready:
-            # A live tail that cannot be frozen (one huge code block) re-renders less often as it grows.
-            live = len(self.text) - self._frozen_upto
-            self._timer = self.set_timer(min(0.5, FLUSH_INTERVAL * max(1.0, live / FREEZE_AT)), self.flush)
-
-    def set_text(self, text: str) -> None:
-        if text != self.text or self.renders == 0:
-            self.text = text
-            self._frozen_upto = min(self._frozen_upto, len(text))
+    def schedule(self) -> None:
+        view = self.view
+        if isinstance(view, Conversation):
+            view.schedule(self)
+        elif view is not None:
             self.flush()
 
     def flush(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if not self._ready:
-            return
-        tail = self.text[self._frozen_upto :]
+        self.changed()
+
+
+class MarkdownText(Streaming):
+    """Markdown that grows by deltas, freezing finished pieces of long text (drawn once, kept as lines)."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.text_so_far = text
+        self.frozen: list[str] = []
+        """Finished pieces of the text, each drawn once per width."""
+        self._frozen_upto = 0
+        self._frozen_lines: list[list[Strip]] = []
+        self._frozen_width = -1
+        self.renders = 0
+        """How often the live part was drawn (tests check the throttle)."""
+
+    @property
+    def text(self) -> str:
+        return self.text_so_far
+
+    def search_text(self) -> str:
+        return self.text_so_far
+
+    def append(self, delta: str) -> None:
+        self.text_so_far += delta
+        self.schedule()
+
+    def set_text(self, text: str) -> None:
+        """The whole text (the message's final content): what was frozen is kept only if it still matches."""
+        if text != self.text_so_far or self.renders == 0:
+            if not text.startswith(self.text_so_far[: self._frozen_upto]):
+                self.frozen, self._frozen_lines, self._frozen_upto = [], [], 0
+            self.text_so_far = text
+            self.flush()
+
+    def flush(self) -> None:
+        tail = self.text_so_far[self._frozen_upto :]
         if len(tail) > FREEZE_AT:
             cut = markdown_split_point(tail)
             if cut > 0:
-                self.mount(Static(markdown(tail[:cut]), classes="md-frozen"), before=self._live)
+                self.frozen.append(tail[:cut])
                 self._frozen_upto += cut
-                tail = tail[cut:]
-        self._live.update(markdown(tail) if tail.strip() else "")
+        self.changed()
+
+    def content(self) -> RenderableType:
+        tail = self.text_so_far[self._frozen_upto :]
+        return markdown(tail) if tail.strip() else Text("")
+
+    def lines(self, view: TranscriptView, width: int) -> list[Strip]:
+        if self._lines is not None and self._width == width:
+            return self._lines
+        if width != self._frozen_width:
+            self._frozen_lines, self._frozen_width = [], width
+        while len(self._frozen_lines) < len(self.frozen):
+            piece = self.frozen[len(self._frozen_lines)]
+            self._frozen_lines.append(
+                [*view.render_renderable(markdown(piece), self, width), Strip.blank(width)]
+            )
+        tail = self.text_so_far[self._frozen_upto :]
+        live = view.render_renderable(self.content(), self, width) if tail.strip() else []
         self.renders += 1
+        self._lines = [line for piece in self._frozen_lines for line in piece] + live
+        if not self._lines:
+            self._lines = [Strip.blank(width, view.rich_style)]
+        self._width = width
+        return self._lines
 
 
 def format_duration(seconds: float) -> str:
@@ -169,63 +202,93 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m {rest:02d}s"
 
 
-class RunningLine(Static):
+class RunningLine(Block):
     """``$ cmd  running… 3s`` while a shell command of the user's runs (replaced by its block after)."""
 
-    DEFAULT_CSS = "RunningLine { padding: 0 1; background: $panel 40%; }"
+    component = "transcript--tool"
+    padding = 1
 
     def __init__(self, label: str) -> None:
-        super().__init__("")
+        super().__init__()
         self.label = label
         self.started = time.monotonic()
 
-    def on_mount(self) -> None:
-        self._tick()
-        self.set_interval(1.0, self._tick)
+    def attached(self) -> None:
+        if isinstance(self.view, Conversation):
+            self.view.ticking(self, True)
 
-    def _tick(self) -> None:
+    def content(self) -> RenderableType:
         text = Text(self.label, style="bold")
         text.append(f"  running… {format_duration(time.monotonic() - self.started)}", style="dim")
-        self.update(text)
+        return text
+
+    def search_text(self) -> str:
+        return self.label
 
 
-class UserBlock(Static):
-    DEFAULT_CSS = "UserBlock { background: $boost; padding: 0 1; }"
+class UserBlock(Block):
+    component = "transcript--user"
+    padding = 1
 
     def __init__(self, text: str) -> None:
-        super().__init__(Text(text))
+        super().__init__()
         self.text = text
 
+    def content(self) -> RenderableType:
+        return Text(self.text)
 
-class InfoBlock(Static):
+    def search_text(self) -> str:
+        return self.text
+
+
+class InfoBlock(Block):
     """A line or a few from caddie itself: command output, warnings, errors."""
 
-    DEFAULT_CSS = """
-    InfoBlock { color: $text-muted; }
-    InfoBlock.-notice { color: $text-muted; text-style: dim; }
-    InfoBlock.-warning { color: $text-warning; }
-    InfoBlock.-error { color: $text-error; }
-    """
-
     def __init__(self, content: RenderableType, level: str = "info") -> None:
-        super().__init__(content, classes=f"-{level}")
+        super().__init__()
+        self.renderable = content
         self.level = level
+        self.component = {"notice": "transcript--notice", "warning": "transcript--warning",
+                          "error": "transcript--error"}.get(level, "transcript--muted")  # fmt: skip
+
+    def content(self) -> RenderableType:
+        return self.renderable
+
+    def search_text(self) -> str:
+        return self.renderable.plain if isinstance(self.renderable, Text) else ""
 
 
-class ExpandableBlock(Static):
+class StatusLine(Block):
+    """A short confirmation of what the user just did ("Model: …"), dimmed; the next one replaces it when
+    nothing came between them (Pi's ``showStatus``)."""
+
+    component = "transcript--status"
+    padding = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def set_message(self, message: str) -> None:
+        self.message = message
+        self.changed()
+
+    def content(self) -> RenderableType:
+        return Text(self.message)
+
+    def search_text(self) -> str:
+        return self.message
+
+
+class ExpandableBlock(Block):
     """Shared by everything Ctrl+O or Ctrl+T expands: tool calls, thinking, summaries."""
 
     group: ClassVar[str] = "tools"
     """``tools`` (Ctrl+O) or ``thinking`` (Ctrl+T)."""
 
-    def __init__(self, expanded: bool = False, classes: str | None = None) -> None:
-        super().__init__("", classes=classes)
+    def __init__(self, expanded: bool = False) -> None:
+        super().__init__()
         self.expanded = expanded
-        self._ready = False
-
-    def on_mount(self) -> None:
-        self._ready = True
-        self.redraw()
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
@@ -233,35 +296,39 @@ class ExpandableBlock(Static):
             self.redraw()
 
     def redraw(self) -> None:
-        if self._ready:
-            self.update(self.build())
+        self.changed()
+
+    def content(self) -> RenderableType:
+        return self.build()
 
     def build(self) -> RenderableType:
         raise NotImplementedError
 
 
 class ThinkingBlock(ExpandableBlock):
-    DEFAULT_CSS = "ThinkingBlock { color: $text-muted; text-style: italic; }"
+    component = "transcript--thinking"
     group = "thinking"
 
-    def __init__(self, text: str = "", expanded: bool = False) -> None:
+    def __init__(self, text: str = "", expanded: bool = False, label: str | None = None) -> None:
         super().__init__(expanded)
         self.text = text
+        self.label = label
+        """What the collapsed block says instead of "Thinking" (``ui.set_hidden_thinking_label``)."""
         self.streaming = False
-        self._timer: Timer | None = None
 
     def append(self, delta: str) -> None:
         self.text += delta
-        if self._timer is None and self._ready:
-            self._timer = self.set_timer(FLUSH_INTERVAL, self._flush)
+        if isinstance(self.view, Conversation):
+            self.view.schedule(self)
 
-    def _flush(self) -> None:
-        self._timer = None
-        self.redraw()
+    def search_text(self) -> str:
+        return self.text if self.expanded else ""
 
     def build(self) -> RenderableType:
         lines = self.text.strip().count("\n") + 1 if self.text.strip() else 0
         if not self.expanded:
+            if self.label is not None:
+                return Text(f"▸ {self.label}  ctrl+t to expand")
             state = "Thinking…" if self.streaming else "Thinking"
             count = f" ({lines} line{'s' if lines != 1 else ''})" if lines else ""
             return Text(f"▸ {state}{count}  ctrl+t to expand")
@@ -271,10 +338,8 @@ class ThinkingBlock(ExpandableBlock):
 class ToolBlock(ExpandableBlock):
     """One tool call: a one-line summary, then the start (or for shell output the end) of its result."""
 
-    DEFAULT_CSS = """
-    ToolBlock { padding: 0 1; background: $panel 40%; }
-    ToolBlock.-error { background: $error 15%; }
-    """
+    component = "transcript--tool"
+    padding = 1
 
     def __init__(self, call_id: str, name: str, args: Any, cwd: str | None, expanded: bool = False) -> None:
         super().__init__(expanded)
@@ -286,11 +351,13 @@ class ToolBlock(ExpandableBlock):
         """``pending`` (arguments streaming), ``running``, ``done`` or ``error``."""
         self.output = ""
         self.details: Any = None
-        self._timer: Timer | None = None
         self.started: float | None = None
         """When the tool began running (monotonic); the bash block shows the time since, then the duration."""
         self.duration: float | None = None
-        self._clock: Timer | None = None
+        self.render_call: Callable[..., Any] | None = None
+        """The tool's own look for its call (``ToolDefinition.render_call``), with ``theme``."""
+        self.render_result: Callable[..., Any] | None = None
+        self.theme: Any = None
 
     def set_args(self, args: Any) -> None:
         self.args = args
@@ -301,36 +368,60 @@ class ToolBlock(ExpandableBlock):
         self.started = time.monotonic()
         if isinstance(args, dict) and args:
             self.args = args
-        if self.tool_name == "bash" and self._ready:
-            self._clock = self.set_interval(1.0, self.redraw)
+        if self.tool_name == "bash" and isinstance(self.view, Conversation):
+            self.view.ticking(self, True)
         self.redraw()
 
     def progress(self, partial: ToolResult) -> None:
         """Streaming output (bash): redrawn at most ~15 times a second."""
         self.output = content_text(list(partial.content))
-        if self._timer is None and self._ready:
-            self._timer = self.set_timer(FLUSH_INTERVAL, self._flush)
-
-    def _flush(self) -> None:
-        self._timer = None
-        self.redraw()
+        if isinstance(self.view, Conversation):
+            self.view.schedule(self)
 
     def finish(self, content_output: str, details: Any, is_error: bool) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if self._clock is not None:
-            self._clock.stop()
-            self._clock = None
+        if isinstance(self.view, Conversation):
+            self.view.ticking(self, False)
         if self.started is not None and self.duration is None:
             self.duration = time.monotonic() - self.started
         self.status = "error" if is_error else "done"
         self.output = content_output
         self.details = details
-        self.set_class(is_error, "-error")
+        self.component = "transcript--tool-error" if is_error else "transcript--tool"
         self.redraw()
 
+    def search_text(self) -> str:
+        summary = summarize_tool_call(self.tool_name, self.args, self.cwd)
+        return f"{summary.label} {summary.subject}\n{self.output}"
+
+    def _drawn_by_tool(self, draw: Callable[..., Any], *args: Any) -> RenderableType | None:
+        """What the tool's renderer draws (a component, a string or a Rich renderable); None on failure."""
+        from caddie.modes.interactive.extension_ui import as_renderable
+
+        try:
+            return as_renderable(
+                draw(*args, self.theme), self.measured_width if self.measured_width > 0 else 80
+            )
+        except Exception as e:  # the tool's renderer failed: caddie's look, with the reason
+            return Text(f"[{self.tool_name} renderer failed: {type(e).__name__}: {e}]", style="red")
+
     def build(self) -> RenderableType:
+        custom_head = self._drawn_by_tool(self.render_call, self.args) if self.render_call else None
+        custom_body = None
+        if self.render_result is not None and self.status in ("running", "done", "error") and self.output:
+            from caddie.ai.messages import TextContent
+            from caddie.tools.base import ToolResult
+
+            options = ResultRenderOptions(self.expanded, self.status == "running")
+            result = ToolResult([TextContent(self.output)], self.details)
+            custom_body = self._drawn_by_tool(self.render_result, result, options)
+        if custom_head is not None or custom_body is not None:
+            head_part = custom_head if custom_head is not None else self._head()
+            return Group(head_part, custom_body) if custom_body is not None else head_part
+        head = self._head()
+        body = self._body()
+        return Group(head, body) if body is not None else head
+
+    def _head(self) -> Text:
         summary = summarize_tool_call(self.tool_name, self.args, self.cwd)
         head = Text()
         bullet_style = {"pending": "dim", "running": "yellow", "done": "green", "error": "red"}[self.status]
@@ -351,8 +442,7 @@ class ToolBlock(ExpandableBlock):
                 else ""
             )
             head.append(f"  running…{elapsed}", style="dim")
-        body = self._body()
-        return Group(head, body) if body is not None else head
+        return head
 
     def _body(self) -> RenderableType | None:
         diff = self.details.get("diff") if isinstance(self.details, dict) else None
@@ -374,14 +464,17 @@ class ToolBlock(ExpandableBlock):
         return text
 
 
-class AssistantView(Vertical):
-    """One assistant message: its thinking, text and tool-call blocks, built as the reply streams."""
+@dataclass(frozen=True, slots=True)
+class ResultRenderOptions:
+    """The ``options`` of a tool's ``render_result`` (Pi's ``{expanded, isPartial}``)."""
 
-    DEFAULT_CSS = """
-    AssistantView { height: auto; }
-    AssistantView > * { margin-bottom: 1; }
-    AssistantView > *:last-child { margin-bottom: 0; }
-    """
+    expanded: bool
+    is_partial: bool
+
+
+class AssistantView:
+    """One assistant message: its thinking, text and tool-call blocks, built as the reply streams and kept
+    together in the conversation."""
 
     def __init__(
         self,
@@ -389,46 +482,58 @@ class AssistantView(Vertical):
         tools_expanded: bool = False,
         thinking_expanded: bool = False,
         message: AssistantMessage | None = None,
+        *,
+        hidden_thinking_label: str | None = None,
+        decorate: Callable[[ToolBlock], None] | None = None,
     ) -> None:
-        super().__init__()
+        self.view: Conversation | None = None
+        self.decorate = decorate
+        """Gives each new tool block its tool's own renderers (``render_call``/``render_result``)."""
         self.cwd = cwd
+        self.hidden_thinking_label = hidden_thinking_label
         self.tools_expanded = tools_expanded
         self.thinking_expanded = thinking_expanded
-        self.blocks: dict[int, Widget] = {}
+        self.blocks: dict[int, Block] = {}
         self.tool_blocks: dict[str, ToolBlock] = {}
         self._initial = message
         # Built now, not at compose time: the app looks the tool blocks up by call id to attach the results
         # that follow in the history (otherwise each result would get a second, orphan block).
-        self._initial_widgets: list[Widget] = []
+        self.initial_blocks: list[Block] = []
+        self._last: Block | None = None
         if message is not None:
-            self._initial_widgets = self._blocks_for(message)
+            self.initial_blocks = self._blocks_for(message)
             error = self._error_line(message)
             if error is not None:
-                self._initial_widgets.append(error)
+                self.initial_blocks.append(error)
 
-    def compose(self) -> Any:
-        yield from self._initial_widgets
-
-    def _blocks_for(self, message: AssistantMessage) -> list[Widget]:
-        made: list[Widget] = []
+    def _blocks_for(self, message: AssistantMessage) -> list[Block]:
+        made: list[Block] = []
         for index, block in enumerate(message.content):
             widget = self._make(index, block)
             if widget is not None:
                 made.append(widget)
         return made
 
-    def _make(self, index: int, block: Any) -> Widget | None:
-        widget: Widget
+    def _make(self, index: int, block: Any) -> Block | None:
+        # While a reply streams, a text or thinking block starts empty and grows by its deltas: the
+        # provider's partial message may already hold deltas whose events are still on their way (it
+        # parses a network chunk into several events at once), so its text is not the text so far.
+        streaming = self._initial is None
+        widget: Block
         if isinstance(block, TextContent):
-            if not block.text.strip() and self._initial is not None:
+            if not block.text.strip() and not streaming:
                 return None
-            widget = MarkdownText(block.text, classes="assistant-text")
+            widget = MarkdownText("" if streaming else block.text)
         elif isinstance(block, ThinkingContent):
-            if not block.thinking.strip() and self._initial is not None:
+            if not block.thinking.strip() and not streaming:
                 return None
-            widget = ThinkingBlock(block.thinking, self.thinking_expanded)
+            widget = ThinkingBlock(
+                "" if streaming else block.thinking, self.thinking_expanded, self.hidden_thinking_label
+            )
         elif isinstance(block, ToolCall):
             tool = ToolBlock(block.id, block.name, block.arguments, self.cwd, self.tools_expanded)
+            if self.decorate is not None:
+                self.decorate(tool)
             self.tool_blocks[block.id] = tool
             widget = tool
         else:
@@ -443,13 +548,25 @@ class AssistantView(Vertical):
             return InfoBlock(Text(f"Error: {message.error_message or 'the request failed'}"), "error")
         return None
 
-    def _ensure(self, index: int, block: Any) -> Widget | None:
+    def _ensure(self, index: int, block: Any) -> Block | None:
         widget = self.blocks.get(index)
         if widget is None:
             widget = self._make(index, block)
             if widget is not None:
-                self.mount(widget)
+                self._place(widget)
         return widget
+
+    def _place(self, block: Block) -> None:
+        """Add a part while streaming: right after this message's previous part (notices that came in
+        between stay after the message)."""
+        view = self.view
+        if view is None:
+            return
+        if self._last is None:
+            view.add(block)
+        else:
+            view.insert_after(self._last, [block])
+        self._last = block
 
     def apply(self, event: AssistantMessageEvent) -> ToolBlock | None:
         """Feed one streaming event; returns a tool block when one was created (for id lookup)."""
@@ -502,35 +619,47 @@ class AssistantView(Vertical):
                 widget.set_args(block.arguments)
         error = self._error_line(message)
         if error is not None:
-            self.mount(error)
+            self._place(error)
         return list(self.tool_blocks.values())
 
 
-class CustomBlock(Static):
+class CustomBlock(Block):
     """A message an extension injected, shown with its type."""
 
-    DEFAULT_CSS = """
-    CustomBlock { border-left: thick $secondary; padding: 0 1; }
-    """
+    component = "transcript--custom"
+    padding = 1
 
     def __init__(self, message: CustomMessage) -> None:
+        super().__init__()
         self.custom_type = message.custom_type
         self.text = content_text(message.content)
-        title = Text(f"[{message.custom_type}]", style="bold")
-        super().__init__(Group(title, markdown(self.text)))
+
+    def content(self) -> RenderableType:
+        return Group(Text(f"[{self.custom_type}]", style="bold"), markdown(self.text))
+
+    def search_text(self) -> str:
+        return f"[{self.custom_type}] {self.text}"
 
 
-class BashBlock(Static):
+class BashBlock(Block):
     """A shell command the user ran with ``!`` or ``!!``."""
 
-    DEFAULT_CSS = "BashBlock { padding: 0 1; background: $panel 40%; }"
+    component = "transcript--tool"
+    padding = 1
 
     def __init__(
         self, message: BashExecutionMessage, expanded: bool = False, duration: float | None = None
     ) -> None:
+        super().__init__()
         self.message = message
         self.duration = duration
-        super().__init__(self._build(expanded))
+        self.expanded = expanded
+
+    def content(self) -> RenderableType:
+        return self._build(self.expanded)
+
+    def search_text(self) -> str:
+        return f"$ {self.message.command}\n{self.message.output}"
 
     def _build(self, expanded: bool) -> RenderableType:
         m = self.message
@@ -552,13 +681,105 @@ class BashBlock(Static):
         return Group(head, body)
 
     def set_expanded(self, expanded: bool) -> None:
-        self.update(self._build(expanded))
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self.changed()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the startup header lists (Pi's ``[Context]``, ``[Skills]``, ``[Prompts]``, ``[Extensions]``,
+    ``[Themes]``): each section's short labels and, for Ctrl+O, the files."""
+
+    sections: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+
+
+class StartupHeader(ExpandableBlock):
+    """The first block: caddie's version and main keys, then what was loaded — context files, skills,
+    prompt templates, extensions, themes — as short lists; Ctrl+O shows their files (as Pi's header)."""
+
+    def __init__(self, keys: Keybindings, loaded: Loaded | None, quiet: bool = False) -> None:
+        super().__init__(False)
+        self.keys = keys
+        self.loaded = loaded
+        self.quiet = quiet
+
+    def build(self) -> RenderableType:
+        from caddie import __version__
+
+        keys = self.keys
+        text = Text()
+        text.append(f"caddie {__version__}", style="bold")
+        if self.quiet:
+            return text
+        hints = [
+            ("app.interrupt", "to interrupt"), ("app.clear", "to clear"), ("app.exit", "to exit (empty)"),
+            ("app.thinking.cycle", "to cycle thinking level"), ("app.model.select", "to select model"),
+            ("app.tools.expand", "to expand tools"), ("app.thinking.toggle", "to expand thinking"),
+        ]  # fmt: skip
+        shown = [f"{keys.hint(i).lower()} {what}" for i, what in hints if keys.keys(i)]
+        shown += ["/ for commands", "! to run bash", "@ for files", "/hotkeys for all keys"]
+        text.append("\n" + " · ".join(shown), style="dim")
+        for name, short, files in self.loaded.sections if self.loaded is not None else ():
+            text.append(f"\n\n[{name}]", style="bold")
+            if self.expanded:
+                text.append("".join(f"\n  {f}" for f in files), style="dim")
+            else:
+                text.append("\n  " + ", ".join(short), style="dim")
+        return text
+
+    def search_text(self) -> str:
+        return ""
+
+
+class ImageBlock(Block):
+    """An image of a message or a tool result, drawn inline (images.py)."""
+
+    padding = 1
+
+    def __init__(self, image: ImageContent, kind: str, width: int) -> None:
+        super().__init__()
+        self.image = image
+        self.kind = kind
+        self.width = width
+
+    def content(self) -> RenderableType:
+        from caddie.modes.interactive.images import image_renderable
+
+        kind = self.kind if self.kind in ("kitty", "halfcell", "off") else "halfcell"
+        return image_renderable(self.image.data, self.image.mime_type, kind, self.width)  # type: ignore[arg-type]
+
+    def estimate(self, width: int) -> int:
+        return 1 if self.kind == "off" else max(1, min(self.width, width) // 2)
+
+    def search_text(self) -> str:
+        return "[image]"
+
+
+class SkillBlock(ExpandableBlock):
+    """A ``/skill:name`` invocation: one line, the skill's text when tool output is expanded (as Pi)."""
+
+    component = "transcript--custom"
+    padding = 1
+
+    def __init__(self, invocation: SkillInvocation, expanded: bool = False) -> None:
+        super().__init__(expanded)
+        self.invocation = invocation
+
+    def build(self) -> RenderableType:
+        head = Text("[skill] ", style="bold")
+        head.append(self.invocation.name)
+        if not self.expanded:
+            head.append(" (ctrl+o to expand)", style="dim")
+            return head
+        return Group(head, markdown(f"**{self.invocation.name}**\n\n{self.invocation.content}"))
 
 
 class SummaryBlock(ExpandableBlock):
     """A compaction or branch summary: one line, the summary itself when tool output is expanded."""
 
-    DEFAULT_CSS = "SummaryBlock { color: $text-muted; border-left: thick $accent; padding: 0 1; }"
+    component = "transcript--summary"
+    padding = 1
 
     def __init__(self, title: str, summary: str, expanded: bool = False) -> None:
         super().__init__(expanded)

@@ -44,11 +44,27 @@ class CancellableScreen(ModalScreen[Any]):
     """A modal that Esc (or the app's Ctrl+C) closes with ``cancel_value``."""
 
     DEFAULT_CSS = DIALOG_CSS
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", show=False),
+        Binding("ctrl+c", "cancel", show=False, priority=True),
+    ]
     cancel_value: Any = None
 
     def action_cancel(self) -> None:
         self.dismiss(self.cancel_value)
+
+    def start_countdown(self, seconds: float) -> None:
+        """Show the seconds left after the title, as Pi's timed dialogs do: ``Title (5s)``."""
+        title = self.query("#title").first(Static)
+        base = str(title.render())
+        left = [max(0, round(seconds))]
+
+        def tick() -> None:
+            title.update(Text(f"{base} ({left[0]}s)"))
+            left[0] = max(0, left[0] - 1)
+
+        tick()
+        self.set_interval(1.0, tick)
 
 
 @dataclass(slots=True)
@@ -84,7 +100,7 @@ class ListScreen(CancellableScreen):
     """A title, an optional filter line and a list; Enter picks the highlighted row's id."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", show=False),
+        *CancellableScreen.BINDINGS,
         Binding("up", "move(-1)", show=False),
         Binding("down", "move(1)", show=False),
         Binding("pageup", "move(-10)", show=False),

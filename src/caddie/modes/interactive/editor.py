@@ -12,165 +12,46 @@ by part of a name offers the project's files (fuzzy); Tab completes a path in pl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+import asyncio
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Literal
 
-from rich.text import Text
 from textual import events
 from textual.message import Message
-from textual.widgets import OptionList, TextArea
-from textual.widgets.option_list import Option
+from textual.widgets import TextArea
 
 from caddie.modes.interactive.commands import CommandInfo, Completion, complete
+from caddie.modes.interactive.completion_menu import CompletionMenu
+from caddie.modes.interactive.editing import History, KillRing, index_of, jump_target, location_of
 from caddie.modes.interactive.files import FileIndex, common_prefix, complete_path, fuzzy_filter
+from caddie.modes.interactive.key_routing import EXTENSION, EditorState, route
+from caddie.modes.interactive.keymap import Keybindings
+from caddie.modes.interactive.pastes import PasteBook, clean_paste
+
+__all__ = ["CompletionMenu", "History", "KillRing", "PromptEditor"]
 
 SubmitKind = Literal["enter", "alt"]
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "shift+\r"})
-KILL_RING_SIZE = 60
-APP_KEYS = {
-    "pageup": "pageup", "pagedown": "pagedown", "ctrl+home": "ctrl+home", "ctrl+end": "ctrl+end",
-    "alt+up": "alt+up", "shift+tab": "shift+tab", "ctrl+z": "suspend", "ctrl+g": "external_editor",
-    "ctrl+x": "copy",
+"""Keys that insert a newline in the dialogs' editors."""
+KILLS = frozenset(
+    {"tui.editor.deleteWordBackward", "tui.editor.deleteWordForward", "tui.editor.deleteToLineStart",
+     "tui.editor.deleteToLineEnd"}
+)  # fmt: skip
+MOTIONS = {
+    "tui.editor.cursorLeft": "cursor_left", "tui.editor.cursorRight": "cursor_right",
+    "tui.editor.cursorWordLeft": "cursor_word_left", "tui.editor.cursorWordRight": "cursor_word_right",
+    "tui.editor.cursorLineStart": "cursor_line_start", "tui.editor.cursorLineEnd": "cursor_line_end",
+    "tui.editor.pageUp": "cursor_page_up", "tui.editor.pageDown": "cursor_page_down",
+    "tui.editor.deleteCharBackward": "delete_left", "tui.editor.deleteCharForward": "delete_right",
 }  # fmt: skip
-"""Keys the editor hands to the app, and the action name it reports."""
-UNDO_KEYS = frozenset({"ctrl+underscore", "ctrl+minus"})
-"""Ctrl+- (terminals send it as Ctrl+_)."""
-KILL_KEYS = frozenset(
-    {"ctrl+w", "alt+backspace", "ctrl+backspace", "alt+d", "alt+delete", "ctrl+u", "ctrl+k"}
-)
-_BACKWARD_WORD = frozenset({"ctrl+w", "alt+backspace", "ctrl+backspace"})
+"""Editor bindings that are one of TextArea's own actions."""
 
 
-@dataclass
-class KillRing:
-    """Text deleted by the kill keys, newest last (Pi's kill ring)."""
+class _BuiltinProvider:
+    """The bottom of the providers' stack: answers nothing, so caddie's own completions show."""
 
-    entries: list[str] = field(default_factory=list)
-
-    def add(self, text: str, *, backward: bool, join: bool) -> None:
-        """Record a kill; ``join`` (the previous key was a kill too) extends the newest entry instead."""
-        if not text:
-            return
-        if join and self.entries:
-            self.entries[-1] = text + self.entries[-1] if backward else self.entries[-1] + text
-        else:
-            self.entries.append(text)
-            del self.entries[:-KILL_RING_SIZE]
-
-    def latest(self) -> str | None:
-        return self.entries[-1] if self.entries else None
-
-    def rotate(self) -> str | None:
-        """Make the entry before the newest the newest (for Alt+Y) and return it."""
-        if len(self.entries) > 1:
-            self.entries.insert(0, self.entries.pop())
-        return self.latest()
-
-
-class History:
-    """Prompt history, newest last; browsing keeps the unsent draft to come back to."""
-
-    def __init__(self, entries: Sequence[str] = (), limit: int = 500) -> None:
-        self.entries: list[str] = [e for e in entries if e.strip()][-limit:]
-        self.limit = limit
-        self._index: int | None = None
-        self._draft = ""
-
-    @property
-    def browsing(self) -> bool:
-        return self._index is not None
-
-    def add(self, text: str) -> None:
-        if text.strip() and (not self.entries or self.entries[-1] != text):
-            self.entries.append(text)
-            del self.entries[: -self.limit]
-        self.reset()
-
-    def reset(self) -> None:
-        self._index = None
-        self._draft = ""
-
-    def previous(self, current: str) -> str | None:
-        if not self.entries:
-            return None
-        if self._index is None:
-            self._draft = current
-            self._index = len(self.entries) - 1
-        elif self._index > 0:
-            self._index -= 1
-        else:
-            return None
-        return self.entries[self._index]
-
-    def next(self) -> str | None:
-        if self._index is None:
-            return None
-        if self._index < len(self.entries) - 1:
-            self._index += 1
-            return self.entries[self._index]
-        draft = self._draft
-        self.reset()
-        return draft
-
-
-class CompletionMenu(OptionList):
-    """Command (or argument) suggestions above the editor; never takes focus."""
-
-    DEFAULT_CSS = """
-    CompletionMenu { height: auto; max-height: 8; border: none; padding: 0 1; display: none; }
-    CompletionMenu.-visible { display: block; }
-    """
-    can_focus = False
-
-    def __init__(self) -> None:
-        super().__init__(id="completion")
-        self.completions: list[Completion] = []
-        self.for_text: str | None = None
-        """The editor text the suggestions were made for (keys can arrive faster than they follow)."""
-
-    @property
-    def is_open(self) -> bool:
-        return self.has_class("-visible") and bool(self.completions)
-
-    def show(self, completions: list[Completion], for_text: str | None = None) -> None:
-        self.completions = completions
-        self.for_text = for_text
-        options = []
-        for c in completions:
-            prompt = Text(c.label, style="bold")
-            if c.description:
-                prompt.append("  " + c.description, style="dim")
-            prompt.truncate(max(20, self.size.width - 2 if self.size.width else 200), overflow="ellipsis")
-            options.append(Option(prompt))
-        self.set_options(options)
-        self.set_class(bool(completions), "-visible")
-        if completions:
-            self.highlighted = 0
-
-    def hide(self) -> None:
-        self.completions = []
-        self.remove_class("-visible")
-
-    def current(self) -> Completion | None:
-        if not self.is_open or self.highlighted is None:
-            return None
-        return self.completions[self.highlighted] if self.highlighted < len(self.completions) else None
-
-    def move(self, step: int) -> None:
-        if self.completions:
-            self.highlighted = ((self.highlighted or 0) + step) % len(self.completions)
-
-
-def _index_of(text: str, location: tuple[int, int]) -> int:
-    row, col = location
-    lines = text.split("\n")
-    return sum(len(line) + 1 for line in lines[:row]) + col
-
-
-def _location_of(text: str, index: int) -> tuple[int, int]:
-    before = text[:index]
-    return before.count("\n"), index - (before.rfind("\n") + 1)
+    def get_suggestions(self, lines: list[str], line: int, column: int) -> None:
+        return None
 
 
 class PromptEditor(TextArea):
@@ -193,11 +74,25 @@ class PromptEditor(TextArea):
             self.kind = kind
 
     class Action(Message):
-        """A key the editor does not handle itself but the app should (``dequeue``, ``page_up``...)."""
+        """A key bound to an application or transcript binding (``app.model.select``, ``tui.altScreen.top``)."""
 
-        def __init__(self, name: str) -> None:
+        def __init__(self, binding_id: str) -> None:
             super().__init__()
-            self.name = name
+            self.binding_id = binding_id
+
+    class Shortcut(Message):
+        """A key an extension registered (``api.register_shortcut``)."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    class Copy(Message):
+        """Ctrl+C (``tui.input.copy``) with text selected: copy it."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     def __init__(
         self,
@@ -206,6 +101,9 @@ class PromptEditor(TextArea):
         alt_enter_submits: Callable[[], bool],
         history: History | None = None,
         cwd: Callable[[], str] | None = None,
+        keys: Callable[[], Keybindings] | None = None,
+        shortcuts: Callable[[], Collection[str]] | None = None,
+        autocomplete: Callable[[], Sequence[Any]] | None = None,
     ) -> None:
         super().__init__(
             "", id="editor", soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
@@ -216,7 +114,22 @@ class PromptEditor(TextArea):
         self.alt_enter_submits = alt_enter_submits
         self.prompt_history = history or History()
         self.cwd: Callable[[], str] = cwd or (lambda: ".")
+        self.keys: Callable[[], Keybindings] = keys or Keybindings
+        """The key bindings in force (keybindings.json, read again on /reload)."""
+        self.shortcuts: Callable[[], Collection[str]] = shortcuts or (lambda: ())
+        """The (canonical) keys extensions registered shortcuts for."""
+        self._jumping: Literal["forward", "backward"] | None = None
+        self.custom: Any = None
+        """``ui.set_editor_component``: the extension's editor (a ``CustomEditor``) that sees keys first."""
+        self._custom_factory: Any = None
+        self._defaulted = False
+        self._handling: Any = None
+        self._forwarded: list[Any] = []
+        self.autocomplete: Callable[[], Sequence[Any]] = autocomplete or (lambda: ())
+        """``ui.add_autocomplete_provider`` factories, in the order they were added."""
         self.kill_ring = KillRing()
+        self.pastes = PasteBook()
+        """Large pastes shown as ``[paste #1 +120 lines]`` (pastes.py)."""
         self.file_index: FileIndex | None = None
         self._last_kind: str | None = None
         """``kill`` or ``yank`` when the previous key was one (kills join; Alt+Y follows a yank)."""
@@ -225,8 +138,29 @@ class PromptEditor(TextArea):
         """Text set by code, not typed: its change event must not open completions."""
 
     # -- text ---------------------------------------------------------------------------------------
+    @property
+    def expanded_text(self) -> str:
+        """The text with paste markers replaced by what was pasted (what is sent)."""
+        return self.pastes.expand(self.text)
+
+    def paste(self, text: str) -> None:
+        """Insert pasted text at the cursor; a large paste as a marker (Pi's paste handling)."""
+        before = self.document.get_line(self.cursor_location[0])[: self.cursor_location[1]]
+        cleaned = clean_paste(text, before)
+        marker = self.pastes.add(cleaned)
+        start, end = self.selection
+        self.replace(marker if marker is not None else cleaned, start, end)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.text:
+            self.paste(event.text)
+
     def set_text(self, text: str, complete: bool = False) -> None:
         """Replace the text and put the cursor at its end (``complete``: then offer completions for it)."""
+        if not text:
+            self.pastes.clear()
         self._quiet_text = None if complete else text
         self.load_text(text)
         self.move_cursor(self.document.end)
@@ -237,6 +171,14 @@ class PromptEditor(TextArea):
 
     def refresh_completions(self) -> None:
         text = self.text
+        if self.autocomplete():
+            self.run_worker(
+                self._offer_from_extensions(text), group="files", exclusive=True, exit_on_error=False
+            )
+            return
+        self._builtin_completions(text)
+
+    def _builtin_completions(self, text: str) -> None:
         if text.startswith("/") and "\n" not in text:
             self.menu.show(complete(text, self.commands()), text)
         elif self._at_token() is not None:
@@ -270,7 +212,7 @@ class PromptEditor(TextArea):
     # -- @ files and Tab paths ----------------------------------------------------------------------
     def _token(self) -> tuple[int, str]:
         """The whitespace-free word that ends at the cursor, and where it starts."""
-        offset = _index_of(self.text, self.cursor_location)
+        offset = index_of(self.text, self.cursor_location)
         before = self.text[:offset]
         start = max(before.rfind(" "), before.rfind("\n"), before.rfind("\t")) + 1
         return start, before[start:]
@@ -287,7 +229,39 @@ class PromptEditor(TextArea):
     def _apply(self, value: str, cursor: int | None) -> None:
         self._quiet_text = value
         self.load_text(value)
-        self.move_cursor(_location_of(value, len(value) if cursor is None else cursor))
+        self.move_cursor(location_of(value, len(value) if cursor is None else cursor))
+
+    async def _offer_from_extensions(self, text: str) -> None:
+        """Ask the extensions' autocomplete providers (the last added first, each may defer to the one below,
+        the bottom one being caddie's own); caddie's completions when none answers."""
+        from caddie.extensions.ui_components import Suggestions
+
+        provider: Any = _BuiltinProvider()
+        for factory in self.autocomplete():
+            try:
+                provider = factory(provider)
+            except Exception:  # a broken provider is skipped; typing goes on
+                continue
+        row, column = self.cursor_location
+        try:
+            answer = provider.get_suggestions(text.split("\n"), row, column)
+            if asyncio.iscoroutine(answer):
+                answer = await answer
+        except Exception:  # an extension's provider must not break typing
+            answer = None
+        if self.text != text:
+            return  # typed on meanwhile: a newer worker answers
+        if not isinstance(answer, Suggestions) or not answer.items:
+            self._builtin_completions(text)
+            return
+        offset = index_of(text, self.cursor_location)
+        start = max(0, offset - len(answer.prefix))
+        completions = [
+            Completion(text[:start] + item.value + text[offset:], item.label, item.description,
+                       start + len(item.value), "path")
+            for item in answer.items
+        ]  # fmt: skip
+        self.menu.show(completions, text)
 
     async def _offer_files(self, text: str) -> None:
         query = self._at_token()
@@ -330,17 +304,17 @@ class PromptEditor(TextArea):
         self.menu.show(completions, self.text)
 
     # -- kill ring ----------------------------------------------------------------------------------
-    def _kill_range(self, key: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    def _kill_range(self, binding_id: str) -> tuple[tuple[int, int], tuple[int, int]]:
         start, end = self.selection
         if start != end:
             return (start, end) if start <= end else (end, start)
         row, col = self.cursor_location
         line = self.document.get_line(row)
-        if key in _BACKWARD_WORD:
+        if binding_id == "tui.editor.deleteWordBackward":
             return self.get_cursor_word_left_location(), (row, col)
-        if key in ("alt+d", "alt+delete"):
+        if binding_id == "tui.editor.deleteWordForward":
             return (row, col), self.get_cursor_word_right_location()
-        if key == "ctrl+u":
+        if binding_id == "tui.editor.deleteToLineStart":
             if col == 0 and row > 0:  # at the start of a line: join it to the one above
                 return (row - 1, len(self.document.get_line(row - 1))), (row, 0)
             return (row, 0), (row, col)
@@ -348,12 +322,12 @@ class PromptEditor(TextArea):
             return (row, col), (row + 1, 0)
         return (row, col), (row, len(line))
 
-    def kill(self, key: str, join: bool) -> None:
-        start, end = self._kill_range(key)
+    def kill(self, binding_id: str, join: bool) -> None:
+        start, end = self._kill_range(binding_id)
         killed = self.get_text_range(start, end)
         if killed:
             self.delete(start, end)
-            backward = key in _BACKWARD_WORD or key == "ctrl+u"
+            backward = binding_id in ("tui.editor.deleteWordBackward", "tui.editor.deleteToLineStart")
             self.kill_ring.add(killed, backward=backward, join=join)
 
     def yank(self, pop: bool) -> bool:
@@ -372,77 +346,190 @@ class PromptEditor(TextArea):
         self._yanked = (start, result.end_location)
         return True
 
+    # -- an extension's editor -------------------------------------------------------------------------
+    def use_component(self, factory: Any, tui: Callable[[], Any], theme: Any, keys: Keybindings) -> None:
+        """Put an extension's editor in front (``ui.set_editor_component``), or take it away (None)."""
+        if factory is self._custom_factory:
+            return
+        self._custom_factory = factory
+        self.custom = None
+        self.border_title = None
+        if factory is None:
+            return
+        made = factory(tui(), theme, keys)
+        attach = getattr(made, "attach", None)
+        if callable(attach):
+            attach(self._pass_on)
+        self.custom = made
+        self._show_mode()
+
+    def _pass_on(self, key: Any) -> None:
+        """The extension's editor hands a key to the built-in handling (``super().handle_input(key)``): the
+        key being handled goes on as usual; another one (a vim mode's ``h`` handed on as ``left``) is typed
+        after it, past the extension's editor."""
+        if self._handling is not None and key.key == self._handling.key:
+            self._defaulted = True
+        else:
+            self._forwarded.append(key)
+
+    def _show_mode(self) -> None:
+        label = getattr(self.custom, "mode_label", None)
+        self.border_title = str(label) if label else None
+
+    def _offer_to_custom(self, event: events.Key) -> bool:
+        """True when the extension's editor took the key."""
+        from caddie.extensions.ui_components import KeyInput
+
+        self._defaulted = False
+        self._handling = KeyInput(event.key, event.character)
+        try:
+            self.custom.handle_input(self._handling)
+        except Exception as e:  # an extension's editor must not lose the user's typing
+            self.custom, self._custom_factory = None, None
+            self.border_title = f"editor extension failed: {type(e).__name__}"
+            return False
+        finally:
+            self._handling = None
+        self._show_mode()
+        return not self._defaulted
+
     # -- keys ---------------------------------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
-        key = event.key
-        handled = True
-        menu = self.menu.is_open
+        if self.custom is not None:
+            taken = self._offer_to_custom(event)
+            forwarded, self._forwarded = self._forwarded, []
+            for key in forwarded:  # keys the extension's editor handed on in place of this one
+                await self._builtin_key(events.Key(key.key, key.character))
+            if taken:
+                event.stop()
+                event.prevent_default()
+                return
+        await self._builtin_key(event)
+
+    async def _builtin_key(self, event: events.Key) -> None:
+        """caddie's own handling of a key: the jump target, the menu, the keybindings, then typing."""
+        if self._jumping is not None:  # Ctrl+] (Ctrl+Alt+]) then the character to jump to
+            forward, self._jumping = self._jumping == "forward", None
+            if event.character and event.character.isprintable():
+                event.stop()
+                event.prevent_default()
+                self.jump(event.character, forward)
+                return
+        key = "shift+enter" if event.key == "shift+\r" else event.key
+        if self._menu_key(key):
+            event.stop()
+            event.prevent_default()
+            return
+        state = EditorState(empty=not self.text, selection=self.selection.start != self.selection.end)
         previous, self._last_kind = self._last_kind, None
-        if menu and key in ("enter", "tab") and self.menu.for_text != self.text:
+        for binding_id in route(self.keys(), key, state, self.shortcuts()):
+            if self._act(binding_id, key, previous):
+                event.stop()
+                event.prevent_default()
+                return
+        await super()._on_key(event)
+
+    def _menu_key(self, key: str) -> bool:
+        """Keys the open suggestion menu takes (up, down, enter, tab, escape); True when handled."""
+        if not self.menu.is_open:
+            return False
+        keys = self.keys()
+        if (keys.matches(key, "tui.input.submit") or keys.matches(key, "tui.input.tab")) and (
+            self.menu.for_text != self.text
+        ):
             # Typed (or pasted) faster than the menu followed: decide on the text as it is now, never on
             # suggestions made for an earlier text ("/session⏎" in one burst must not run /model).
             self.menu.hide()
             if self.text.startswith("/") and "\n" not in self.text:
                 self.refresh_completions()
-            menu = self.menu.is_open
-        chosen = self.menu.current() if menu else None
-        if key == "enter" and chosen is not None and chosen.kind == "path":
-            self._accept(chosen, trailing_space=False)
-        elif key == "enter":
-            if chosen is not None and chosen.value != self.text.strip():
+            if not self.menu.is_open:
+                return False
+        chosen = self.menu.current()
+        if keys.matches(key, "tui.select.up") or keys.matches(key, "tui.select.down"):
+            self.menu.move(-1 if keys.matches(key, "tui.select.up") else 1)
+            return True
+        if keys.matches(key, "tui.select.cancel") and not keys.matches(key, "app.clear"):
+            self.menu.hide()
+            return True
+        if keys.matches(key, "tui.input.tab") and chosen is not None:
+            self._accept(chosen, trailing_space=True)
+            return True
+        if keys.matches(key, "tui.input.submit") and chosen is not None:
+            if chosen.kind == "path":
+                self._accept(chosen, trailing_space=False)
+                return True
+            if chosen.value != self.text.strip():
                 self._accept(chosen, trailing_space=False)
             self.menu.hide()
-            self.post_message(self.Submitted(self, self.text, "enter"))
-        elif key == "alt+enter":
+            self.post_message(self.Submitted(self, self.expanded_text, "enter"))
+            return True
+        return False
+
+    def _act(self, binding_id: str, key: str, previous: str | None) -> bool:
+        """Do what ``binding_id`` means in the editor; False when it does nothing here (next candidate)."""
+        if binding_id == EXTENSION:
+            self.post_message(self.Shortcut(key))
+        elif binding_id == "app.message.followUp":
             if self.alt_enter_submits():
-                self.post_message(self.Submitted(self, self.text, "alt"))
+                self.post_message(self.Submitted(self, self.expanded_text, "alt"))
             else:
                 self.insert_newline()
-        elif key in NEWLINE_KEYS:
+        elif binding_id.startswith(("app.", "caddie.app.", "tui.altScreen.")):
+            self.menu.hide() if binding_id == "app.interrupt" else None
+            self.post_message(self.Action(binding_id))
+        elif binding_id == "tui.input.submit":
+            self.menu.hide()
+            self.post_message(self.Submitted(self, self.expanded_text, "enter"))
+        elif binding_id == "tui.input.newLine":
             self.insert_newline()
-        elif key == "tab":
-            if chosen is not None:
-                self._accept(chosen, trailing_space=True)
-            elif self.text.startswith("/") and "\n" not in self.text and " " not in self.text:
+        elif binding_id == "tui.input.tab":
+            if self.text.startswith("/") and "\n" not in self.text and " " not in self.text:
                 self.refresh_completions()
             else:
                 self.complete_path_at_cursor()
-        elif key == "escape" and menu:
-            self.menu.hide()
-        elif key in ("up", "down") and menu:
-            self.menu.move(-1 if key == "up" else 1)
-        elif key == "up" and self.cursor_location[0] == 0:
-            recalled = self.prompt_history.previous(self.text)
-            if recalled is not None:
-                self.set_text(recalled)
-        elif (
-            key == "down"
-            and self.cursor_location[0] == self.document.line_count - 1
-            and self.prompt_history.browsing
-        ):
-            recalled = self.prompt_history.next()
-            if recalled is not None:
-                self.set_text(recalled)
-        elif key in APP_KEYS or (key == "ctrl+d" and not self.text):
-            self.post_message(self.Action(APP_KEYS.get(key, key)))
-        elif key in KILL_KEYS:
-            self.kill(key, join=previous == "kill")
+        elif binding_id == "tui.input.copy":
+            self.post_message(self.Copy(self.selected_text))
+        elif binding_id in ("tui.editor.cursorUp", "tui.editor.historyPrevious"):
+            return self._history(-1, binding_id == "tui.editor.historyPrevious")
+        elif binding_id in ("tui.editor.cursorDown", "tui.editor.historyNext"):
+            return self._history(1, binding_id == "tui.editor.historyNext")
+        elif binding_id in KILLS:
+            self.kill(binding_id, join=previous == "kill")
             self._last_kind = "kill"
-        elif key == "ctrl+y" or (key == "alt+y" and previous == "yank"):
-            if self.yank(pop=key == "alt+y"):
+        elif binding_id == "tui.editor.yank" or (binding_id == "tui.editor.yankPop" and previous == "yank"):
+            if self.yank(pop=binding_id == "tui.editor.yankPop"):
                 self._last_kind = "yank"
-        elif key == "alt+y":
+        elif binding_id == "tui.editor.yankPop":
             pass  # Alt+Y only means something right after a yank
-        elif key in UNDO_KEYS:
+        elif binding_id == "tui.editor.undo":
             self.action_undo()
-        elif key in ("alt+b", "ctrl+b"):
-            self.action_cursor_word_left() if key == "alt+b" else self.action_cursor_left()
-        elif key in ("alt+f", "ctrl+f"):
-            self.action_cursor_word_right() if key == "alt+f" else self.action_cursor_right()
+        elif binding_id in ("tui.editor.jumpForward", "tui.editor.jumpBackward"):
+            self._jumping = "forward" if binding_id == "tui.editor.jumpForward" else "backward"
+        elif binding_id in MOTIONS:
+            getattr(self, f"action_{MOTIONS[binding_id]}")()
         else:
-            handled = False
-        if handled:
-            event.stop()
-            event.prevent_default()
-            return
-        await super()._on_key(event)
+            return False
+        return True
+
+    def _history(self, step: int, always: bool) -> bool:
+        """Up at the first line / Down at the last (or the history keys anywhere): the prompt history."""
+        row = self.cursor_location[0]
+        if step < 0 and (always or row == 0):
+            recalled = self.prompt_history.previous(self.text)
+        elif step > 0 and (always or row == self.document.line_count - 1) and self.prompt_history.browsing:
+            recalled = self.prompt_history.next()
+        elif always:
+            return True
+        else:
+            self.action_cursor_up() if step < 0 else self.action_cursor_down()
+            return True
+        if recalled is not None:
+            self.set_text(recalled)
+        return True
+
+    def jump(self, character: str, forward: bool) -> None:
+        """Move the cursor to the next (previous) ``character``, as Pi's jump keys do."""
+        offset = index_of(self.text, self.cursor_location)
+        target = jump_target(self.text, offset, character, forward)
+        if target is not None:
+            self.move_cursor(location_of(self.text, target))

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from caddie.modes.interactive.app import CaddieApp, Startup
-from caddie.modes.interactive.keys import enable_legacy_alt_enter
+from caddie.modes.interactive.images import image_kind, prepare_terminal
+from caddie.modes.interactive.keys import enable_legacy_keys
 from caddie.modes.interactive.ui import TextualUI
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ async def run_interactive(
     ui = TextualUI()
     request.ui = ui
     app = CaddieApp(Startup(request, resume_picker, list(initial_prompts)), ui)
-    enable_legacy_alt_enter()
+    enable_legacy_keys()
+    prepare_terminal(image_kind())  # before the app reads the keyboard
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
     for sig in (signal.SIGTERM, signal.SIGHUP):

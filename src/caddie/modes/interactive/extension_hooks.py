@@ -1,114 +1,91 @@
 """What extensions add to the interactive UI: keyboard shortcuts (``api.register_shortcut``) and their own
 look for their custom messages (``api.register_message_renderer``).
 
-Shortcuts are priority bindings on the main screen, so they work while the editor has focus and stay out
-of the way of dialogs; keys caddie itself needs are reserved the way Pi reserves its own (see
-``BUILTIN_KEYS``). A failing shortcut handler or renderer is reported in the conversation and never
-breaks the UI; a renderer that fails falls back to the default look.
+Shortcuts are looked up by the editor for each key (after caddie's own bindings it may not take over), so
+they work while the editor has focus and stay out of the way of dialogs; keys caddie itself needs are
+reserved the way Pi reserves its own (``RESERVED_IDS``). A failing shortcut handler or renderer is reported
+in the conversation and never breaks the UI; a renderer that fails falls back to the default look.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from rich.console import RenderableType
 from rich.protocol import is_renderable
 from rich.text import Text
-from textual.binding import Binding
-from textual.widget import Widget
 
 from caddie.ai.messages import CustomMessage
-from caddie.extensions.api import MessageRenderOptions
-from caddie.extensions.runner import ExtensionRunner, call_handler
 from caddie.modes.interactive.conversation import CustomBlock, ExpandableBlock
+from caddie.modes.interactive.keymap import BINDINGS, Keybindings, canonical_key, display_key
+from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
-    from caddie.modes.interactive.base import AppBase
+    from caddie.extensions.api import ShortcutSpec
+    from caddie.extensions.runner import ExtensionRunner
+    from caddie.runtime.session import AgentSession
 
-BUILTIN_KEYS: dict[str, tuple[str, bool]] = {
-    # key: (what caddie does with it, reserved — an extension cannot take it over; as Pi's reserved list)
-    "escape": ("app.interrupt", True),
-    "ctrl+c": ("app.clear", True),
-    "ctrl+d": ("app.exit", True),
-    "ctrl+q": ("app.exit", True),
-    "ctrl+z": ("app.suspend", True),
-    "shift+tab": ("app.thinking.cycle", True),
-    "ctrl+p": ("app.model.cycleForward", True),
-    "ctrl+shift+p": ("app.model.cycleBackward", True),
-    "ctrl+l": ("app.model.select", True),
-    "ctrl+o": ("app.tools.expand", True),
-    "ctrl+t": ("app.thinking.toggle", True),
-    "ctrl+g": ("app.editor.external", True),
-    "ctrl+x": ("app.message.copy", True),
-    "alt+enter": ("app.message.followUp", True),
-    "enter": ("tui.input.submit", True),
-    "ctrl+k": ("tui.editor.deleteToLineEnd", True),
-    "alt+up": ("app.message.dequeue", False),
-    "tab": ("tui.input.tab", False),
-    "ctrl+j": ("tui.input.newLine", False),
-    "shift+enter": ("tui.input.newLine", False),
-    "ctrl+w": ("tui.editor.deleteWordBackward", False),
-    "alt+backspace": ("tui.editor.deleteWordBackward", False),
-    "alt+d": ("tui.editor.deleteWordForward", False),
-    "ctrl+u": ("tui.editor.deleteToLineStart", False),
-    "ctrl+y": ("tui.editor.yank", False),
-    "alt+y": ("tui.editor.yankPop", False),
-    "ctrl+minus": ("tui.editor.undo", False),
-    "pageup": ("app.scroll.pageUp", False),
-    "pagedown": ("app.scroll.pageDown", False),
-    "ctrl+home": ("app.scroll.top", False),
-    "ctrl+end": ("app.scroll.bottom", False),
-}
-ACTION = "extension_shortcut"
-"""The ``AppBase.action_extension_shortcut(key)`` method every extension shortcut binds to."""
+RESERVED_IDS = frozenset(
+    {
+        "app.interrupt", "app.clear", "app.exit", "app.suspend", "app.thinking.cycle",
+        "app.model.cycleForward", "app.model.cycleBackward", "app.model.select", "app.tools.expand",
+        "app.thinking.toggle", "app.editor.external", "app.message.copy", "app.message.followUp",
+        "tui.input.submit", "tui.select.confirm", "tui.select.cancel", "tui.input.copy",
+        "tui.editor.deleteToLineEnd", "caddie.app.quit",
+    }
+)  # fmt: skip
+"""Pi's editor-global bindings an extension shortcut cannot take over (their keys, as bound now)."""
 
 
-def install_shortcuts(app: AppBase, runner: ExtensionRunner) -> list[str]:
-    """Bind the extensions' shortcuts on the main screen (again after ``/reload``); returns the warnings."""
-    builtin = {key: what for key, (what, _reserved) in BUILTIN_KEYS.items()}
-    reserved = {key for key, (_what, is_reserved) in BUILTIN_KEYS.items() if is_reserved}
+def resolve_shortcuts(
+    runner: ExtensionRunner, keys: Keybindings
+) -> tuple[dict[str, ShortcutSpec], list[str]]:
+    """The extensions' shortcuts by canonical key, with Pi's rules and warnings: a key of a reserved binding
+    is skipped, another bound key is taken over, and of two extensions the later one wins."""
+    builtin: dict[str, str] = {}
+    reserved: set[str] = set()
+    for binding in BINDINGS:
+        for key in keys.keys(binding.id):
+            spellings = {key, *(k.lower() for k in binding.defaults if canonical_key(k) == key)}
+            for spelling in spellings:
+                if binding.id in RESERVED_IDS:
+                    reserved.add(spelling)
+                    builtin[spelling] = binding.id
+                elif spelling not in reserved:
+                    builtin.setdefault(spelling, binding.id)
     resolved = runner.shortcuts(builtin, reserved)
-    screen = app.screen_stack[0]
-    bindings = screen._bindings.key_to_bindings  # Textual offers no public way to add a priority binding
-    for key in list(bindings):
-        kept = [b for b in bindings[key] if not b.action.startswith(f"app.{ACTION}(")]
-        if kept:
-            bindings[key] = kept
-        else:
-            del bindings[key]
-    for key in resolved.by_key:
-        bindings.setdefault(key, []).append(Binding(key, f"app.{ACTION}({key!r})", show=False, priority=True))
-    app.extension_shortcuts = resolved.by_key
-    return resolved.warnings
+    return {canonical_key(key): spec for key, spec in resolved.by_key.items()}, resolved.warnings
 
 
-async def run_shortcut(app: AppBase, key: str) -> None:
-    spec = app.extension_shortcuts.get(key)
-    session = app.session
-    if spec is None or session is None:
-        return
+async def run_shortcut(spec: ShortcutSpec, session: AgentSession, report: Callable[[str], None]) -> None:
+    from caddie.extensions.runner import call_handler  # imported with the session, after the first frame
+
     try:
         await call_handler(spec.handler, session.extensions.context())
     except Exception as e:
-        app.show_error(f"Extension {spec.source} failed in shortcut {key}: {str(e) or type(e).__name__}")
+        report(f"Extension {spec.source} failed in shortcut {spec.key}: {str(e) or type(e).__name__}")
 
 
-def hotkey_rows(app: AppBase) -> list[tuple[str, str]]:
+def hotkey_rows(shortcuts: dict[str, ShortcutSpec]) -> list[tuple[str, str]]:
     """``/hotkeys``: what extensions added."""
     return [
-        (key, f"{spec.description or 'extension shortcut'}  ({spec.source})")
-        for key, spec in app.extension_shortcuts.items()
+        (display_key(key), f"{spec.description or 'extension shortcut'}  ({spec.source})")
+        for key, spec in shortcuts.items()
     ]
 
 
 class RenderedMessage(ExpandableBlock):
     """A custom message drawn by its extension's renderer (redrawn when Ctrl+O expands tool output)."""
 
-    DEFAULT_CSS = "RenderedMessage { border-left: thick $secondary; padding: 0 1; }"
+    component = "transcript--custom"
+    padding = 1
 
-    def __init__(self, app: AppBase, message: CustomMessage, drawn: RenderableType, expanded: bool) -> None:
+    def __init__(
+        self, renderers: MessageRenderers, message: CustomMessage, drawn: RenderableType, expanded: bool
+    ) -> None:
         super().__init__(expanded)
-        self.caddie = app
+        self.renderers = renderers
         self.message = message
         self.custom_type = message.custom_type
         self._drawn = drawn
@@ -118,40 +95,83 @@ class RenderedMessage(ExpandableBlock):
         if (
             self.expanded != self._drawn_expanded
         ):  # Ctrl+O: ask the renderer again; keep the old look if it fails
-            self._drawn = render_custom(self.caddie, self.message, self.expanded) or self._drawn
+            self._drawn = self.renderers.render(self.message, self.expanded) or self._drawn
             self._drawn_expanded = self.expanded
         return self._drawn
 
 
-def render_custom(app: AppBase, message: CustomMessage, expanded: bool) -> RenderableType | None:
-    """What the extension's renderer draws for ``message``, or None (no renderer, None, or it failed)."""
-    session = app.session
-    spec = session.extensions.message_renderer(message.custom_type) if session is not None else None
-    if spec is None:
-        return None
-    try:
-        drawn = spec.renderer(message, MessageRenderOptions(expanded))
-    except Exception as e:
-        app.show_error(
-            f"Extension {spec.source} failed in the renderer for {message.custom_type}: "
-            f"{str(e) or type(e).__name__}"
+class MessageRenderers:
+    """The extensions' renderers for their custom messages (``api.register_message_renderer``)."""
+
+    def __init__(self, runner: Callable[[], ExtensionRunner | None], report: Callable[[str], None]) -> None:
+        self.runner = runner
+        self.report = report
+
+    def render(self, message: CustomMessage, expanded: bool) -> RenderableType | None:
+        """What the extension's renderer draws for ``message``, or None (no renderer, None, or it failed)."""
+        runner = self.runner()
+        spec = runner.message_renderer(message.custom_type) if runner is not None else None
+        if spec is None:
+            return None
+        from caddie.extensions.api import MessageRenderOptions
+
+        try:
+            drawn = spec.renderer(message, MessageRenderOptions(expanded))
+        except Exception as e:
+            self.report(
+                f"Extension {spec.source} failed in the renderer for {message.custom_type}: "
+                f"{str(e) or type(e).__name__}"
+            )
+            return None
+        if drawn is None:
+            return None
+        if isinstance(drawn, str):
+            return Text(drawn)
+        if is_renderable(drawn):
+            return cast(RenderableType, drawn)
+        self.report(
+            f"Extension {spec.source}: the renderer for {message.custom_type} returned "
+            f"{type(drawn).__name__}; expected a str, a Rich renderable or None"
         )
         return None
-    if drawn is None:
-        return None
-    if isinstance(drawn, str):
-        return Text(drawn)
-    if is_renderable(drawn):
-        return cast(RenderableType, drawn)
-    app.show_error(
-        f"Extension {spec.source}: the renderer for {message.custom_type} returned "
-        f"{type(drawn).__name__}; expected a str, a Rich renderable or None"
-    )
-    return None
+
+    def widget(self, message: CustomMessage, expanded: bool) -> Block:
+        drawn = self.render(message, expanded)
+        if drawn is None:
+            return CustomBlock(message)
+        return RenderedMessage(self, message, drawn, expanded)
 
 
-def custom_message_widget(app: AppBase, message: CustomMessage, expanded: bool) -> Widget:
-    drawn = render_custom(app, message, expanded)
-    if drawn is None:
-        return CustomBlock(message)
-    return RenderedMessage(app, message, drawn, expanded)
+class ExtensionHooks:
+    """What the app takes from extensions: their shortcuts (by canonical key) and message renderers."""
+
+    def __init__(self, session: Callable[[], AgentSession | None], report: Callable[[str], None]) -> None:
+        self.session = session
+        self.report = report
+        self.shortcuts: dict[str, ShortcutSpec] = {}
+        self.renderers = MessageRenderers(
+            lambda: s.extensions if (s := self.session()) is not None else None, report
+        )
+
+    def install(self, keys: Keybindings) -> list[str]:
+        """Resolve the shortcuts against the keys in force (at start and after /reload); the warnings."""
+        session = self.session()
+        if session is None:
+            return []
+        self.shortcuts, warnings = resolve_shortcuts(session.extensions, keys)
+        return warnings
+
+    def shortcut(self, key: str) -> ShortcutSpec | None:
+        return self.shortcuts.get(canonical_key(key))
+
+    async def run(self, key: str) -> None:
+        spec = self.shortcut(key)
+        session = self.session()
+        if spec is not None and session is not None:
+            await run_shortcut(spec, session, self.report)
+
+    def hotkeys(self) -> list[tuple[str, str]]:
+        return hotkey_rows(self.shortcuts)
+
+    def message_widget(self, message: CustomMessage, expanded: bool) -> Block:
+        return self.renderers.widget(message, expanded)

@@ -106,18 +106,30 @@ class FileIndex:
             return self._files
 
 
+NAME_MATCH = 100.0
+"""Added to the score of a candidate whose file name alone holds the query: name matches come first."""
+
+
 def fuzzy_score(query: str, candidate: str) -> float | None:
     """How well ``query`` matches ``candidate`` as a subsequence (higher is better); None: no match.
 
-    Matches in the file name beat matches in the directories, consecutive characters and characters at
-    the start of a word (after ``/ _ - .``) score extra, shorter paths win ties.
+    A match inside the file name beats any match that needs the directories; then consecutive characters
+    and characters at the start of a word (after ``/ _ - .``) score extra, and shorter paths win ties.
     """
     if not query:
         return 0.0
     low, q = candidate.lower(), query.lower()
     name_start = low.rstrip("/").rfind("/") + 1
+    in_name = _subsequence_score(q, low, name_start)
+    if in_name is not None:
+        return NAME_MATCH + in_name - len(candidate) * 0.01
+    in_path = _subsequence_score(q, low, 0)
+    return None if in_path is None else in_path - len(candidate) * 0.01
+
+
+def _subsequence_score(q: str, low: str, start: int) -> float | None:
     score = 0.0
-    position = -1
+    position = start - 1
     previous = -2
     for ch in q:
         found = low.find(ch, position + 1)
@@ -128,12 +140,10 @@ def fuzzy_score(query: str, candidate: str) -> float | None:
             score += 2.0
         if found == 0 or low[found - 1] in "/_-. ":
             score += 1.5
-        if found >= name_start:
-            score += 1.0
         previous = position = found
-    if q in low[name_start:]:
+    if q in low[start:]:
         score += 5.0
-    return score - len(candidate) * 0.01
+    return score
 
 
 def fuzzy_filter(query: str, candidates: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list[str]:

@@ -6,8 +6,9 @@ context usage, the sandbox mode when one is on, and the statuses extensions set 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -40,6 +41,12 @@ class FooterState:
     context_percent: float | None = None
     context_window: int = 0
     statuses: Mapping[str, str] | None = None
+    cache_hit: float | None = None
+    """Percent of the latest reply's prompt read from the cache (Pi's ``CH``)."""
+    auto_compact: bool = False
+    """Automatic compaction is on (Pi's ``(auto)`` after the context figure)."""
+    branch: str | None = None
+    """The git branch of the directory."""
     sandbox: str | None = None
     """The active sandbox (``workspace-write, network off``); None when it is off."""
     tokens_estimated: bool = False
@@ -65,23 +72,37 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
             right.append(f" • {state.thinking}", style="italic")
     else:
         right.append("no model (/model)", style="yellow")
-    name = f" • {state.session_name}" if state.session_name else ""
+    name = (f" ({state.branch})" if state.branch else "") + (
+        f" • {state.session_name}" if state.session_name else ""
+    )
     room = max(12, width - right.cell_len - len(name) - 6)
     left = Text(shorten_left(state.cwd, room), style="bold")
     left.append(name)
     usage = Text(style="dim")
     approx = "≈" if state.tokens_estimated else ""
-    parts = [f"↑{approx}{format_count(state.input_tokens)}", f"↓{approx}{format_count(state.output_tokens)}"]
+    parts = []  # as Pi's footer: each figure once it is not zero
+    if state.input_tokens:
+        parts.append(f"↑{approx}{format_count(state.input_tokens)}")
+    if state.output_tokens:
+        parts.append(f"↓{approx}{format_count(state.output_tokens)}")
     if state.cache_read:
         parts.append(f"R{format_count(state.cache_read)}")
     if state.cache_write:
         parts.append(f"W{format_count(state.cache_write)}")
-    parts.append(format_cost(state.cost))
+    if (state.cache_read or state.cache_write) and state.cache_hit is not None:
+        parts.append(f"CH{state.cache_hit:.1f}%")
+    if state.cost:
+        parts.append(format_cost(state.cost))
     usage.append(" ".join(parts))
     if state.context_window:
         pct = "?" if state.context_percent is None else f"{state.context_percent:.1f}%"
         pct = f"≈{pct}" if state.context_estimated and state.context_percent is not None else pct
-        usage.append(f"  {pct}/{format_count(state.context_window)}")
+        auto = " (auto)" if state.auto_compact else ""
+        percent = state.context_percent or 0.0
+        colour = "red" if percent > 90 else "yellow" if percent > 70 else None
+        usage.append(
+            ("  " if parts else "") + f"{pct}/{format_count(state.context_window)}{auto}", style=colour
+        )
     if state.sandbox:
         usage.append(f"  sandbox: {state.sandbox}", style="green")
     statuses = None
@@ -93,7 +114,18 @@ def footer_lines(state: FooterState, width: int = 80) -> tuple[Text, Text, Text,
 class StatusFooter(Static):
     DEFAULT_CSS = "StatusFooter { height: auto; padding: 0 1; color: $text-muted; }"
 
+    component: Any = None
+    """``ui.set_footer``: an extension's component drawn instead (None: caddie's footer)."""
+
+    def use_component(self, component: Any) -> None:
+        self.component = component
+
     def show(self, state: FooterState) -> None:
+        if self.component is not None:
+            from caddie.modes.interactive.extension_ui import component_lines
+
+            self.update(component_lines(self.component, max(1, (self.size.width or 80) - 2)))
+            return
         left, right, usage, statuses = footer_lines(state, self.size.width or 80)
         grid = Table.grid(expand=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
@@ -119,14 +151,29 @@ class WorkingLine(Static):
         super().__init__("", id="working")
         self.message: str | None = None
         self.active = False
+        self.visible = True
+        """``ui.set_working_visible``: False hides the line even while the agent works."""
+        self.frames: Sequence[str] = SPINNER
+        self.interval = 0.1
         self._frame = 0
         self._timer: Timer | None = None
 
+    def set_indicator(self, visible: bool, frames: Sequence[str] | None, interval_ms: int | None) -> None:
+        """``ui.set_working_visible`` / ``set_working_indicator`` (frames None: the spinner; ``[]``: none)."""
+        self.visible = visible
+        self.frames = SPINNER if frames is None else list(frames)
+        self.interval = max(0.02, (interval_ms or 100) / 1000)
+        self._frame = 0
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.set_active(self.active)
+
     def set_active(self, active: bool) -> None:
         self.active = active
-        self.set_class(active, "-on")
-        if active and self._timer is None:
-            self._timer = self.set_interval(0.1, self._tick)
+        self.set_class(active and self.visible, "-on")
+        if active and self._timer is None and len(self.frames) > 1:
+            self._timer = self.set_interval(self.interval, self._tick)
         elif not active and self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -137,11 +184,12 @@ class WorkingLine(Static):
         self._draw()
 
     def _tick(self) -> None:
-        self._frame = (self._frame + 1) % len(SPINNER)
+        self._frame = (self._frame + 1) % max(1, len(self.frames))
         self._draw()
 
     def _draw(self) -> None:
-        line = Text(SPINNER[self._frame] + " ")
+        frame = self.frames[self._frame % len(self.frames)] if self.frames else ""
+        line = Text.from_ansi(frame + " ") if frame else Text()
         line.append(self.message or "Working…")
         line.append("  esc to interrupt", style="dim")
         self.update(line)
@@ -181,15 +229,60 @@ class WidgetArea(Vertical):
     WidgetArea > Static { height: auto; }
     """
 
-    def show(self, widgets: Mapping[str, Sequence[str]]) -> None:
+    def show(
+        self, widgets: Mapping[str, Any], tui: Callable[[], Any] | None = None, theme: Any = None
+    ) -> None:
+        """Lines, or components made by the factories (``(tui, theme) -> component``), one block per key."""
         existing = {child.name: child for child in self.children if isinstance(child, Static)}
         for key, child in existing.items():
             if key not in widgets:
                 child.remove()
-        for key, lines in widgets.items():
-            text = Text("\n").join(ansi_line(line) for line in lines)
+        for key, content in widgets.items():
             current = existing.get(key)
-            if current is None:
-                self.mount(Static(text, name=key))
+            if callable(content):
+                from caddie.modes.interactive.extension_ui import ComponentView, made_by
+
+                made_with = (content, getattr(theme, "name", None))
+                if isinstance(current, ComponentView) and current.made_with == made_with:
+                    current.redraw()  # the same factory and theme: the component keeps its state
+                    continue
+                view = ComponentView(made_by(content, tui() if tui is not None else None, theme), name=key)
+                view.made_with = made_with
+                self._put(view, current)
+                continue
+            text = Text("\n").join(ansi_line(line) for line in content)
+            if current is None or type(current) is not Static:
+                self._put(Static(text, name=key), current)
             else:
                 current.update(text)
+
+    def _put(self, widget: Static, instead_of: Static | None) -> None:
+        """Mount ``widget`` where ``instead_of`` is (keeping the order of the keys), or at the end."""
+        if instead_of is None:
+            self.mount(widget)
+        else:
+            self.mount(widget, after=instead_of)
+            instead_of.remove()
+
+
+def git_branch(cwd: str) -> str | None:
+    """The checked-out branch of the git repository around ``cwd`` (a short commit id when detached), read
+    from ``.git/HEAD``; None outside a repository."""
+    from pathlib import Path
+
+    here = Path(cwd)
+    for folder in (here, *here.parents):
+        git = folder / ".git"
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                target = git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            except OSError:
+                return None
+            git = (folder / target).resolve()
+        if git.is_dir():
+            try:
+                head = (git / "HEAD").read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else head[:7]
+    return None

@@ -19,9 +19,10 @@ from textual.widgets import Input, Static
 
 from caddie.ai.model import Model
 from caddie.config.paths import sessions_root
-from caddie.modes.interactive.dialogs import Choice, InputScreen, ListScreen
+from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen
 from caddie.modes.interactive.render import format_count, one_line, short_path
 from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
+from caddie.session.entries import LabelEntry, MessageEntry, SessionEntry
 from caddie.session.store import SessionStore, SessionSummary, TreeNode
 from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
@@ -75,6 +76,12 @@ class SessionPicker(ListScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
         Binding("tab", "toggle_scope", show=False, priority=True),
+        Binding("ctrl+n", "toggle_named", show=False, priority=True),
+        Binding("ctrl+p", "toggle_path", show=False, priority=True),
+        Binding("ctrl+d", "delete", show=False, priority=True),
+        Binding("ctrl+r", "rename", show=False, priority=True),
+        Binding("ctrl+s", "toggle_sort", show=False, priority=True),
+        Binding("ctrl+backspace", "delete_if_no_query", show=False, priority=True),
     ]
 
     def __init__(
@@ -82,12 +89,22 @@ class SessionPicker(ListScreen):
         sessions: Sequence[SessionSummary],
         current: str | None = None,
         load_all: Callable[[], Awaitable[list[SessionSummary]]] | None = None,
+        rename_current: Callable[[str], None] | None = None,
     ) -> None:
         self.here = list(sessions)
         self.everywhere: list[SessionSummary] | None = None
         self.current = current
         self.load_all = load_all
+        self.rename_current = rename_current
+        """Ctrl+R on the open session: renamed through the session (its file is held by it)."""
         self.scope: str = "here"
+        self.sort: SessionSort = "threaded"
+        """Ctrl+S (Pi's app.session.toggleSort): threaded (forks under the session they came from), recent,
+        relevance (best match of the filter first)."""
+        self.named_only = False
+        """Ctrl+N (Pi's app.session.toggleNamedFilter): only sessions with a name."""
+        self.show_path = False
+        """Ctrl+P (app.session.togglePath): each session's file path under it."""
         super().__init__(
             self._title(),
             self._choices(self.here, False),
@@ -96,16 +113,24 @@ class SessionPicker(ListScreen):
         )
 
     def _title(self) -> str:
-        return "Resume a session" + (" (all projects)" if self.scope == "all" else " (this project)")
+        scope = " (all projects)" if self.scope == "all" else " (this project)"
+        return f"Resume a session{scope} · sort: {self.sort}"
 
     def _hint(self) -> str:
         other = "this project" if self.scope == "all" else "all projects"
-        return f"↑↓ move · enter resume · tab {other} · esc cancel"
+        named = "all" if self.named_only else "named only"
+        path = "off" if self.show_path else "on"
+        return (
+            f"↑↓ move · enter resume · tab {other} · ctrl+s sort · ctrl+r rename · ctrl+d delete · "
+            f"ctrl+n {named} · ctrl+p path {path} · esc cancel"
+        )
 
     def _choices(self, sessions: Sequence[SessionSummary], with_cwd: bool) -> list[Choice]:
         choices = []
-        for s in sessions:
-            prompt = Text()
+        for s, depth in threaded(sessions) if self.sort == "threaded" else [(s, 0) for s in sessions]:
+            if self.named_only and not s.name:
+                continue
+            prompt = Text("  " * (depth - 1) + "└ " if depth else "", style="dim")
             title = s.name or s.first_message or "(no messages)"
             prompt.append(one_line(title, 48), style="bold" if s.name else "")
             meta = f"  {s.message_count} msgs · {age(s.modified)} · {s.id}"
@@ -114,9 +139,98 @@ class SessionPicker(ListScreen):
             prompt.append(meta, style="dim")
             if with_cwd:
                 prompt.append(f"  {short_path(s.cwd)}", style="dim italic")
+            if self.show_path:
+                prompt.append(f"  {short_path(str(s.path))}", style="dim")
             search = f"{s.name or ''} {s.first_message} {s.id} {s.cwd}"
             choices.append(Choice(str(s.path), prompt, search))
         return choices
+
+    def action_delete(self) -> None:
+        """Ctrl+D (Pi's app.session.delete): delete the highlighted session file, after a yes (to the trash
+        with the ``trash`` command when there is one, as Pi does). The current session stays."""
+        choice = self.highlighted_choice()
+        if choice is None:
+            return
+        if choice.id == self.current:
+            self.query_one("#hint", Static).update(Text("The current session cannot be deleted here."))
+            return
+
+        def answered(yes: Any) -> None:
+            if yes is not True:
+                return
+            error = delete_session_file(Path(choice.id))
+            if error is not None:
+                self.query_one("#hint", Static).update(Text(error))
+                return
+            self.here = [s for s in self.here if str(s.path) != choice.id]
+            if self.everywhere is not None:
+                self.everywhere = [s for s in self.everywhere if str(s.path) != choice.id]
+            self._redraw()
+
+        self.app.push_screen(ConfirmScreen("Delete session?", f"{choice.id} is deleted for good."), answered)
+
+    def refill(self, keep: str | None = None) -> None:
+        super().refill(keep)
+        query = self.query_one("#filter", Input).value.strip().lower() if self.with_filter else ""
+        if self.sort == "relevance" and query:  # best match first: in the name, then early in the text
+            self.shown.sort(key=lambda c: relevance(query, c.search or ""))
+            index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
+            self._show_window(index)
+
+    def action_delete_if_no_query(self) -> None:
+        """Ctrl+Backspace (Pi's app.session.deleteNoninvasive): deletes the highlighted session when the
+        search line is empty, else the word before the cursor in it."""
+        search = self.query_one("#filter", Input)
+        if search.value:
+            search.action_delete_left_word()
+        else:
+            self.action_delete()
+
+    def action_toggle_sort(self) -> None:
+        self.sort = SESSION_SORTS[(SESSION_SORTS.index(self.sort) + 1) % len(SESSION_SORTS)]
+        self.query_one("#title", Static).update(Text(self._title()))
+        self._redraw()
+
+    def action_rename(self) -> None:
+        """Ctrl+R (Pi's app.session.rename): name the highlighted session (empty: keep the name)."""
+        choice = self.highlighted_choice()
+        if choice is None:
+            return
+        summary = next((s for s in [*self.here, *(self.everywhere or [])] if str(s.path) == choice.id), None)
+
+        def answered(name: Any) -> None:
+            if not isinstance(name, str) or not name.strip() or summary is None:
+                return
+            if choice.id == self.current and self.rename_current is not None:
+                self.rename_current(name.strip())
+                error = None
+            else:
+                error = rename_session_file(Path(choice.id), name.strip())
+            if error is not None:
+                self.query_one("#hint", Static).update(Text(error))
+                return
+            summary.name = name.strip()
+            self._redraw()
+
+        current_name = summary.name if summary is not None else None
+        self.app.push_screen(
+            InputScreen("Rename session", current_name or "a name for this session"), answered
+        )
+
+    def action_toggle_named(self) -> None:
+        self.named_only = not self.named_only
+        self._redraw()
+
+    def action_toggle_path(self) -> None:
+        self.show_path = not self.show_path
+        self._redraw()
+
+    def _redraw(self) -> None:
+        sessions = self.everywhere if self.scope == "all" and self.everywhere is not None else self.here
+        self.choices = self._choices(sessions, self.scope == "all")
+        current = self.highlighted_choice()
+        self.refill(current.id if current else None)
+        self.query_one("#hint", Static).update(Text(self._hint()))
 
     async def action_toggle_scope(self) -> None:
         if self.scope == "here":
@@ -131,6 +245,81 @@ class SessionPicker(ListScreen):
         self.refill(current.id if current else None)
         self.query_one("#title", Static).update(Text(self._title()))
         self.query_one("#hint", Static).update(Text(self._hint()))
+
+
+SessionSort = Literal["threaded", "recent", "relevance"]
+SESSION_SORTS: tuple[SessionSort, ...] = ("threaded", "recent", "relevance")
+
+
+def threaded(sessions: Sequence[SessionSummary]) -> list[tuple[SessionSummary, int]]:
+    """Sessions with their forks right under them (depth 1, 2 …), each level newest first as given; a fork
+    whose parent is not in the list stands on its own."""
+    paths = {str(s.path) for s in sessions}
+    children: dict[str, list[SessionSummary]] = {}
+    roots: list[SessionSummary] = []
+    for s in sessions:
+        parent = str(Path(s.parent).expanduser()) if s.parent else None
+        if parent is not None and parent in paths and parent != str(s.path):
+            children.setdefault(parent, []).append(s)
+        else:
+            roots.append(s)
+    ordered: list[tuple[SessionSummary, int]] = []
+    seen: set[str] = set()
+
+    def walk(session: SessionSummary, depth: int) -> None:
+        if str(session.path) in seen:  # a cycle in broken headers: each session once
+            return
+        seen.add(str(session.path))
+        ordered.append((session, depth))
+        for child in children.get(str(session.path), []):
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    ordered.extend((s, 0) for s in sessions if str(s.path) not in seen)
+    return ordered
+
+
+def relevance(query: str, haystack: str) -> tuple[int, int]:
+    """Sort key of a row for the filter ``query``: whole-phrase matches first, then by where it starts."""
+    low = haystack.lower()
+    at = low.find(query)
+    return (0, at) if at >= 0 else (1, min((low.find(w) for w in query.split() if w in low), default=0))
+
+
+def rename_session_file(path: Path, name: str) -> str | None:
+    """Give a session file a name (a ``session_info`` entry, as ``/name`` writes); a sentence when it failed."""
+    from caddie.errors import CaddieError
+
+    try:
+        store = SessionStore.open(path)
+    except (OSError, CaddieError) as e:
+        return f"Could not rename {path.name}: {e}"
+    try:
+        store.append_session_info(name)
+    except OSError as e:
+        return f"Could not rename {path.name}: {e.strerror or e}"
+    finally:
+        store.close()
+    return None
+
+
+def delete_session_file(path: Path) -> str | None:
+    """Move a session file to the trash (the ``trash`` command) or delete it; a sentence when it failed."""
+    import shutil
+    import subprocess
+
+    trash = shutil.which("trash")
+    try:
+        if (
+            trash is not None
+            and subprocess.run([trash, str(path)], capture_output=True, timeout=10).returncode == 0
+        ):
+            return None
+        path.unlink()
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"Could not delete {path}: {e}"
+    return None
 
 
 class ModelPicker(ListScreen):
@@ -169,13 +358,17 @@ class ForkPicker(ListScreen):
 
 
 class TreeSearch(Input):
-    """The tree's search line; Shift+L (typed as ``L``) edits a label instead of typing, as in Pi."""
+    """The tree's search line; Shift+L (typed as ``L``) edits a label and Shift+T shows the labels' times
+    instead of typing, as in Pi."""
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.character == "L" and isinstance(self.screen, TreePicker):
+        if event.character in ("L", "T") and isinstance(self.screen, TreePicker):
             event.stop()
             event.prevent_default()
-            self.screen.action_edit_label()
+            if event.character == "L":
+                self.screen.action_edit_label()
+            else:
+                self.screen.action_toggle_label_times()
             return
         await super()._on_key(event)
 
@@ -188,12 +381,19 @@ class TreePicker(ListScreen):
         Binding("home", "edge(0)", show=False, priority=True),
         Binding("end", "edge(1)", show=False, priority=True),
         Binding("ctrl+o", "cycle_filter", show=False, priority=True),
+        Binding("ctrl+shift+o", "cycle_filter(-1)", show=False, priority=True),
         Binding("ctrl+u", "set_filter('user')", show=False, priority=True),
         Binding("ctrl+t", "set_filter('no-tools')", show=False, priority=True),
         Binding("ctrl+a", "set_filter('all')", show=False, priority=True),
         Binding("ctrl+d", "set_filter('default')", show=False, priority=True),
         Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
         Binding("shift+l", "edit_label", show=False, priority=True),
+        Binding("shift+t", "toggle_label_times", show=False, priority=True),
+        Binding("ctrl+x", "copy_entry", show=False, priority=True),
+        Binding("ctrl+left,alt+left", "fold_or_up", show=False, priority=True),
+        Binding("ctrl+right,alt+right", "unfold_or_down", show=False, priority=True),
+        Binding("left", "page(-1)", show=False, priority=True),
+        Binding("right", "page(1)", show=False, priority=True),
     ]
 
     filter_input_class = TreeSearch
@@ -217,14 +417,90 @@ class TreePicker(ListScreen):
         self.rows_loading = False
         """True while the rows of another filter (or after a label edit) are computed off the event loop."""
         self._pick_when_loaded = False
+        self.view = view
+        self.folded: set[str] = set()
+        """Entries whose branch segment is folded (Ctrl+Left; Pi's app.tree.foldOrUp)."""
+        self.label_times = False
+        """Shift+T (app.tree.toggleLabelTimestamp): when each label was set, beside it."""
         super().__init__(
             "Session tree: pick where to continue from",
-            view.choices,
+            self._choices(),
             filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
-            hint="↑↓ move · enter go there · shift+l label · ctrl+o filter: default, no tools, user, "
-            "labeled, all · esc cancel",
+            hint="↑↓ move · ←→ page · ctrl+←→ fold/branch · enter go there · shift+l label · shift+t label "
+            "time · ctrl+x copy · ctrl+o filter: default, no tools, user, labeled, all · esc cancel",
         )
+
+    def _choices(self) -> list[Choice]:
+        view = self.view
+        return _tree_choices(
+            view.rows, view.current_id, self.folded, view.label_times if self.label_times else None
+        )
+
+    def refill(self, keep: str | None = None) -> None:
+        super().refill(keep)
+        if self.folded:  # what is under a folded entry is left out
+            hidden = folded_away(self.view.rows, self.folded)
+            if hidden:
+                self.shown = [c for c in self.shown if c.id not in hidden]
+                self._show_window(next((i for i, c in enumerate(self.shown) if c.id == keep), 0))
+
+    def _redraw(self, keep: str | None) -> None:
+        self.choices = self._choices()
+        self.refill(keep)
+        self._scroll_to_highlight()
+
+    def action_copy_entry(self) -> None:
+        """Ctrl+X (Pi's app.message.copy in the tree): the highlighted entry's text to the clipboard."""
+        choice = self.highlighted_choice()
+        entry = self.store.get_entry(choice.id) if choice is not None else None
+        if entry is None:
+            return
+        text = entry_text(entry)
+        self.app.copy_to_clipboard(text)
+        self.query_one("#hint", Static).update(Text(f"Copied {len(text):,} characters to the clipboard"))
+
+    def action_toggle_label_times(self) -> None:
+        current = self.highlighted_choice()
+        self.label_times = not self.label_times
+        self._redraw(current.id if current else None)
+
+    def action_page(self, step: int) -> None:
+        """Left / Right: a page up or down (Pi pages the tree with the arrow keys; the search line has no
+        cursor to move)."""
+        rows = max(1, int((self.app.size.height or 24) * 0.7) - 4)
+        self.action_move(step * rows)
+
+    def action_fold_or_up(self) -> None:
+        """Ctrl+Left: fold the highlighted branch segment, or go to the start of the segment above."""
+        current = self.highlighted_choice()
+        if current is None:
+            return
+        rows = self._shown_rows()
+        if foldable(current.id, rows) and current.id not in self.folded:
+            self.folded.add(current.id)
+            self._redraw(current.id)
+            return
+        target = segment_start(current.id, rows, "up")
+        self.highlight(next((i for i, c in enumerate(self.shown) if c.id == target), 0))
+
+    def action_unfold_or_down(self) -> None:
+        """Ctrl+Right: unfold the highlighted entry, or go to the start of the next branch segment."""
+        current = self.highlighted_choice()
+        if current is None:
+            return
+        if current.id in self.folded:
+            self.folded.discard(current.id)
+            self._redraw(current.id)
+            return
+        target = segment_start(current.id, self._shown_rows(), "down")
+        index = next((i for i, c in enumerate(self.shown) if c.id == target), None)
+        if index is not None:
+            self.highlight(index)
+
+    def _shown_rows(self) -> list[TreeRow]:
+        shown = {c.id for c in self.shown}
+        return [row for row in self.view.rows if row.entry_id in shown]
 
     def on_mount(self) -> None:
         # ListScreen.on_mount (which fills the list) runs after this one: Textual walks the MRO itself.
@@ -239,9 +515,10 @@ class TreePicker(ListScreen):
         if self.shown:
             self.highlight(len(self.shown) - 1 if end else 0)
 
-    def action_cycle_filter(self) -> None:
+    def action_cycle_filter(self, step: int = 1) -> None:
+        """Ctrl+O / Shift+Ctrl+O: the next / previous filter (Pi's tree filter cycle)."""
         modes = PICKER_FILTERS
-        self._apply(modes[(modes.index(self.mode) + 1) % len(modes)])
+        self._apply(modes[(modes.index(self.mode) + step) % len(modes)])
 
     def action_set_filter(self, mode: str) -> None:
         chosen: PickerFilter = next((f for f in PICKER_FILTERS if f == mode), "default")
@@ -281,9 +558,9 @@ class TreePicker(ListScreen):
             view = await asyncio.to_thread(tree_view, self.store, mode)
             if mode != self.mode:  # another filter was chosen meanwhile: its own reload shows it
                 return
-            self.choices, self.current_id, self.here_ids = view.choices, view.current_id, view.here_ids
-            self.refill(keep)
-            self._scroll_to_highlight()
+            self.view, self.current_id, self.here_ids = view, view.current_id, view.here_ids
+            self.folded.clear()
+            self._redraw(keep)
             self.rows_loading = False
             if self._pick_when_loaded:
                 self._pick_when_loaded = False
@@ -302,9 +579,64 @@ class TreePicker(ListScreen):
 class TreeView:
     """What the tree picker shows for one filter."""
 
-    choices: list[Choice]
+    rows: list[TreeRow]
     current_id: str | None
     here_ids: set[str]
+    label_times: dict[str, str]
+    """Entry id → when its label was set (ISO time)."""
+
+    @property
+    def choices(self) -> list[Choice]:
+        return _tree_choices(self.rows, self.current_id)
+
+
+def children_of(rows: Sequence[TreeRow]) -> dict[str | None, list[str]]:
+    children: dict[str | None, list[str]] = {}
+    for row in rows:
+        children.setdefault(row.parent_id, []).append(row.entry_id)
+    return children
+
+
+def foldable(entry_id: str, rows: Sequence[TreeRow]) -> bool:
+    """As Pi: an entry with shown children that starts a segment (at the top, or one of several children)."""
+    children = children_of(rows)
+    if not children.get(entry_id):
+        return False
+    parent = next((row.parent_id for row in rows if row.entry_id == entry_id), None)
+    return parent is None or len(children.get(parent, [])) > 1
+
+
+def folded_away(rows: Sequence[TreeRow], folded: set[str]) -> set[str]:
+    """The entries under a folded one (rows come parents first)."""
+    hidden: set[str] = set()
+    for row in rows:
+        if row.parent_id is not None and (row.parent_id in folded or row.parent_id in hidden):
+            hidden.add(row.entry_id)
+    return hidden
+
+
+def segment_start(entry_id: str, rows: Sequence[TreeRow], direction: Literal["up", "down"]) -> str:
+    """Where Ctrl+Left / Ctrl+Right go when there is nothing to fold: the start of the branch segment above
+    (or the top), or the first entry after the next branch point (or the last entry of the line)."""
+    children = children_of(rows)
+    parent = {row.entry_id: row.parent_id for row in rows}
+    order = {row.entry_id: i for i, row in enumerate(rows)}
+    current = entry_id
+    if direction == "down":
+        while True:
+            below = children.get(current, [])
+            if not below:
+                return current
+            if len(below) > 1:
+                return below[0]
+            current = below[0]
+    while True:
+        up = parent.get(current)
+        if up is None:
+            return current
+        if len(children.get(up, [])) > 1 and order[current] < order[entry_id]:
+            return current
+        current = up
 
 
 def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
@@ -315,7 +647,14 @@ def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
     tree_mode: TreeFilter = "all" if mode == "labeled" else mode
     rows = tree_rows(store.tree(), store.leaf_id, set(path), tree_mode)
     if mode == "labeled":
+        parents = {row.entry_id: row.parent_id for row in rows}
         rows = [row for row in rows if row.label]
+        labelled = {row.entry_id for row in rows}
+        for row in rows:  # the nearest labelled entry above
+            up = row.parent_id
+            while up is not None and up not in labelled:
+                up = parents.get(up)
+            row.parent_id = up
     shown = {row.entry_id for row in rows}
     current_id = next((entry_id for entry_id in reversed(path) if entry_id in shown), None)
     here_ids = {store.leaf_id} if store.leaf_id else set()
@@ -324,7 +663,8 @@ def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
         described = describe_entry(entry)
         if described is not None and described[0] != "meta":
             break
-    return TreeView(_tree_choices(rows, current_id), current_id, here_ids)
+    label_times = {e.target_id: e.timestamp for e in store.entries() if isinstance(e, LabelEntry) and e.label}
+    return TreeView(rows, current_id, here_ids, label_times)
 
 
 async def open_tree_picker(
@@ -335,11 +675,18 @@ async def open_tree_picker(
     return TreePicker(store, set_label, view)
 
 
-def _tree_choices(rows: Sequence[TreeRow], current_id: str | None) -> list[Choice]:
+def _tree_choices(
+    rows: Sequence[TreeRow],
+    current_id: str | None,
+    folded: set[str] | None = None,
+    label_times: dict[str, str] | None = None,
+) -> list[Choice]:
     choices = []
     for row in rows:
         current = row.entry_id == current_id
         prompt = Text("  " * min(row.depth, MAX_TREE_INDENT))
+        if folded and row.entry_id in folded:
+            prompt.append("⊞ ", style="bold")
         marker = "● " if current else ("│ " if row.on_path else "  ")
         prompt.append(marker, style="green" if current else "dim")
         style = {"user": "bold", "tool": "dim", "meta": "dim italic", "summary": "italic"}.get(row.kind, "")
@@ -348,5 +695,44 @@ def _tree_choices(rows: Sequence[TreeRow], current_id: str | None) -> list[Choic
         prompt.append(row.text, style=style)
         if row.label:
             prompt.append(f"  [{row.label}]", style="yellow")
+            when = label_times.get(row.entry_id) if label_times is not None else None
+            if when:
+                prompt.append(f" {label_time(when)}", style="dim")
         choices.append(Choice(row.entry_id, prompt, f"{row.text} {row.label or ''}"))
     return choices
+
+
+def label_time(iso: str) -> str:
+    """A label's time as Pi shows it (local time): ``14:05`` today, ``3/7 14:05`` this year, else
+    ``25/3/7 14:05``."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return iso
+    now = datetime.now().astimezone()
+    time_of_day = when.strftime("%H:%M")
+    if when.date() == now.date():
+        return time_of_day
+    day = f"{when.month}/{when.day}"
+    return f"{day} {time_of_day}" if when.year == now.year else f"{when.year % 100:02d}/{day} {time_of_day}"
+
+
+def entry_text(entry: SessionEntry) -> str:
+    """An entry's whole text (a message's, a summary's), for copying; else the tree's one-line description."""
+    from caddie.ai.messages import AssistantMessage
+    from caddie.modes.interactive.render import content_text
+
+    if isinstance(entry, MessageEntry):
+        message = entry.message
+        if isinstance(message, AssistantMessage):
+            return message.text()
+        content = getattr(message, "content", None)
+        if content is not None:
+            return content_text(content)
+    summary = getattr(entry, "summary", None)
+    if isinstance(summary, str):
+        return summary
+    described = describe_entry(entry)
+    return described[1] if described is not None else entry.type

@@ -29,6 +29,9 @@ EXPANDED_LINE_CAP = 2000
 """Even expanded, a result longer than this is cut (the full text is in the session file)."""
 
 _EXIT_CODE = re.compile(r"Command exited with code (-?\d+)\s*$")
+_SKILL_BLOCK = re.compile(
+    r'^<skill name="([^"]+)" location="([^"]+)">\n(.*?)\n</skill>(?:\n\n(.+))?$', re.DOTALL
+)
 
 
 def content_text(content: str | list[UserContent] | list[Any]) -> str:
@@ -42,6 +45,25 @@ def content_text(content: str | list[UserContent] | list[Any]) -> str:
         elif isinstance(block, ImageContent):
             parts.append("[image]")
     return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class SkillInvocation:
+    """A user message made by ``/skill:name args``: the skill's text and what the user typed after it."""
+
+    name: str
+    location: str
+    content: str
+    user_text: str | None
+
+
+def skill_invocation(text: str) -> SkillInvocation | None:
+    """The skill block ``/skill:name`` expands to (resources/skills.py), or None for any other text."""
+    match = _SKILL_BLOCK.match(text)
+    if match is None:
+        return None
+    name, location, content, after = match.groups()
+    return SkillInvocation(name, location, content, (after or "").strip() or None)
 
 
 def short_path(path: str, cwd: str | None = None) -> str:

@@ -12,7 +12,6 @@ import shlex
 from collections.abc import Sequence
 
 from rich.console import Console, Group, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.text import Text
 
@@ -26,6 +25,8 @@ from caddie.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from caddie.config.launch import launch_command
+from caddie.modes.interactive.markdown import chat_markdown
 from caddie.modes.interactive.render import content_text, one_line, summarize_tool_call
 
 MAX_EXCHANGE_MESSAGES = 200
@@ -51,7 +52,7 @@ def exchange_renderable(messages: Sequence[AgentMessage], cwd: str | None = None
         elif isinstance(message, AssistantMessage):
             for block in message.content:
                 if isinstance(block, TextContent) and block.text.strip():
-                    parts.append(Markdown(block.text, code_theme="monokai", hyperlinks=False))
+                    parts.append(chat_markdown(block.text))
                 elif isinstance(block, ToolCall):
                     summary = summarize_tool_call(block.name, block.arguments, cwd)
                     result = results.get(block.id)
@@ -76,9 +77,10 @@ def exchange_renderable(messages: Sequence[AgentMessage], cwd: str | None = None
     return Group(*spaced)
 
 
-def resume_command(session_id: str, session_dir: str | None = None) -> str:
-    """``caddie --session <id>`` (with ``--session-dir`` when the sessions live somewhere special)."""
-    args = ["caddie"]
+def resume_command(session_id: str, session_dir: str | None = None, caddie: str | None = None) -> str:
+    """``caddie --session <id>`` (with ``--session-dir`` when the sessions live somewhere special), started
+    the way this caddie was (``uv run caddie``, ``python -m caddie``…)."""
+    args = [caddie or launch_command()]
     if session_dir:
         args += ["--session-dir", shlex.quote(session_dir)]
     args += ["--session", session_id]
@@ -92,13 +94,15 @@ def print_farewell(
     cwd: str | None,
     session_id: str | None,
     session_dir: str | None = None,
+    caddie: str | None = None,
 ) -> None:
-    """Print the last exchange and how to resume (``session_id`` None: the session was not saved)."""
+    """Print the last exchange and how to resume (``session_id`` None: the session was not saved;
+    ``caddie``: the command that starts caddie, by default the way this process was started)."""
     exchange = last_exchange(messages)
     if exchange:
         console.print(exchange_renderable(exchange, cwd))
         console.print()
     if session_id is not None:
         line = Text("To resume this session:", style="dim")
-        line.append(" " + resume_command(session_id, session_dir))
+        line.append(" " + resume_command(session_id, session_dir, caddie))
         console.print(line, soft_wrap=True)

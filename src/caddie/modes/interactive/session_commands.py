@@ -1,9 +1,12 @@
-"""Built-in commands that switch, fork, navigate, compact, describe, name, export or reload the session."""
+"""Built-in commands that switch, fork, navigate, compact, describe, name, export or reload the session.
+
+Imported in the start-up worker thread (startup.AFTER_FIRST_FRAME), with the session store and pickers.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -12,63 +15,79 @@ from rich.text import Text
 
 from caddie.ai.messages import UserMessage
 from caddie.modes.interactive.conversation import user_text
-from caddie.modes.interactive.render import any_usage_estimated, format_cost, format_count, usage_totals
-from caddie.modes.interactive.transcript import TranscriptApp
+from caddie.modes.interactive.host import Shell
+from caddie.modes.interactive.render import (
+    any_usage_estimated,
+    format_cost,
+    format_count,
+    one_line,
+    usage_totals,
+)
 
 if TYPE_CHECKING:
-    from caddie.session.store import SessionSummary
-
-# The pickers, the session store and the runtime are imported in the start-up worker thread (see
-# app.AFTER_FIRST_FRAME); the imports inside the methods below only look them up.
+    from caddie.session.store import SessionStore, SessionSummary
 
 
-class SessionCommands(TranscriptApp):
-    """``/new /resume /tree /fork /compact /session /name /export /reload``."""
+class SessionCommands:
+    """``/new /resume /tree /fork /clone /compact /session /name /export /import /share /trust /reload``."""
+
+    def __init__(
+        self, shell: Shell, reload_ui: Callable[[], list[str]], compaction_errors: Callable[[], int]
+    ) -> None:
+        self.shell = shell
+        self.reload_ui = reload_ui
+        """Take in again what the UI reads from extensions and files (keys, shortcuts); the warnings."""
+        self.compaction_errors = compaction_errors
+        """How many compaction errors the transcript has shown so far."""
 
     async def cmd_new(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
-        if self._require_idle("starting a new session"):
-            if not await self._switching(session.new_session()):
+        if shell.require_idle("starting a new session"):
+            if not await self.switching(session.new_session()):
                 return
-            await self.render_session()
-            self.notify("New session.", timeout=2)
+            await shell.render_session()
+            shell.show_status("New session")
 
     async def cmd_resume(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
-        if not self._require_idle("switching sessions"):
+        if not shell.require_idle("switching sessions"):
             return
-        path = await self._pick_session(session.cwd, session.store.session_file)
+        path = await self.pick_session(session.cwd, session.store.session_file)
         if path is False:
-            self.show_info("No saved sessions yet.")
+            shell.show_info("No saved sessions yet.")
             return
         if path is None or path == session.store.session_file:
             return
-        if not await self._switching(session.switch_session(str(path))):
+        if not await self.switching(session.switch_session(str(path))):
             return
-        await self.render_session()
-        self.notify(f"Resumed {session.store.session_name() or Path(str(path)).name}", timeout=2)
+        await shell.render_session()
+        shell.show_status(f"Resumed {session_title(session.store) or Path(str(path)).name}")
 
-    async def _switching(self, switch: Awaitable[bool]) -> bool:
+    async def switching(self, switch: Awaitable[bool]) -> bool:
         """Run a session switch (new, resume, fork); say why when it did not happen."""
         from caddie.errors import UsageError
 
+        shell = self.shell
         try:
             done = await switch
         except UsageError as e:  # e.g. the chosen file is being written by another caddie
-            self.show_error(str(e))
+            shell.show_error(str(e))
             return False
         if not done:
-            self.show_info("An extension kept the current session (session_before_switch / _fork).")
+            shell.show_info("An extension kept the current session (session_before_switch / _fork).")
         return done
 
-    async def _pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
+    async def pick_session(self, cwd: str, current: str | None) -> str | Literal[False] | None:
         """The session file chosen in the picker; None when cancelled, False when there are none at all."""
         from caddie.modes.interactive.pickers import SessionPicker, all_sessions
         from caddie.session.store import list_sessions
 
-        session_dir = self.startup.request.session_dir
+        shell = self.shell
+        session_dir = shell.startup.request.session_dir
         here = await asyncio.to_thread(list_sessions, cwd, session_dir)
         everywhere: list[SessionSummary] | None = None
         if not here:
@@ -81,44 +100,51 @@ class SessionCommands(TranscriptApp):
                 everywhere if everywhere is not None else await asyncio.to_thread(all_sessions, session_dir)
             )
 
-        picker = SessionPicker(here, current, load_all)
+        def rename_current(name: str) -> None:
+            if shell.session is not None:
+                shell.session.set_session_name(name)
+                shell.refresh_footer()
+
+        picker = SessionPicker(here, current, load_all, rename_current)
         if not here:
             picker.call_after_refresh(picker.action_toggle_scope)  # nothing here: show every project's
-        chosen = await self.ask(picker, None, None)
+        chosen = await shell.ask(picker, None, None)
         return None if chosen is None else str(chosen)
 
     async def cmd_tree(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
-        if not self._require_idle("moving in the tree"):
+        if not shell.require_idle("moving in the tree"):
             return
         if not len(session.store):
-            self.show_info("The session is empty; there is nowhere to go yet.")
+            shell.show_info("The session is empty; there is nowhere to go yet.")
             return
         from caddie.modes.interactive.pickers import open_tree_picker
 
         picker = await open_tree_picker(session.store, session.set_label)  # rows built off the event loop
-        target = await self.ask(picker, None, None)
+        target = await shell.ask(picker, None, None)
         if target is None or target in picker.here_ids:
             return
         summarize = False
         if not session.settings.get("branchSummary.skipPrompt", False):
-            summarize = await self.ui.confirm(
+            summarize = await shell.ui.confirm(
                 "Summarize the branch you are leaving?",
                 "A summary keeps what was learnt there in the context of the new position.",
             )
         from caddie.modes.interactive.rewind import offer_files, restore
 
-        files = await offer_files(self, str(target))
+        files = await offer_files(shell, str(target))
         await session.navigate_tree(str(target), summarize=summarize)
-        await self.render_session()
+        await shell.render_session()
         if files is not None:
-            await restore(self, files, files=True, conversation=False)
+            await restore(shell, files, files=True, conversation=False)
 
     async def cmd_fork(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
-        if not self._require_idle("forking"):
+        if not shell.require_idle("forking"):
             return
         from caddie.modes.interactive.pickers import ForkPicker
         from caddie.session.entries import MessageEntry
@@ -129,50 +155,52 @@ class SessionCommands(TranscriptApp):
             if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
         ]
         if not candidates:
-            self.show_info("There is no user message to fork from yet.")
+            shell.show_info("There is no user message to fork from yet.")
             return
-        entry_id = await self.ask(ForkPicker(candidates), None, None)
+        entry_id = await shell.ask(ForkPicker(candidates), None, None)
         if entry_id is None:
             return
         text = dict(candidates)[str(entry_id)]
         from caddie.modes.interactive.rewind import offer_files, restore
 
-        files = await offer_files(self, str(entry_id))
-        if not await self._switching(session.fork(str(entry_id))):
+        files = await offer_files(shell, str(entry_id))
+        if not await self.switching(session.fork(str(entry_id))):
             return
-        await self.render_session()
-        self.editor.set_text(text)
-        self.notify("Forked into a new session.", timeout=2)
+        await shell.render_session()
+        shell.editor.set_text(text)
+        shell.show_status("Forked to new session")
         if files is not None:
-            await restore(self, files, files=True, conversation=False)
+            await restore(shell, files, files=True, conversation=False)
 
     async def cmd_rewind(self, args: str) -> None:
         """Claude Code's /rewind: the conversation, the files, or both, back to before an earlier prompt."""
-        if not self._require_idle("rewinding"):
+        if not self.shell.require_idle("rewinding"):
             return
         from caddie.modes.interactive.rewind import run_rewind
 
-        await run_rewind(self)
+        await run_rewind(self.shell)
 
     async def cmd_compact(self, args: str) -> None:
         """Like Pi's ``/compact``: stops a running turn first, then summarizes the older messages."""
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
         from caddie.errors import Aborted
 
-        self._compaction_error_shown = False
+        shown = self.compaction_errors()
         try:
             await session.compact(args or None)
         except Aborted:  # an extension or Esc cancelled it
             return
         except Exception as e:  # CompactionError: the message says why (too small, already compacted...)
-            if not self._compaction_error_shown:
-                self.show_error(str(e) or type(e).__name__)
+            if self.compaction_errors() == shown:  # not already shown from the event
+                shell.show_error(str(e) or type(e).__name__)
             return
-        await self.render_session()
+        await shell.render_session()
 
     async def cmd_session(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
         store = session.store
         from caddie.session.entries import MessageEntry
@@ -209,46 +237,144 @@ class SessionCommands(TranscriptApp):
             rows.append(("Context", f"{pct} of {format_count(usage.context_window)}"))
         for key, value in rows:
             table.add_row(key, Text(value, overflow="fold"))
-        self.show_info(table)
+        shell.show_info(table)
 
     async def cmd_name(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
         name = args.strip()
         if not name:
-            answer = await self.ui.input("Session name", session.store.session_name() or "")
+            answer = await shell.ui.input("Session name", session.store.session_name() or "")
             if not answer or not answer.strip():
                 return
             name = answer.strip()
         session.set_session_name(name)
-        self._refresh_footer()
-        self.notify(f"Session name: {name}", timeout=2)
+        shell.refresh_footer()
+        shell.show_status(f"Session name: {name}")
 
     async def cmd_export(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
         from caddie.modes.export_html import export_session
 
         store = session.store
         default = f"{store.path.stem if store.path else 'caddie-session-' + store.session_id}.html"
         target = Path(session.cwd) / Path(args or default).expanduser()  # relative to the project
-        path = await export_session(store, session.extensions, target)
-        self.show_info(f"Exported the session to {path}")
+        if target.suffix.lower() == ".jsonl":  # as Pi: the session file itself, every branch
+            from caddie.modes.session_transfer import TransferError, export_jsonl
+
+            try:
+                path = export_jsonl(store, target)
+            except TransferError as e:
+                shell.show_error(str(e))
+                return
+        else:
+            path = await export_session(store, session.extensions, target)
+        shell.show_info(f"Exported the session to {path}")
+
+    async def cmd_clone(self, args: str) -> None:
+        """Pi's ``/clone``: the current branch, up to here, copied into a new session."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
+        leaf = session.store.leaf_id
+        if leaf is None:
+            shell.show_info("Nothing to clone yet.")
+            return
+        if not shell.require_idle("cloning") or not await self.switching(session.fork(leaf, position="at")):
+            return
+        await shell.render_session()
+        shell.show_status("Cloned to new session")
+
+    async def cmd_import(self, args: str) -> None:
+        """Pi's ``/import <file.jsonl>``: copy a session file into this project's sessions and resume it."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
+        from caddie.modes.session_transfer import TransferError, import_session
+
+        if not args.strip():
+            shell.show_error("Usage: /import <path.jsonl>")
+            return
+        if not shell.require_idle("importing a session"):
+            return
+        folder = session.store.path.parent if session.store.path else None
+        try:
+            path = import_session(args.strip().strip("\"'"), session.cwd, folder)
+        except TransferError as e:
+            shell.show_error(str(e))
+            return
+        if await self.switching(session.switch_session(str(path))):
+            await shell.render_session()
+            shell.show_status(f"Session imported from {args.strip()}")
+
+    async def cmd_share(self, args: str) -> None:
+        """Pi's ``/share``: the HTML export uploaded as a secret GitHub gist (``gh``); prints its address."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
+        import tempfile
+
+        from caddie.modes.export_html import export_session
+        from caddie.modes.session_transfer import TransferError, share_file
+
+        with tempfile.TemporaryDirectory(prefix="caddie-share-") as folder:
+            page = await export_session(session.store, session.extensions, Path(folder) / "session.html")
+            try:
+                url = await share_file(Path(page), f"caddie session {session.store.session_id}")
+            except TransferError as e:
+                shell.show_error(str(e))
+                return
+        shell.show_info(f"Shared as a secret gist: {url}")
+
+    async def cmd_trust(self, args: str) -> None:
+        """Pi's ``/trust``: save a trust decision for this folder (``parent``: its parent folder; ``no``:
+        distrust) in trust.json; it applies from the next start."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
+        from caddie.runtime.trust import remember_trust, trust_file
+
+        word = args.strip().lower()
+        if word not in ("", "yes", "parent", "no"):
+            shell.show_error("Usage: /trust [parent|no]")
+            return
+        folder = Path(session.cwd).resolve()
+        folder = folder.parent if word == "parent" else folder
+        remember_trust(folder, word != "no")
+        decision = "not trusted" if word == "no" else "trusted"
+        shell.show_info(
+            f"{folder} is {decision} from the next start (saved in {trust_file()}); restart caddie to apply it."
+        )
 
     async def cmd_context(self, args: str) -> None:
         from caddie.modes.interactive.context_view import show_context
 
-        await show_context(self)
+        await show_context(self.shell)
 
     async def cmd_reload(self, args: str) -> None:
-        session = self.session
+        shell = self.shell
+        session = shell.session
         assert session is not None
-        if not self._require_idle("reloading"):
+        if not shell.require_idle("reloading"):
             return
         await session.reload()
-        from caddie.modes.interactive.extension_hooks import install_shortcuts
+        for error in [*session.state().load_errors, *self.reload_ui()]:
+            shell.show_info(error, "warning")
+        shell.show_status(f"Reloaded {len(session.extensions.extensions)} extension(s)")
+        shell.refresh_footer()
 
-        for error in [*session.state().load_errors, *install_shortcuts(self, session.extensions)]:
-            self.show_info(error, "warning")
-        self.notify(f"Reloaded {len(session.extensions.extensions)} extension(s).", timeout=2)
-        self._refresh_footer()
+
+def session_title(store: SessionStore) -> str | None:
+    """How a session is called for people: its name, else its first message (one line)."""
+    from caddie.session.entries import MessageEntry
+
+    name = store.session_name()
+    if name:
+        return name
+    for entry in store.entries():
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+            return one_line(user_text(entry.message), 60)
+    return None

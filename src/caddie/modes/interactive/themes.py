@@ -185,14 +185,23 @@ def package_theme_places(cwd: str, *, project_trusted: bool) -> list[PackageThem
     return places
 
 
-def discover_themes(
-    places: Iterable[Path], packages: Iterable[PackageThemes] = ()
-) -> tuple[dict[str, Theme], list[str]]:
-    """Built-in and custom themes by name, and one warning per unusable file (blocking: file reads).
-    Package themes come first, so the user's own files win over a package's theme of the same name."""
+@dataclass
+class FoundThemes:
+    themes: dict[str, Theme]
+    """Built-in and custom themes by name."""
+    paths: dict[str, Path]
+    """The file of each custom theme."""
+    warnings: list[str]
+    """One per unusable file."""
+
+
+def discover_themes(places: Iterable[Path], packages: Iterable[PackageThemes] = ()) -> FoundThemes:
+    """Built-in and custom themes (blocking: file reads). Package themes come first, so the user's own files
+    win over a package's theme of the same name."""
     from caddie.resources.packages import filter_enabled
 
     themes = dict(_BUILTIN)
+    paths: dict[str, Path] = {}
     warnings: list[str] = []
     sources: list[tuple[Path, list[str] | None]] = [
         (path, patterns) for folder, patterns in packages for path in theme_files([folder])
@@ -210,7 +219,8 @@ def discover_themes(
         if patterns is not None and not filter_enabled(theme.name, patterns):
             continue
         themes[theme.name] = theme
-    return themes, warnings
+        paths[theme.name] = path
+    return FoundThemes(themes, paths, warnings)
 
 
 def builtin_themes() -> dict[str, Theme]:

@@ -1,14 +1,21 @@
-"""Session events to widgets: the transcript as it streams, and redrawn from the session (start, /resume, /tree…)."""
+"""Session events to widgets: the transcript as it streams, and redrawn from the session (start, /resume, /tree…).
+
+``Transcript`` owns the conversation's contents: one widget per message (user, assistant with its
+thinking, text and tool calls, shell commands, summaries, extension messages), tool results attached to
+their calls, the working line and the queued messages while the agent works, and the token totals the
+footer shows. It is called inside the agent loop for every event: each call only touches the widgets of
+the message being written.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.text import Text
-from textual.widget import Widget
 
-from caddie import __version__
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -16,116 +23,315 @@ from caddie.ai.messages import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    ImageContent,
     ToolResultMessage,
     UserMessage,
 )
-from caddie.modes.interactive.base import AppBase
 from caddie.modes.interactive.conversation import (
     AssistantView,
     BashBlock,
+    Conversation,
+    ImageBlock,
     InfoBlock,
+    Loaded,
+    SkillBlock,
+    StartupHeader,
     SummaryBlock,
     ToolBlock,
     UserBlock,
     summary_block,
     user_text,
 )
-from caddie.modes.interactive.editor import History
-from caddie.modes.interactive.render import any_usage_estimated, content_text, usage_totals
+from caddie.modes.interactive.footer import PendingMessages, WorkingLine
+from caddie.modes.interactive.host import ViewOptions
+from caddie.modes.interactive.render import any_usage_estimated, content_text, skill_invocation, usage_totals
+from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
+    from caddie.extensions.api import NotifyLevel
+    from caddie.modes.interactive.extension_hooks import ExtensionHooks
+    from caddie.modes.interactive.keymap import Keybindings
+    from caddie.modes.interactive.ui import TextualUI
+    from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import CompactionEndEvent, SessionEvent
 
-HISTORY_LIMIT = 200
-"""Messages rendered when a session opens; older ones stay reachable through /tree."""
+
+Usage = tuple[int, int, int, int, float]
+"""Input, output, cache-read and cache-write tokens, and dollars."""
 
 
-class TranscriptApp(AppBase):
-    """Draws the session: see the module docstring."""
+class TranscriptHost(Protocol):
+    """What the transcript needs from the app."""
 
-    def _header(self) -> InfoBlock:
-        text = Text()
-        text.append(f"caddie {__version__}", style="bold")
-        session = self.session
-        if session is not None:
-            names = [e.name for e in session.extensions.extensions]
-            if names:
-                text.append("  extensions: " + ", ".join(names), style="dim")
-        text.append(
-            "\nenter send · esc stop · ctrl+c twice quit · / commands · !cmd shell · @ files · /hotkeys",
-            style="dim",
-        )
-        return InfoBlock(text)
+    session: AgentSession | None
+    view: ViewOptions
+    ui: TextualUI
+    """The working line's text an extension set (``ui.working_message``)."""
+    hooks: ExtensionHooks
+    """How an extension's message is drawn (its renderer, or the default look)."""
 
-    async def render_session(self) -> None:
-        """Redraw the transcript from the session's current branch (after start, /new, /resume, /tree…)."""
-        session = self.session
-        assert session is not None
-        self._streaming = None
-        self._tools = {}
+    @property
+    def busy(self) -> bool: ...
+
+    def show_error(self, message: str) -> None: ...
+
+    def show_notice(self, message: str, level: NotifyLevel) -> None: ...
+
+    def refresh_footer(self) -> None: ...
+
+
+@dataclass
+class TranscriptWidgets:
+    conversation: Conversation
+    working: WorkingLine
+    pending: PendingMessages
+
+
+def window_start(messages: Sequence[AgentMessage], limit: int) -> int:
+    """Where a window of about ``limit`` messages at the end begins: at a message of the user's, so that it
+    never opens on tool results whose calls are left out (the first user message in the last ``limit``,
+    else the last one before them)."""
+    start = max(0, len(messages) - limit)
+    for index in range(start, len(messages)):
+        if isinstance(messages[index], UserMessage):
+            return index
+    for index in range(start - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return index
+    return start
+
+
+def cache_hit_rate(message: AssistantMessage) -> float | None:
+    """Percent of the prompt of ``message`` read from the cache (None when it reports no prompt tokens)."""
+    usage = message.usage
+    prompt = usage.input + usage.cache_read + usage.cache_write
+    return usage.cache_read / prompt * 100 if prompt > 0 else None
+
+
+def loaded_resources(session: AgentSession, theme_paths: dict[str, str]) -> Loaded:
+    """The sections of the startup header for ``session`` (the custom themes' files in ``theme_paths``)."""
+    from caddie.modes.interactive.render import short_path
+
+    context = [short_path(path, session.cwd) for path in session.state().context_files]
+    commands = session.commands(every_skill=True)
+    skills = sorted((c for c in commands if c.kind == "skill"), key=lambda c: c.name)
+    prompts = sorted((c for c in commands if c.kind == "prompt"), key=lambda c: c.name)
+    extensions = [e for e in session.extensions.extensions if not e.path.startswith("<")]
+    sections = [
+        ("Context", context, context),
+        (
+            "Skills",
+            [s.name.removeprefix("skill:") for s in skills],
+            [short_path(s.path, session.cwd) for s in skills],
+        ),
+        ("Prompts", [f"/{p.name}" for p in prompts], [short_path(p.path, session.cwd) for p in prompts]),
+        ("Extensions", [e.name for e in extensions], [short_path(e.path, session.cwd) for e in extensions]),
+        (
+            "Themes",
+            sorted(theme_paths),
+            [short_path(theme_paths[n], session.cwd) for n in sorted(theme_paths)],
+        ),
+    ]
+    return Loaded(tuple((name, tuple(short), tuple(long)) for name, short, long in sections if short))
+
+
+def header_block(keys: Keybindings, loaded: Loaded | None = None, quiet: bool = False) -> Block:
+    """The first block of the transcript: version, the main keys, and what was loaded (Ctrl+O: the files);
+    settings ``quietStartup`` leaves only the first line, as in Pi."""
+    return StartupHeader(keys, loaded, quiet)
+
+
+def typed_text(message: UserMessage) -> str:
+    """What the user typed for a message: ``/skill:name args`` for a skill invocation (prompt history)."""
+    text = user_text(message)
+    skill = skill_invocation(text)
+    if skill is None:
+        return text
+    return f"/skill:{skill.name}" + (f" {skill.user_text}" if skill.user_text else "")
+
+
+class Transcript:
+    """See the module docstring."""
+
+    def __init__(self, widgets: TranscriptWidgets, host: TranscriptHost, header: Callable[[], Block]) -> None:
+        self.widgets = widgets
+        self.conversation = widgets.conversation
+        self.host = host
+        self.header = header
+        self.streaming: AssistantView | None = None
+        self.tools: dict[str, ToolBlock] = {}
+        self.usage: Usage = (0, 0, 0, 0, 0.0)
+        self.usage_estimated = False
+        """Some of ``usage`` is caddie's estimate (a server reported none): the footer shows "≈"."""
+        self.cache_hit: float | None = None
+        """Percent of the latest reply's prompt read from the cache."""
+        self.rendered = False
+        """The transcript was drawn from the session at least once (notices before that wait)."""
+        self.user_bash_started: float | None = None
+        self.compaction_errors = 0
+        """Compaction errors shown so far (``/compact`` shows its own only when the event did not)."""
+        self._early: list[Block] = []
+        self._renderers: dict[str, tuple[Any, Any]] | None = None
+        """Tools with renderers of their own, looked up once per drawing of the session."""
+
+    # -- drawing the whole session -------------------------------------------------------------------
+    async def render(self, session: AgentSession) -> None:
+        """Redraw from the session's current branch (after start, /new, /resume, /tree…)."""
+        self.streaming = None
+        self.tools = {}
+        self._renderers = None
         await self.conversation.reset()
-        widgets: list[Widget] = [self._header()]
-        messages = session.messages
-        if len(messages) > HISTORY_LIMIT:
-            skipped = len(messages) - HISTORY_LIMIT
-            widgets.append(InfoBlock(Text(f"… {skipped} earlier messages (see /tree)")))
-            messages = messages[-HISTORY_LIMIT:]
-        for message in messages:
-            widget = self._widget_for(message)
-            if widget is not None:
-                widgets.append(widget)
-        widgets.extend(self._early_notices)
-        self._early_notices = []
-        await self.conversation.mount_all(widgets)
-        self._rendered = True
+        widgets: list[Block] = [self.header()]
+        for message in session.messages:  # the whole conversation: the view draws only what is on screen
+            widgets.extend(self.widgets_for(message))
+        widgets.extend(self._early)
+        self._early = []
+        self.conversation.add(*widgets)
+        self.rendered = True
         self.conversation.follow()
+        self.usage, self.cache_hit, self.usage_estimated = self._totals(session)
+        self.widgets.pending.show([], [])
+
+    @staticmethod
+    def _totals(session: AgentSession) -> tuple[Usage, float | None, bool]:
         from caddie.session.entries import MessageEntry
 
-        entries = session.store.entries()
-        all_messages = [e.message for e in entries if isinstance(e, MessageEntry)]
-        self._usage = usage_totals(all_messages)
-        self._usage_estimated = any_usage_estimated(all_messages)
-        self.editor.prompt_history = History(
-            [user_text(m) for m in all_messages if isinstance(m, UserMessage)]
-        )
-        self.pending.show([], [])
-        self._refresh_footer()
+        messages = [e.message for e in session.store.entries() if isinstance(e, MessageEntry)]
+        last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+        hit = cache_hit_rate(last) if last is not None else None
+        return usage_totals(messages), hit, any_usage_estimated(messages)
 
-    def _assistant_view(self, message: AssistantMessage | None = None) -> AssistantView:
-        view = AssistantView(
-            self.session.cwd if self.session else None, self.tools_expanded, self.thinking_expanded, message
-        )
-        if message is not None:
-            self._tools.update(view.tool_blocks)
-        return view
+    def add(self, *widgets: Block) -> None:
+        """Blocks of caddie's own (notices, command output); kept until the first drawing, then added."""
+        if self.rendered:
+            self.conversation.add(*widgets)
+        else:
+            self._early.extend(widgets)
 
-    def _widget_for(self, message: AgentMessage) -> Widget | None:
+    def widgets_for(self, message: AgentMessage) -> list[Block]:
         if isinstance(message, UserMessage):
-            return UserBlock(user_text(message))
+            text = user_text(message)
+            skill = skill_invocation(text)
+            if skill is None:
+                return [UserBlock(text), *self.images_of(message.content)]
+            shown: list[Block] = [SkillBlock(skill, self.host.view.tools_expanded)]
+            return [*shown, UserBlock(skill.user_text)] if skill.user_text else shown
+        widget = self._widget_for(message)
+        if isinstance(widget, list):
+            return widget
+        return [] if widget is None else [widget]
+
+    def _widget_for(self, message: AgentMessage) -> Block | list[Block] | None:
+        view = self.host.view
         if isinstance(message, AssistantMessage):
-            return self._assistant_view(message)
+            return self._assistant_view(message).initial_blocks
         if isinstance(message, ToolResultMessage):
             text = content_text(message.content)
-            existing = self._tools.get(message.tool_call_id)
+            existing = self.tools.get(message.tool_call_id)
             if existing is not None:
                 existing.finish(text, message.details, message.is_error)
-                return None
-            orphan = ToolBlock(message.tool_call_id, message.tool_name, {}, None, self.tools_expanded)
+                images = self.images_of(message.content)
+                if images and existing.view is not None:  # live: right after the call's block
+                    existing.view.insert_after(existing, images)
+                    return None
+                return images or None
+            orphan = ToolBlock(message.tool_call_id, message.tool_name, {}, None, view.tools_expanded)
             orphan.finish(text, message.details, message.is_error)
             return orphan
         if isinstance(message, CustomMessage):
-            from caddie.modes.interactive.extension_hooks import custom_message_widget
-
-            return custom_message_widget(self, message, self.tools_expanded) if message.display else None
+            return (
+                self.host.hooks.message_widget(message, self.host.view.tools_expanded)
+                if message.display
+                else None
+            )
         if isinstance(message, BashExecutionMessage):
-            started = self._user_bash_started
+            started = self.user_bash_started
             duration = time.monotonic() - started if started is not None else None
-            return BashBlock(message, self.tools_expanded, duration)
+            return BashBlock(message, view.tools_expanded, duration)
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
-            return summary_block(message, self.tools_expanded)
+            return summary_block(message, view.tools_expanded)
         return None
 
-    def _on_event(self, event: SessionEvent) -> None:
+    def _tool_renderers(self, block: ToolBlock) -> None:
+        """The tool's own ``render_call``/``render_result``, when its definition has them."""
+        session = self.host.session
+        if session is None:
+            return
+        if self._renderers is None:
+            self._renderers = {
+                t.name: (t.render_call, t.render_result)
+                for t in session.state().tools
+                if t.render_call is not None or t.render_result is not None
+            }
+        found = self._renderers.get(block.tool_name)
+        if found is not None:
+            block.render_call, block.render_result = found
+            block.theme = self.host.ui.theme
+
+    def images_of(self, content: object) -> list[Block]:
+        """An ``ImageBlock`` for each image of a message's content."""
+        if not isinstance(content, list):
+            return []
+        view = self.host.view
+        return [
+            ImageBlock(c, view.image_kind, view.image_width) for c in content if isinstance(c, ImageContent)
+        ]
+
+    def _assistant_view(self, message: AssistantMessage | None = None) -> AssistantView:
+        session = self.host.session
+        view = self.host.view
+        widget = AssistantView(
+            session.cwd if session else None,
+            view.tools_expanded,
+            view.thinking_expanded,
+            message,
+            hidden_thinking_label=view.hidden_thinking_label,
+            decorate=self._tool_renderers,
+        )
+        widget.view = self.conversation
+        if message is not None:
+            self.tools.update(widget.tool_blocks)
+        return widget
+
+    # -- moving in the transcript ------------------------------------------------------------------
+    def act(self, binding_id: str) -> None:
+        """A transcript key (``tui.altScreen.*``)."""
+        conversation = self.conversation
+        page = max(1, conversation.scrollable_content_region.height - 1)
+        steps = {
+            "tui.altScreen.pageUp": -page, "tui.altScreen.pageDown": page,
+            "tui.altScreen.halfPageUp": -(page // 2 or 1), "tui.altScreen.halfPageDown": page // 2 or 1,
+            "tui.altScreen.lineUp": -1, "tui.altScreen.lineDown": 1,
+        }  # fmt: skip
+        if binding_id in steps:
+            conversation.scroll_relative(y=steps[binding_id], animate=False)
+        elif binding_id == "tui.altScreen.top":
+            conversation.scroll_home(animate=False)
+        elif binding_id == "tui.altScreen.bottom":
+            conversation.follow()
+        elif binding_id in ("tui.altScreen.previousPrompt", "tui.altScreen.nextPrompt"):
+            self._jump_to_prompt(-1 if binding_id == "tui.altScreen.previousPrompt" else 1)
+
+    def _jump_to_prompt(self, direction: int) -> None:
+        """Scroll the previous (next) message of the user's to the top of the screen."""
+        conversation = self.conversation
+        users = [i for i, b in enumerate(conversation.blocks) if isinstance(b, UserBlock)]
+        if not users:
+            return
+        top_line = int(conversation.scroll_y)
+        top = conversation.index_at(top_line)
+        at_start = conversation._offsets[top] >= top_line
+        if direction < 0:
+            earlier = [i for i in users if i < top or (i == top and not at_start)]
+            target = earlier[-1] if earlier else None
+        else:
+            later = [i for i in users if i > top]
+            target = later[0] if later else None
+        if target is not None:
+            conversation.scroll_to_block(conversation.blocks[target])
+
+    # -- events as they happen -----------------------------------------------------------------------
+    def on_event(self, event: SessionEvent) -> None:
         """Every session event, as it happens (called inside the agent loop: keep it cheap)."""
         # Imported with the session, in the start-up worker thread: here only looked up.
         from caddie.agent.events import (
@@ -148,111 +354,114 @@ class TranscriptApp(AppBase):
             QueueUpdateEvent,
         )
 
+        working = self.widgets.working
         if isinstance(event, MessageUpdateEvent):
-            if self._streaming is not None:
-                created = self._streaming.apply(event.assistant_message_event)
+            if self.streaming is not None:
+                created = self.streaming.apply(event.assistant_message_event)
                 if created is not None:
-                    self._tools[created.call_id] = created
+                    self.tools[created.call_id] = created
         elif isinstance(event, MessageStartEvent):
             self._message_start(event.message)
         elif isinstance(event, MessageEndEvent):
             self._message_end(event.message)
         elif isinstance(event, ToolExecutionStartEvent):
-            if (block := self._tools.get(event.tool_call_id)) is not None:
+            if (block := self.tools.get(event.tool_call_id)) is not None:
                 block.start(event.args)
         elif isinstance(event, ToolExecutionUpdateEvent):
-            if (block := self._tools.get(event.tool_call_id)) is not None:
+            if (block := self.tools.get(event.tool_call_id)) is not None:
                 block.progress(event.partial_result)
         elif isinstance(event, ToolExecutionEndEvent):
-            if (block := self._tools.get(event.tool_call_id)) is not None:
+            if (block := self.tools.get(event.tool_call_id)) is not None:
                 result = event.result
                 block.finish(content_text(list(result.content)), result.details, event.is_error)
         elif isinstance(event, AgentStartEvent):
-            self.working.set_active(True)
+            working.set_active(True)
         elif isinstance(event, AgentSettledEvent):
-            self.working.set_active(False)
-            self._refresh_footer()
+            working.set_active(False)
+            self.host.refresh_footer()
         elif isinstance(event, QueueUpdateEvent):
-            self.pending.show(event.steering, event.follow_up)
+            self.widgets.pending.show(event.steering, event.follow_up)
         elif isinstance(event, AutoRetryStartEvent):
-            self.working.set_message(
+            working.set_message(
                 f"Retrying ({event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.0f}s: "
                 f"{event.error_message}"
             )
         elif isinstance(event, AutoRetryEndEvent):
-            self.working.set_message(self.ui.working_message)
+            working.set_message(self.host.ui.working_message)
             if not event.success:
-                self.show_error(f"Gave up after {event.attempt} retries: {event.final_error or 'error'}")
+                self.host.show_error(f"Gave up after {event.attempt} retries: {event.final_error or 'error'}")
         elif isinstance(event, CompactionStartEvent):
-            self.working.set_active(True)
-            self.working.set_message(f"Compacting the context ({event.reason})…")
+            working.set_active(True)
+            working.set_message(f"Compacting the context ({event.reason})…")
         elif isinstance(event, CompactionEndEvent):
             self._compaction_end(event)
         elif isinstance(event, ExtensionErrorEvent):
-            self.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
+            self.host.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
         elif isinstance(event, NoticeEvent):
-            self.show_notice(event.message, event.level)
+            self.host.show_notice(event.message, event.level)
 
     def _message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):
-            self._streaming = self._assistant_view()
-            self.conversation.add(self._streaming)
+            self.streaming = self._assistant_view()
         elif not isinstance(message, ToolResultMessage):
-            widget = self._widget_for(message)
-            if widget is not None:
-                self.conversation.add(widget)
+            self.conversation.add(*self.widgets_for(message))
+
+    def _message_end(self, message: AgentMessage) -> None:
+        if isinstance(message, AssistantMessage):
+            view = self.streaming
+            if view is None:
+                view = self._assistant_view(message)
+                self.conversation.add(*view.initial_blocks)
+            else:
+                for block in view.finish(message):
+                    self.tools[block.call_id] = block
+            self.streaming = None
+            self._add_usage(message)
+            self.cache_hit = cache_hit_rate(message)
+            self.host.refresh_footer()
+            from caddie.modes.headless import answer_note  # cut at the output limit, or empty
+
+            if (note := answer_note(message)) is not None:
+                self.host.show_notice(note[:1].upper() + note[1:], "warning")
+        elif isinstance(message, ToolResultMessage):
+            pending = self.tools.get(message.tool_call_id)
+            if pending is not None and pending.status not in ("done", "error"):
+                pending.finish(content_text(message.content), message.details, message.is_error)
+            images = self.images_of(message.content)
+            if images and pending is not None and pending.view is not None:
+                pending.view.insert_after(pending, images)
+            self._add_usage(message)
 
     def _compaction_end(self, event: CompactionEndEvent) -> None:
-        self.working.set_message(self.ui.working_message)
-        self.working.set_active(self.busy)
+        working = self.widgets.working
+        working.set_message(self.host.ui.working_message)
+        working.set_active(self.host.busy)
         if event.error_message:
-            self._compaction_error_shown = True
+            self.compaction_errors += 1
             message = event.error_message
-            self.show_error(
+            self.host.show_error(
                 message
                 if message.startswith(("Compaction", "Auto-", "Context"))
                 else f"Compaction failed: {message}"
             )
         elif event.aborted:
-            self.show_info("Compaction aborted.", "warning")
+            self.conversation.add(InfoBlock(Text("Compaction aborted."), "warning"))
         elif event.result is not None:
             tokens = getattr(event.result, "tokens_before", None)
             summary = getattr(event.result, "summary", "")
             title = f"⟲ Context compacted ({event.reason}" + (
                 f", {tokens:,} tokens before)" if isinstance(tokens, int) else ")"
             )
-            self.conversation.add(SummaryBlock(title, str(summary), self.tools_expanded))
-        self._refresh_footer()
-
-    def _message_end(self, message: AgentMessage) -> None:
-        if isinstance(message, AssistantMessage):
-            view = self._streaming
-            if view is None:
-                view = self._assistant_view(message)
-                self.conversation.add(view)
-            else:
-                for block in view.finish(message):
-                    self._tools[block.call_id] = block
-            self._streaming = None
-            self._add_usage(message)
-            self._refresh_footer()
-            from caddie.modes.headless import answer_note  # cut at the output limit, or empty
-
-            if (note := answer_note(message)) is not None:
-                self.show_info(note[:1].upper() + note[1:], "warning")
-        elif isinstance(message, ToolResultMessage):
-            pending = self._tools.get(message.tool_call_id)
-            if pending is not None and pending.status not in ("done", "error"):
-                pending.finish(content_text(message.content), message.details, message.is_error)
-            self._add_usage(message)
+            self.conversation.add(SummaryBlock(title, str(summary), self.host.view.tools_expanded))
+        self.host.refresh_footer()
 
     def _add_usage(self, message: AssistantMessage | ToolResultMessage) -> None:
         usage = message.usage
         if usage is None:
             return
-        self._usage_estimated = self._usage_estimated or usage.estimated is True
-        inp, out, cr, cw, cost = self._usage
-        self._usage = (
+        self.usage_estimated = self.usage_estimated or usage.estimated is True
+        inp, out, cr, cw, cost = self.usage
+        self.usage = (
             inp + usage.input,
             out + usage.output,
             cr + usage.cache_read,

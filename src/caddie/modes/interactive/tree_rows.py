@@ -44,6 +44,8 @@ class TreeRow:
     """On the branch from the root to the current leaf."""
     is_leaf: bool
     label: str | None = None
+    parent_id: str | None = None
+    """The nearest shown entry above this one (None at the top)."""
 
 
 def describe_entry(entry: SessionEntry) -> tuple[str, str] | None:
@@ -95,9 +97,9 @@ def tree_rows(
     roots: list[TreeNode], leaf_id: str | None, path_ids: set[str], mode: TreeFilter = "default"
 ) -> list[TreeRow]:
     rows: list[TreeRow] = []
-    stack: list[tuple[TreeNode, int]] = [(r, 0) for r in reversed(roots)]
+    stack: list[tuple[TreeNode, int, str | None]] = [(r, 0, None) for r in reversed(roots)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, shown_parent = stack.pop()
         entry = node.entry
         described = describe_entry(entry)
         if described is None and mode == "all":
@@ -105,8 +107,10 @@ def tree_rows(
         if described is not None and _visible(described[0], mode):
             kind, text = described
             rows.append(
-                TreeRow(entry.id, depth, text, kind, entry.id in path_ids, entry.id == leaf_id, node.label)
-            )
+                TreeRow(entry.id, depth, text, kind, entry.id in path_ids, entry.id == leaf_id, node.label,
+                        shown_parent)
+            )  # fmt: skip
+            shown_parent = entry.id
         child_depth = depth + 1 if len(node.children) > 1 else depth
-        stack.extend((child, child_depth) for child in reversed(node.children))
+        stack.extend((child, child_depth, shown_parent) for child in reversed(node.children))
     return rows

@@ -8,14 +8,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from caddie.extensions.api import NotifyLevel, WidgetPlacement
+from caddie.ai.abort import AbortSignal
+from caddie.extensions.api import ComponentFactory, NotifyLevel, UnavailableUI, WidgetPlacement
 
 Write = Callable[[dict[str, Any] | str], None]
 """Sends one record: a dict to encode, or a line already encoded (a tree too deep for ``json.dumps``)."""
 
 
-class RpcUI:
-    """The extension UI over RPC: dialogs become requests the client answers."""
+class RpcUI(UnavailableUI):
+    """The extension UI over RPC: dialogs become requests the client answers; what needs a terminal
+    (components, themes, the editor's keys) answers "unavailable" (``UnavailableUI``), as in Pi."""
 
     def __init__(self, write: Write) -> None:
         self._write = write
@@ -32,8 +34,10 @@ class RpcUI:
             }
         )
 
-    async def _ask(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
-        if self._closed:
+    async def _ask(
+        self, method: str, timeout: float | None, signal: AbortSignal | None = None, **fields: Any
+    ) -> dict[str, Any] | None:
+        if self._closed or (signal is not None and signal.aborted):
             return None
         request_id = str(uuid.uuid4())
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -47,12 +51,20 @@ class RpcUI:
         if timeout is not None:
             payload["timeout"] = int(timeout * 1000)
         self._write(payload)
+
+        def cancel() -> None:  # the extension's signal dismisses the dialog
+            if not future.done():
+                future.set_result({"cancelled": True})
+
+        stop = signal.add_listener(cancel) if signal is not None else None
         try:
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             return None
         finally:
             self._pending.pop(request_id, None)
+            if stop is not None:
+                stop()
 
     def cancel_all(self) -> None:
         """stdin is gone: answer every open dialog "cancelled", and every later one at once."""
@@ -75,8 +87,13 @@ class RpcUI:
         self._fire("setStatus", statusKey=key, statusText=text)
 
     def set_widget(
-        self, key: str, lines: Sequence[str] | None, placement: WidgetPlacement = "aboveEditor"
+        self,
+        key: str,
+        lines: Sequence[str] | ComponentFactory | None,
+        placement: WidgetPlacement = "aboveEditor",
     ) -> None:
+        if lines is not None and callable(lines):
+            return  # a component factory needs a terminal: ignored, as Pi's RPC mode does
         self._fire(
             "setWidget",
             widgetKey=key,
@@ -96,21 +113,37 @@ class RpcUI:
     def set_working_message(self, message: str | None) -> None:
         pass
 
-    async def confirm(self, title: str, message: str, timeout: float | None = None) -> bool:
-        answer = await self._ask("confirm", timeout, title=title, message=message)
+    async def confirm(
+        self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
+    ) -> bool:
+        answer = await self._ask("confirm", timeout, signal, title=title, message=message)
         return bool(answer and not answer.get("cancelled") and answer.get("confirmed") is True)
 
-    async def select(self, title: str, options: Sequence[str], timeout: float | None = None) -> str | None:
-        answer = await self._ask("select", timeout, title=title, options=list(options))
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> str | None:
+        answer = await self._ask("select", timeout, signal, title=title, options=list(options))
         return _value(answer)
 
     async def input(
-        self, title: str, placeholder: str | None = None, timeout: float | None = None
+        self,
+        title: str,
+        placeholder: str | None = None,
+        timeout: float | None = None,
+        *,
+        signal: AbortSignal | None = None,
     ) -> str | None:
-        return _value(await self._ask("input", timeout, title=title, placeholder=placeholder))
+        return _value(await self._ask("input", timeout, signal, title=title, placeholder=placeholder))
 
-    async def editor(self, title: str, prefill: str | None = None) -> str | None:
-        return _value(await self._ask("editor", None, title=title, prefill=prefill))
+    async def editor(
+        self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
+    ) -> str | None:
+        return _value(await self._ask("editor", None, signal, title=title, prefill=prefill))
 
 
 def _value(answer: dict[str, Any] | None) -> str | None:

@@ -1,0 +1,209 @@
+"""Where ``TextualUI`` (what extensions' ``ctx.ui`` calls do) draws: the footer, the widget areas, the working
+line, the title, the header, the editor, dialogs and extensions' components in the running app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.app import App
+from textual.screen import ModalScreen
+
+if TYPE_CHECKING:
+    from caddie.ai.abort import AbortSignal
+    from caddie.extensions.api import NotifyLevel
+    from caddie.extensions.ui_components import (
+        ComponentFactory,
+        OverlayHandle,
+        OverlayOptions,
+        ThemeInfo,
+        ThemeResult,
+        ThemeView,
+    )
+    from caddie.modes.interactive.editor import PromptEditor
+    from caddie.modes.interactive.footer import StatusFooter, WidgetArea, WorkingLine
+    from caddie.modes.interactive.host import ViewOptions
+    from caddie.modes.interactive.keymap import Keybindings
+    from caddie.modes.interactive.theme_book import ThemeBook
+    from caddie.modes.interactive.ui import TextualUI
+
+
+class BridgeHost(Protocol):
+    ui: TextualUI
+    editor: PromptEditor
+    above: WidgetArea
+    below: WidgetArea
+    working: WorkingLine
+    footer: StatusFooter
+    title: str
+    view: ViewOptions
+    themes: ThemeBook
+    keys: Keybindings
+
+    def show_notice(self, message: str, level: NotifyLevel) -> None: ...
+
+    def refresh_footer(self) -> None: ...
+
+    def set_expanded(self, group: str, expanded: bool) -> None: ...
+
+    def apply_view(self) -> None:
+        """Draw the transcript again with ``view`` (the hidden-thinking label, the header)."""
+        ...
+
+    async def ask(
+        self, screen: ModalScreen[Any], timeout: float | None, default: Any, signal: AbortSignal | None = None
+    ) -> Any: ...
+
+
+class ScreenBridge:
+    """The app as ``TextualUI``'s ``ScreenHost``."""
+
+    def __init__(self, app: BridgeHost, write_terminal: Callable[[str], None]) -> None:
+        self.app = app
+        self.write_terminal = write_terminal
+        """Send an escape sequence straight to the terminal (nothing in a headless test)."""
+        self._footer_made_with: tuple[Any, Any] = (None, None)
+
+    def _tui(self) -> Any:
+        from caddie.modes.interactive.extension_ui import TerminalView, redraw_components
+
+        app = self.app
+        assert isinstance(app, App)
+        return TerminalView(app, lambda: redraw_components(app))
+
+    def show_notice(self, message: str, level: NotifyLevel) -> None:
+        self.app.show_notice(message, level)
+
+    def refresh_statuses(self) -> None:
+        self.app.refresh_footer()
+
+    def refresh_widgets(self) -> None:
+        ui = self.app.ui
+        theme = self.theme_view()
+        self.app.above.show(ui.widgets_at("aboveEditor"), self._tui, theme)
+        self.app.below.show(ui.widgets_at("belowEditor"), self._tui, theme)
+
+    def refresh_title(self) -> None:
+        title = self.app.ui.title
+        if title is None:
+            return
+        self.app.title = title
+        clean = "".join(ch for ch in title if ch.isprintable())
+        self.write_terminal(f"\x1b]0;{clean}\x07")
+
+    def refresh_working(self) -> None:
+        ui = self.app.ui
+        working = self.app.working
+        working.set_message(ui.working_message)
+        working.set_indicator(ui.working_visible, ui.working_frames, ui.working_interval_ms)
+
+    def refresh_chrome(self) -> None:
+        from caddie.modes.interactive.extension_ui import made_by
+
+        app, ui = self.app, self.app.ui
+        changed = (
+            app.view.hidden_thinking_label != ui.hidden_thinking_label or app.view.header is not ui.header
+        )
+        app.view.hidden_thinking_label = ui.hidden_thinking_label
+        app.view.header = ui.header
+        if ui.tools_expanded is not None and ui.tools_expanded != app.view.tools_expanded:
+            app.view.tools_expanded = ui.tools_expanded
+            app.set_expanded("tools", ui.tools_expanded)
+        ui.tools_expanded = app.view.tools_expanded
+        theme = self.theme_view()
+        made_with = (ui.footer, theme.name if theme is not None else None)
+        if made_with != self._footer_made_with:  # a new factory or theme: made again
+            self._footer_made_with = made_with
+            app.footer.use_component(
+                made_by(ui.footer, self._tui(), theme) if ui.footer is not None else None
+            )
+        app.refresh_footer()
+        app.editor.use_component(ui.editor_component, self._tui, self.theme_view(), app.keys)
+        if changed:
+            app.apply_view()
+
+    def get_editor_text(self) -> str:
+        return self.app.editor.text
+
+    def set_editor_text(self, text: str) -> None:
+        self.app.editor.set_text(text)
+
+    def paste(self, text: str) -> None:
+        self.app.editor.paste(text)
+
+    async def ask(
+        self, screen: ModalScreen[Any], timeout: float | None, default: Any, signal: AbortSignal | None = None
+    ) -> Any:
+        return await self.app.ask(screen, timeout, default, signal)
+
+    async def show_custom(
+        self,
+        factory: ComponentFactory,
+        overlay: bool,
+        options: OverlayOptions | None,
+        on_handle: Callable[[OverlayHandle], None] | None,
+    ) -> Any:
+        from caddie.extensions.ui_components import OverlayOptions
+        from caddie.modes.interactive.extension_ui import (
+            ComponentView,
+            OverlayControl,
+            OverlayScreen,
+            mount_in_place_of,
+        )
+
+        app = self.app
+        assert isinstance(app, App)
+        result: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def done(value: Any = None) -> None:
+            if not result.done():
+                result.set_result(value)
+
+        component = factory(self._tui(), self.theme_view(), app.keys, done)
+        if overlay:
+            screen = OverlayScreen(component, options or OverlayOptions())
+            await app.push_screen(screen, callback=done)
+            if on_handle is not None:
+                on_handle(OverlayControl(screen))
+            try:
+                return await result
+            finally:
+                if screen.is_current:
+                    screen.dismiss(None)
+        editor = app.editor
+        view = ComponentView(component, focusable=True, id="custom")
+        mount_in_place_of(editor, view)
+        view.focus()
+        try:
+            return await result
+        finally:
+            await view.remove()
+            editor.display = True
+            editor.focus()
+
+    def theme_view(self, name: str | None = None) -> ThemeView | None:
+        from caddie.modes.interactive.extension_ui import theme_view
+
+        themes = self.app.themes
+        theme = themes.get(name if name is not None else themes.current)
+        return theme_view(theme) if theme is not None else None
+
+    def themes(self) -> list[ThemeInfo]:
+        from caddie.extensions.ui_components import ThemeInfo
+
+        book = self.app.themes
+        return [ThemeInfo(n, str(book.paths[n]) if book.paths.get(n) else None) for n in book.names()]
+
+    def use_theme(self, theme: str | ThemeView) -> ThemeResult:
+        from caddie.extensions.ui_components import ThemeResult
+
+        book = self.app.themes
+        if not isinstance(theme, str):
+            book.add_view(theme)
+            theme = theme.name
+        if not book.use(theme):
+            return ThemeResult(False, f"No theme called {theme!r}; the themes are: {', '.join(book.names())}")
+        self.refresh_widgets()
+        self.refresh_chrome()
+        return ThemeResult(True)

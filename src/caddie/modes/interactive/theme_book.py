@@ -1,0 +1,107 @@
+"""The themes the app knows (built in, from theme files and packages) and the one in use.
+
+``/settings`` lists and switches them; extensions reach them through ``ctx.ui`` (``get_all_themes``,
+``get_theme``, ``set_theme``, ``theme``). Finding theme files is themes.py's; this only keeps the book.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+from textual.theme import Theme
+
+from caddie.config.paths import agent_dir
+from caddie.config.settings import RUN_ONLY
+from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes, package_theme_places
+
+if TYPE_CHECKING:
+    from caddie.extensions.ui_components import ThemeView
+    from caddie.runtime.session import AgentSession
+
+
+class ThemeBook:
+    """Themes registered with the app by name, with the file each came from (None: built in)."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+        self.themes: dict[str, Theme] = {}
+        self.paths: dict[str, Path | None] = {}
+        self.add(builtin_themes(), {})
+
+    def add(self, themes: dict[str, Theme], paths: dict[str, Path]) -> None:
+        for name, theme in themes.items():
+            self.app.register_theme(theme)
+            self.themes[name] = theme
+            self.paths[name] = paths.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self.themes)
+
+    @property
+    def current(self) -> str:
+        name = self.app.theme
+        return name if name in self.themes else DARK
+
+    def use(self, name: str) -> bool:
+        """Switch to the theme called ``name``; False when there is none of that name."""
+        if name not in self.themes:
+            return False
+        self.app.theme = name
+        return True
+
+    def add_view(self, view: ThemeView) -> None:
+        """An extension's theme (``ui.set_theme(ThemeView)``), made a Textual theme and registered."""
+        dark = DARK if view.dark else "light"
+        base = self.themes.get(dark) or builtin_themes()[DARK]
+        colors = {"accent": "primary", "muted": "secondary", "success": "success", "error": "error",
+                  "warning": "warning", "text": "foreground", "borderAccent": "accent"}  # fmt: skip
+        fields = {target: view.colors[token] for token, target in colors.items() if token in view.colors}
+        theme = Theme(
+            name=view.name,
+            primary=fields.get("primary", base.primary),
+            secondary=fields.get("secondary", base.secondary),
+            accent=fields.get("accent", base.accent),
+            warning=fields.get("warning", base.warning),
+            error=fields.get("error", base.error),
+            success=fields.get("success", base.success),
+            foreground=fields.get("foreground", base.foreground),
+            background=base.background,
+            surface=base.surface,
+            panel=base.panel,
+            dark=view.dark,
+        )
+        self.add({view.name: theme}, {})
+
+    def get(self, name: str) -> Theme | None:
+        return self.themes.get(name)
+
+    async def load(self, session: AgentSession, warn: Callable[[str], None]) -> None:
+        """Custom themes (files read in a worker thread: user, trusted project, settings ``"themes"``,
+        packages), then the one settings ``"theme"`` (or ``--use-theme``) names. ``--no-themes`` skips the
+        discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block of the settings)."""
+        run = session.settings.get(RUN_ONLY) or {}
+        discover = not run.get("noThemes")
+        places = [agent_dir() / "themes"] if discover else []
+        trusted = session.state().project_trusted
+        if trusted and discover:
+            places.append(Path(session.cwd) / ".caddie" / "themes")
+        for place in (session.settings.get("themes", []) or []) if discover else []:
+            if isinstance(place, str):
+                places.append(Path(session.cwd) / Path(place).expanduser())
+        places += [Path(place) for place in run.get("themes", [])]
+
+        def find() -> Any:
+            packages = package_theme_places(session.cwd, project_trusted=trusted) if discover else []
+            return discover_themes(places, packages)
+
+        found = await asyncio.to_thread(find)
+        self.add(found.themes, found.paths)
+        for warning in found.warnings:
+            warn(warning)
+        wanted = session.settings.get("theme") or DARK
+        if not (isinstance(wanted, str) and self.use(wanted)):
+            warn(f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.')
