@@ -41,7 +41,7 @@ async def _run(project: Path, mode: str, restore: str | None, answers: list[Any]
         session="new",
         bundled=True,
         mode=mode,
-        tools=["write", "bash"],
+        tools=["write", "bash", "mulligan_rewind"],
         settings={"disabledExtensions": ["goal", "mcp"], "mulligan": {"rewind": rewind}},
     )
     run.ui.answers = answers
