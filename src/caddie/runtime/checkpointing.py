@@ -179,6 +179,10 @@ class Checkpointing:
             return None
         return await asyncio.to_thread(service.restore_files, target, before, store.branch())
 
+    async def settle(self) -> None:
+        """Until no checkpoint work started in the background is left (before session files switch)."""
+        await self._wait_for_run_end()
+
     async def _wait_for_run_end(self) -> None:
         task, self._run_end = self._run_end, None
         if task is not None:

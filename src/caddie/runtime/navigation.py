@@ -32,6 +32,7 @@ from caddie.extensions.api import (
     TreeSummary,
 )
 from caddie.extensions.runner import Extension, ExtensionRunner, call_handler
+from caddie.runtime.checkpointing import Checkpointing
 from caddie.runtime.compaction_port import Compactor
 from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
@@ -53,6 +54,9 @@ class ExtensionBinding(Protocol):
 
 class NavigatorHost(Protocol):
     """What moving between sessions needs of the session."""
+
+    @property
+    def checkpoints(self) -> Checkpointing: ...
 
     store: SessionStore
     extensions: list[Extension]
@@ -197,6 +201,9 @@ class SessionNavigator:
             session.abort()
             await session.run.wait_until_run_ends()
         self._require_idle(doing)
+        # A file checkpoint still being saved spawns git processes, which hold the session file's lock for
+        # an instant each (fork before exec): let it finish before the session files are closed and opened.
+        await session.checkpoints.settle()
 
     def _new_store(self, parent_session: str | None) -> SessionStore:
         session = self._session
