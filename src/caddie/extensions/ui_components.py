@@ -192,8 +192,25 @@ class AutocompleteProvider(Protocol):
         ...
 
 
+def call_leading(function: Callable[..., Any], *args: Any) -> Any:
+    """``function`` called with as many of ``args`` (from the first) as it takes: a factory or renderer
+    written before Pi's later arguments (the footer data, a tool renderer's context) keeps working."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything
+        return function(*args)
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return function(*args)
+    return function(*args[: len(positional)])
+
+
 ComponentFactory: TypeAlias = Callable[..., Any]
-"""``(tui, theme) -> Component`` for widgets, the footer and the header; ``(tui, theme, keybindings, done)``
+"""``(tui, theme) -> Component`` for widgets and the header, ``(tui, theme[, footer_data])`` for the footer
+(``FooterData``: ``get_git_branch()``, ``get_extension_statuses()``, ``get_available_provider_count()``,
+``on_branch_change(callback)``); ``(tui, theme, keybindings, done)``
 for ``ui.custom``; ``(tui, theme, keybindings) -> CustomEditor`` for ``ui.set_editor_component``."""
 AutocompleteFactory: TypeAlias = Callable[[AutocompleteProvider], AutocompleteProvider]
 """Receives the provider below it (the built-in one, or an earlier extension's) and returns its own."""

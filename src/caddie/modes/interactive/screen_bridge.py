@@ -21,12 +21,14 @@ if TYPE_CHECKING:
         ThemeResult,
         ThemeView,
     )
+    from caddie.models.registry import ModelRegistry
     from caddie.modes.interactive.editor import PromptEditor
-    from caddie.modes.interactive.footer import StatusFooter, WidgetArea, WorkingLine
-    from caddie.modes.interactive.host import ViewOptions
+    from caddie.modes.interactive.footer import FooterData, StatusFooter, WidgetArea, WorkingLine
+    from caddie.modes.interactive.host import Startup, ViewOptions
     from caddie.modes.interactive.keymap import Keybindings
     from caddie.modes.interactive.theme_book import ThemeBook
     from caddie.modes.interactive.ui import TextualUI
+    from caddie.runtime.session import AgentSession
 
 
 class BridgeHost(Protocol):
@@ -40,6 +42,9 @@ class BridgeHost(Protocol):
     view: ViewOptions
     themes: ThemeBook
     keys: Keybindings
+    session: AgentSession | None
+    registry: ModelRegistry | None
+    startup: Startup
 
     def show_notice(self, message: str, level: NotifyLevel) -> None: ...
 
@@ -64,6 +69,7 @@ class ScreenBridge:
         self.write_terminal = write_terminal
         """Send an escape sequence straight to the terminal (nothing in a headless test)."""
         self._footer_made_with: tuple[Any, Any] = (None, None)
+        self._footer_data: FooterData | None = None
 
     def _tui(self) -> Any:
         from caddie.modes.interactive.extension_ui import TerminalView, redraw_components
@@ -98,7 +104,31 @@ class ScreenBridge:
         working.set_message(ui.working_message)
         working.set_indicator(ui.working_visible, ui.working_frames, ui.working_interval_ms)
 
+    def footer_data(self) -> FooterData:
+        """Pi's footer data, the third argument of a footer factory (one for the app's life)."""
+        from caddie.modes.interactive.footer import FooterData
+
+        if self._footer_data is None:
+            app = self.app
+
+            def cwd() -> str:
+                return app.session.cwd if app.session is not None else app.startup.request.cwd
+
+            def providers() -> int:
+                registry = app.registry
+                return len({m.provider for m in registry.available()}) if registry is not None else 0
+
+            def report(message: str) -> None:
+                app.show_notice(message, "error")
+
+            assert isinstance(app, App)
+            self._footer_data = FooterData(
+                cwd, lambda: self.app.ui.statuses, providers, app.set_interval, report
+            )
+        return self._footer_data
+
     def refresh_chrome(self) -> None:
+        from caddie.extensions.ui_components import call_leading
         from caddie.modes.interactive.extension_ui import made_by
 
         app, ui = self.app, self.app.ui
@@ -116,7 +146,9 @@ class ScreenBridge:
         if made_with != self._footer_made_with:  # a new factory or theme: made again
             self._footer_made_with = made_with
             app.footer.use_component(
-                made_by(ui.footer, self._tui(), theme) if ui.footer is not None else None
+                made_by(call_leading, ui.footer, self._tui(), theme, self.footer_data())
+                if ui.footer is not None
+                else None
             )
         app.refresh_footer()
         app.editor.use_component(ui.editor_component, self._tui, self.theme_view(), app.keys)
