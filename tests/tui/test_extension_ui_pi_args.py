@@ -15,6 +15,7 @@ async def test_a_footer_factory_gets_pis_footer_data_and_hears_of_branch_changes
     head = tmp_path / ".git" / "HEAD"
     head.write_text("ref: refs/heads/main\n")
     heard: list[str | None] = []
+    disposed: list[bool] = []
 
     def register(api: Any) -> None:
         async def footer(args: str, ctx: Any) -> None:
@@ -25,9 +26,13 @@ async def test_a_footer_factory_gets_pis_footer_data_and_hears_of_branch_changes
                     heard.append(data.get_git_branch())
                     tui.request_render()
 
-                data.on_branch_change(changed)
+                stop = data.on_branch_change(changed)
 
                 class Footer:
+                    def dispose(self) -> None:
+                        stop()
+                        disposed.append(True)
+
                     def render(self, width: int) -> list[str]:
                         statuses = ",".join(f"{k}={v}" for k, v in data.get_extension_statuses().items())
                         providers = data.get_available_provider_count()
@@ -35,7 +40,7 @@ async def test_a_footer_factory_gets_pis_footer_data_and_hears_of_branch_changes
 
                 return Footer()
 
-            ctx.ui.set_footer(factory)
+            ctx.ui.set_footer(None if args == "off" else factory)
 
         api.register_command("myfooter", handler=footer)
 
@@ -47,5 +52,113 @@ async def test_a_footer_factory_gets_pis_footer_data_and_hears_of_branch_changes
         first = widget_text(app.footer)
         head.write_text("abc1234def5678\n")  # a detached HEAD
         await until(pilot, lambda: "on detached" in widget_text(app.footer), timeout=5)
+        await submit(pilot, app, "/myfooter off")
+        await until(pilot, lambda: "on detached" not in widget_text(app.footer))
     assert heard == ["detached"]
+    assert disposed == [True], "the replaced footer is disposed (its listener stopped), as in Pi"
     assert "0 providers" in first, "the test's faux provider is not a usable provider"
+
+
+def test_overlay_placement_follows_pis_layout() -> None:
+    from caddie.extensions.api import OverlayMargin, OverlayOptions
+    from caddie.modes.interactive.overlays import overlay_placement
+
+    centred = overlay_placement(OverlayOptions(margin=0), 10, 120, 40)
+    assert (centred.width, centred.row, centred.col) == (80, 15, 20), "Pi's default: 80 wide, centred"
+    corner = overlay_placement(OverlayOptions(anchor="bottom-right", width="25%", margin=2), 5, 120, 40)
+    assert (corner.width, corner.row, corner.col) == (30, 33, 88)
+    placed = overlay_placement(OverlayOptions(row="100%", col=3, offset_x=-10, width=10, margin=0), 4, 80, 20)
+    assert (placed.row, placed.col) == (16, 0), "kept inside the screen after the offset"
+    capped = overlay_placement(
+        OverlayOptions(width=10, min_width=30, max_height="50%", margin=OverlayMargin(top=1)), 40, 100, 30
+    )
+    assert (capped.width, capped.max_height, capped.row) == (30, 15, 8)
+
+
+async def test_custom_awaits_an_async_factory_and_places_overlays_by_pis_options(tmp_path: Path) -> None:
+    from caddie.extensions.api import OverlayOptions
+    from caddie.modes.interactive.overlays import OverlayBox, OverlayScreen
+
+    handles: list[Any] = []
+    answers: list[Any] = []
+    disposed: list[str] = []
+    wide = [True]
+
+    class Note:
+        def __init__(self, name: str, rows: int, done: Any) -> None:
+            self.name, self.rows, self.done = name, rows, done
+
+        def render(self, width: int) -> list[str]:
+            return [f"{self.name} {i}" for i in range(self.rows)]
+
+        def handle_input(self, key: Any) -> None:
+            if key.key == "q":
+                self.done(f"{self.name} closed")
+
+        def dispose(self) -> None:
+            disposed.append(self.name)
+
+    def register(api: Any) -> None:
+        async def placed(args: str, ctx: Any) -> None:
+            async def factory(tui: Any, theme: Any, keys: Any, done: Any) -> Note:
+                return Note("placed", 20, done)
+
+            def options() -> OverlayOptions:  # asked again at each layout
+                return OverlayOptions(
+                    anchor="top-left", width=30, max_height=6, offset_x=2, offset_y=1, margin=0,
+                    visible=lambda w, h: wide[0],
+                )  # fmt: skip
+
+            answers.append(await ctx.ui.custom(factory, overlay=True, overlay_options=options))
+
+        async def side(args: str, ctx: Any) -> None:
+            answers.append(
+                await ctx.ui.custom(
+                    lambda tui, theme, keys, done: Note("side", 2, done),
+                    overlay=True,
+                    overlay_options=OverlayOptions(anchor="right-center", width=20, non_capturing=True),
+                    on_handle=handles.append,
+                )
+            )
+
+        api.register_command("placed", handler=placed)
+        api.register_command("side", handler=side)
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register)])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/placed")
+        await until(pilot, lambda: isinstance(app.screen, OverlayScreen))
+        box = app.screen.query_one(OverlayBox)
+        await until(pilot, lambda: box.region.width == 30)
+        region = box.region
+        wide[0] = False
+        await pilot.resize_terminal(LARGE[0] - 1, LARGE[1])
+        await until(pilot, lambda: not box.display)
+        wide[0] = True
+        await pilot.resize_terminal(*LARGE)
+        await until(pilot, lambda: box.display)
+        await pilot.press("q")
+        await until(pilot, lambda: answers == ["placed closed"])
+
+        await submit(pilot, app, "/side")
+        await until(pilot, lambda: bool(handles))
+        side_box = app.screen.query_one(OverlayBox)
+        await until(pilot, lambda: side_box.region.width == 20)
+        side_region, screen_width = side_box.region, app.size.width
+        await pilot.press("h", "i")  # the keys stay with the editor
+        typed = app.editor.text
+        handle = handles[0]
+        handle.focus()
+        await pilot.pause()
+        focused = handle.is_focused()
+        handle.set_hidden(True)
+        hidden = handle.is_hidden()
+        handle.hide()
+        await until(pilot, lambda: len(answers) == 2)
+        gone = not app.screen.query(OverlayBox)
+    assert (region.x, region.y, region.height) == (2, 1, 6), "offsets from the top-left; max_height caps it"
+    assert side_region.right == screen_width - 1, "right-center within the default margin of 1"
+    assert typed == "hi" and focused and hidden
+    assert answers[1] is None and gone
+    assert disposed == ["placed", "side"], "each component is disposed when it closes, as in Pi"

@@ -150,14 +150,55 @@ DEFAULT_THEME = ThemeView(
 
 @dataclass(slots=True)
 class OverlayOptions:
-    """Where ``ui.custom(..., overlay=True)`` floats (Pi's ``OverlayOptions``)."""
+    """Where ``ui.custom(..., overlay=True)`` floats (Pi's ``OverlayOptions``). Sizes and positions are
+    cells or a percentage of the screen (``"50%"``); ``row`` / ``col`` as a percentage put the box that far
+    between the top and bottom (left and right) edges."""
 
-    anchor: Literal["center", "top", "bottom", "top-left", "top-right", "bottom-left", "bottom-right"] = (
-        "center"
-    )
+    anchor: Literal[
+        "center",
+        "top-left",
+        "top-right",
+        "bottom-left",
+        "bottom-right",
+        "top-center",
+        "bottom-center",
+        "left-center",
+        "right-center",
+        "top",
+        "bottom",
+    ] = "center"
+    """Where the box sits when ``row`` / ``col`` are not given (``top`` and ``bottom``: caddie's names for
+    ``top-center`` and ``bottom-center``)."""
     width: int | str | None = None
-    """Cells, or a percentage of the screen (``"50%"``); None: as wide as the component draws."""
-    margin: int = 1
+    """Cells, or a percentage of the screen (``"50%"``); None: 80 cells at most, as Pi."""
+    min_width: int | None = None
+    max_height: int | str | None = None
+    """Rows, or a percentage of the screen; a taller component scrolls inside the box."""
+    offset_x: int = 0
+    """Cells to the right of where ``anchor`` / ``col`` put the box (negative: left)."""
+    offset_y: int = 0
+    """Rows below where ``anchor`` / ``row`` put the box (negative: up)."""
+    row: int | str | None = None
+    col: int | str | None = None
+    margin: int | OverlayMargin = 1
+    """Cells kept free at the screen's edges (one number for all four, or an ``OverlayMargin``)."""
+    visible: Callable[[int, int], bool] | None = None
+    """``visible(screen_width, screen_height)``: the box shows only while this is true."""
+    non_capturing: bool = False
+    """The keys stay with the editor while the box shows (``handle.focus()`` gives them to it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayMargin:
+    top: int = 0
+    right: int = 0
+    bottom: int = 0
+    left: int = 0
+
+
+OverlayOptionsSource: TypeAlias = "OverlayOptions | Callable[[], OverlayOptions]"
+"""``ui.custom``'s ``overlay_options``: the options, or a function that gives them each time the overlay is
+laid out (when the screen or the component changes), as Pi's."""
 
 
 class OverlayHandle(Protocol):
@@ -165,7 +206,11 @@ class OverlayHandle(Protocol):
 
     def unfocus(self) -> None: ...
 
+    def is_focused(self) -> bool: ...
+
     def set_hidden(self, hidden: bool) -> None: ...
+
+    def is_hidden(self) -> bool: ...
 
     def hide(self) -> None: ...
 
@@ -276,7 +321,7 @@ class UnavailableUI:
         factory: ComponentFactory,
         *,
         overlay: bool = False,
-        overlay_options: OverlayOptions | None = None,
+        overlay_options: OverlayOptionsSource | None = None,
         on_handle: Callable[[OverlayHandle], None] | None = None,
     ) -> Any:
         return None

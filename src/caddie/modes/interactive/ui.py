@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         AutocompleteFactory,
         ComponentFactory,
         OverlayHandle,
-        OverlayOptions,
+        OverlayOptionsSource,
         TerminalInputHandler,
         ThemeInfo,
         ThemeResult,
@@ -68,7 +68,7 @@ class ScreenHost(Protocol):
         self,
         factory: ComponentFactory,
         overlay: bool,
-        options: OverlayOptions | None,
+        options: OverlayOptionsSource | None,
         on_handle: Callable[[OverlayHandle], None] | None,
     ) -> Any: ...
 
@@ -231,7 +231,7 @@ class TextualUI:
         factory: ComponentFactory,
         *,
         overlay: bool = False,
-        overlay_options: OverlayOptions | None = None,
+        overlay_options: OverlayOptionsSource | None = None,
         on_handle: Callable[[OverlayHandle], None] | None = None,
     ) -> Any:
         if self._host is None:
