@@ -162,3 +162,69 @@ async def test_custom_awaits_an_async_factory_and_places_overlays_by_pis_options
     assert typed == "hi" and focused and hidden
     assert answers[1] is None and gone
     assert disposed == ["placed", "side"], "each component is disposed when it closes, as in Pi"
+
+
+async def test_tool_renderers_get_pis_render_context_and_the_whole_result(tmp_path: Path) -> None:
+    from caddie.ai.providers.faux import faux_message, faux_tool_call
+    from caddie.extensions.api import ImageContent, TextContent, ToolDefinition, ToolRenderContext, ToolResult
+    from caddie.modes.interactive.conversation import ToolBlock
+    from tests.tui.harness import settle
+
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    seen: list[tuple[str, Any]] = []
+
+    async def snap(tool_call_id: str, params: Any, signal: Any, on_update: Any, ctx: Any) -> ToolResult:
+        return ToolResult([TextContent("a picture"), ImageContent(pixel, "image/png")], {"ok": True})
+
+    def render_call(args: Any, theme: Any, context: ToolRenderContext) -> str:
+        context.state["calls"] = context.state.get("calls", 0) + 1
+        seen.append(("call", context.tool_call_id))
+        return f"┏ snap {args.get('what')} (call render {context.state['calls']})"
+
+    def render_result(result: ToolResult, options: Any, theme: Any, context: ToolRenderContext) -> str:
+        images = [c for c in result.content if isinstance(c, ImageContent)]
+        seen.append(("result", (context.tool_call_id, context.state.get("calls"), context.last_component)))
+        return f"┗ {len(images)} image(s), error={context.is_error}, expanded={context.expanded}"
+
+    async def old(tool_call_id: str, params: Any, signal: Any, on_update: Any, ctx: Any) -> ToolResult:
+        return ToolResult([TextContent("old output")], None)
+
+    def register(api: Any) -> None:
+        api.register_tool(
+            ToolDefinition(
+                name="snap", description="Take a picture.", parameters={"type": "object"}, execute=snap,
+                render_call=render_call, render_result=render_result, render_shell="self",
+            )
+        )  # fmt: skip
+        api.register_tool(
+            ToolDefinition(
+                name="old", description="A tool drawn the old way.", parameters={"type": "object"}, execute=old,
+                render_call=lambda args, theme: "old call", render_result=lambda r, o, t: "old result drawn",
+            )
+        )  # fmt: skip
+
+    steps = [
+        faux_message(
+            [faux_tool_call("snap", {"what": "cat"}, "call-1"), faux_tool_call("old", {}, "call-2")]
+        ),
+        faux_message("done"),
+    ]
+    app, _ = make_app(tmp_path, steps, extensions=[inline_extension(register)])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "go")
+        await settle(app, pilot)
+        snap_block, old_block = app.conversation.blocks_of(ToolBlock)
+        await until(pilot, lambda: "1 image(s)" in widget_text(snap_block))
+        snap_text, old_text = widget_text(snap_block), widget_text(old_block)
+        shell = (snap_block.padding, snap_block.component, old_block.padding, old_block.component)
+        calls_before = snap_block.render_state["calls"]
+        snap_block.render_context("call").invalidate()
+        await until(pilot, lambda: snap_block.render_state["calls"] > calls_before)
+    assert "┏ snap cat" in snap_text and "┗ 1 image(s), error=False, expanded=False" in snap_text
+    assert "old call" in old_text and "old result drawn" in old_text, "three-argument renderers still work"
+    assert {tool_call_id for kind, tool_call_id in seen if kind == "call"} == {"call-1"}
+    results = [value for kind, value in seen if kind == "result"]
+    assert results[0][0] == "call-1" and results[0][1] >= 1, "call and result share the call's state"
+    assert any(last is not None for _, _, last in results[1:]), "last_component is the previous render"
+    assert shell == (0, "transcript--text", 1, "transcript--tool"), "render_shell='self' drops the frame"

@@ -234,7 +234,7 @@ from caddie.session.entries import (
     entry_to_context_messages,
 )
 from caddie.session.tree import TreeNode
-from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
+from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolRenderContext, ToolResult, text_result
 from caddie.tools.bash import create_bash_tool, limit_output
 from caddie.tools.edit import create_edit_tool
 from caddie.tools.mutation_queue import with_file_mutation_queue
@@ -408,6 +408,7 @@ __all__ = [
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolRenderContext",
     "ToolResult",
     "ToolResultEvent",
     "ToolResultMessage",

@@ -9,7 +9,7 @@ answer; the whole conversation is in the view however long the session, drawn on
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -54,7 +54,7 @@ from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
     from caddie.modes.interactive.keymap import Keybindings
-    from caddie.tools.base import ToolResult
+    from caddie.tools.base import ToolRenderContext, ToolResult
 
 B = TypeVar("B", bound=Block)
 FLUSH_INTERVAL = 1 / 15
@@ -358,6 +358,33 @@ class ToolBlock(ExpandableBlock):
         """The tool's own look for its call (``ToolDefinition.render_call``), with ``theme``."""
         self.render_result: Callable[..., Any] | None = None
         self.theme: Any = None
+        self.result_content: list[Any] | None = None
+        """The result's content as the tool returned it (images included), for ``render_result``."""
+        self.render_state: dict[str, Any] = {}
+        """The renderers' ``context.state`` for this call."""
+        self.last_drawn: dict[str, Any] = {}
+        """What ``render_call`` / ``render_result`` returned last (their ``context.last_component``)."""
+        self.show_images = True
+        self.render_shell = "default"
+        """``self``: the tool's renderers draw without the tool block's background and padding."""
+
+    def use_renderers(
+        self,
+        render_call: Callable[..., Any] | None,
+        render_result: Callable[..., Any] | None,
+        shell: str,
+        theme: Any,
+    ) -> None:
+        """The tool's own renderers (``ToolDefinition``), its ``render_shell`` and the theme to draw with."""
+        self.render_call, self.render_result, self.render_shell, self.theme = (
+            render_call,
+            render_result,
+            shell,
+            theme,
+        )
+        if shell == "self":
+            self.padding = 0
+            self.component = "transcript--text"
 
     def set_args(self, args: Any) -> None:
         self.args = args
@@ -374,46 +401,77 @@ class ToolBlock(ExpandableBlock):
 
     def progress(self, partial: ToolResult) -> None:
         """Streaming output (bash): redrawn at most ~15 times a second."""
-        self.output = content_text(list(partial.content))
+        self.result_content = list(partial.content)
+        self.output = content_text(self.result_content)
         if isinstance(self.view, Conversation):
             self.view.schedule(self)
 
-    def finish(self, content_output: str, details: Any, is_error: bool) -> None:
+    def finish(self, content: str | Sequence[Any], details: Any, is_error: bool) -> None:
+        """The result: its text, or its content (then images reach ``render_result`` too)."""
         if isinstance(self.view, Conversation):
             self.view.ticking(self, False)
         if self.started is not None and self.duration is None:
             self.duration = time.monotonic() - self.started
         self.status = "error" if is_error else "done"
-        self.output = content_output
+        if isinstance(content, str):
+            self.output, self.result_content = content, None
+        else:
+            self.result_content = list(content)
+            self.output = content_text(self.result_content)
         self.details = details
-        self.component = "transcript--tool-error" if is_error else "transcript--tool"
+        if self.render_shell != "self":
+            self.component = "transcript--tool-error" if is_error else "transcript--tool"
         self.redraw()
 
     def search_text(self) -> str:
         summary = summarize_tool_call(self.tool_name, self.args, self.cwd)
         return f"{summary.label} {summary.subject}\n{self.output}"
 
-    def _drawn_by_tool(self, draw: Callable[..., Any], *args: Any) -> RenderableType | None:
-        """What the tool's renderer draws (a component, a string or a Rich renderable); None on failure."""
+    def render_context(self, slot: str) -> ToolRenderContext:
+        """Pi's ``ToolRenderContext`` for the ``call`` or ``result`` renderer of this call."""
+        from caddie.tools.base import ToolRenderContext
+
+        return ToolRenderContext(
+            args=self.args,
+            tool_call_id=self.call_id,
+            invalidate=self.redraw,
+            last_component=self.last_drawn.get(slot),
+            state=self.render_state,
+            cwd=self.cwd or "",
+            execution_started=self.status != "pending",
+            args_complete=self.status != "pending",
+            is_partial=self.status == "running",
+            expanded=self.expanded,
+            show_images=self.show_images,
+            is_error=self.status == "error",
+        )
+
+    def _drawn_by_tool(self, slot: str, draw: Callable[..., Any], *args: Any) -> RenderableType | None:
+        """What the tool's renderer draws (a component, a string or a Rich renderable), given the theme and
+        the render context after ``args`` (a renderer that takes fewer arguments gets fewer); on failure
+        caddie's look with the reason."""
+        from caddie.extensions.ui_components import call_leading
         from caddie.modes.interactive.extension_ui import as_renderable
 
         try:
-            return as_renderable(
-                draw(*args, self.theme), self.measured_width if self.measured_width > 0 else 80
-            )
+            drawn = call_leading(draw, *args, self.theme, self.render_context(slot))
+            self.last_drawn[slot] = drawn
+            return as_renderable(drawn, self.measured_width if self.measured_width > 0 else 80)
         except Exception as e:  # the tool's renderer failed: caddie's look, with the reason
             return Text(f"[{self.tool_name} renderer failed: {type(e).__name__}: {e}]", style="red")
 
     def build(self) -> RenderableType:
-        custom_head = self._drawn_by_tool(self.render_call, self.args) if self.render_call else None
+        custom_head = self._drawn_by_tool("call", self.render_call, self.args) if self.render_call else None
         custom_body = None
-        if self.render_result is not None and self.status in ("running", "done", "error") and self.output:
+        has_result = bool(self.output or self.result_content)
+        if self.render_result is not None and self.status in ("running", "done", "error") and has_result:
             from caddie.ai.messages import TextContent
             from caddie.tools.base import ToolResult
 
             options = ResultRenderOptions(self.expanded, self.status == "running")
-            result = ToolResult([TextContent(self.output)], self.details)
-            custom_body = self._drawn_by_tool(self.render_result, result, options)
+            content = self.result_content if self.result_content is not None else [TextContent(self.output)]
+            result = ToolResult(list(content), self.details)
+            custom_body = self._drawn_by_tool("result", self.render_result, result, options)
         if custom_head is not None or custom_body is not None:
             head_part = custom_head if custom_head is not None else self._head()
             return Group(head_part, custom_body) if custom_body is not None else head_part
