@@ -235,7 +235,7 @@ from caddie.session.entries import (
 )
 from caddie.session.tree import TreeNode
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolRenderContext, ToolResult, text_result
-from caddie.tools.bash import create_bash_tool, limit_output
+from caddie.tools.bash import create_bash_tool, create_local_bash_operations, limit_output
 from caddie.tools.edit import create_edit_tool
 from caddie.tools.mutation_queue import with_file_mutation_queue
 from caddie.tools.operations import FileOperations, ShellExec, ShellTimedOut
@@ -437,6 +437,7 @@ __all__ = [
     "convert_to_llm",
     "create_bash_tool",
     "create_edit_tool",
+    "create_local_bash_operations",
     "create_read_tool",
     "create_write_tool",
     "entry_to_context_messages",
