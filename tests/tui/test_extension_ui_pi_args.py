@@ -228,3 +228,57 @@ async def test_tool_renderers_get_pis_render_context_and_the_whole_result(tmp_pa
     assert results[0][0] == "call-1" and results[0][1] >= 1, "call and result share the call's state"
     assert any(last is not None for _, _, last in results[1:]), "last_component is the previous render"
     assert shell == (0, "transcript--text", 1, "transcript--tool"), "render_shell='self' drops the frame"
+
+
+async def test_markdown_transformers_change_what_is_drawn_not_what_is_kept(tmp_path: Path) -> None:
+    from caddie.ai.messages import AssistantMessage
+    from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking
+    from caddie.extensions.api import MarkdownTransformContext
+    from caddie.modes.interactive.conversation import InfoBlock, MarkdownText, ThinkingBlock, UserBlock
+    from caddie.runtime.ui import HeadlessUI
+    from tests.tui.harness import settle
+
+    contexts: list[MarkdownTransformContext] = []
+
+    def arrows(markdown: str, context: MarkdownTransformContext) -> str:
+        contexts.append(context)
+        return markdown.replace("-->", "→")
+
+    def broken(markdown: str, context: MarkdownTransformContext) -> str:
+        raise ValueError("no")
+
+    def shout(markdown: str, context: MarkdownTransformContext) -> str:
+        return markdown.upper() if context.message_type == "assistant" else markdown
+
+    def register(api: Any) -> None:
+        api.register_markdown_transformer(arrows)
+        api.register_markdown_transformer(broken)
+        api.register_markdown_transformer(shout)
+
+    steps = [faux_message([faux_thinking("plan --> act"), faux_text("first --> second")])]
+    app, _ = make_app(tmp_path, steps, extensions=[inline_extension(register)])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "from --> to")
+        await settle(app, pilot)
+        answer = app.conversation.blocks_of(MarkdownText)[0]
+        await until(pilot, lambda: "FIRST → SECOND" in widget_text(answer))
+        user = widget_text(app.conversation.blocks_of(UserBlock)[0])
+        thinking = app.conversation.blocks_of(ThinkingBlock)[0]
+        thinking.expanded = True
+        thinking.changed()
+        await until(pilot, lambda: "plan → act" in widget_text(thinking))
+        failures = [
+            widget_text(b)
+            for b in app.conversation.blocks_of(InfoBlock)
+            if "markdown transformer" in widget_text(b)
+        ]
+        assert app.session is not None
+        kept = [m for m in app.session.messages if isinstance(m, AssistantMessage)][-1].text()
+        supported = app.ui.supports("markdown_transformers")
+    assert "from → to" in user
+    assert kept == "first --> second", "display only: the session keeps the original"
+    assert {c.message_type for c in contexts} >= {"user", "assistant", "assistant-thinking"}
+    assert all(c.available_width > 0 for c in contexts)
+    assert len(failures) == 1 and "ValueError: no" in failures[0], "a failing transformer is reported once"
+    assert supported and not HeadlessUI().supports("markdown_transformers")

@@ -36,8 +36,10 @@ Feature: TypeAlias = Literal[
     "paste",
     "themes",
     "tools_expanded",
+    "markdown_transformers",
 ]
-"""What ``ui.supports(feature)`` can be asked about."""
+"""What ``ui.supports(feature)`` can be asked about (``markdown_transformers``: ``api.register_markdown_transformer``
+is applied; only the interactive UI draws markdown)."""
 FEATURES: frozenset[str] = frozenset(Feature.__args__)  # type: ignore[attr-defined]
 
 

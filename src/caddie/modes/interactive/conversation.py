@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -53,6 +53,7 @@ from caddie.modes.interactive.render import (
 from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
+    from caddie.extensions.extension import MarkdownTransformContext
     from caddie.modes.interactive.keymap import Keybindings
     from caddie.tools.base import ToolRenderContext, ToolResult
 
@@ -67,6 +68,24 @@ def markdown(text: str) -> RenderableType:
     return chat_markdown(text, hyperlinks=True)  # links as OSC 8: clickable, the URL not printed
 
 
+MarkdownTransform = Callable[[str, "MarkdownTransformContext"], str]
+
+
+MarkdownKind = Literal["user", "assistant", "assistant-thinking"]
+
+
+def transformed(block: Block, text: str, kind: MarkdownKind, streaming: bool = False, width: int = 0) -> str:
+    """``text`` as the extensions' markdown transformers change it for display (unchanged without any)."""
+    view = block.view
+    transform = view.markdown_transform if isinstance(view, Conversation) else None
+    if transform is None:
+        return text
+    from caddie.extensions.extension import MarkdownTransformContext
+
+    columns = width if width > 0 else (block.measured_width if block.measured_width > 0 else 80)
+    return transform(text, MarkdownTransformContext(kind, streaming, columns))
+
+
 class Conversation(TranscriptView):
     """Holds every block of the transcript; stays scrolled to the end unless the user scrolls up. Dirty
     blocks are drawn again on a short timer; blocks that show a running time tick every second."""
@@ -75,6 +94,8 @@ class Conversation(TranscriptView):
         super().__init__(id=id)
         self._dirty: dict[int, Block] = {}
         self._ticking: dict[int, Block] = {}
+        self.markdown_transform: MarkdownTransform | None = None
+        """The extensions' markdown transformers (``api.register_markdown_transformer``), display only."""
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -139,6 +160,8 @@ class MarkdownText(Streaming):
         self._frozen_width = -1
         self.renders = 0
         """How often the live part was drawn (tests check the throttle)."""
+        self.streaming = False
+        """Deltas are arriving (the markdown transformers are told the text is partial)."""
 
     @property
     def text(self) -> str:
@@ -149,10 +172,12 @@ class MarkdownText(Streaming):
 
     def append(self, delta: str) -> None:
         self.text_so_far += delta
+        self.streaming = True
         self.schedule()
 
     def set_text(self, text: str) -> None:
         """The whole text (the message's final content): what was frozen is kept only if it still matches."""
+        self.streaming = False
         if text != self.text_so_far or self.renders == 0:
             if not text.startswith(self.text_so_far[: self._frozen_upto]):
                 self.frozen, self._frozen_lines, self._frozen_upto = [], [], 0
@@ -170,7 +195,7 @@ class MarkdownText(Streaming):
 
     def content(self) -> RenderableType:
         tail = self.text_so_far[self._frozen_upto :]
-        return markdown(tail) if tail.strip() else Text("")
+        return markdown(transformed(self, tail, "assistant", self.streaming)) if tail.strip() else Text("")
 
     def lines(self, view: TranscriptView, width: int) -> list[Strip]:
         if self._lines is not None and self._width == width:
@@ -180,7 +205,12 @@ class MarkdownText(Streaming):
         while len(self._frozen_lines) < len(self.frozen):
             piece = self.frozen[len(self._frozen_lines)]
             self._frozen_lines.append(
-                [*view.render_renderable(markdown(piece), self, width), Strip.blank(width)]
+                [
+                    *view.render_renderable(
+                        markdown(transformed(self, piece, "assistant", False, width)), self, width
+                    ),
+                    Strip.blank(width),
+                ]
             )
         tail = self.text_so_far[self._frozen_upto :]
         live = view.render_renderable(self.content(), self, width) if tail.strip() else []
@@ -235,7 +265,7 @@ class UserBlock(Block):
         self.text = text
 
     def content(self) -> RenderableType:
-        return Text(self.text)
+        return Text(transformed(self, self.text, "user"))
 
     def search_text(self) -> str:
         return self.text
@@ -332,7 +362,9 @@ class ThinkingBlock(ExpandableBlock):
             state = "Thinking…" if self.streaming else "Thinking"
             count = f" ({lines} line{'s' if lines != 1 else ''})" if lines else ""
             return Text(f"▸ {state}{count}  ctrl+t to expand")
-        return Text(f"▾ Thinking\n{self.text.strip()}")
+        return Text(
+            f"▾ Thinking\n{transformed(self, self.text.strip(), 'assistant-thinking', self.streaming)}"
+        )
 
 
 class ToolBlock(ExpandableBlock):

@@ -34,6 +34,7 @@ from caddie.modes.interactive.conversation import (
     ImageBlock,
     InfoBlock,
     Loaded,
+    MarkdownTransform,
     SkillBlock,
     StartupHeader,
     SummaryBlock,
@@ -49,6 +50,7 @@ from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
     from caddie.extensions.api import NotifyLevel
+    from caddie.extensions.extension import MarkdownTransformContext
     from caddie.modes.interactive.extension_hooks import ExtensionHooks
     from caddie.modes.interactive.keymap import Keybindings
     from caddie.modes.interactive.ui import TextualUI
@@ -181,6 +183,7 @@ class Transcript:
         self.tools = {}
         self._renderers = None
         await self.conversation.reset()
+        self.conversation.markdown_transform = self._markdown_transform(session)
         widgets: list[Block] = [self.header()]
         for message in session.messages:  # the whole conversation: the view draws only what is on screen
             widgets.extend(self.widgets_for(message))
@@ -250,6 +253,30 @@ class Transcript:
         if isinstance(message, CompactionSummaryMessage | BranchSummaryMessage):
             return summary_block(message, view.tools_expanded)
         return None
+
+    def _markdown_transform(self, session: AgentSession) -> MarkdownTransform:
+        """The extensions' markdown transformers as one function (the session's extensions as they are at
+        each call: /reload may change them); a failing one is reported once per extension."""
+        reported: set[str] = set()
+
+        def failed(source: str, error: Exception) -> None:
+            if source not in reported:
+                reported.add(source)
+                message = (
+                    f"Extension {source}: its markdown transformer failed ({type(error).__name__}: {error}); "
+                    "it is skipped"
+                )
+                self.conversation.call_later(self.host.show_notice, message, "error")  # not while drawing
+
+        def transform(text: str, context: MarkdownTransformContext) -> str:
+            runner = session.extensions
+            return (
+                runner.transform_markdown(text, context, failed)
+                if runner.has_markdown_transformers()
+                else text
+            )
+
+        return transform
 
     def _tool_renderers(self, block: ToolBlock) -> None:
         """The tool's own ``render_call``/``render_result``, when its definition has them."""

@@ -88,7 +88,7 @@ class TextualUI:
         {
             "dialogs", "custom", "overlay", "widget_component", "footer", "header", "editor_component",
             "autocomplete", "terminal_input", "working_indicator", "hidden_thinking_label", "paste", "themes",
-            "tools_expanded",
+            "tools_expanded", "markdown_transformers",
         }
     )  # fmt: skip
 
