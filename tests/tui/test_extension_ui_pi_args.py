@@ -250,13 +250,17 @@ async def test_markdown_transformers_change_what_is_drawn_not_what_is_kept(tmp_p
     def shout(markdown: str, context: MarkdownTransformContext) -> str:
         return markdown.upper() if context.message_type == "assistant" else markdown
 
-    def register(api: Any) -> None:
-        api.register_markdown_transformer(arrows)
-        api.register_markdown_transformer(broken)
+    def register_arrows(api: Any) -> None:
         api.register_markdown_transformer(shout)
+        api.register_markdown_transformer(arrows)  # one per extension: this one replaces the first
 
     steps = [faux_message([faux_thinking("plan --> act"), faux_text("first --> second")])]
-    app, _ = make_app(tmp_path, steps, extensions=[inline_extension(register)])
+    extensions = [
+        inline_extension(register_arrows, "arrows"),
+        inline_extension(lambda api: api.register_markdown_transformer(broken), "broken"),
+        inline_extension(lambda api: api.register_markdown_transformer(shout), "shout"),
+    ]
+    app, _ = make_app(tmp_path, steps, extensions=extensions)
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "from --> to")
@@ -276,7 +280,7 @@ async def test_markdown_transformers_change_what_is_drawn_not_what_is_kept(tmp_p
         assert app.session is not None
         kept = [m for m in app.session.messages if isinstance(m, AssistantMessage)][-1].text()
         supported = app.ui.supports("markdown_transformers")
-    assert "from → to" in user
+    assert "from → to" in user and "FROM" not in user
     assert kept == "first --> second", "display only: the session keeps the original"
     assert {c.message_type for c in contexts} >= {"user", "assistant", "assistant-thinking"}
     assert all(c.available_width > 0 for c in contexts)

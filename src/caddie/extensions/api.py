@@ -585,11 +585,11 @@ class ExtensionAPI:
     def register_markdown_transformer(self, transformer: MarkdownTransformer) -> None:
         """Change the markdown of answers, thinking and your messages before the interactive UI draws it
         (Pi's ``registerMarkdownTransformer``): ``transformer(markdown, MarkdownTransformContext)`` returns the
-        markdown to draw. Transformers run in extension load order, each on the previous one's result; one
-        that raises is skipped (reported once). Display only: the session and the model see the original.
-        It runs on every redraw, so keep it quick; modes without a terminal never call it
-        (``ctx.ui.supports("markdown_transformers")``)."""
-        self._extension.markdown_transformers.append(transformer)
+        markdown to draw. One per extension (registering again replaces it, as Pi); they run in extension
+        load order, each on the previous one's result; one that raises is skipped (reported once). Display
+        only: the session and the model see the original. It runs on every redraw, so keep it quick; modes
+        without a terminal never call it (``ctx.ui.supports("markdown_transformers")``)."""
+        self._extension.markdown_transformers[:] = [transformer]
 
     def register_provider(self, name: str, config: ProviderConfig) -> None:
         """Add a model provider, or change one caddie knows (``ProviderConfig``: the shape of a models.json

@@ -443,15 +443,23 @@ class ExtensionRunner:
         return list(out.values())
 
     def commands(self) -> dict[str, CommandSpec]:
-        """Commands by invocation name; duplicates across extensions get ``:1``, ``:2`` suffixes."""
+        """Commands by invocation name, as Pi names them: a name that several extensions register is
+        ``name:1``, ``name:2`` … for each of them in load order (none keeps the bare name); a suffix that is
+        already taken moves on to the next free number."""
+        registered = [(name, spec) for ext in self.extensions for name, spec in ext.commands.items()]
+        counts: dict[str, int] = {}
+        for name, _ in registered:
+            counts[name] = counts.get(name, 0) + 1
+        seen: dict[str, int] = {}
         out: dict[str, CommandSpec] = {}
-        for ext in self.extensions:
-            for name, spec in ext.commands.items():
-                key, n = name, 0
-                while key in out:
-                    n += 1
-                    key = f"{name}:{n}"
-                out[key] = spec
+        for name, spec in registered:
+            occurrence = seen[name] = seen.get(name, 0) + 1
+            key = f"{name}:{occurrence}" if counts[name] > 1 else name
+            suffix = occurrence
+            while key in out:
+                suffix += 1
+                key = f"{name}:{suffix}"
+            out[key] = spec
         return out
 
     def shortcuts(self, builtin: Mapping[str, str], reserved: Collection[str]) -> ShortcutSet:
