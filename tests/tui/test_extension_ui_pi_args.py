@@ -286,3 +286,39 @@ async def test_markdown_transformers_change_what_is_drawn_not_what_is_kept(tmp_p
     assert all(c.available_width > 0 for c in contexts)
     assert len(failures) == 1 and "ValueError: no" in failures[0], "a failing transformer is reported once"
     assert supported and not HeadlessUI().supports("markdown_transformers")
+
+
+async def test_resources_discover_theme_paths_are_loaded_and_the_settings_theme_may_be_one(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from caddie.extensions.api import ResourcesDiscoverResult
+    from caddie.modes.interactive.conversation import InfoBlock
+    from tests.tui.harness import write_settings
+
+    (tmp_path / "ext-themes").mkdir()
+    (tmp_path / "ext-themes" / "lagoon.json").write_text(
+        json.dumps({"name": "lagoon", "colors": {"accent": "#117799"}})
+    )
+    write_settings(theme="lagoon")
+
+    def register(api: Any) -> None:
+        api.on(
+            "resources_discover",
+            lambda event, ctx: ResourcesDiscoverResult(theme_paths=["ext-themes", "no-such-folder"]),
+        )
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register)])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: app.theme == "lagoon")
+        primary = app.current_theme.primary
+        path = app.themes.paths["lagoon"]
+        await until(
+            pilot,
+            lambda: any("no-such-folder" in widget_text(b) for b in app.conversation.blocks_of(InfoBlock)),
+        )
+        notes = [widget_text(b) for b in app.conversation.blocks_of(InfoBlock)]
+    assert primary.lower() == "#117799" and path == tmp_path / "ext-themes" / "lagoon.json"
+    assert not any("Using dark" in n for n in notes), "the settings' theme waits for the extensions' themes"

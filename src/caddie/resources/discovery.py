@@ -79,6 +79,9 @@ class Resources:
     prompts: list[PromptTemplate] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     items: list[ResourceItem] = field(default_factory=list)
+    theme_paths: list[ExtraPath] = field(default_factory=list)
+    """Theme files or folders extensions returned from ``resources_discover`` (the interactive UI loads them;
+    relative paths are from the working directory)."""
 
 
 @dataclass(slots=True)

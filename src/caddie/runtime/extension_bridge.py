@@ -310,7 +310,8 @@ class ExtensionBridge:
 
     # -- resources_discover ---------------------------------------------------------------------------
     async def discover_resources(self, reason: Any) -> None:
-        """``resources_discover``: skill and prompt paths from extensions join the discovered ones.
+        """``resources_discover``: skill and prompt paths from extensions join the discovered ones; theme
+        paths are kept in ``resources.theme_paths`` for the interactive UI.
 
         On ``/reload`` the folders are searched again too (skills added or edited since start-up)."""
         session = self._session
@@ -323,6 +324,7 @@ class ExtensionBridge:
             return
         skills: list[ExtraPath] = []
         prompts: list[ExtraPath] = []
+        themes: list[ExtraPath] = []
         ctx = session.context()
         for ext in session.extensions:
             for handler in ext.handlers.get("resources_discover", ()):
@@ -347,10 +349,13 @@ class ExtensionBridge:
                     continue
                 skills += [ExtraPath(p, ext.name) for p in value.skill_paths or () if isinstance(p, str)]
                 prompts += [ExtraPath(p, ext.name) for p in value.prompt_paths or () if isinstance(p, str)]
+                themes += [ExtraPath(p, ext.name) for p in value.theme_paths or () if isinstance(p, str)]
         if not skills and not prompts:
+            session.resources.theme_paths = themes
             return
         known = set(session.resources.warnings)
         session.resources = rediscover(skills, prompts)
+        session.resources.theme_paths = themes
         for warning in session.resources.warnings:
             if warning not in known:
                 log.warning("%s", warning)

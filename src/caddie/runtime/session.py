@@ -8,6 +8,7 @@ mode; ``caddie.sdk.create_session`` for programs embedding caddie.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -249,6 +250,9 @@ class AgentSession:
             sandbox=core.sandbox,
             context_files=[f.path for f in core.options.context_files],
             scoped_models=[model for model, _ in core.preferences.scoped_models],
+            theme_paths=[
+                os.path.join(core.cwd, os.path.expanduser(extra.path)) for extra in core.resources.theme_paths
+            ],
         )
 
     def stats(self) -> SessionStats:

@@ -82,6 +82,8 @@ class SessionState:
     scoped_models: list[Model] = field(default_factory=list)
     """The models Ctrl+P cycles among, in order (``--models``, settings ``enabledModels``,
     ``configure(scoped_models=…)``); empty: every available model."""
+    theme_paths: list[str] = field(default_factory=list)
+    """Theme files or folders extensions added through ``resources_discover`` (absolute)."""
 
 
 @dataclass(frozen=True, slots=True)

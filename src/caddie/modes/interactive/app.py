@@ -238,6 +238,11 @@ class CaddieApp(App[int]):
         /reload; the warnings."""
         self.terminal_settings(session)
         self.keys = load_keybindings(agent_dir() / "keybindings.json")
+        self.run_worker(
+            self.themes.add_extension_themes(session, lambda warning: self.show_notice(warning, "warning")),
+            name="extension-themes",
+            exit_on_error=False,
+        )
         return [*self.keys.warnings, *self.hooks.install(self.keys)]
 
     # ==============================================================================================

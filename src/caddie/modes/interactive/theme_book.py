@@ -30,6 +30,8 @@ class ThemeBook:
         self.app = app
         self.themes: dict[str, Theme] = {}
         self.paths: dict[str, Path | None] = {}
+        self.wanted: str | None = None
+        """The settings' theme, not found yet while extensions may still bring it."""
         self.add(builtin_themes(), {})
 
     def add(self, themes: dict[str, Theme], paths: dict[str, Path]) -> None:
@@ -103,5 +105,28 @@ class ThemeBook:
         for warning in found.warnings:
             warn(warning)
         wanted = session.settings.get("theme") or DARK
-        if not (isinstance(wanted, str) and self.use(wanted)):
-            warn(f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.')
+        if isinstance(wanted, str) and self.use(wanted):
+            return
+        if isinstance(wanted, str) and session.extensions.has_handlers("resources_discover"):
+            self.wanted = wanted  # an extension may bring it (``add_extension_themes``)
+            return
+        warn(self.unknown_theme(wanted))
+
+    def unknown_theme(self, wanted: object) -> str:
+        return f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.'
+
+    async def add_extension_themes(self, session: AgentSession, warn: Callable[[str], None]) -> None:
+        """The theme files and folders extensions returned from ``resources_discover`` (after start-up and
+        after /reload), then the settings' theme if it is one of them."""
+        places = [Path(p) for p in session.state().theme_paths]
+        missing = [p for p in places if not p.exists()]
+        found = await asyncio.to_thread(discover_themes, [p for p in places if p not in missing])
+        self.add({name: found.themes[name] for name in found.paths}, found.paths)
+        for warning in [
+            *found.warnings,
+            *(f"{p}: no theme file or folder here (resources_discover)" for p in missing),
+        ]:
+            warn(warning)
+        wanted, self.wanted = self.wanted, None
+        if wanted is not None and not self.use(wanted):
+            warn(self.unknown_theme(wanted))
