@@ -46,7 +46,6 @@ from caddie.modes.interactive.conversation import (
     StatusLine,
     ThinkingBlock,
 )
-from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.editor import CompletionMenu, PromptEditor
 from caddie.modes.interactive.extension_hooks import ExtensionHooks
 from caddie.modes.interactive.footer import (
@@ -86,6 +85,7 @@ if TYPE_CHECKING:
     from caddie.ai.messages import ImageContent
     from caddie.extensions.api import NotifyLevel
     from caddie.models import ModelRegistry
+    from caddie.modes.interactive.dialogs import CancellableScreen
     from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import SessionEvent
     from caddie.sandbox import Sandbox
@@ -313,6 +313,8 @@ class CaddieApp(App[int]):
         )
 
     def modal(self) -> CancellableScreen | None:
+        from caddie.modes.interactive.dialogs import CancellableScreen  # dialogs come after the first frame
+
         screen = self.screen
         return screen if isinstance(screen, CancellableScreen) else None
 
@@ -365,6 +367,8 @@ class CaddieApp(App[int]):
             done(None)
 
         await self.push_screen(screen, callback=done)
+        from caddie.modes.interactive.dialogs import CancellableScreen
+
         if timeout is not None and isinstance(screen, CancellableScreen):
             screen.start_countdown(timeout)
         stop = signal.add_listener(dismissed) if signal is not None else None
