@@ -47,9 +47,7 @@ def context_handler(m: Mulligan, event: ContextEvent, ctx: ExtensionContext) -> 
         try:
             markers = rt.marker_index.update(ctx.session.entries()).bundle()
             labels = rt.marker_index.labels
-        except (
-            Exception
-        ):  # the context filter never breaks a turn (as the reference): unreadable markers hide nothing
+        except Exception:  # never break a turn (as the reference): unreadable markers hide nothing
             markers, labels = MarkerBundle(), None
         branch = ctx.session.branch()
         tail = rt.branch_index.tail(branch)
