@@ -62,3 +62,27 @@ def test_the_screen_reaches_the_terminal_when_stderr_is_redirected(tmp_path: Pat
         finally:
             program.close()
     assert b"faux/echo" not in log.read_bytes()  # nothing of the screen went into the file
+
+
+def test_caddie_quits_and_keeps_the_session_when_its_terminal_goes_away(tmp_path: Path) -> None:
+    # the terminal closed with no SIGHUP reaching caddie: stdin is hung up. caddie used to spin on it forever
+    home = tmp_path / "home"
+    (home / "agent").mkdir(parents=True)
+    env = {**os.environ, "CADDIE_DIR": str(home), "CADDIE_OLLAMA_URL": "http://127.0.0.1:9"}
+    sessions = tmp_path / "sessions"
+    program = PtyProgram(
+        [sys.executable, "-m", "caddie", "--model", "faux/echo", "--session-dir", str(sessions)],
+        env,
+        str(tmp_path),
+    )
+    try:
+        program.wait_for(lambda text: "faux/echo" in text)
+        start = program.size
+        program.send("remember this line\r")
+        program.wait_for(lambda text: text.count("remember this line") >= 2, start)
+        os.close(program.fd)  # the terminal is gone
+        assert program.proc.wait(15) == 0
+    finally:
+        program.close()
+    saved = "".join(p.read_text() for p in sessions.rglob("*.jsonl"))
+    assert "remember this line" in saved

@@ -24,6 +24,7 @@ under ``TYPE_CHECKING`` or as imports inside the functions that run after that
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -182,6 +183,18 @@ class CaddieApp(App[int]):
         )  # fmt: skip
         launcher = Launcher(self, steps)
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
+        if not self.is_headless:
+            self.set_interval(1.0, self._quit_if_terminal_gone)
+
+    def _quit_if_terminal_gone(self) -> None:
+        """A terminal closed without a SIGHUP reaching caddie (its window gone, the connection dropped) leaves
+        stdin hung up; quit as on SIGHUP, saving the session, instead of running on with no screen."""
+        try:
+            gone = not os.isatty(0)
+        except OSError:
+            gone = True
+        if gone:
+            self.request_quit()
 
     def header(self) -> Block:
         if self.view.header is not None:

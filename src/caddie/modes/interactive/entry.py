@@ -59,6 +59,18 @@ async def run_interactive(
         if app.session is not None and not app.shutdown_done:
             app.shutdown_done = True
             await app.session.shutdown("quit")
+    try:
+        _print_after(app, request)
+    except OSError:  # the terminal is gone (closed without a SIGHUP): nothing left to print to
+        pass
+    if code is None:
+        return 1 if app.return_code else 0
+    return code
+
+
+def _print_after(app: CaddieApp, request: SessionRequest) -> None:
+    """What stays in the terminal's scrollback once the screen is gone: a start-up problem, the last
+    exchange and the command that resumes the session."""
     if app.exit_message:
         print(f"caddie: {app.exit_message}", file=sys.stderr)
     session = app.session
@@ -73,9 +85,6 @@ async def run_interactive(
             session_id=session.store.session_id if saved else None,
             session_dir=request.session_dir,
         )
-    if code is None:
-        return 1 if app.return_code else 0
-    return code
 
 
 @contextlib.contextmanager
