@@ -97,9 +97,11 @@ class ScreenBridge:
 
     def refresh_widgets(self) -> None:
         ui = self.app.ui
-        theme = self.theme_view()
-        self.app.above.show(ui.widgets_at("aboveEditor"), self._tui, theme)
-        self.app.below.show(ui.widgets_at("belowEditor"), self._tui, theme)
+        above, below = ui.widgets_at("aboveEditor"), ui.widgets_at("belowEditor")
+        shown = self.app.above.children or self.app.below.children
+        theme = self.theme_view() if above or below or shown else None  # none yet: no theme to make
+        self.app.above.show(above, self._tui, theme)
+        self.app.below.show(below, self._tui, theme)
 
     def refresh_title(self) -> None:
         title = self.app.ui.title
@@ -139,9 +141,6 @@ class ScreenBridge:
         return self._footer_data
 
     def refresh_chrome(self) -> None:
-        from caddie.extensions.ui_components import call_leading
-        from caddie.modes.interactive.extension_ui import made_by
-
         app, ui = self.app, self.app.ui
         changed = (
             app.view.hidden_thinking_label != ui.hidden_thinking_label or app.view.header is not ui.header
@@ -152,6 +151,21 @@ class ScreenBridge:
             app.view.tools_expanded = ui.tools_expanded
             app.set_expanded("tools", ui.tools_expanded)
         ui.tools_expanded = app.view.tools_expanded
+        if ui.footer is not None or self._footer_made_with[0] is not None:
+            self._refresh_footer_component()
+        app.refresh_footer()
+        if ui.editor_component is not None or app.editor.custom is not None:
+            app.editor.use_component(ui.editor_component, self._tui, self.theme_view(), app.keys)
+        if changed:
+            app.apply_view()
+
+    def _refresh_footer_component(self) -> None:
+        """An extension's footer (``ui.set_footer``), made again when its factory or the theme changed.
+        (Without one, nothing here runs: the extension UI modules are not imported before the first frame.)"""
+        from caddie.extensions.ui_components import call_leading
+        from caddie.modes.interactive.extension_ui import made_by
+
+        app, ui = self.app, self.app.ui
         theme = self.theme_view()
         made_with = (ui.footer, theme.name if theme is not None else None)
         if made_with != self._footer_made_with:  # a new factory or theme: made again
@@ -162,10 +176,6 @@ class ScreenBridge:
                 if ui.footer is not None
                 else None
             )
-        app.refresh_footer()
-        app.editor.use_component(ui.editor_component, self._tui, self.theme_view(), app.keys)
-        if changed:
-            app.apply_view()
 
     def get_editor_text(self) -> str:
         return self.app.editor.text
