@@ -181,3 +181,27 @@ async def test_pickers_and_dialogs_take_their_keys_from_keybindings_json(tmp_pat
     assert mode_after_default_key == "default" and mode_after_new_key == "no-tools"
     assert label_dialog
     assert named_after_reload, "/reload brings the default keys back"
+
+
+async def test_scoped_models_take_app_models_keys_from_keybindings_json(tmp_path: Path) -> None:
+    from caddie.modes.interactive.scoped_models import ScopedModelsScreen
+    from tests.tui.harness import widget_text
+
+    path = agent_dir() / "keybindings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"app.models.clearAll": "f6", "app.models.save": "f7"}))
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/scoped-models")
+        await until(pilot, lambda: isinstance(app.screen, ScopedModelsScreen))
+        screen = app.screen
+        assert isinstance(screen, ScopedModelsScreen)
+        hint = widget_text(screen.query_one("#hint"))
+        await pilot.press("ctrl+x")
+        by_default_key = screen.enabled
+        await pilot.press("f6")
+        by_new_key = screen.enabled
+    assert "f6 clear" in hint and "f7 save" in hint
+    assert by_default_key is None, "Ctrl+X no longer clears once app.models.clearAll is F6"
+    assert by_new_key == []
