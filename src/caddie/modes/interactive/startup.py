@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 from rich.text import Text
 
 from caddie.ai.providers.preload import preload
+from caddie.modes.interactive.app_commands import show_whats_new
 from caddie.modes.interactive.host import Shell
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ class Launcher:
         from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
 
         warn_about_extra_usage(host)
+        show_whats_new(host)
         host.ready.set()
         return session
 
