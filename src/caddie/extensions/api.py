@@ -169,6 +169,7 @@ from caddie.extensions.extension import (
     ProviderModelConfig,
     ShortcutHandler,
     ShortcutSpec,
+    SlashCommandInfo,
 )
 from caddie.extensions.handler_context import (
     CommandContext,
@@ -375,6 +376,7 @@ __all__ = [
     "ShellTimedOut",
     "ShortcutHandler",
     "ShortcutSpec",
+    "SlashCommandInfo",
     "StartEvent",
     "StreamOptions",
     "Suggestion",
@@ -669,7 +671,9 @@ class ExtensionAPI:
         """Unknown names are ignored; the change applies from the next model request."""
         self.host.set_active_tools(names)
 
-    def get_commands(self) -> list[CommandSpec]:
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """Every ``/name`` of the session: extension commands, prompt templates and skills, each with its
+        ``source`` (``extension``, ``prompt``, ``skill``) and ``path`` (Pi's ``getCommands``)."""
         return self.host.get_commands()
 
     async def set_model(self, model: Model) -> bool:

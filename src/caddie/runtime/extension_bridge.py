@@ -33,7 +33,6 @@ from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, settings_files
 from caddie.errors import UsageError
 from caddie.extensions.api import (
-    CommandSpec,
     ConfigScope,
     ContextUsage,
     DeliverAs,
@@ -43,6 +42,7 @@ from caddie.extensions.api import (
     ReplacedSessionContext,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    SlashCommandInfo,
     SummaryUsageEvent,
     SystemPromptOptions,
 )
@@ -279,8 +279,11 @@ class ExtensionBridge:
     def set_active_tools(self, names: Sequence[str]) -> None:
         self._session.tools.set_active(names)
 
-    def get_commands(self) -> list[CommandSpec]:
-        return list(self._session.runner.commands().values())
+    def get_commands(self) -> list[SlashCommandInfo]:
+        return [
+            SlashCommandInfo(c.name, c.description, c.kind, c.path, c.scope)
+            for c in self._session.prompter.slash_commands(every_skill=True)
+        ]
 
     def refresh_tools(self) -> None:
         """A tool was registered after start-up: make it active and rebuild the prompt."""

@@ -29,6 +29,7 @@ from caddie.extensions.api import (
     Sandbox,
     SessionEntry,
     SessionHeader,
+    SlashCommandInfo,
     SystemPromptOptions,
     ToolDefinition,
     TreeNode,
@@ -440,6 +441,8 @@ class FakeHost:
         """Every tool known (the harness puts the extension's here)."""
         self.active_tools: list[str] = []
         self.commands: list[CommandSpec] = []
+        self.prompt_commands: list[SlashCommandInfo] = []
+        """What ``get_commands`` lists after ``commands``: prompt templates and skills a test sets up."""
         self.thinking_level = "off"
 
     def append_entry(self, custom_type: str, data: Any) -> str:
@@ -488,8 +491,10 @@ class FakeHost:
         self.calls.append("set_active_tools")
         self.active_tools = [n for n in dict.fromkeys(names) if n in self.tools]
 
-    def get_commands(self) -> list[CommandSpec]:
-        return list(self.commands)
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """The commands the fake's ``commands`` holds, then its ``prompt_commands`` (templates and skills)."""
+        listed = [SlashCommandInfo(c.name, c.description, "extension", c.source) for c in self.commands]
+        return [*listed, *self.prompt_commands]
 
     def refresh_tools(self) -> None:
         pass
