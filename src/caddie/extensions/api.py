@@ -172,6 +172,7 @@ from caddie.extensions.extension import (
     SlashCommandInfo,
 )
 from caddie.extensions.handler_context import (
+    AuthStatus,
     CommandContext,
     ConfigScope,
     ContextUsage,
@@ -180,8 +181,10 @@ from caddie.extensions.handler_context import (
     Mode,
     ModelLookup,
     NotifyLevel,
+    ProviderSummary,
     ReadonlySession,
     ReplacedSessionContext,
+    ResolvedAuth,
     WidgetPlacement,
 )
 from caddie.extensions.ui_components import (
@@ -267,6 +270,7 @@ __all__ = [
     "AgentStartEvent",
     "AssistantMessage",
     "AssistantMessageEvent",
+    "AuthStatus",
     "AutocompleteFactory",
     "AutocompleteProvider",
     "BashExecutionMessage",
@@ -346,8 +350,10 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderModelConfig",
+    "ProviderSummary",
     "ReadonlySession",
     "ReplacedSessionContext",
+    "ResolvedAuth",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "RestoreReport",

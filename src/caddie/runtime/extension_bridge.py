@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
@@ -153,6 +152,7 @@ class ContextHost(Protocol):
 
     find_model: Callable[[str, str], Model | None]
     available_models: Callable[[], list[Model]]
+    model_lookup: ModelLookup | None
 
     @property
     def bridge(self) -> ExtensionBridge: ...
@@ -402,7 +402,10 @@ class ExtensionContextImpl:
 
     @property
     def model_registry(self) -> ModelLookup:
-        return _Models(self._session)
+        lookup = self._session.model_lookup
+        if lookup is None:
+            raise UsageError("This session has no model registry (it was not built by caddie's factory).")
+        return lookup
 
     @property
     def scoped_models(self) -> list[Model]:
@@ -495,19 +498,6 @@ class ExtensionContextImpl:
     @property
     def sandbox(self) -> Sandbox:
         return self._session.sandbox
-
-
-@dataclass(slots=True)
-class _Models:
-    """``ctx.model_registry``."""
-
-    session: ContextHost
-
-    def find(self, provider: str, model_id: str) -> Model | None:
-        return self.session.find_model(provider, model_id)
-
-    def get_available(self) -> list[Model]:
-        return self.session.available_models()
 
 
 class CommandContextImpl(ExtensionContextImpl):
