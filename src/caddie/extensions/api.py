@@ -383,6 +383,7 @@ __all__ = [
     "ShortcutHandler",
     "ShortcutSpec",
     "SlashCommandInfo",
+    "StaleExtensionContext",
     "StartEvent",
     "StreamOptions",
     "Suggestion",
@@ -489,6 +490,22 @@ class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
         )
 
 
+STALE_CONTEXT = (
+    "This extension ctx is stale after session replacement or reload. Do not use a captured api or command "
+    "ctx after ctx.new_session(), ctx.fork(), ctx.switch_session(), or ctx.reload(). For new_session, fork, "
+    "and switch_session, move post-replacement work into with_session and use the ctx passed to "
+    "with_session. For reload, do not use the old ctx after await ctx.reload()."
+)
+"""Pi's message for a stale ctx or api, with caddie's names for the methods it mentions."""
+
+
+class StaleExtensionContext(ExtensionError, RuntimeError):
+    """A ``ctx`` or ``api`` used after its session was replaced (new, fork, switch) or reloaded, or ended."""
+
+    def __init__(self) -> None:
+        super().__init__(STALE_CONTEXT)
+
+
 # ==================================================================================================
 # The API object an extension's register() receives
 
@@ -499,6 +516,7 @@ class ExtensionAPI:
     def __init__(self, extension: Extension, events: EventBus) -> None:
         self._extension = extension
         self._host: ExtensionHost | None = None
+        self._stale = False
         self.events = events
         """An in-process bus between extensions: ``events.emit(channel, data)``, ``events.on(channel, fn)``."""
 
@@ -619,12 +637,14 @@ class ExtensionAPI:
     @property
     def host(self) -> ExtensionHost:
         if self._host is None:
-            raise ExtensionRuntimeNotReady()
+            raise StaleExtensionContext() if self._stale else ExtensionRuntimeNotReady()
         return self._host
 
-    def bind(self, host: ExtensionHost | None) -> None:
-        """Connect to (or, with None, detach from) a running session. Called by the host only."""
+    def bind(self, host: ExtensionHost | None, *, stale: bool = False) -> None:
+        """Connect to (or, with None, detach from) a running session. Called by the host only; ``stale``:
+        detached because the session was replaced, reloaded or ended (using the api then says so)."""
         self._host = host
+        self._stale = host is None and stale
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Persist a ``custom`` entry (extension state, never sent to the model). Returns its entry id."""

@@ -226,7 +226,7 @@ class ExtensionHost(Protocol):
 class HostBinding(Protocol):
     """The part of ``ExtensionAPI`` the host uses: connect it to (or, with None, detach it from) a session."""
 
-    def bind(self, host: ExtensionHost | None) -> None: ...
+    def bind(self, host: ExtensionHost | None, *, stale: bool = False) -> None: ...
 
 
 @dataclass

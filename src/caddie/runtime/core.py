@@ -152,6 +152,9 @@ class SessionCore:
         self._shutdown_ready = asyncio.Event()
         """Set once a requested shutdown may happen (the session is idle)."""
         self.model_lookup = options.model_lookup
+        self.generation = 0
+        """Up by one when the session is replaced, reloaded or ended (extension contexts made before are
+        stale: ``StaleExtensionContext``)."""
         self.available_models: Callable[[], list[Model]] = lambda: []
         """Every model with auth, for cycling without a scope and for RPC ``get_available_models``."""
         self.events = EventHub(lambda: self.lifecycle is not Lifecycle.CLOSED)
@@ -230,6 +233,7 @@ class SessionCore:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wait_for_idle(), settle_timeout)
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, target_session_file))
+        self.generation += 1
         await self.events.flush()
         if reason == "quit":
             self.lifecycle = Lifecycle.CLOSED

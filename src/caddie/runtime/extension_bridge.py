@@ -42,6 +42,7 @@ from caddie.extensions.api import (
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     SlashCommandInfo,
+    StaleExtensionContext,
     SummaryUsageEvent,
     SystemPromptOptions,
 )
@@ -153,6 +154,8 @@ class ContextHost(Protocol):
     find_model: Callable[[str, str], Model | None]
     available_models: Callable[[], list[Model]]
     model_lookup: ModelLookup | None
+    generation: int
+    """Goes up when the session is replaced, reloaded or ended: contexts made before are stale."""
 
     @property
     def bridge(self) -> ExtensionBridge: ...
@@ -212,9 +215,10 @@ class ExtensionBridge:
         self.bound = True
 
     def unbind_all(self) -> None:
+        """Detach every extension's ``api``: the session ends, is replaced or reloads (Pi's invalidate)."""
         for ext in self._session.extensions:
             if ext.api is not None:
-                ext.api.bind(None)
+                ext.api.bind(None, stale=True)
 
     # -- ExtensionHost --------------------------------------------------------------------------------
     def append_entry(self, custom_type: str, data: Any) -> str:
@@ -365,8 +369,17 @@ class ExtensionContextImpl:
     actions Pi's context offers."""
 
     def __init__(self, session: ContextHost, system_prompt: Callable[[], str] | None = None) -> None:
-        self._session = session
+        self._live_session = session
+        self._generation = session.generation
         self._system_prompt = system_prompt
+
+    @property
+    def _session(self) -> ContextHost:
+        """The session, while this context is current; a context kept past a session replacement (new,
+        fork, switch), a reload or the end raises ``StaleExtensionContext``, as Pi's does."""
+        if self._live_session.generation != self._generation:
+            raise StaleExtensionContext()
+        return self._live_session
 
     @property
     def cwd(self) -> str:
@@ -529,7 +542,7 @@ class CommandContextImpl(ExtensionContextImpl):
         """Pi's ``withSession``: once the session was replaced, work on the new one with a fresh context
         (the extension instances that registered the command were replaced with it)."""
         if done and with_session is not None:
-            await call_handler(with_session, ReplacedSessionContextImpl(self._session))
+            await call_handler(with_session, ReplacedSessionContextImpl(self._live_session))
         return done
 
     async def navigate_tree(

@@ -14,7 +14,7 @@ from caddie.ai.model import Model
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER
 from caddie.extensions.api import AuthStatus, ProviderSummary, ResolvedAuth
 from caddie.extensions.runner import Extension
-from caddie.models.registry import ModelRegistry
+from caddie.models.registry import ModelRegistry, auth_status
 
 
 @dataclass
@@ -51,7 +51,7 @@ class RegistryLookup:
     def get_provider_auth_status(self, provider: str) -> AuthStatus:
         if provider == self.runtime_key_provider:
             return AuthStatus(True, "runtime")
-        return AuthStatus(*self.registry.auth_status(provider))
+        return AuthStatus(*auth_status(self.registry, provider))
 
     def get_provider(self, provider: str) -> ProviderSummary | None:
         models = [m for m in self.registry.all() if m.provider == provider]
