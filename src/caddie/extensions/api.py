@@ -57,6 +57,7 @@ from caddie.ai.messages import (
     text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.providers.cost import calculate_cost
 from caddie.ai.providers.preload import import_in_background
 from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
@@ -438,6 +439,7 @@ __all__ = [
     "Utf16TokenCounter",
     "WidgetPlacement",
     "approx_tokens",
+    "calculate_cost",
     "content_from_json",
     "content_to_json",
     "convert_to_llm",
