@@ -22,7 +22,7 @@ import os
 import secrets
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 import anthropic
@@ -37,6 +37,7 @@ from caddie.extensions.api import (
     ExtensionAPI,
     ImageContent,
     Model,
+    ProviderModelConfig,
     StartEvent,
     StreamOptions,
     TextContent,
@@ -276,7 +277,7 @@ async def stream_simple(
         yield DoneEvent(reply.stop, reply.message(stop_reason=reply.stop))  # type: ignore[arg-type]
     except Exception as e:
         aborted = options.signal is not None and options.signal.aborted
-        reason = "aborted" if aborted else "error"
+        reason: Literal["aborted", "error"] = "aborted" if aborted else "error"
         yield ErrorEvent(reason, reply.message(stop_reason=reason, error_message=str(e) or type(e).__name__))
     finally:
         await client.close()
@@ -341,7 +342,7 @@ MODEL_COST = {"opus": (5, 25, 0.5, 6.25), "sonnet": (3, 15, 0.3, 3.75)}
 
 
 def register(api: ExtensionAPI) -> None:
-    def model(model_id: str, name: str, kind: str) -> dict[str, Any]:
+    def model(model_id: str, name: str, kind: str) -> ProviderModelConfig:
         rates = MODEL_COST[kind]
         return {
             "id": model_id,
