@@ -121,3 +121,99 @@ async def test_the_login_exchanges_the_pasted_code_with_pkce(monkeypatch: pytest
     assert query["code_challenge_method"] == ["S256"] and query["state"] == [exchange.body["code_verifier"]]
     assert exchange.body["code"] == "the-code" and exchange.body["state"] == "the-state"
     assert credential["access"] == "sk-ant-oat01-a" and credential["expires"] > time.time() * 1000
+
+
+GITLAB = example("custom_provider_gitlab_duo")
+
+
+@pytest.mark.parametrize(
+    ("model_id", "path", "api"),
+    [("claude-sonnet-4-6", "/ai/v1/proxy/anthropic/v1/messages", "anthropic"),
+     ("gpt-5-codex", "/ai/v1/proxy/openai/v1/responses", "responses")],
+)  # fmt: skip
+def test_gitlab_duo_trades_the_token_and_goes_through_the_gateways_proxy(
+    caddie: Caddie, model_id: str, path: str, api: str
+) -> None:
+    with FakeOAuthServer() as gitlab:
+        gitlab.route(
+            "POST",
+            "/api/v4/ai/third_party_agents/direct_access",
+            (200, {"token": "direct-1", "headers": {"x-gitlab-instance-id": "inst-7"}}),
+        )
+        caddie.llm.push(fl.text("from duo"), fl.text("again"))
+        result = caddie.run(
+            "-p", "-e", GITLAB, "--model", f"gitlab-duo/{model_id}", "hi", "and again",
+            GITLAB_TOKEN="glpat-abc", GITLAB_URL=gitlab.url, GITLAB_AI_GATEWAY_URL=caddie.llm.url,
+        )  # fmt: skip
+        [trade] = gitlab.calls("/api/v4/ai/third_party_agents/direct_access")  # once for both prompts
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("again")
+    assert trade.headers["authorization"] == "Bearer glpat-abc"
+    for request in caddie.llm.llm_requests:
+        assert request.path == path and request.api == api and request.model == model_id
+        assert request.headers["authorization"] == "Bearer direct-1"
+        assert request.headers["x-gitlab-instance-id"] == "inst-7"
+
+
+def test_gitlab_duo_says_when_duo_is_not_enabled(caddie: Caddie) -> None:
+    with FakeOAuthServer() as gitlab:
+        gitlab.route("POST", "/api/v4/ai/third_party_agents/direct_access", (403, "forbidden"))
+        result = caddie.run(
+            "-p", "-e", GITLAB, "--model", "gitlab-duo/claude-sonnet-4-6", "hi",
+            GITLAB_TOKEN="glpat-abc", GITLAB_URL=gitlab.url, GITLAB_AI_GATEWAY_URL=caddie.llm.url,
+        )  # fmt: skip
+    assert result.returncode != 0
+    assert "GitLab Duo access denied. Ensure GitLab Duo is enabled for your account." in result.stderr
+    assert caddie.llm.llm_requests == []
+
+
+async def test_gitlab_duo_login_takes_the_pasted_callback_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    from examples.extensions.custom_provider_gitlab_duo import login, refresh_token
+
+    with FakeOAuthServer() as gitlab:
+        now = int(time.time())
+        gitlab.route(
+            "POST",
+            "/oauth/token",
+            [
+                (
+                    200,
+                    {
+                        "access_token": "gl-a1",
+                        "refresh_token": "gl-r1",
+                        "expires_in": 7200,
+                        "created_at": now,
+                    },
+                ),
+                (
+                    200,
+                    {
+                        "access_token": "gl-a2",
+                        "refresh_token": "gl-r2",
+                        "expires_in": 7200,
+                        "created_at": now,
+                    },
+                ),
+            ],
+        )
+        monkeypatch.setenv("GITLAB_URL", gitlab.url)
+        callbacks = Callbacks("http://127.0.0.1:8080/callback?code=gl-code&state=s")
+        callbacks_prompt = callbacks.on_prompt
+
+        async def on_prompt(message: str, placeholder: str | None = None) -> str:
+            assert message == "Paste the callback URL:"
+            return await callbacks_prompt("Paste the authorization code:")
+
+        callbacks.on_prompt = on_prompt  # type: ignore[method-assign]
+        credential = await login(callbacks)
+        renewed = await refresh_token(credential)
+        exchange, renewal = gitlab.calls("/oauth/token")
+    assert callbacks.urls[0].startswith(f"{gitlab.url}/oauth/authorize?")
+    assert exchange.form["code"] == "gl-code" and exchange.form["grant_type"] == "authorization_code"
+    assert renewal.form == {
+        "client_id": exchange.form["client_id"],
+        "grant_type": "refresh_token",
+        "refresh_token": "gl-r1",
+    }
+    assert credential["access"] == "gl-a1" and renewed["access"] == "gl-a2"
+    assert credential["expires"] == (now + 7200) * 1000 - 5 * 60 * 1000

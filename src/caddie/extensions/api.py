@@ -62,6 +62,7 @@ from caddie.ai.providers.preload import import_in_background
 from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
+from caddie.ai.stream import stream as stream_simple
 from caddie.ai.stream_events import (
     AssistantMessageEvent,
     DoneEvent,
@@ -471,6 +472,7 @@ __all__ = [
     "replace",
     "result_bytes",
     "serialize_conversation",
+    "stream_simple",
     "text_of",
     "text_result",
     "truncate_head",
