@@ -1,5 +1,5 @@
 """Built-in commands that are not about the session or the model: ``/hotkeys /help /changelog /quit /copy
-/settings``, the start-up "What's New", and Ctrl+G's external editor."""
+/settings``, and Ctrl+G's external editor."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -23,6 +22,7 @@ from caddie.modes.interactive.host import Shell
 from caddie.modes.interactive.model_commands import thinking_levels
 from caddie.modes.interactive.render import short_path
 from caddie.modes.interactive.theme_book import ThemeBook
+from caddie.modes.interactive.whats_new import whats_new
 
 if TYPE_CHECKING:
     from caddie.modes.interactive.settings_dialog import SettingRow
@@ -77,12 +77,10 @@ class AppCommands:
 
     async def cmd_changelog(self, args: str) -> None:
         """Pi's /changelog: every entry of caddie's CHANGELOG.md, oldest first (config/changelog.py)."""
-        from rich.markdown import Markdown
-
         from caddie.config.changelog import full_changelog, read_changelog
 
         text = full_changelog(await asyncio.to_thread(read_changelog))
-        self.shell.show_info(_stack(Text("What's New", style="bold"), Markdown(text)))
+        self.shell.show_info(whats_new(text))
 
     async def cmd_quit(self, args: str) -> None:
         self.shell.request_quit()
@@ -261,22 +259,6 @@ class AppCommands:
         shell.show_status(f"Saved to {short_path(str(path))}")
 
 
-def show_whats_new(shell: Shell) -> None:
-    """At start-up, as Pi: the changelog entries newer than the version last seen (or one line, with
-    ``collapseChangelog``); nothing for a resumed session or a first run."""
-    from rich.markdown import Markdown
-
-    from caddie.config.changelog import take_startup_changelog
-
-    session = shell.session
-    if session is None:
-        return
-    shown = take_startup_changelog(session.settings, session_has_messages=bool(session.messages))
-    if shown.text is not None:
-        body = Text(shown.text) if shown.collapsed else Markdown(shown.text)
-        shell.show_info(body if shown.collapsed else _stack(Text("What's New", style="bold"), body))
-
-
 def _on(flag: bool) -> str:
     return "on" if flag else "off"
 
@@ -328,7 +310,7 @@ async def copy_with_local_tool(text: str) -> str | None:
     return None
 
 
-def _stack(*parts: RenderableType) -> Table:
+def _stack(*parts: Text | Table) -> Table:
     grid = Table.grid()
     for part in parts:
         grid.add_row(part)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 from rich.text import Text
 
 from caddie.ai.providers.preload import preload
-from caddie.modes.interactive.app_commands import show_whats_new
 from caddie.modes.interactive.host import Shell
+from caddie.modes.interactive.whats_new import show_whats_new
 
 if TYPE_CHECKING:
     from caddie.runtime.session import AgentSession
