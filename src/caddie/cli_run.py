@@ -59,6 +59,7 @@ async def run_main(argv: list[str]) -> int:
         # Extensions' own options (--goal …) and --help need the extensions now. A plain interactive start
         # leaves them to the UI, which loads them in a worker thread after its first frame.
         from caddie.runtime.factory import load_extension_set
+        from caddie.runtime.ui import HeadlessUI
 
         try:
             loaded = await load_extension_set(
@@ -66,6 +67,9 @@ async def run_main(argv: list[str]) -> int:
                 extension_paths=pre.extension,
                 no_extensions=pre.no_extensions,
                 trust=pre.trust,
+                # project_trust handlers see the mode; headless, as Pi, no dialogs and notices on stderr
+                trust_mode="rpc" if pre.mode == "rpc" else "json" if pre.mode == "json" else "print",
+                trust_ui=HeadlessUI(lambda message, _level: print(message, file=sys.stderr)),
             )
         except SetupError as e:
             raise CliError(str(e)) from None

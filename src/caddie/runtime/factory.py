@@ -50,6 +50,7 @@ from caddie.resources.packages import (
     missing_project_packages,
 )
 from caddie.runtime.core import SessionOptions
+from caddie.runtime.model_lookup import RegistryLookup
 from caddie.runtime.project_trust import decide_project_trust
 from caddie.runtime.request import LoadedExtensions as LoadedExtensions
 from caddie.runtime.request import SessionChoice as SessionChoice
@@ -590,6 +591,14 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     core.load_errors = loaded.errors
     session_ref.append(session)
     core.available_models = lambda: _available_models(registry, has_auth)
+    core.model_lookup = RegistryLookup(
+        registry,
+        api_key_for,
+        has_auth,
+        core.available_models,
+        lambda: core.extensions,
+        model.provider if request.api_key and model is not None else None,
+    )
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)

@@ -1,5 +1,5 @@
-"""Built-in commands that are not about the session or the model: ``/hotkeys /help /quit /copy /settings``,
-and Ctrl+G's external editor."""
+"""Built-in commands that are not about the session or the model: ``/hotkeys /help /changelog /quit /copy
+/settings``, and Ctrl+G's external editor."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from caddie.modes.interactive.host import Shell
 from caddie.modes.interactive.model_commands import thinking_levels
 from caddie.modes.interactive.render import short_path
 from caddie.modes.interactive.theme_book import ThemeBook
+from caddie.modes.interactive.whats_new import whats_new
 
 if TYPE_CHECKING:
     from caddie.modes.interactive.settings_dialog import SettingRow
@@ -73,6 +74,13 @@ class AppCommands:
             "/hotkeys lists every key.\n"
         )
         self.shell.show_info(_stack(intro, table))
+
+    async def cmd_changelog(self, args: str) -> None:
+        """Pi's /changelog: every entry of caddie's CHANGELOG.md, oldest first (config/changelog.py)."""
+        from caddie.config.changelog import full_changelog, read_changelog
+
+        text = full_changelog(await asyncio.to_thread(read_changelog))
+        self.shell.show_info(whats_new(text))
 
     async def cmd_quit(self, args: str) -> None:
         self.shell.request_quit()

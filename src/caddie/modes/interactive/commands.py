@@ -71,6 +71,7 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("scoped-models", "Enable, disable and reorder the models Ctrl+P cycles among (ctrl+s saves)"),
     CommandInfo("llama", "Manage llama.cpp router models: load, unload, download (see /login llama.cpp)"),
     CommandInfo("hotkeys", "Show all keyboard shortcuts"),
+    CommandInfo("changelog", "Show changelog entries"),
     CommandInfo("help", "Show commands and how to use caddie"),
     CommandInfo("quit", "Quit caddie"),
 )
