@@ -20,6 +20,7 @@ from caddie.cli_args import (
     CliError,
     attachments,
     base_parser,
+    check_extension_sources,
     check_faux_model,
     check_flag_values,
     check_goal_flags,
@@ -51,6 +52,7 @@ async def run_main(argv: list[str]) -> int:
     pre_parser = base_parser(add_help=False)
     pre, unknown = pre_parser.parse_known_args(pi_argv(argv, pre_parser, strict=False))
     cwd = current_dir()
+    check_extension_sources(pre.extension, cwd)
     if pre.offline:
         os.environ["CADDIE_OFFLINE"] = "1"  # and so for what caddie starts, as Pi sets PI_OFFLINE
     interactive = not (pre.print or pre.mode in ("json", "rpc") or pre.export or pre.list_models is not None)
