@@ -16,7 +16,7 @@ import msgspec
 
 from caddie.ai import secrets
 from caddie.ai.catalogue import ProviderInfo
-from caddie.ai.model import APIS, Api, Model, ModelCompat, ModelCost, as_api
+from caddie.ai.model import APIS, Api, Model, ModelCompat, ModelCost, ModelCostTier, as_api
 from caddie.config.settings import read_json_object
 from caddie.models.config_value import resolve_config_value
 
@@ -54,6 +54,29 @@ def _positive_int(value: Any) -> bool:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+def _tiers_ok(value: Any) -> bool:
+    """Pi's ``cost.tiers``: a list of ``{inputTokensAbove, input, output, cacheRead, cacheWrite}``."""
+    return isinstance(value, list) and all(
+        isinstance(t, dict)
+        and _number(t.get("inputTokensAbove"))
+        and all(_number(t.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        for t in value
+    )
+
+
+def _tiers(value: list[dict[str, Any]]) -> tuple[ModelCostTier, ...]:
+    return tuple(
+        ModelCostTier(
+            int(t["inputTokensAbove"]),
+            float(t.get("input", 0)),
+            float(t.get("output", 0)),
+            float(t.get("cacheRead", 0)),
+            float(t.get("cacheWrite", 0)),
+        )
+        for t in value
+    )
 
 
 def _compat(value: Any, where: str, problems: _Problems, consequence: str) -> ModelCompat | bool | None:
@@ -116,6 +139,13 @@ def _check_model_fields(spec: dict[str, Any], where: str, problems: _Problems) -
                 "skipping this model",
             )
             return None
+        if "tiers" in cost and not _tiers_ok(cost["tiers"]):
+            problems.add(
+                f"{where}.cost.tiers",
+                "must be a list of objects with a non-negative inputTokensAbove and rates",
+                "skipping this model",
+            )
+            return None
         out["cost"] = cost
     if out.get("api") is not None:
         api = as_api(out["api"])
@@ -154,6 +184,7 @@ def _apply_fields(
             float(c.get("output", base.output)),
             float(c.get("cacheRead", base.cache_read)),
             float(c.get("cacheWrite", base.cache_write)),
+            _tiers(c["tiers"]) if "tiers" in c else base.tiers,  # Pi: override.cost.tiers ?? model's
         )
     if fields.get("compat") is not None:
         changes["compat"] = (model.compat or ModelCompat()).merged(fields["compat"])
