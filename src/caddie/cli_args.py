@@ -382,6 +382,22 @@ def check_flag_values(flags: dict[str, str | bool], specs: Mapping[str, Any]) ->
             raise CliError(f"--{name}: {e}") from None
 
 
+def theme_for_terminal(value: str, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """Pi's ``--use-theme LIGHT/DARK`` (follow the terminal's appearance): (the theme, a line to show or
+    None). caddie reads the background from ``COLORFGBG`` (``15;0``: light text on black); a terminal that
+    does not set it gets the dark theme and one line saying so. A plain name is returned as it is."""
+    light, slash, dark = value.partition("/")
+    if not slash:
+        return value, None
+    background = env.get("COLORFGBG", "").rpartition(";")[2]
+    if background.isdigit():
+        return (light if int(background) in (7, 15) else dark), None
+    return (
+        dark,
+        f"--use-theme {value}: caddie cannot tell the terminal's background (no COLORFGBG); using {dark}",
+    )
+
+
 SELF_UPDATE = "caddie does not update itself: upgrade it with `uv tool upgrade caddie-agent` (or `git pull` in a checkout)"
 
 

@@ -28,6 +28,7 @@ from caddie.cli_args import (
     pi_argv,
     read_stdin,
     resolve_session_arg,
+    theme_for_terminal,
 )
 from caddie.config.settings import RUN_ONLY
 
@@ -312,7 +313,10 @@ def run_overrides(args: Any, cwd: str) -> dict[str, Any]:
     ``--verbose`` (the start-up header even with ``quietStartup``)."""
     overrides: dict[str, Any] = {}
     if args.use_theme:
-        overrides["theme"] = args.use_theme
+        theme, notice = theme_for_terminal(args.use_theme, os.environ)
+        overrides["theme"] = theme
+        if notice:
+            print(f"caddie: warning: {notice}", file=sys.stderr)
     run: dict[str, Any] = {}  # not settings keys: what only this command line asks (RUN_ONLY)
     if args.theme:
         run["themes"] = [str((Path(cwd) / Path(p).expanduser()).resolve()) for p in args.theme]

@@ -77,3 +77,31 @@ def test_an_existing_folder_whose_name_looks_like_a_source_still_loads(caddie: C
     result = caddie.run("-e", "git:ext", "-p", "--model", "fake/fake-model", "hi")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "hello"
+
+
+@pytest.mark.parametrize(
+    ("colorfgbg", "theme", "line"),
+    [("15;0", "dark", False), ("0;15", "light", False), ("0;default;7", "light", False), ("", "dark", True)],
+)
+def test_use_theme_light_slash_dark_follows_the_terminal_background(
+    colorfgbg: str, theme: str, line: bool
+) -> None:
+    from caddie.cli_args import theme_for_terminal
+
+    chosen, notice = theme_for_terminal("light/dark", {"COLORFGBG": colorfgbg} if colorfgbg else {})
+    assert chosen == theme
+    assert (notice is not None) == line
+    if notice:
+        assert notice == (
+            "--use-theme light/dark: caddie cannot tell the terminal's background (no COLORFGBG); using dark"
+        )
+    assert theme_for_terminal("solarized", {}) == ("solarized", None)
+
+
+def test_use_theme_pair_without_a_known_background_says_which_it_uses(caddie: Caddie) -> None:
+    caddie.llm.push(fl.text("hello"))
+    env = {"COLORFGBG": ""}
+    result = caddie.run("--use-theme", "paper/night", "-p", "--model", "fake/fake-model", "hi", **env)
+    assert result.returncode == 0, result.stderr
+    assert "caddie: warning: --use-theme paper/night: caddie cannot tell" in result.stderr
+    assert result.stdout.strip() == "hello"
