@@ -69,3 +69,19 @@ def test_malformed_cost_tiers_skip_the_model_in_one_line(tmp_path: Path) -> None
         "providers.x.models[0].cost.tiers: must be a list of objects with a non-negative inputTokensAbove and "
         "rates; skipping this model."
     ]
+
+
+def test_compat_flags_caddie_does_not_act_on_are_named_when_set(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    compat = {"supportsToolSearch": True, "deferredToolsMode": "kimi", "supportsOpenAIGrammarTools": False}
+    model = {"id": "m", "compat": {"supportsOpenAIGrammarTools": True}}
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k"}
+    path.write_text(json.dumps({"providers": {"x": {**provider, "compat": compat, "models": [model]}}}))
+    registry = ModelRegistry(path, env={})
+    lines = sorted(w.removeprefix(f"{path}: ").partition("; ignoring it: ")[0] for w in registry.warnings)
+    assert lines == [
+        "providers.x.compat.deferredToolsMode: is not supported",
+        "providers.x.compat.supportsToolSearch: is not supported",
+        "providers.x.models[0].compat.supportsOpenAIGrammarTools: is not supported",
+    ]
+    assert registry.resolve("x/m").compat is not None  # the flags are kept; the model loads

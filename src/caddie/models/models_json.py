@@ -85,11 +85,26 @@ def _compat(value: Any, where: str, problems: _Problems, consequence: str) -> Mo
         problems.add(f"{where}.compat", "must be an object", consequence)
         return False
     try:
-        return ModelCompat.from_json(value)
+        compat = ModelCompat.from_json(value)
     except msgspec.ValidationError as e:
         detail = str(e).replace("$.", f"{where}.compat.").replace("`$`", f"`{where}.compat`")
         problems.add(f"{where}.compat", detail, consequence)
         return False
+    for key, why in REFUSED_COMPAT.items():
+        if value.get(key) not in (None, False):
+            problems.add(f"{where}.compat.{key}", "is not supported", f"ignoring it: {why}")
+    return compat
+
+
+REFUSED_COMPAT = {
+    "supportsToolSearch": "caddie activates deferred tools by sending the whole tool list again (Pi's fallback), "
+    "not with OpenAI's tool_search items",
+    "deferredToolsMode": "caddie activates deferred tools by sending the whole tool list again (Pi's fallback), "
+    "not in Kimi's deferred format",
+    "supportsOpenAIGrammarTools": "caddie's tools have no grammar-constrained form; every tool is sent as a "
+    "function tool",
+}
+"""Pi's compat flags that caddie parses but does not act on: set, each gets one line."""
 
 
 def _check_model_fields(spec: dict[str, Any], where: str, problems: _Problems) -> dict[str, Any] | None:
