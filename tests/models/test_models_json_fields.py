@@ -1,4 +1,5 @@
-"""models.json: a field caddie would ignore (a typo, Pi's ``samplingParams``) gets one line naming it."""
+"""models.json: a field caddie would ignore (a typo, a misplaced field) gets one line naming it; Pi's fields are read as
+Pi reads them (``cost.tiers``, ``samplingParams``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from caddie.models.registry import ModelRegistry
 
 def test_unknown_and_unsupported_fields_are_named(tmp_path: Path) -> None:
     path = tmp_path / "models.json"
-    model = {"id": "m", "contextWindw": 5, "samplingParams": {"top_p": 0.5}, "contextWindow": 9000}
+    model = {"id": "m", "contextWindw": 5, "baseUrl": "http://x", "contextWindow": 9000}
     provider = {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k", "bogus": 1}
     path.write_text(json.dumps({"providers": {"x": {**provider, "models": [model]}}}))
     registry = ModelRegistry(path, env={})
@@ -18,10 +19,30 @@ def test_unknown_and_unsupported_fields_are_named(tmp_path: Path) -> None:
     assert lines == [
         "providers.x.bogus: is not a models.json provider field; ignoring it.",
         "providers.x.models[0].contextWindw: is not a models.json model field; ignoring it.",
-        "providers.x.models[0].samplingParams: is not supported; ignoring it: caddie does not merge extra "
-        "sampling parameters into its requests.",
+        "providers.x.models[0].baseUrl: is not a models.json model field; ignoring it.",
     ]
     assert registry.resolve("x/m").context_window == 9000  # the model itself still loads
+
+
+def test_sampling_params_are_read_from_models_and_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    model = {"id": "m", "samplingParams": {"min_p": 0.05, "top_k": 20}}
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k"}
+    overrides = {"deepseek-v4-flash": {"samplingParams": {"top_k": 40, "temperature": 0.6}}}
+    bad = {"id": "b", "samplingParams": [1]}
+    path.write_text(
+        json.dumps(
+            {"providers": {"x": {**provider, "models": [model, bad]}, "y": {**provider, "models": [model]}}}
+        )
+    )
+    registry = ModelRegistry(path, env={})
+    assert registry.resolve("x/m").sampling_params == {"min_p": 0.05, "top_k": 20}
+    assert [w.removeprefix(f"{path}: ") for w in registry.warnings] == [
+        "providers.x.models[1].samplingParams: must be an object; skipping this model."
+    ]
+    path.write_text(json.dumps({"providers": {"deepseek": {"modelOverrides": overrides}}}))
+    overridden = ModelRegistry(path, env={}).resolve("deepseek/deepseek-v4-flash")
+    assert overridden.sampling_params == {"top_k": 40, "temperature": 0.6}
 
 
 def test_cost_tiers_are_read_and_an_override_keeps_the_built_in_tiers_unless_it_names_its_own(

@@ -126,6 +126,7 @@ def _check_model_fields(spec: dict[str, Any], where: str, problems: _Problems) -
             lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
             "must map names to strings",
         ),
+        ("samplingParams", lambda v: isinstance(v, dict), "must be an object"),
         (
             "thinkingLevelMap",
             lambda v: isinstance(v, dict) and all(x is None or isinstance(x, str) for x in v.values()),
@@ -205,6 +206,8 @@ def _apply_fields(
         changes["compat"] = (model.compat or ModelCompat()).merged(fields["compat"])
     if "thinkingLevelMap" in fields:
         changes["thinking_level_map"] = dict(fields["thinkingLevelMap"])
+    if "samplingParams" in fields:  # an override merges per key, as Pi's modelOverrides
+        changes["sampling_params"] = {**(model.sampling_params or {}), **fields["samplingParams"]}
     if "headers" in fields:
         changes["headers"] = {
             **(model.headers or {}),
@@ -265,12 +268,11 @@ PROVIDER_FIELDS = frozenset(
 """A models.json provider's fields (Pi 0.84.4's docs/models.md)."""
 MODEL_FIELDS = frozenset(
     {"id", "name", "api", "reasoning", "thinkingLevelMap", "input", "contextWindow", "maxTokens", "cost"}
-    | {"compat", "headers"}
+    | {"compat", "headers", "samplingParams"}
 )
 """A models.json model's (and model override's) fields that caddie uses."""
-REFUSED_MODEL_FIELDS = {
-    "samplingParams": "caddie does not merge extra sampling parameters into its requests",
-}
+REFUSED_MODEL_FIELDS: dict[str, str] = {}
+"""Pi's model fields caddie does not use, with what it does instead (each gets one line when set)."""
 
 
 def _report_unknown_fields(spec: Mapping[str, Any], where: str, problems: _Problems) -> None:
