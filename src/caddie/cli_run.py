@@ -127,13 +127,14 @@ async def run_main(argv: list[str]) -> int:
         if piped is not None:
             prompts = [f"{prompts[0]}\n\n{piped}", *prompts[1:]] if prompts else [piped]
     images = None
+    notices: list[
+        str
+    ] = []  # the command line's one-line refusals: stderr when headless, else the UI's notices
     if file_args and mode != "rpc":
         file_text, images = attachments(file_args, cwd)
         prompts = [file_text + (prompts[0] if prompts else ""), *prompts[1:]]
         if images and not headless:
-            print(
-                "caddie: warning: images given with @FILE are sent only in print mode (-p)", file=sys.stderr
-            )
+            notices.append("images given with @FILE are sent only in print mode (-p)")
 
     session_choice = "new"
     if sum(bool(x) for x in (args.continue_, args.session, args.resume, args.no_session, args.fork)) > 1:
@@ -186,11 +187,13 @@ async def run_main(argv: list[str]) -> int:
         ui = rpc_ui
     tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools is not None else None
     if args.tui_mode == "regular":
-        print(
-            "caddie: warning: --tui-mode regular is ignored: caddie's terminal UI is always a full-screen "
-            "Textual app",
-            file=sys.stderr,
+        notices.append(
+            "--tui-mode regular is ignored: caddie's terminal UI is always a full-screen Textual app"
         )
+    overrides = run_overrides(args, cwd, notices)
+    if headless:
+        for notice in notices:
+            print(f"caddie: warning: {notice}", file=sys.stderr)
     request = SessionRequest(
         cwd=cwd,
         mode=ui_mode,
@@ -207,7 +210,7 @@ async def run_main(argv: list[str]) -> int:
         no_tools="all" if args.no_tools else "builtin" if args.no_builtin_tools else None,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
-        settings_overrides=run_overrides(args, cwd),
+        settings_overrides=overrides,
         no_context_files=args.no_context_files,
         require_model=headless and mode != "rpc",
         ui=ui,
@@ -227,6 +230,7 @@ async def run_main(argv: list[str]) -> int:
         fork_from=fork_from,
         sandbox=args.sandbox,
         sandbox_default="workspace-write" if headless and "goal" in flags else "off",
+        notices=[] if headless else notices,
     )
 
     if not headless:
@@ -307,15 +311,18 @@ async def run_main(argv: list[str]) -> int:
                 signal.signal(signal.SIGINT, previous_sigint)
 
 
-def run_overrides(args: Any, cwd: str) -> dict[str, Any]:
+def run_overrides(args: Any, cwd: str, notices: list[str] | None = None) -> dict[str, Any]:
     """Settings for this run only, from options Pi applies the same way: ``--use-theme`` (the theme),
     ``--theme PATH`` (more theme files, after settings ``themes``), ``--no-themes`` (only those),
-    ``--verbose`` (the start-up header even with ``quietStartup``)."""
+    ``--verbose`` (the start-up header even with ``quietStartup``). A line for the user goes to ``notices``
+    (else to stderr)."""
     overrides: dict[str, Any] = {}
     if args.use_theme:
         theme, notice = theme_for_terminal(args.use_theme, os.environ)
         overrides["theme"] = theme
-        if notice:
+        if notice and notices is not None:
+            notices.append(notice)
+        elif notice:
             print(f"caddie: warning: {notice}", file=sys.stderr)
     run: dict[str, Any] = {}  # not settings keys: what only this command line asks (RUN_ONLY)
     if args.theme:

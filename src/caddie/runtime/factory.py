@@ -428,7 +428,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         raise SetupError(f"The working directory {cwd} does not exist.")
     trusted = project_trusted(cwd, request.trust)
     settings = session_settings(cwd, trusted, request.settings_overrides)
-    warnings = list(settings.warnings)
+    warnings = [*request.notices, *settings.warnings]
     sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
     apply_http_proxy(settings)
 
