@@ -403,13 +403,17 @@ SELF_UPDATE = "caddie does not update itself: upgrade it with `uv tool upgrade c
 
 def pi_manage_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
     """Pi 0.84.4's forms of ``install`` / ``remove`` / ``update`` as caddie's: (the arguments caddie's package
-    commands take, one line for each form that does something else here). ``update --self`` / ``update pi``
+    commands take, one line for each form that does something else here). ``list`` / ``config`` ``-a`` / ``-na``
+    are caddie's ``--trust`` / its default. ``update --self`` / ``update pi``
     (Pi updating itself) alone is refused (``CliError``); ``update --all`` updates the packages and says
     that caddie itself is not updated. ``-a`` / ``-na`` of ``install`` and ``remove`` change nothing:
     caddie's install reads no project files, except that ``-l -na`` is refused as Pi refuses it."""
-    if not argv or argv[0] not in ("install", "remove", "uninstall", "update"):
+    if not argv or argv[0] not in ("install", "remove", "uninstall", "update", "list", "config"):
         return argv, []
     command, rest = argv[0], argv[1:]
+    if command in ("list", "config"):  # Pi's -a / -na: caddie's --trust / its default
+        trust = {"-a": "--trust", "--approve": "--trust", "-na": None, "--no-approve": None}
+        return [command, *(trust.get(a, a) for a in rest if a not in trust or trust[a])], []
     out: list[str] = [command]
     notices: list[str] = []
     if command != "update":

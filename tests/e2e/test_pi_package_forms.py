@@ -20,6 +20,9 @@ from tests.support import fake_llm as fl
         (["install", "-a", "pkg", "-l"], ["install", "pkg", "-l"]),
         (["remove", "--no-approve", "pkg"], ["remove", "pkg"]),
         (["list"], ["list"]),
+        (["list", "-a"], ["list", "--trust"]),
+        (["config", "-na", "--json"], ["config", "--json"]),
+        (["config", "off", "skill:x", "--approve"], ["config", "off", "skill:x", "--trust"]),
     ],
 )
 def test_pi_forms_that_mean_the_same_become_caddies_without_a_line(
