@@ -412,8 +412,11 @@ def pi_manage_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
         return argv, []
     command, rest = argv[0], argv[1:]
     if command in ("list", "config"):  # Pi's -a / -na: caddie's --trust / its default
-        trust = {"-a": "--trust", "--approve": "--trust", "-na": None, "--no-approve": None}
-        return [command, *(trust.get(a, a) for a in rest if a not in trust or trust[a])], []
+        dropped = ("-na", "--no-approve")
+        return [
+            command,
+            *("--trust" if a in ("-a", "--approve") else a for a in rest if a not in dropped),
+        ], []
     out: list[str] = [command]
     notices: list[str] = []
     if command != "update":

@@ -103,8 +103,7 @@ def test_use_theme_light_slash_dark_follows_the_terminal_background(
 
 def test_use_theme_pair_without_a_known_background_says_which_it_uses(caddie: Caddie) -> None:
     caddie.llm.push(fl.text("hello"))
-    env = {"COLORFGBG": ""}
-    result = caddie.run("--use-theme", "paper/night", "-p", "--model", "fake/fake-model", "hi", **env)
+    result = caddie.run("--use-theme", "paper/night", "-p", "--model", "fake/fake-model", "hi", COLORFGBG="")
     assert result.returncode == 0, result.stderr
     assert "caddie: warning: --use-theme paper/night: caddie cannot tell" in result.stderr
     assert result.stdout.strip() == "hello"
