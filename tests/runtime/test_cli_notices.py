@@ -57,3 +57,33 @@ async def test_the_terminal_ui_gets_the_command_lines_refusals_as_notices(
         "--tui-mode regular is ignored: caddie's terminal UI is always a full-screen Textual app",
         "--use-theme light/dark: caddie cannot tell the terminal's background (no COLORFGBG); using dark",
     ]
+
+
+async def test_a_pi_project_folder_caddie_does_not_read_is_named_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CADDIE_DIR", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    (project / ".pi" / "skills").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text("{}")
+    (project / ".pi" / "sandbox.json").write_text("{}")  # caddie reads this one
+    (project / ".caddie").mkdir()
+    (project / ".caddie" / "settings.json").write_text("{}")
+    build = await open_session(SessionRequest(str(project), model="faux/echo"))
+    try:
+        lines = [w for w in build.warnings if ".pi/" in w and "Pi's" in w]
+        assert lines == [
+            "this project's .pi/ folder is Pi's: caddie does not read its skills; copy them to .caddie/ to use "
+            "them (extensions there are Python: docs/configuration.md)"
+        ]
+    finally:
+        await build.session.shutdown()
+
+
+def test_a_project_without_pi_items_gets_no_line(tmp_path: Path) -> None:
+    from caddie.config.pi_project import pi_project_notices
+
+    assert pi_project_notices(tmp_path) == []
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi" / "sandbox.json").write_text("{}")
+    assert pi_project_notices(tmp_path) == []
