@@ -27,11 +27,11 @@ async def test_page_up_pauses_following_and_the_bottom_or_sending_resumes_it(tmp
         await pilot.press("pageup")
         await pilot.pause(0.1)
         assert not app.conversation.following
-        # new output while scrolled up does not pull the view down to it. (Known since the checkpoints
-        # landed: an extension's message sent while scrolled up shifts the view by its own height once —
-        # the screen should stay exactly in place; see the closing note of 2026-12-03.)
+        # new output while scrolled up does not move the view
+        y = app.conversation.scroll_y
         app.session.core.bridge.send_user_message("from elsewhere", None)  # type: ignore[union-attr]
         await settle(app, pilot)
+        assert app.conversation.scroll_y == y
         assert not app.conversation.following
         assert not _bottom_visible(app)
         for _ in range(10):

@@ -302,9 +302,11 @@ class TranscriptView(ScrollView, can_focus=False):
         inner = max(1, width - 2 * block.padding)
         console = self.app.console
         options = console.options.update(width=inner, height=None, highlight=False)
-        rendered = console.render_lines(renderable, options, style=style, pad=True)
-        pad = [Segment(" " * block.padding, style)] if block.padding else []
-        return [Strip([*pad, *Segment.apply_style(line, style), *pad], width) for line in rendered]
+        rendered = console.render_lines(renderable, options, style=style, pad=True)  # `style` applied here
+        if not block.padding:
+            return [Strip(line, width) for line in rendered]
+        pad = [Segment(" " * block.padding, style)]
+        return [Strip([*pad, *line, *pad], width) for line in rendered]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
