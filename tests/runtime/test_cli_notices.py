@@ -81,9 +81,52 @@ async def test_a_pi_project_folder_caddie_does_not_read_is_named_once(
 
 
 def test_a_project_without_pi_items_gets_no_line(tmp_path: Path) -> None:
-    from caddie.config.pi_project import pi_project_notices
+    from caddie.config.pi_folders import pi_project_notices
 
     assert pi_project_notices(tmp_path) == []
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi" / "sandbox.json").write_text("{}")
     assert pi_project_notices(tmp_path) == []
+
+
+def test_pis_agent_folder_files_caddie_does_not_read_are_named_until_caddie_has_its_own(
+    tmp_path: Path,
+) -> None:
+    from caddie.config.pi_folders import pi_agent_notices
+
+    pi, caddie = tmp_path / "pi-agent", tmp_path / "caddie-agent"
+    pi.mkdir()
+    caddie.mkdir()
+    env = {"PI_CODING_AGENT_DIR": str(pi), "CADDIE_DIR": str(tmp_path)}
+    (pi / "auth.json").write_text("{}")  # what Pi writes on its first run: nothing to bring over
+    (pi / "models-store.json").write_text('{"x": 1}')  # a cache, not configuration
+    assert pi_agent_notices(caddie, env) == []
+    (pi / "settings.json").write_text('{"defaultModel": "x"}')
+    (pi / "auth.json").write_text('{"openai": {"type": "api_key", "key": "sk-1"}}')
+    (pi / "SYSTEM.md").write_text("Be terse.")
+    assert pi_agent_notices(caddie, env) == [
+        f"Pi's agent folder {pi} has settings.json, auth.json, SYSTEM.md, which caddie does not read: caddie "
+        f"keeps its own in {caddie}; copy them there to use them (docs/configuration.md)"
+    ]
+    (caddie / "settings.json").write_text("{}")
+    (caddie / "auth.json").write_text("{}")
+    assert "has SYSTEM.md, which" in pi_agent_notices(caddie, env)[0]
+    assert pi_agent_notices(caddie, {"PI_CODING_AGENT_DIR": str(pi)}) == []  # the twin line says it already
+    assert pi_agent_notices(pi, env) == []  # caddie pointed at Pi's folder reads it
+
+
+async def test_the_session_names_pis_agent_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    pi = Path(os.environ["PI_CODING_AGENT_DIR"])  # the test-wide isolation's (tests/conftest.py)
+    pi.mkdir(parents=True, exist_ok=True)
+    (pi / "models.json").write_text('{"providers": {}}')
+    (pi / "settings.json").write_text('{"defaultThinkingLevel": "high"}')
+    build = await open_session(SessionRequest(str(tmp_path), model="faux/echo"))
+    try:
+        assert [w for w in build.warnings if w.startswith("Pi's agent folder")] == [
+            f"Pi's agent folder {pi} has settings.json, models.json, which caddie does not read: caddie keeps its own in "
+            f"{Path(os.environ['CADDIE_DIR']) / 'agent'}; copy them there to use them (docs/configuration.md)"
+        ]
+    finally:
+        await build.session.shutdown()

@@ -26,7 +26,7 @@ from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.config.environment import offline, pi_variable_notices, session_dir_from_env
 from caddie.config.paths import agent_dir
-from caddie.config.pi_project import pi_project_notices
+from caddie.config.pi_folders import pi_agent_notices, pi_project_notices
 from caddie.config.settings import Settings, deep_merge, load_settings
 from caddie.config.settings_keys import settings_notices
 from caddie.extensions.api import ExtensionUI, Mode
@@ -453,6 +453,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     if not request.read_only:
         warnings += pi_variable_notices()
         warnings += pi_project_notices(cwd)
+        warnings += pi_agent_notices(agent_dir())
         warnings += settings_notices(settings.files, (e.name for e in loaded.extensions))
     if request.trust is None and loaded.trust_decision is not None and loaded.trust_decision != trusted:
         trusted = loaded.trust_decision  # an extension's project_trust answer (Pi)
