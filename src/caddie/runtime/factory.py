@@ -666,8 +666,8 @@ def scoped_models(
 ) -> list[tuple[Model, ThinkingLevel | None]]:
     """The models ``patterns`` name, in order, each with the thinking level its ``:level`` suffix gives.
 
-    A pattern is ``provider/id``, a bare id, or a glob over ``provider/id`` or the id (``anthropic/*``,
-    ``*sonnet*``). Models without a key are left out; a pattern that matches nothing is warned about."""
+    A pattern is ``provider/id``, a bare id, part of one (as ``--model`` takes it), or a glob over
+    ``provider/id`` or the id (``anthropic/*``, ``*sonnet*``). Models without a key are left out; a pattern that matches nothing is warned about."""
     out: list[tuple[Model, ThinkingLevel | None]] = []
     seen: set[tuple[str, str]] = set()
     candidates = [m for m in registry.all() if has_auth(m) or m.provider == "faux"]
@@ -682,11 +682,12 @@ def scoped_models(
                 if fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), pattern.lower())
                 or fnmatch.fnmatchcase(m.id.lower(), pattern.lower())
             ]
-        else:
+        else:  # an id, else part of one, as --model resolves it (Pi's parseModelPattern)
             try:
                 found = [registry.resolve(pattern)]
             except ModelNotFound:
-                found = []
+                partial = partial_match(registry, pattern)
+                found = [partial] if partial is not None else []
         if not found:
             suggestion = closest_model(registry, pattern)
             hint = f" (did you mean {suggestion}?)" if suggestion else ""
