@@ -33,8 +33,8 @@ class Block:
 
     component: str = "transcript--text"
     """The view's component class that styles it (background, colour)."""
-    padding: ClassVar[int] = 0
-    """Cells of padding left and right (in the component's background)."""
+    padding: int = 0
+    """Cells of padding left and right (in the component's background; a tool drawn by itself has none)."""
     gap: ClassVar[int] = 1
     """Blank lines after it."""
 
@@ -288,10 +288,19 @@ class TranscriptView(ScrollView, can_focus=False):
         if width == self._width:
             return
         self._width = width
+        # Scrolled up, the line at the top stays at the top: note its block and its line in that block.
+        keep = not self.following and bool(self.blocks)
+        top = int(self.scroll_y)
+        anchor = self.index_at(top) if keep else 0
+        inside = top - self._offsets[anchor] if keep else 0
         for index, block in enumerate(self.blocks):
             self._measured[index] = False
             self._heights[index] = block.estimate(width) + block.gap
+        if keep:
+            self._measure(anchor)
         self._relayout(0)
+        if keep:
+            self.set_scroll(None, self._offsets[anchor] + min(inside, max(0, self._heights[anchor] - 1)))
 
     # -- painting -----------------------------------------------------------------------------------
     def render_renderable(self, renderable: RenderableType, block: Block, width: int) -> list[Strip]:
