@@ -1,0 +1,160 @@
+"""Pi's terminal-component example extensions in Python (examples/extensions/), each loaded into the real
+interactive app on the faux model and driven with Textual Pilot: footers, headers, the working line, thinking
+labels, tool renderers, an editor component, autocomplete, dialogs drawn as components, overlays and games."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.text import Text
+
+from caddie import __version__
+from caddie.ai.messages import AssistantMessage
+from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking
+from caddie.extensions.runner import Extension
+from caddie.modes.interactive.app import CaddieApp
+from caddie.modes.interactive.conversation import InfoBlock, ThinkingBlock
+from tests.tui.harness import LARGE, inline_extension, make_app, ready, settle, submit, until, widget_text
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "extensions"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as caddie's loader does (dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+def example(name: str) -> Extension:
+    return inline_extension(load(name).register, name)
+
+
+def notices(app: CaddieApp) -> list[str]:
+    return [widget_text(b) for b in app.conversation.blocks_of(InfoBlock)]
+
+
+def git_repo(path: Path, branch: str) -> None:
+    subprocess.run(["git", "init", "-q", "-b", branch, str(path)], check=True)
+
+
+# -- custom-footer ---------------------------------------------------------------------------------------
+async def test_custom_footer_shows_the_branch_tokens_model_and_git_branch(tmp_path: Path) -> None:
+    git_repo(tmp_path, "feature-x")
+    app, _ = make_app(tmp_path, [faux_message("hello there")], extensions=[example("custom_footer")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/footer")
+        await until(pilot, lambda: "Custom footer enabled" in "\n".join(notices(app)))
+        await until(pilot, lambda: "faux-1 (feature-x)" in widget_text(app.footer))
+        assert "↑0 ↓0 $0.000" in widget_text(app.footer)  # nothing spent yet
+        await submit(pilot, app, "hi")
+        await settle(app, pilot)
+        assert app.session is not None
+        reply = next(m for m in app.session.messages if isinstance(m, AssistantMessage))
+        short = load("custom_footer").short_count
+        expected = f"↑{short(reply.usage.input)} ↓{short(reply.usage.output)}"
+        assert reply.usage.input > 0 and short(1078) == "1.1k" and short(999) == "999"
+        await until(pilot, lambda: expected in widget_text(app.footer))
+        await submit(pilot, app, "/footer")
+        await until(pilot, lambda: "Default footer restored" in "\n".join(notices(app)))
+        await until(pilot, lambda: "$" not in widget_text(app.footer))  # caddie's footer shows no cost
+        assert "faux/faux-1" in widget_text(app.footer)  # caddie's footer again
+
+
+# -- custom-header ---------------------------------------------------------------------------------------
+async def test_custom_header_replaces_the_first_block_until_builtin_header(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, extensions=[example("custom_header")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+
+        def first() -> str:
+            return widget_text(app.conversation.blocks[0])
+
+        await until(pilot, lambda: f"a coding agent for the terminal v{__version__}" in first())
+        assert "█" * 14 in first() and "█▌  █▌" in first()
+        await submit(pilot, app, "/builtin-header")
+        await until(pilot, lambda: "a coding agent for the terminal" not in first())
+        assert "Built-in header restored" in "\n".join(notices(app))
+        assert "█" * 14 not in first()
+
+
+# -- working-indicator, working-message-test -------------------------------------------------------------
+async def test_working_indicator_modes(tmp_path: Path) -> None:
+    module = load("working_indicator")
+    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "working_indicator")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: "Indicator: custom spinner" in widget_text(app.footer))
+        assert len(app.working.frames) == 10 and "⠋" in app.working.frames[0]
+        await submit(pilot, app, "/working-indicator pulse")
+        await until(pilot, lambda: "Indicator: custom pulse" in widget_text(app.footer))
+        assert [Text.from_ansi(f).plain for f in app.working.frames] == [
+            "·",
+            "•",
+            "●",
+            "•",
+        ] and app.working.interval == 0.12
+        app.working.set_active(True)  # as while the agent works
+        await pilot.pause()
+        assert widget_text(app.working).strip()[0] in "·•●"
+        await submit(pilot, app, "/working-indicator none")
+        await until(pilot, lambda: app.working.frames == [])
+        assert widget_text(app.working).strip().startswith("Working")  # the message only
+        await submit(pilot, app, "/working-indicator bogus")
+        await until(pilot, lambda: module.USAGE in "\n".join(notices(app)))
+        assert app.working.frames == []  # unchanged
+        await submit(pilot, app, "/working-indicator reset")
+        await until(pilot, lambda: "caddie's default spinner" in widget_text(app.footer))
+        await submit(pilot, app, "/working-indicator")
+        await until(pilot, lambda: "Working indicator: caddie's default spinner" in "\n".join(notices(app)))
+        default_app, _ = make_app(tmp_path / "plain")
+        assert app.working.frames == default_app.working.frames
+
+
+async def test_working_message_lasts_across_turns(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+
+    async def held_reply(*args: Any) -> AssistantMessage:
+        await gate.wait()  # the agent stays at work until the test has looked at the working line
+        gate.clear()
+        return faux_message("ok")
+
+    app, _ = make_app(tmp_path, [held_reply, held_reply], extensions=[example("working_message")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        for prompt in ("first", "second"):
+            await submit(pilot, app, prompt)
+            await until(pilot, lambda: app.working.active)
+            await pilot.pause()
+            drawn = widget_text(app.working)
+            assert "● Working... (custom)" in drawn, drawn
+            gate.set()
+            await settle(app, pilot)
+
+
+# -- hidden-thinking-label -------------------------------------------------------------------------------
+async def test_hidden_thinking_label_from_the_start_set_and_reset(tmp_path: Path) -> None:
+    steps = [faux_message([faux_thinking("a secret plan"), faux_text("done")])]
+    app, _ = make_app(tmp_path, steps, extensions=[example("hidden_thinking_label")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "think")
+        await settle(app, pilot)
+        thinking = app.conversation.blocks_of(ThinkingBlock)[0]
+        await until(pilot, lambda: "Pondering..." in widget_text(thinking))
+        assert "a secret plan" not in widget_text(thinking)  # collapsed: only the label
+        await submit(pilot, app, "/thinking-label Musing")
+        await until(pilot, lambda: "Musing" in widget_text(thinking))
+        assert "Hidden thinking label set to: Musing" in "\n".join(notices(app))
+        await submit(pilot, app, "/thinking-label")
+        await until(pilot, lambda: "Pondering..." in widget_text(thinking))
+        assert "Hidden thinking label reset to: Pondering..." in "\n".join(notices(app))
