@@ -16,10 +16,10 @@ from rich.text import Text
 
 from caddie import __version__
 from caddie.ai.messages import AssistantMessage
-from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking
+from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, faux_tool_call
 from caddie.extensions.runner import Extension
 from caddie.modes.interactive.app import CaddieApp
-from caddie.modes.interactive.conversation import InfoBlock, ThinkingBlock
+from caddie.modes.interactive.conversation import InfoBlock, ThinkingBlock, ToolBlock
 from tests.tui.harness import LARGE, inline_extension, make_app, ready, settle, submit, until, widget_text
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "extensions"
@@ -158,3 +158,61 @@ async def test_hidden_thinking_label_from_the_start_set_and_reset(tmp_path: Path
         await submit(pilot, app, "/thinking-label")
         await until(pilot, lambda: "Pondering..." in widget_text(thinking))
         assert "Hidden thinking label reset to: Pondering..." in "\n".join(notices(app))
+
+
+# -- built-in-tool-renderer, minimal-mode ----------------------------------------------------------------
+def tool_steps(tmp_path: Path) -> list[Any]:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    calls = [
+        faux_tool_call("read", {"path": "notes.txt"}),
+        faux_tool_call("bash", {"command": "echo out-line; exit 3"}),
+        faux_tool_call(
+            "edit", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "BETA\nbeta2"}]}
+        ),
+        faux_tool_call("write", {"path": "new.txt", "content": "one\ntwo"}),
+    ]
+    return [faux_message(calls), faux_message("done")]
+
+
+def tool_texts(app: CaddieApp) -> dict[str, str]:
+    """Each tool block's text, its lines stripped (the block's padding) and blank ones left out."""
+    return {
+        block.tool_name: "\n".join(line.strip() for line in widget_text(block).splitlines() if line.strip())
+        for block in app.conversation.blocks_of(ToolBlock)
+    }
+
+
+async def test_built_in_tool_renderer_draws_the_tools_in_one_line_each(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, tool_steps(tmp_path), extensions=[example("built_in_tool_renderer")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "go")
+        await settle(app, pilot)
+        texts = tool_texts(app)
+        assert texts["read"].splitlines()[:2] == ["read notes.txt", "4 lines"]  # 3 lines and the last newline
+        assert texts["bash"].splitlines()[:2] == ["$ echo out-line; exit 3", "exit 3 (2 lines)"]
+        assert texts["edit"].splitlines()[:2] == ["edit notes.txt", "+2 / -1"]
+        assert texts["write"].splitlines() == ["write new.txt (2 lines)", "Written"]
+        assert (
+            texts["read"] == "read notes.txt\n4 lines" and texts["bash"].count("out-line") == 1
+        )  # collapsed
+        assert (tmp_path / "new.txt").read_text() == "one\ntwo"  # the tools still do their work
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: "alpha" in tool_texts(app)["read"])
+        texts = tool_texts(app)
+        assert texts["bash"].count("out-line") == 2 and "+2 BETA" in texts["edit"]
+
+
+async def test_minimal_mode_shows_calls_only_until_expanded(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, tool_steps(tmp_path), extensions=[example("minimal_mode")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "go")
+        await settle(app, pilot)
+        texts = tool_texts(app)
+        assert texts["read"] == "read notes.txt" and texts["bash"] == "$ echo out-line; exit 3"
+        assert texts["write"] == "write new.txt (2 lines)" and texts["edit"] == "edit notes.txt"
+        assert (tmp_path / "notes.txt").read_text() == "alpha\nBETA\nbeta2\ngamma\n"
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: "alpha" in tool_texts(app)["read"])
+        assert "out-line" in tool_texts(app)["bash"] and "exited with code 3" in tool_texts(app)["bash"]
