@@ -15,11 +15,12 @@ from typing import Any
 from rich.text import Text
 
 from caddie import __version__
-from caddie.ai.messages import AssistantMessage
+from caddie.ai.messages import AssistantMessage, TextContent, ToolResultMessage
 from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, faux_tool_call
 from caddie.extensions.runner import Extension
 from caddie.modes.interactive.app import CaddieApp
 from caddie.modes.interactive.conversation import InfoBlock, ThinkingBlock, ToolBlock
+from caddie.modes.interactive.extension_ui import ComponentView
 from tests.tui.harness import LARGE, inline_extension, make_app, ready, settle, submit, until, widget_text
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "extensions"
@@ -216,3 +217,59 @@ async def test_minimal_mode_shows_calls_only_until_expanded(tmp_path: Path) -> N
         await pilot.press("ctrl+o")
         await until(pilot, lambda: "alpha" in tool_texts(app)["read"])
         assert "out-line" in tool_texts(app)["bash"] and "exited with code 3" in tool_texts(app)["bash"]
+
+
+# -- questionnaire ---------------------------------------------------------------------------------------
+QUESTIONS = [
+    {"id": "scope", "label": "Scope", "prompt": "What should change?",
+     "options": [{"value": "a", "label": "Only the parser"}, {"value": "b", "label": "Parser and CLI"}]},
+    {"id": "when", "label": "When", "prompt": "When is it due?",
+     "options": [{"value": "now", "label": "Today"}]},
+]  # fmt: skip
+
+
+def tool_result_text(app: CaddieApp, index: int) -> str:
+    assert app.session is not None
+    results = [m for m in app.session.messages if isinstance(m, ToolResultMessage)]
+    return "".join(c.text for c in results[index].content if isinstance(c, TextContent))
+
+
+async def test_questionnaire_tabs_options_a_typed_answer_and_cancel(tmp_path: Path) -> None:
+    steps = [
+        faux_message([faux_tool_call("questionnaire", {"questions": QUESTIONS})]),
+        faux_message("thanks"),
+        faux_message([faux_tool_call("questionnaire", {"questions": QUESTIONS[:1]})]),
+        faux_message("fine"),
+    ]
+    app, _ = make_app(tmp_path, steps, extensions=[example("questionnaire")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "plan it")
+        await until(pilot, lambda: bool(app.query("#custom")))
+        view = app.query_one("#custom", ComponentView)
+        assert "□ Scope" in widget_text(view) and "What should change?" in widget_text(view)
+        await pilot.press("down", "enter")  # Scope: the second option; on to the next tab
+        await until(pilot, lambda: "When is it due?" in widget_text(view))
+        assert "■ Scope" in widget_text(view)
+        await pilot.press("down", "enter")  # "Type something."
+        await until(pilot, lambda: "Your answer:" in widget_text(view))
+        await pilot.press("s", "o", "o", "x", "backspace", "n", "enter")
+        await until(pilot, lambda: "Ready to submit" in widget_text(view))
+        summary = widget_text(view)
+        assert "Scope: Parser and CLI" in summary and "When: (wrote) soon" in summary
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert tool_result_text(app, 0) == "Scope: user selected: 2. Parser and CLI\nWhen: user wrote: soon"
+        assert not app.query("#custom") and app.editor.display
+        block = tool_texts(app)["questionnaire"]
+        assert (
+            block.startswith("questionnaire 2 questions (Scope, When)")
+            and "✓ scope: 2. Parser and CLI" in block
+        )
+
+        await submit(pilot, app, "again")  # one question: no tabs; Esc cancels
+        await until(pilot, lambda: bool(app.query("#custom")))
+        assert "Submit" not in widget_text(app.query_one("#custom", ComponentView))
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert tool_result_text(app, 1) == "User cancelled the questionnaire"
