@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 from rich.text import Text
 
 from caddie import __version__
@@ -273,3 +275,67 @@ async def test_questionnaire_tabs_options_a_typed_answer_and_cancel(tmp_path: Pa
         await pilot.press("escape")
         await settle(app, pilot)
         assert tool_result_text(app, 1) == "User cancelled the questionnaire"
+
+
+# -- github-issue-autocomplete ---------------------------------------------------------------------------
+FAKE_GH = """#!/bin/sh
+echo "$@" >> "{log}"
+cat <<'JSON'
+[{{"number": 12, "title": "Crash on resume", "state": "OPEN"}},
+ {{"number": 27, "title": "The interactive UI", "state": "OPEN"}},
+ {{"number": 31, "title": "MCP servers", "state": "OPEN"}}]
+JSON
+"""
+
+
+async def type_keys(pilot: Any, text: str) -> None:
+    for ch in text:
+        await pilot.press({" ": "space", "#": "number_sign"}.get(ch, ch))
+
+
+async def test_github_issue_autocomplete_offers_the_repositorys_issues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issues come from a fake ``gh`` on PATH (no network): the real code path runs it as a process."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "gh.log"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(FAKE_GH.format(log=log))
+    (bin_dir / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    repo = tmp_path / "repo"
+    git_repo(repo, "main")
+    subprocess.run(
+        ["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/rocket.git"], check=True
+    )
+    app, _ = make_app(repo, extensions=[example("github_issue_autocomplete")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await type_keys(pilot, "fix #")
+        await until(pilot, lambda: app.menu.is_open and len(app.menu.completions) == 3)
+        assert "--repo acme/rocket --state open --limit 100 --json number,title,state" in log.read_text()
+        await type_keys(pilot, "2")
+        await until(pilot, lambda: [c.label for c in app.menu.completions] == ["#27"])
+        await pilot.press("tab")
+        await until(pilot, lambda: app.editor.text.startswith("fix #27"))
+        app.editor.set_text("")
+        await type_keys(pilot, "see #mcp")
+        await until(pilot, lambda: [c.label for c in app.menu.completions] == ["#31"])
+        assert "[open] MCP servers" in (app.menu.completions[0].description or "")
+        await pilot.press("escape")
+        app.editor.set_text("")
+        await type_keys(pilot, "/mo")
+        await until(pilot, lambda: app.menu.is_open)  # not on a '#': caddie's own completions
+        current = app.menu.current()
+        assert current is not None and current.value.startswith("/mo")
+    assert len(log.read_text().splitlines()) == 1  # loaded once per session
+
+
+async def test_github_issue_autocomplete_says_once_why_it_offers_nothing(tmp_path: Path) -> None:
+    git_repo(tmp_path, "main")  # no GitHub remote
+    app, _ = make_app(tmp_path, extensions=[example("github_issue_autocomplete")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: any("cwd is not a GitHub repository" in n for n in notices(app)))
+        await type_keys(pilot, "fix #1")
+        await pilot.pause(0.2)
+        assert not app.menu.is_open
