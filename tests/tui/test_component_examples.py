@@ -26,6 +26,7 @@ from caddie.modes.interactive.extension_ui import ComponentView
 from tests.tui.harness import LARGE, inline_extension, make_app, ready, settle, submit, until, widget_text
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "extensions"
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def load(name: str) -> ModuleType:
@@ -339,3 +340,33 @@ async def test_github_issue_autocomplete_says_once_why_it_offers_nothing(tmp_pat
         await type_keys(pilot, "fix #1")
         await pilot.pause(0.2)
         assert not app.menu.is_open
+
+
+# -- border-status-editor --------------------------------------------------------------------------------
+async def test_border_status_editor_puts_the_status_on_the_editors_border(tmp_path: Path) -> None:
+    git_repo(tmp_path, "topic")
+    gate = asyncio.Event()
+
+    async def held_reply(*args: Any) -> AssistantMessage:
+        await gate.wait()
+        return faux_message("ok")
+
+    app, _ = make_app(tmp_path, [held_reply], extensions=[example("border_status_editor")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: "(topic)" in (app.editor.border_subtitle or ""))
+        bottom = Text.from_markup(app.editor.border_subtitle or "").plain
+        assert bottom.strip().startswith("faux/faux-1 · ") and " · ctx " in bottom
+        assert app.editor.border_title is None  # idle: no spinner
+        assert widget_text(app.footer).strip() == ""  # the footer draws nothing
+        await submit(pilot, app, "work")
+        await until(pilot, lambda: app.working.active)
+        assert not app.working.has_class("-on")  # the working line is hidden
+        await until(pilot, lambda: Text.from_markup(app.editor.border_title or "").plain.strip() in SPINNER)
+        first = app.editor.border_title
+        await until(pilot, lambda: app.editor.border_title != first)  # it turns
+        await pilot.press("h", "i")
+        assert app.editor.text == "hi"  # typing as caddie's editor
+        gate.set()
+        await settle(app, pilot)
+        await until(pilot, lambda: app.editor.border_title is None)

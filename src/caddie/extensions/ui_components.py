@@ -206,7 +206,7 @@ class CustomEditor:
     ``CustomEditor``): override ``handle_input`` and call ``super().handle_input(key)`` for the keys the
     built-in editor should handle (typing, app keys such as Esc, Ctrl+D, model switching); hand on another
     key (``super().handle_input(KeyInput("left"))`` for a vim ``h``) to have the built-in editor do that
-    instead. ``mode_label`` is shown on the editor's border."""
+    instead. ``mode_label`` is shown on the editor's top border, ``status_label`` on its bottom one."""
 
     def __init__(self, tui: TuiHandle, theme: ThemeView, keybindings: KeybindingsView) -> None:
         self.tui = tui
@@ -214,7 +214,11 @@ class CustomEditor:
         self.keybindings = keybindings
         self._default: Callable[[KeyInput], None] | None = None
         self.mode_label: str | None = None
-        """Shown in the editor's border (e.g. ``NORMAL`` for a vim mode); None shows nothing."""
+        """Shown in the editor's top border (e.g. ``NORMAL`` for a vim mode; ANSI colours kept); None shows
+        nothing."""
+        self.status_label: str | None = None
+        """Shown in the editor's bottom border (a model, a branch …); None shows nothing. Both labels are read
+        again after every key and on ``tui.request_render()``."""
 
     def attach(self, default: Callable[[KeyInput], None]) -> None:
         """Called by the host with the built-in handling of a key."""

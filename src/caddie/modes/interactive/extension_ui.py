@@ -65,7 +65,7 @@ class TerminalView:
 
 def redraw_components(app: App[Any]) -> None:
     """``tui.request_render()``: every extension component on screen draws again (widgets, ``ui.custom``,
-    overlays, the footer and the header)."""
+    overlays, the footer, the header and an editor component's border labels)."""
     for screen in app.screen_stack:
         for view in screen.query(ComponentView):
             view.redraw()
@@ -76,6 +76,9 @@ def redraw_components(app: App[Any]) -> None:
     refresh_footer = getattr(app, "refresh_footer", None)
     if callable(refresh_footer):
         refresh_footer()
+    show_labels = getattr(getattr(app, "editor", None), "show_labels", None)
+    if callable(show_labels):  # an editor component's border labels
+        show_labels()
 
 
 def component_lines(component: Any, width: int) -> Text:
