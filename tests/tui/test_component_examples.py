@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 from rich.text import Text
 
 from caddie import __version__
@@ -22,8 +23,18 @@ from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, fau
 from caddie.extensions.runner import Extension
 from caddie.modes.interactive.app import CaddieApp
 from caddie.modes.interactive.conversation import InfoBlock, ThinkingBlock, ToolBlock
-from caddie.modes.interactive.extension_ui import ComponentView
-from tests.tui.harness import LARGE, inline_extension, make_app, ready, settle, submit, until, widget_text
+from caddie.modes.interactive.extension_ui import ComponentView, OverlayScreen
+from tests.tui.harness import (
+    LARGE,
+    inline_extension,
+    make_app,
+    ready,
+    screen_text,
+    settle,
+    submit,
+    until,
+    widget_text,
+)
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "extensions"
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -370,3 +381,32 @@ async def test_border_status_editor_puts_the_status_on_the_editors_border(tmp_pa
         gate.set()
         await settle(app, pilot)
         await until(pilot, lambda: app.editor.border_title is None)
+
+
+# -- overlay-test ----------------------------------------------------------------------------------------
+async def test_overlay_test_inline_inputs_and_a_straight_edge(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, extensions=[example("overlay_test")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/overlay-test")
+        await until(pilot, lambda: isinstance(app.screen, OverlayScreen))
+        box = app.screen.query_one("#overlay")
+        await pilot.pause()
+        rows = screen_text(app).splitlines()[box.region.y : box.region.bottom]
+        assert any("Wide: 中文" in row for row in rows) and any("Emoji: 🚀" in row for row in rows)
+        right_edges = {cell_len(row[: row.rindex("│")]) for row in rows[1:-1]}
+        assert len(right_edges) == 1, rows  # every row's border in the same terminal column
+        await type_keys(pilot, "foo")
+        await pilot.press("left", "backspace")  # foo → fo|o → f|o
+        await pilot.press("down")  # to Run
+        await type_keys(pilot, "make")
+        await pilot.press("up")
+        await until(pilot, lambda: "Search: fo" in widget_text(box))
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: 'Run: "make"' in "\n".join(notices(app)))
+        assert not isinstance(app.screen, OverlayScreen)
+        await submit(pilot, app, "/overlay-test")
+        await until(pilot, lambda: isinstance(app.screen, OverlayScreen))
+        await pilot.press("escape")  # closes with nothing picked
+        await until(pilot, lambda: not isinstance(app.screen, OverlayScreen))
+        assert len([n for n in notices(app) if "Run:" in n or "Search" in n]) == 1
