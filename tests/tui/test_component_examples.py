@@ -410,3 +410,40 @@ async def test_overlay_test_inline_inputs_and_a_straight_edge(tmp_path: Path) ->
         await pilot.press("escape")  # closes with nothing picked
         await until(pilot, lambda: not isinstance(app.screen, OverlayScreen))
         assert len([n for n in notices(app) if "Run:" in n or "Search" in n]) == 1
+
+
+# -- mac-system-theme ------------------------------------------------------------------------------------
+async def test_system_theme_follows_the_desktops_appearance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off macOS the appearance comes from GNOME's ``gsettings``: a fake one on PATH reads a file."""
+    if sys.platform == "darwin":
+        pytest.skip("on macOS the example asks osascript, which a test cannot switch")
+    bin_dir, scheme = tmp_path / "bin", tmp_path / "scheme"
+    bin_dir.mkdir()
+    scheme.write_text("'default'")  # light, unlike caddie's default theme
+    (bin_dir / "gsettings").write_text(f'#!/bin/sh\ncat "{scheme}"\n')
+    (bin_dir / "gsettings").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    module = load("mac_system_theme")
+    monkeypatch.setattr(module, "POLL_SECONDS", 0.05)
+    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "mac_system_theme")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: app.theme == "light")
+        scheme.write_text("'prefer-dark'")
+        await until(pilot, lambda: app.theme == "dark")
+        scheme.write_text("'default'")
+        await until(pilot, lambda: app.theme == "light")
+
+
+async def test_system_theme_leaves_the_theme_alone_when_nothing_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # neither osascript nor gsettings
+    app, _ = make_app(tmp_path, extensions=[example("mac_system_theme")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        theme = app.theme
+        await until(pilot, lambda: any("appearance is unknown here" in n for n in notices(app)))
+        assert app.theme == theme
