@@ -18,7 +18,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from caddie import __version__
-from caddie.ai.messages import AssistantMessage, TextContent, ToolResultMessage
+from caddie.ai.messages import AssistantMessage, BashExecutionMessage, TextContent, ToolResultMessage
 from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, faux_tool_call
 from caddie.extensions.runner import Extension
 from caddie.modes.interactive.app import CaddieApp
@@ -447,3 +447,39 @@ async def test_system_theme_leaves_the_theme_alone_when_nothing_answers(
         theme = app.theme
         await until(pilot, lambda: any("appearance is unknown here" in n for n in notices(app)))
         assert app.theme == theme
+
+
+# -- interactive-shell -----------------------------------------------------------------------------------
+def bash_runs(app: CaddieApp) -> list[BashExecutionMessage]:
+    assert app.session is not None
+    return [m for m in app.session.messages if isinstance(m, BashExecutionMessage)]
+
+
+async def test_interactive_shell_takes_known_programs_and_says_why_without_a_real_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pilot's terminal cannot be suspended: the command is refused with the reason (the real hand-over is
+    tested in tmux, tests/tui/test_tmux_smoke.py); other commands run as always."""
+    module = load("interactive_shell")
+    monkeypatch.setenv("INTERACTIVE_COMMANDS", "mytui")
+    monkeypatch.setenv("INTERACTIVE_EXCLUDE", "less")
+    known = module.interactive_commands()
+    assert module.is_interactive("vim notes.txt", known) and module.is_interactive(
+        "git log | mytui -R", known
+    )
+    assert module.is_interactive("git rebase -i HEAD~3", known) and not module.is_interactive(
+        "git log", known
+    )
+    assert not module.is_interactive("less README", known) and not module.is_interactive("vimdiff a b", known)
+    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "interactive_shell")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "!echo plain")
+        await until(pilot, lambda: len(bash_runs(app)) == 1)
+        assert bash_runs(app)[0].output.strip() == "plain"
+        await submit(pilot, app, "!i touch touched")
+        await until(pilot, lambda: len(bash_runs(app)) == 2)
+        refused = bash_runs(app)[1]
+        assert refused.output.startswith("(not run: This terminal cannot be handed to another program")
+        assert refused.exit_code == 1 and not (tmp_path / "touched").exists()
+        assert app.editor.display and not app.query("#custom")  # the editor is back

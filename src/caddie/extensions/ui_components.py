@@ -16,10 +16,12 @@ which features are there, so an extension can check instead of guessing (``ctx.h
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from caddie.config.key_names import canonical_key
+from caddie.errors import ExtensionError
 
 Feature: TypeAlias = Literal[
     "dialogs",
@@ -70,6 +72,16 @@ class TuiHandle(Protocol):
     def request_render(self) -> None:
         """Draw the component again (after its state changed outside ``handle_input``)."""
         ...
+
+    def suspend(self) -> AbstractContextManager[None]:
+        """``with tui.suspend(): subprocess.run(["vim", path])`` — the terminal for another program meanwhile
+        (Pi's ``tui.stop()`` … ``tui.start()``): caddie's screen is put away and drawn again afterwards. Raises
+        ``TerminalNotSuspendable`` where that cannot be done (no real terminal, as in tests)."""
+        ...
+
+
+class TerminalNotSuspendable(ExtensionError):
+    """``tui.suspend()`` where the terminal cannot be handed to another program."""
 
 
 class KeybindingsView(Protocol):

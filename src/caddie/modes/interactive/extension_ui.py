@@ -9,13 +9,14 @@ A component that raises is shown as one error line, never a crash.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual import events
-from textual.app import App
+from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.screen import ModalScreen
@@ -23,7 +24,7 @@ from textual.theme import Theme
 from textual.widget import Widget
 from textual.widgets import Static
 
-from caddie.extensions.ui_components import KeyInput, OverlayOptions, ThemeView
+from caddie.extensions.ui_components import KeyInput, OverlayOptions, TerminalNotSuspendable, ThemeView
 from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 PI_TOKENS = {
@@ -61,6 +62,22 @@ class TerminalView:
 
     def request_render(self) -> None:
         self._redraw()
+
+    @contextmanager
+    def suspend(self) -> Iterator[None]:
+        """The terminal for another program meanwhile (Textual's ``App.suspend``): the screen is put away and
+        restored afterwards; ``TerminalNotSuspendable`` where the terminal cannot be handed over."""
+        try:
+            suspended = self._app.suspend()
+            suspended.__enter__()
+        except SuspendNotSupported as e:
+            raise TerminalNotSuspendable(
+                "This terminal cannot be handed to another program (caddie runs without a real terminal here)"
+            ) from e
+        try:
+            yield
+        finally:
+            suspended.__exit__(None, None, None)
 
 
 def redraw_components(app: App[Any]) -> None:
