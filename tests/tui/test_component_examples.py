@@ -21,9 +21,11 @@ from caddie import __version__
 from caddie.ai.messages import AssistantMessage, BashExecutionMessage, TextContent, ToolResultMessage
 from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, faux_tool_call
 from caddie.extensions.runner import Extension
+from caddie.extensions.ui_components import DEFAULT_THEME
 from caddie.modes.interactive.app import CaddieApp
 from caddie.modes.interactive.conversation import InfoBlock, ThinkingBlock, ToolBlock
 from caddie.modes.interactive.extension_ui import ComponentView, OverlayScreen
+from caddie.session.entries import CustomEntry
 from tests.tui.harness import (
     LARGE,
     inline_extension,
@@ -483,3 +485,70 @@ async def test_interactive_shell_takes_known_programs_and_says_why_without_a_rea
         assert refused.output.startswith("(not run: This terminal cannot be handed to another program")
         assert refused.exit_code == 1 and not (tmp_path / "touched").exists()
         assert app.editor.display and not app.query("#custom")  # the editor is back
+
+
+# -- snake -----------------------------------------------------------------------------------------------
+def snake_saves(app: CaddieApp) -> list[Any]:
+    assert app.session is not None
+    entries = app.session.store.entries()
+    return [e.data for e in entries if isinstance(e, CustomEntry) and e.custom_type == "snake-save"]
+
+
+def test_snake_eats_grows_and_crashes() -> None:
+    game_type = load("snake").Game
+    game = game_type([(5, 5), (4, 5), (3, 5)], food=(6, 5))
+    game.step()
+    assert (
+        game.score == 10
+        and game.high_score == 10
+        and game.snake[:2] == [(6, 5), (5, 5)]
+        and len(game.snake) == 4
+    )
+    game.steer("left")  # straight back into itself: ignored
+    assert game.next_direction == "right"
+    game.steer("down")
+    game.step()
+    game.steer("left")
+    game.step()
+    game.steer("up")
+    game.step()  # into its own body
+    assert game.game_over and game.snake[0] == (5, 6)
+    drawn = load("snake").Board(game, None, DEFAULT_THEME, None, None).render(80)
+    rows = [Text.from_ansi(line).plain for line in drawn]
+    assert rows[3 + 6][1 + 5 * 2 : 1 + 6 * 2] == "██" and "GAME OVER!" in rows[-2]  # the head at (5, 6)
+
+
+async def test_snake_plays_pauses_into_the_session_resumes_and_quits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = load("snake")
+    monkeypatch.setattr(module, "TICK_SECONDS", 0.02)
+    monkeypatch.setattr(module, "WIDTH", 2000)  # room to run for many seconds before the right wall
+    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "snake")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/snake")
+        await until(pilot, lambda: bool(app.query("#custom")))
+        view = app.query_one("#custom", ComponentView)
+        board = view.component
+        start = board.game.snake[0]
+        await until(pilot, lambda: board.game.snake[0][0] > start[0])  # it moves right by itself
+        assert "SNAKE │ Score: " in widget_text(view)
+        await pilot.press("escape")  # pause: kept in the session
+        await until(pilot, lambda: not app.query("#custom"))
+        saved = snake_saves(app)[-1]
+        assert saved["snake"][0][0] > start[0] and saved["direction"] == "right"
+
+        await submit(pilot, app, "/snake")
+        await until(pilot, lambda: bool(app.query("#custom")))
+        view = app.query_one("#custom", ComponentView)
+        board = view.component
+        assert "PAUSED" in widget_text(view) and board.game.snake == [tuple(p) for p in saved["snake"]]
+        await pilot.press("space")  # any key resumes
+        await pilot.press("up")
+        await until(pilot, lambda: board.game.game_over, timeout=10)
+        assert board.game.direction == "up" and board.game.snake[0][1] == 0  # crashed into the top wall
+        await until(pilot, lambda: "GAME OVER!" in widget_text(view))
+        await pilot.press("q")  # quit: the saved game is forgotten
+        await until(pilot, lambda: not app.query("#custom"))
+        assert snake_saves(app)[-1] is None and app.editor.display
