@@ -18,7 +18,13 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from caddie import __version__
-from caddie.ai.messages import AssistantMessage, BashExecutionMessage, TextContent, ToolResultMessage
+from caddie.ai.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    TextContent,
+    ToolResultMessage,
+)
 from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, faux_tool_call
 from caddie.extensions.runner import Extension
 from caddie.extensions.ui_components import DEFAULT_THEME
@@ -552,3 +558,48 @@ async def test_snake_plays_pauses_into_the_session_resumes_and_quits(
         await pilot.press("q")  # quit: the saved game is forgotten
         await until(pilot, lambda: not app.query("#custom"))
         assert snake_saves(app)[-1] is None and app.editor.display
+
+
+# -- tic-tac-toe -----------------------------------------------------------------------------------------
+async def test_tic_tac_toe_against_the_agent_whose_moves_run_in_sequence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's moves and its play come in one response; O lands where the moves lead only because the tool
+    runs its calls in sequence (in parallel, ``play`` — no delay — would land at (0,0))."""
+    module = load("tic_tac_toe")
+    monkeypatch.setattr(module, "MOVE_SECONDS", 0.05)
+    act = lambda action: faux_tool_call("tic_tac_toe", {"action": action})  # noqa: E731
+    steps = [
+        faux_message([act("move_right"), act("move_right"), act("play")]),
+        faux_message("Your move."),
+        faux_message([act("move_right"), act("play")]),
+        faux_message("Your move."),
+    ]
+    app, faux = make_app(tmp_path, steps, extensions=[inline_extension(module.register, "tic_tac_toe")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/tic-tac-toe")
+        await until(pilot, lambda: bool(app.query("#custom")))
+        view = app.query_one("#custom", ComponentView)
+        board = view.component
+        assert "Your turn (X)" in widget_text(view)
+        await pilot.press("enter")  # X in the center
+        await until(pilot, lambda: board.state.turn == "X" and board.state.board[0][2] == "O", timeout=10)
+        assert [row.count("O") for row in board.state.board] == [1, 0, 0]  # only at (0,2), not at (0,0)
+        sent = str(faux.requests[0].messages[-1])  # the X move reached the model as its turn's message
+        assert "Player X played at (row=1, col=1). It is now Player O's turn." in sent
+        await pilot.press("up", "left", "enter")  # X at (0,0)
+        await until(pilot, lambda: board.state.turn == "X" and board.state.board[0][1] == "O", timeout=10)
+        await pilot.press("down", "down", "right", "right", "enter")  # X at (2,2): a diagonal
+        await until(pilot, lambda: board.state.status == "win_X")
+        await until(pilot, lambda: "Player X (human) wins" in widget_text(view))
+        await settle(app, pilot)
+        assert app.session is not None
+        over = [
+            m for m in app.session.messages if isinstance(m, CustomMessage) and m.custom_type.endswith("over")
+        ]
+        assert len(over) == 1 and over[0].content == "Game over: Player X (human) wins."
+        assert len(faux.requests) == 4  # the winning X started no turn
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.query("#custom"))
+        assert "🏁 Player X (human) wins" in widget_text(app.conversation)
