@@ -23,6 +23,7 @@ from caddie.ai.messages import (
     BashExecutionMessage,
     CustomMessage,
     TextContent,
+    ToolCall,
     ToolResultMessage,
 )
 from caddie.ai.providers.faux import faux_message, faux_text, faux_thinking, faux_tool_call
@@ -568,7 +569,10 @@ async def test_tic_tac_toe_against_the_agent_whose_moves_run_in_sequence(
     runs its calls in sequence (in parallel, ``play`` — no delay — would land at (0,0))."""
     module = load("tic_tac_toe")
     monkeypatch.setattr(module, "MOVE_SECONDS", 0.05)
-    act = lambda action: faux_tool_call("tic_tac_toe", {"action": action})  # noqa: E731
+
+    def act(action: str) -> ToolCall:
+        return faux_tool_call("tic_tac_toe", {"action": action})
+
     steps = [
         faux_message([act("move_right"), act("move_right"), act("play")]),
         faux_message("Your move."),
