@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -607,3 +608,63 @@ async def test_tic_tac_toe_against_the_agent_whose_moves_run_in_sequence(
         await pilot.press("escape")
         await until(pilot, lambda: not app.query("#custom"))
         assert "🏁 Player X (human) wins" in widget_text(app.conversation)
+
+
+# -- space-invaders --------------------------------------------------------------------------------------
+def test_space_invaders_shots_shields_lives_invasion_and_victory() -> None:
+    module = load("space_invaders")
+    rng = random.Random(7)
+    game = module.Game.new()
+    game.fire()
+    game.fire()  # one shot in the air at a time
+    assert [(b.x, b.y, b.up) for b in game.bullets] == [(30, module.PLAYER_Y - 1, True)]
+    for _ in range(12):
+        game.step(rng)
+    target = next(a for a in game.aliens if (a.x, a.y) == (29, 10))  # the bottom row, just left of the ship
+    assert not target.alive and game.score == 10 and game.high_score == 10
+    game.player_x = 22  # under the second shield's left edge
+    game.fire()
+    for _ in range(3):
+        game.step(rng)
+    assert game.shields[1][2][0] is False and not any(b.up for b in game.bullets)  # the shield took the shot
+    game.bullets.append(module.Bullet(game.player_x, module.PLAYER_Y - 1, False))
+    game.step(rng)
+    assert game.lives == 2 and not game.game_over
+    invaded = module.Game.new()
+    for alien in invaded.aliens:
+        alien.y = module.PLAYER_Y - 2
+    invaded.dropping, invaded.move_every = True, 1
+    invaded.step(rng)
+    assert invaded.game_over
+    won = module.Game.new()
+    for alien in won.aliens:
+        alien.alive = False
+    won.step(rng)
+    assert won.victory and won.over
+
+
+async def test_space_invaders_moves_fires_pauses_and_resumes(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, extensions=[example("space_invaders")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/invaders")
+        await until(pilot, lambda: bool(app.query("#custom")))
+        view = app.query_one("#custom", ComponentView)
+        screen = view.component
+        await pilot.press("left", "left", "space")
+        assert screen.game.player_x == 26 and any(b.up and b.x == 26 for b in screen.game.bullets)
+        await until(
+            pilot, lambda: "SPACE INVADERS │ Score: " in widget_text(view) and "▲█▲" in widget_text(view)
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.query("#custom"))
+        assert app.session is not None
+        saves = [e.data for e in app.session.store.entries() if isinstance(e, CustomEntry)]
+        assert saves[-1]["player_x"] == 26
+        await submit(pilot, app, "/invaders")
+        await until(pilot, lambda: bool(app.query("#custom")))
+        view = app.query_one("#custom", ComponentView)
+        assert "PAUSED" in widget_text(view) and view.component.game.player_x == 26
+        await pilot.press("q")  # paused: quits, the saved game stays
+        await until(pilot, lambda: not app.query("#custom"))
+        assert len([e for e in app.session.store.entries() if isinstance(e, CustomEntry)]) == 1
