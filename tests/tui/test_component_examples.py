@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 from rich.text import Text
+from textual.geometry import Region
 
 from caddie import __version__
 from caddie.ai.messages import (
@@ -668,3 +669,74 @@ async def test_space_invaders_moves_fires_pauses_and_resumes(tmp_path: Path) -> 
         await pilot.press("q")  # paused: quits, the saved game stays
         await until(pilot, lambda: not app.query("#custom"))
         assert len([e for e in app.session.store.entries() if isinstance(e, CustomEntry)]) == 1
+
+
+# -- overlay-qa-tests ------------------------------------------------------------------------------------
+async def overlay_box(app: CaddieApp, pilot: Any) -> Any:
+    await until(pilot, lambda: isinstance(app.screen, OverlayScreen))
+    await pilot.pause()
+    return app.screen.query_one("#overlay")
+
+
+async def test_overlay_qa_anchors_margins_sizes_stack_toggle_and_animation(tmp_path: Path) -> None:
+    width, height = LARGE
+    app, _ = make_app(tmp_path, extensions=[example("overlay_qa_tests")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/overlay-anchors")
+        places: dict[str, Region] = {}
+        for anchor in load("overlay_qa_tests").ANCHORS:
+            box = await overlay_box(app, pilot)
+            label = f"anchor: {anchor}"
+            await until(pilot, lambda: label in widget_text(box))  # noqa: B023  # awaited in this iteration
+            places[anchor] = box.region
+            await pilot.press("enter")
+            await until(pilot, lambda: not box.is_attached)  # noqa: B023
+        await until(pilot, lambda: any("all nine anchors shown" in n for n in notices(app)))
+        assert places["top-left"].x <= 2 and places["top-left"].y <= 2
+        assert places["bottom-right"].right >= width - 2 and places["bottom-right"].bottom >= height - 2
+        assert (
+            abs(places["center"].center[0] - width // 2) <= 2
+            and abs(places["center"].center[1] - height // 2) <= 2
+        )
+        assert places["left-center"].x <= 2 and places["left-center"].y == places["center"].y
+        assert places["top-center"].x == places["center"].x and places["top-center"].y <= 2
+
+        await submit(pilot, app, "/overlay-margins")
+        box = await overlay_box(app, pilot)
+        assert (box.region.x, box.region.y) == (3 + 4, 3 + 2)  # margin 3, then the offset
+        await pilot.press("escape")
+        await submit(pilot, app, "/overlay-percent")
+        box = await overlay_box(app, pilot)
+        assert box.region.width == width // 2
+        await pilot.press("escape")
+        await submit(pilot, app, "/overlay-maxheight")
+        box = await overlay_box(app, pilot)
+        assert box.region.height == 10 and "line 1" in screen_text(app) and "line 40" not in screen_text(app)
+        await pilot.press("escape")
+
+        await submit(pilot, app, "/overlay-stack")
+        first = await overlay_box(app, pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: len(app.screen_stack) == 3)  # the app, the first overlay, the second
+        second = await overlay_box(app, pilot)
+        assert second is not first and "second overlay" in widget_text(second)
+        await pilot.press("escape")  # the top one first
+        await until(pilot, lambda: app.screen.query_one("#overlay") is first)
+        await pilot.press("escape")
+        await until(pilot, lambda: any("stack closed" in n for n in notices(app)))
+
+        await submit(pilot, app, "/overlay-toggle")
+        box = await overlay_box(app, pilot)
+        await pilot.press("t")
+        await until(pilot, lambda: not box.display)
+        assert "t: hide for a second" not in screen_text(app)
+        await until(pilot, lambda: box.display)  # back by itself
+        await pilot.press("escape")
+
+        await submit(pilot, app, "/overlay-animation")
+        box = await overlay_box(app, pilot)
+        await until(pilot, lambda: "frame 10" in widget_text(box))  # it redraws by itself
+        await pilot.press("escape")
+        await until(pilot, lambda: any("frames drawn" in n for n in notices(app)))
+        assert not isinstance(app.screen, OverlayScreen)

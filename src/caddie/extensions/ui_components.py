@@ -164,12 +164,23 @@ DEFAULT_THEME = ThemeView(
 class OverlayOptions:
     """Where ``ui.custom(..., overlay=True)`` floats (Pi's ``OverlayOptions``)."""
 
-    anchor: Literal["center", "top", "bottom", "top-left", "top-right", "bottom-left", "bottom-right"] = (
-        "center"
-    )
+    anchor: Literal[
+        "center", "top", "bottom", "top-left", "top-right", "bottom-left", "bottom-right",
+        "top-center", "bottom-center", "left-center", "right-center",
+    ] = "center"  # fmt: skip
+    """Pi's nine anchors (``top-center`` and ``top`` are the same place, as are ``bottom-center`` and
+    ``bottom``)."""
     width: int | str | None = None
     """Cells, or a percentage of the screen (``"50%"``); None: as wide as the component draws."""
     margin: int = 1
+    min_width: int | None = None
+    """At least this many cells wide."""
+    max_height: int | str | None = None
+    """At most this many rows, or a percentage of the screen (``"50%"``); the rest of the component is cut."""
+    offset_x: int = 0
+    """Cells to the right of the anchored place (negative: to the left)."""
+    offset_y: int = 0
+    """Rows below the anchored place (negative: above)."""
 
 
 class OverlayHandle(Protocol):

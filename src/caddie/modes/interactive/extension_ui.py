@@ -192,7 +192,8 @@ class ComponentBlock(Block):
 _ANCHORS = {
     "center": ("center", "middle"), "top": ("center", "top"), "bottom": ("center", "bottom"),
     "top-left": ("left", "top"), "top-right": ("right", "top"), "bottom-left": ("left", "bottom"),
-    "bottom-right": ("right", "bottom"),
+    "bottom-right": ("right", "bottom"), "top-center": ("center", "top"), "bottom-center": ("center", "bottom"),
+    "left-center": ("left", "middle"), "right-center": ("right", "middle"),
 }  # fmt: skip
 
 
@@ -220,9 +221,18 @@ class OverlayScreen(ModalScreen[Any]):
         self.styles.align = (horizontal, vertical)  # type: ignore[assignment]  # valid names, str-typed
         box = self.query_one("#overlay")
         box.styles.margin = self.options.margin
-        width = self.options.width
-        if isinstance(width, int) or (isinstance(width, str) and width.endswith("%")):
-            box.styles.width = width
+        options = self.options
+        for size, rule, unit in ((options.width, "width", "vw"), (options.max_height, "max_height", "vh")):
+            if isinstance(size, int):
+                setattr(box.styles, rule, size)
+            elif isinstance(size, str) and size.endswith("%"):  # of the screen, as Pi's
+                setattr(box.styles, rule, size[:-1] + unit)
+        if options.min_width is not None:
+            box.styles.min_width = options.min_width
+        if options.max_height is not None:
+            box.styles.overflow_y = "hidden"
+        if options.offset_x or options.offset_y:
+            box.styles.offset = (options.offset_x, options.offset_y)
         self.view.focus()
 
     def action_dismiss_overlay(self) -> None:
@@ -242,7 +252,10 @@ class OverlayControl:
         self.screen.set_focus(None)
 
     def set_hidden(self, hidden: bool) -> None:
+        """Hidden, the overlay takes no keys; shown again, it has the focus back."""
         self.screen.query_one("#overlay").display = not hidden
+        if not hidden:
+            self.screen.view.focus()
 
     def hide(self) -> None:
         if self.screen.is_current:
