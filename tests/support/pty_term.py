@@ -29,13 +29,19 @@ _REPLIES = (
 
 class PtyProgram:
     def __init__(
-        self, cmd: list[str], env: dict[str, str], cwd: str, cols: int = 100, rows: int = 30
+        self,
+        cmd: list[str],
+        env: dict[str, str],
+        cwd: str,
+        cols: int = 100,
+        rows: int = 30,
+        stderr: int | None = None,
     ) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            cmd, stdin=slave, stdout=slave, stderr=slave, env={**env, "TERM": "xterm-256color"}, cwd=cwd,
+            cmd, stdin=slave, stdout=slave, stderr=slave if stderr is None else stderr, env={**env, "TERM": "xterm-256color"}, cwd=cwd,
             start_new_session=True,
         )  # fmt: skip
         os.close(slave)

@@ -27,11 +27,11 @@ async def test_page_up_pauses_following_and_the_bottom_or_sending_resumes_it(tmp
         await pilot.press("pageup")
         await pilot.pause(0.1)
         assert not app.conversation.following
-        # new output while scrolled up does not pull the view down to it. (Known since the checkpoints
-        # landed: an extension's message sent while scrolled up shifts the view by its own height once —
-        # the screen should stay exactly in place; see the closing note of 2026-12-03.)
+        # new output while scrolled up does not move the view
+        y = app.conversation.scroll_y
         app.session.core.bridge.send_user_message("from elsewhere", None)  # type: ignore[union-attr]
         await settle(app, pilot)
+        assert app.conversation.scroll_y == y
         assert not app.conversation.following
         assert not _bottom_visible(app)
         for _ in range(10):
@@ -54,3 +54,22 @@ async def test_page_up_pauses_following_and_the_bottom_or_sending_resumes_it(tmp
         await pilot.press("end")  # tui.altScreen.bottom
         await pilot.pause(0.1)
         assert app.conversation.following
+
+
+async def test_a_resize_while_scrolled_up_keeps_the_same_message_at_the_top(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path, model="faux/echo")
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        for i in range(12):
+            await submit(pilot, app, f"message {i} " + "words that wrap " * 8)
+            await settle(app, pilot)
+        await pilot.press("pageup", "pageup")
+        await pilot.pause(0.1)
+        conv = app.conversation
+        top = conv.blocks[conv.index_at(int(conv.scroll_y))]
+        assert not conv.following and top is not conv.blocks[-1]
+        for width in (SMALL[0] - 17, SMALL[0] + 23, SMALL[0]):
+            await pilot.resize_terminal(width, SMALL[1])
+            await settle(app, pilot)
+            assert conv.blocks[conv.index_at(int(conv.scroll_y))] is top, f"width {width}"
+            assert not conv.following

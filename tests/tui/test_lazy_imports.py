@@ -25,6 +25,7 @@ FORBIDDEN = (
     "anthropic",
     "pydantic",
     "rich.markdown",
+    "caddie.modes.interactive.dialogs",  # the dialogs and their widgets wait for the first frame too
 )
 
 PROBE = """
@@ -61,6 +62,13 @@ def test_what_is_deferred_is_imported_by_the_start_up_worker() -> None:
     )
     code += "import_modules(AFTER_FIRST_FRAME)\nprint(json.dumps(sorted(sys.modules)))\n"
     modules = imported_modules(code)
-    for name in ("caddie.runtime.session", "caddie.agent.events", "caddie.tools", "rich.markdown"):
+    for name in (
+        "caddie.runtime.session",
+        "caddie.agent.events",
+        "caddie.tools",
+        "rich.markdown",
+        "caddie.modes.interactive.dialogs",
+        "caddie.modes.interactive.settings_dialog",
+    ):
         assert name in modules
     assert "caddie.modes.interactive.pickers" in AFTER_FIRST_FRAME

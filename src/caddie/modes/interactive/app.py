@@ -24,6 +24,7 @@ under ``TYPE_CHECKING`` or as imports inside the functions that run after that
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,6 @@ from caddie.modes.interactive.conversation import (
     StatusLine,
     ThinkingBlock,
 )
-from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.editor import CompletionMenu, PromptEditor
 from caddie.modes.interactive.extension_hooks import ExtensionHooks
 from caddie.modes.interactive.footer import (
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from caddie.ai.messages import ImageContent
     from caddie.extensions.api import NotifyLevel
     from caddie.models import ModelRegistry
+    from caddie.modes.interactive.dialogs import CancellableScreen
     from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import SessionEvent
     from caddie.sandbox import Sandbox
@@ -182,6 +183,18 @@ class CaddieApp(App[int]):
         )  # fmt: skip
         launcher = Launcher(self, steps)
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
+        if not self.is_headless:
+            self.set_interval(1.0, self._quit_if_terminal_gone)
+
+    def _quit_if_terminal_gone(self) -> None:
+        """A terminal closed without a SIGHUP reaching caddie (its window gone, the connection dropped) leaves
+        stdin hung up; quit as on SIGHUP, saving the session, instead of running on with no screen."""
+        try:
+            gone = not os.isatty(0)
+        except OSError:
+            gone = True
+        if gone:
+            self.request_quit()
 
     def header(self) -> Block:
         if self.view.header is not None:
@@ -313,6 +326,8 @@ class CaddieApp(App[int]):
         )
 
     def modal(self) -> CancellableScreen | None:
+        from caddie.modes.interactive.dialogs import CancellableScreen  # dialogs come after the first frame
+
         screen = self.screen
         return screen if isinstance(screen, CancellableScreen) else None
 
@@ -365,6 +380,8 @@ class CaddieApp(App[int]):
             done(None)
 
         await self.push_screen(screen, callback=done)
+        from caddie.modes.interactive.dialogs import CancellableScreen
+
         if timeout is not None and isinstance(screen, CancellableScreen):
             screen.start_countdown(timeout)
         stop = signal.add_listener(dismissed) if signal is not None else None

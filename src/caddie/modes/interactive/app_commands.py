@@ -21,10 +21,10 @@ from caddie.modes.interactive.commands import hotkey_rows
 from caddie.modes.interactive.host import Shell
 from caddie.modes.interactive.model_commands import thinking_levels
 from caddie.modes.interactive.render import short_path
-from caddie.modes.interactive.settings_dialog import SettingRow, SettingsScreen
 from caddie.modes.interactive.theme_book import ThemeBook
 
 if TYPE_CHECKING:
+    from caddie.modes.interactive.settings_dialog import SettingRow
     from caddie.resources.discovery import ResourceItem
     from caddie.runtime.session_api import QueueMode
 
@@ -128,6 +128,8 @@ class AppCommands:
         session = shell.session
         assert session is not None
         await self.load_resources()
+        from caddie.modes.interactive.settings_dialog import SettingsScreen  # after the first frame
+
         screen = SettingsScreen(self.settings_rows())
         while True:
             key = await shell.ask(screen, None, None)
@@ -140,6 +142,8 @@ class AppCommands:
             screen = SettingsScreen(self.settings_rows(), initial=key)
 
     def settings_rows(self) -> list[SettingRow]:
+        from caddie.modes.interactive.settings_dialog import SettingRow
+
         shell = self.shell
         session = shell.session
         assert session is not None

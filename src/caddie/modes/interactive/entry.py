@@ -9,9 +9,11 @@ normal screen, so they stay in the terminal's scrollback (see ``scrollback``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -48,7 +50,8 @@ async def run_interactive(
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
             pass
     try:
-        code = await app.run_async()
+        with _screen_on_stderr():
+            code = await app.run_async()
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
@@ -56,6 +59,18 @@ async def run_interactive(
         if app.session is not None and not app.shutdown_done:
             app.shutdown_done = True
             await app.session.shutdown("quit")
+    try:
+        _print_after(app, request)
+    except OSError:  # the terminal is gone (closed without a SIGHUP): nothing left to print to
+        pass
+    if code is None:
+        return 1 if app.return_code else 0
+    return code
+
+
+def _print_after(app: CaddieApp, request: SessionRequest) -> None:
+    """What stays in the terminal's scrollback once the screen is gone: a start-up problem, the last
+    exchange and the command that resumes the session."""
     if app.exit_message:
         print(f"caddie: {app.exit_message}", file=sys.stderr)
     session = app.session
@@ -70,6 +85,26 @@ async def run_interactive(
             session_id=session.store.session_id if saved else None,
             session_dir=request.session_dir,
         )
-    if code is None:
-        return 1 if app.return_code else 0
-    return code
+
+
+@contextlib.contextmanager
+def _screen_on_stderr() -> Iterator[None]:
+    """Textual draws on stderr. With stderr redirected (``caddie 2>caddie.log``) the screen would go into the
+    file and the terminal would stay blank, so while the app runs stderr is the terminal (stdout's); the
+    redirection is back for what is printed after it."""
+    try:
+        redirected = not os.isatty(2) and os.isatty(1)
+    except OSError:
+        redirected = False
+    if not redirected:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(1, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)

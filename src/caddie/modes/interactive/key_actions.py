@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from caddie.modes.interactive.conversation import BashBlock, ExpandableBlock, ThinkingBlock
-from caddie.modes.interactive.dialogs import CancellableScreen
 from caddie.modes.interactive.host import Shell
+
+if TYPE_CHECKING:
+    from caddie.modes.interactive.dialogs import CancellableScreen
 
 DOUBLE_PRESS_S = 1.0
 """Two Ctrl+C within this many seconds quit; two Esc on an empty editor (within half of it) open /tree."""

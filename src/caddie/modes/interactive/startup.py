@@ -39,6 +39,7 @@ AFTER_FIRST_FRAME = (
     "caddie.session.entries",
     "caddie.session.store",
     "caddie.modes.interactive.pickers",
+    "caddie.modes.interactive.settings_dialog",
     "rich.markdown",
 )
 """Imported in a worker thread once the first frame is on screen, before the session is built: the

@@ -288,10 +288,19 @@ class TranscriptView(ScrollView, can_focus=False):
         if width == self._width:
             return
         self._width = width
+        # Scrolled up, the line at the top stays at the top: note its block and its line in that block.
+        keep = not self.following and bool(self.blocks)
+        top = int(self.scroll_y)
+        anchor = self.index_at(top) if keep else 0
+        inside = top - self._offsets[anchor] if keep else 0
         for index, block in enumerate(self.blocks):
             self._measured[index] = False
             self._heights[index] = block.estimate(width) + block.gap
+        if keep:
+            self._measure(anchor)
         self._relayout(0)
+        if keep:
+            self.set_scroll(None, self._offsets[anchor] + min(inside, max(0, self._heights[anchor] - 1)))
 
     # -- painting -----------------------------------------------------------------------------------
     def render_renderable(self, renderable: RenderableType, block: Block, width: int) -> list[Strip]:
@@ -302,9 +311,11 @@ class TranscriptView(ScrollView, can_focus=False):
         inner = max(1, width - 2 * block.padding)
         console = self.app.console
         options = console.options.update(width=inner, height=None, highlight=False)
-        rendered = console.render_lines(renderable, options, style=style, pad=True)
-        pad = [Segment(" " * block.padding, style)] if block.padding else []
-        return [Strip([*pad, *Segment.apply_style(line, style), *pad], width) for line in rendered]
+        rendered = console.render_lines(renderable, options, style=style, pad=True)  # `style` applied here
+        if not block.padding:
+            return [Strip(line, width) for line in rendered]
+        pad = [Segment(" " * block.padding, style)]
+        return [Strip([*pad, *line, *pad], width) for line in rendered]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from textual.screen import ModalScreen
 
-from caddie.modes.interactive.dialogs import ConfirmScreen, EditorScreen, InputScreen, SelectScreen
-
 if TYPE_CHECKING:
     from caddie.ai.abort import AbortSignal
     from caddie.extensions.api import NotifyLevel, WidgetPlacement
@@ -297,7 +295,9 @@ class TextualUI:
     async def confirm(
         self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
     ) -> bool:
-        return bool(await self._ask(ConfirmScreen(title, message), timeout, False, signal))
+        from caddie.modes.interactive import dialogs  # imported after the first frame
+
+        return bool(await self._ask(dialogs.ConfirmScreen(title, message), timeout, False, signal))
 
     async def select(
         self,
@@ -309,7 +309,9 @@ class TextualUI:
     ) -> str | None:
         if not options:
             return None
-        answer = await self._ask(SelectScreen(title, list(options)), timeout, None, signal)
+        from caddie.modes.interactive import dialogs  # imported after the first frame
+
+        answer = await self._ask(dialogs.SelectScreen(title, list(options)), timeout, None, signal)
         return answer if isinstance(answer, str) else None
 
     async def input(
@@ -320,13 +322,17 @@ class TextualUI:
         *,
         signal: AbortSignal | None = None,
     ) -> str | None:
-        answer = await self._ask(InputScreen(title, placeholder), timeout, None, signal)
+        from caddie.modes.interactive import dialogs  # imported after the first frame
+
+        answer = await self._ask(dialogs.InputScreen(title, placeholder), timeout, None, signal)
         return answer if isinstance(answer, str) else None
 
     async def editor(
         self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
     ) -> str | None:
-        answer = await self._ask(EditorScreen(title, prefill), None, None, signal)
+        from caddie.modes.interactive import dialogs  # imported after the first frame
+
+        answer = await self._ask(dialogs.EditorScreen(title, prefill), None, None, signal)
         return answer if isinstance(answer, str) else None
 
 

@@ -451,5 +451,5 @@ def _version() -> str:
         from importlib.metadata import version
 
         return version("caddie-agent")
-    except Exception:
+    except Exception:  # only the version told to MCP servers; a source checkout has no installed metadata
         return "0"

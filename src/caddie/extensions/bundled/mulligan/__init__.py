@@ -122,5 +122,5 @@ def register(api: ExtensionAPI) -> Mulligan:
 def _settings_config(ctx: Any) -> MulliganConfig:
     try:
         return config_from_settings(ctx.settings())
-    except Exception:
+    except Exception:  # settings the host cannot give mean the defaults; mulligan never breaks a turn
         return MulliganConfig()

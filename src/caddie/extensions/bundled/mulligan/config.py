@@ -232,7 +232,7 @@ def validate_config(raw: object) -> MulliganConfig:
     """Build a config from a raw ``mulligan`` settings block. Never raises; bad values fall back (and warn)."""
     try:
         return MulliganConfig.model_validate(raw) if isinstance(raw, Mapping) else MulliganConfig()
-    except Exception:
+    except Exception:  # never raises (as the reference): a bad block means the defaults
         return MulliganConfig()
 
 
@@ -240,7 +240,7 @@ def config_from_settings(settings: object) -> MulliganConfig:
     """The config of a merged settings object (its ``mulligan`` block); defaults when anything is off."""
     try:
         raw = settings.get("mulligan") if isinstance(settings, Mapping) else None
-    except Exception:
+    except Exception:  # a settings object that cannot be read means the defaults, as the reference
         raw = None
     return validate_config(raw)
 
@@ -249,7 +249,7 @@ def config_warning(field_name: str, value: object) -> str:
     """The exact warning text for an invalid configured value."""
     try:
         shown = json_stringify(value)
-    except Exception:
+    except Exception:  # only for the warning's text: any value can still be shown with str()
         shown = str(value)
     return f'[mulligan] config: invalid "{field_name}"={shown}, using default'
 

@@ -47,7 +47,7 @@ def context_handler(m: Mulligan, event: ContextEvent, ctx: ExtensionContext) -> 
         try:
             markers = rt.marker_index.update(ctx.session.entries()).bundle()
             labels = rt.marker_index.labels
-        except Exception:
+        except Exception:  # never break a turn (as the reference): unreadable markers hide nothing
             markers, labels = MarkerBundle(), None
         branch = ctx.session.branch()
         tail = rt.branch_index.tail(branch)
@@ -85,7 +85,7 @@ def context_handler(m: Mulligan, event: ContextEvent, ctx: ExtensionContext) -> 
             if window > 0:  # the estimate is only needed when there is a window to compare with
                 chars = rt.tokens.chars_extending(base) + rt.tokens.chars(view[len(base) :])
                 total = math.ceil(chars / CHARS_PER_TOKEN)
-        except Exception:
+        except Exception:  # only an estimate for the drift line: without it the line is left out
             total = window = 0
         if should_high_water(total, window, rt, config):
             view = inject_high_water_nudge(view, total, window)

@@ -67,7 +67,7 @@ def run_cancel(m: Mulligan, params: Any, ctx: ExtensionContext) -> ToolResult:
             return refusal("Mulligan is disabled")
         try:
             entries: Sequence[SessionEntry] = ctx.session.entries()
-        except Exception:
+        except Exception:  # an unreadable session means nothing to cancel; the tool says so
             entries = []
 
         marker_id = args.get("markerId")

@@ -151,7 +151,7 @@ async def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: Extension
             ledger, k, hide_entry_ids = _preview(
                 ctx, granularity, name if isinstance(name, str) else "", tool_call_id
             )
-        except Exception:
+        except Exception:  # only the preview's counts: the rewind itself checks and reports again
             ledger, k, hide_entry_ids = FileLedger(), 0, []
 
         payload: dict[str, Any] = {
@@ -201,7 +201,7 @@ async def run_rewind(m: Mulligan, tool_call_id: str, params: Any, ctx: Extension
 def _entries_or_empty(ctx: ExtensionContext) -> list[SessionEntry]:
     try:
         return ctx.session.entries()
-    except Exception:
+    except Exception:  # tools answer the model rather than fail the turn (as the reference)
         return []
 
 
@@ -239,7 +239,7 @@ def checkpoint_targets(ctx: ExtensionContext, name: str) -> list[str]:
     needle = CHECKPOINT_LABEL_PREFIX + name
     try:
         entries = ctx.session.entries()
-    except Exception:
+    except Exception:  # no readable entries: the checkpoint is active on none
         return []
     candidates = dict.fromkeys(
         e.target_id for e in entries if isinstance(e, LabelEntry) and e.label == needle and e.target_id
@@ -275,7 +275,7 @@ def filtered_total(m: Mulligan, ctx: ExtensionContext) -> tuple[int, int]:
             )
         usage = ctx.get_context_usage()
         return total, usage.context_window if usage is not None else 0
-    except Exception:
+    except Exception:  # only the savings estimate: zero means "unknown" to the caller
         return 0, 0
 
 

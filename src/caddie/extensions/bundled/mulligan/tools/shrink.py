@@ -105,7 +105,7 @@ def _match(ctx: ExtensionContext, target: object) -> tuple[str | None, int]:
         if index is None:
             return None, 0
         return snap.entry_id_at(index), estimate_message_tokens_utf16(snap.messages[index])
-    except Exception:
+    except Exception:  # a target that cannot be resolved is reported to the model as not found
         return None, 0
 
 
