@@ -51,8 +51,9 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "extensions"
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
-def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+def load(file_name: str) -> ModuleType:
+    """An example's module, imported as caddie's loader does (``load("snake.py")``)."""
+    spec = importlib.util.spec_from_file_location(f"example_{file_name[:-3]}", EXAMPLES / file_name)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # as caddie's loader does (dataclasses look their module up)
@@ -60,8 +61,8 @@ def load(name: str) -> ModuleType:
     return module
 
 
-def example(name: str) -> Extension:
-    return inline_extension(load(name).register, name)
+def example(file_name: str) -> Extension:
+    return inline_extension(load(file_name).register, file_name[:-3])
 
 
 def notices(app: CaddieApp) -> list[str]:
@@ -75,7 +76,7 @@ def git_repo(path: Path, branch: str) -> None:
 # -- custom-footer ---------------------------------------------------------------------------------------
 async def test_custom_footer_shows_the_branch_tokens_model_and_git_branch(tmp_path: Path) -> None:
     git_repo(tmp_path, "feature-x")
-    app, _ = make_app(tmp_path, [faux_message("hello there")], extensions=[example("custom_footer")])
+    app, _ = make_app(tmp_path, [faux_message("hello there")], extensions=[example("custom_footer.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/footer")
@@ -86,7 +87,7 @@ async def test_custom_footer_shows_the_branch_tokens_model_and_git_branch(tmp_pa
         await settle(app, pilot)
         assert app.session is not None
         reply = next(m for m in app.session.messages if isinstance(m, AssistantMessage))
-        short = load("custom_footer").short_count
+        short = load("custom_footer.py").short_count
         expected = f"↑{short(reply.usage.input)} ↓{short(reply.usage.output)}"
         assert reply.usage.input > 0 and short(1078) == "1.1k" and short(999) == "999"
         await until(pilot, lambda: expected in widget_text(app.footer))
@@ -98,7 +99,7 @@ async def test_custom_footer_shows_the_branch_tokens_model_and_git_branch(tmp_pa
 
 # -- custom-header ---------------------------------------------------------------------------------------
 async def test_custom_header_replaces_the_first_block_until_builtin_header(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, extensions=[example("custom_header")])
+    app, _ = make_app(tmp_path, extensions=[example("custom_header.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
 
@@ -115,7 +116,7 @@ async def test_custom_header_replaces_the_first_block_until_builtin_header(tmp_p
 
 # -- working-indicator, working-message-test -------------------------------------------------------------
 async def test_working_indicator_modes(tmp_path: Path) -> None:
-    module = load("working_indicator")
+    module = load("working_indicator.py")
     app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "working_indicator")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
@@ -154,7 +155,7 @@ async def test_working_message_lasts_across_turns(tmp_path: Path) -> None:
         gate.clear()
         return faux_message("ok")
 
-    app, _ = make_app(tmp_path, [held_reply, held_reply], extensions=[example("working_message")])
+    app, _ = make_app(tmp_path, [held_reply, held_reply], extensions=[example("working_message.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         for prompt in ("first", "second"):
@@ -170,7 +171,7 @@ async def test_working_message_lasts_across_turns(tmp_path: Path) -> None:
 # -- hidden-thinking-label -------------------------------------------------------------------------------
 async def test_hidden_thinking_label_from_the_start_set_and_reset(tmp_path: Path) -> None:
     steps = [faux_message([faux_thinking("a secret plan"), faux_text("done")])]
-    app, _ = make_app(tmp_path, steps, extensions=[example("hidden_thinking_label")])
+    app, _ = make_app(tmp_path, steps, extensions=[example("hidden_thinking_label.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "think")
@@ -209,7 +210,7 @@ def tool_texts(app: CaddieApp) -> dict[str, str]:
 
 
 async def test_built_in_tool_renderer_draws_the_tools_in_one_line_each(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, tool_steps(tmp_path), extensions=[example("built_in_tool_renderer")])
+    app, _ = make_app(tmp_path, tool_steps(tmp_path), extensions=[example("built_in_tool_renderer.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "go")
@@ -230,7 +231,7 @@ async def test_built_in_tool_renderer_draws_the_tools_in_one_line_each(tmp_path:
 
 
 async def test_minimal_mode_shows_calls_only_until_expanded(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, tool_steps(tmp_path), extensions=[example("minimal_mode")])
+    app, _ = make_app(tmp_path, tool_steps(tmp_path), extensions=[example("minimal_mode.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "go")
@@ -266,7 +267,7 @@ async def test_questionnaire_tabs_options_a_typed_answer_and_cancel(tmp_path: Pa
         faux_message([faux_tool_call("questionnaire", {"questions": QUESTIONS[:1]})]),
         faux_message("fine"),
     ]
-    app, _ = make_app(tmp_path, steps, extensions=[example("questionnaire")])
+    app, _ = make_app(tmp_path, steps, extensions=[example("questionnaire.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "plan it")
@@ -330,7 +331,7 @@ async def test_github_issue_autocomplete_offers_the_repositorys_issues(
     subprocess.run(
         ["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/rocket.git"], check=True
     )
-    app, _ = make_app(repo, extensions=[example("github_issue_autocomplete")])
+    app, _ = make_app(repo, extensions=[example("github_issue_autocomplete.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await type_keys(pilot, "fix #")
@@ -355,7 +356,7 @@ async def test_github_issue_autocomplete_offers_the_repositorys_issues(
 
 async def test_github_issue_autocomplete_says_once_why_it_offers_nothing(tmp_path: Path) -> None:
     git_repo(tmp_path, "main")  # no GitHub remote
-    app, _ = make_app(tmp_path, extensions=[example("github_issue_autocomplete")])
+    app, _ = make_app(tmp_path, extensions=[example("github_issue_autocomplete.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await until(pilot, lambda: any("cwd is not a GitHub repository" in n for n in notices(app)))
@@ -373,7 +374,7 @@ async def test_border_status_editor_puts_the_status_on_the_editors_border(tmp_pa
         await gate.wait()
         return faux_message("ok")
 
-    app, _ = make_app(tmp_path, [held_reply], extensions=[example("border_status_editor")])
+    app, _ = make_app(tmp_path, [held_reply], extensions=[example("border_status_editor.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await until(pilot, lambda: "(topic)" in (app.editor.border_subtitle or ""))
@@ -396,7 +397,7 @@ async def test_border_status_editor_puts_the_status_on_the_editors_border(tmp_pa
 
 # -- overlay-test ----------------------------------------------------------------------------------------
 async def test_overlay_test_inline_inputs_and_a_straight_edge(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, extensions=[example("overlay_test")])
+    app, _ = make_app(tmp_path, extensions=[example("overlay_test.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/overlay-test")
@@ -436,7 +437,7 @@ async def test_system_theme_follows_the_desktops_appearance(
     (bin_dir / "gsettings").write_text(f'#!/bin/sh\ncat "{scheme}"\n')
     (bin_dir / "gsettings").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    module = load("mac_system_theme")
+    module = load("mac_system_theme.py")
     monkeypatch.setattr(module, "POLL_SECONDS", 0.05)
     app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "mac_system_theme")])
     async with app.run_test(size=LARGE) as pilot:
@@ -452,7 +453,7 @@ async def test_system_theme_leaves_the_theme_alone_when_nothing_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # neither osascript nor gsettings
-    app, _ = make_app(tmp_path, extensions=[example("mac_system_theme")])
+    app, _ = make_app(tmp_path, extensions=[example("mac_system_theme.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         theme = app.theme
@@ -471,7 +472,7 @@ async def test_interactive_shell_takes_known_programs_and_says_why_without_a_rea
 ) -> None:
     """Pilot's terminal cannot be suspended: the command is refused with the reason (the real hand-over is
     tested in tmux, tests/tui/test_tmux_smoke.py); other commands run as always."""
-    module = load("interactive_shell")
+    module = load("interactive_shell.py")
     monkeypatch.setenv("INTERACTIVE_COMMANDS", "mytui")
     monkeypatch.setenv("INTERACTIVE_EXCLUDE", "less")
     known = module.interactive_commands()
@@ -504,7 +505,7 @@ def snake_saves(app: CaddieApp) -> list[Any]:
 
 
 def test_snake_eats_grows_and_crashes() -> None:
-    game_type = load("snake").Game
+    game_type = load("snake.py").Game
     game = game_type([(5, 5), (4, 5), (3, 5)], food=(6, 5))
     game.step()
     assert (
@@ -522,7 +523,7 @@ def test_snake_eats_grows_and_crashes() -> None:
     game.steer("up")
     game.step()  # into its own body
     assert game.game_over and game.snake[0] == (5, 6)
-    drawn = load("snake").Board(game, None, DEFAULT_THEME, None, None).render(80)
+    drawn = load("snake.py").Board(game, None, DEFAULT_THEME, None, None).render(80)
     rows = [Text.from_ansi(line).plain for line in drawn]
     assert rows[3 + 6][1 + 5 * 2 : 1 + 6 * 2] == "██" and "GAME OVER!" in rows[-2]  # the head at (5, 6)
 
@@ -530,7 +531,7 @@ def test_snake_eats_grows_and_crashes() -> None:
 async def test_snake_plays_pauses_into_the_session_resumes_and_quits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = load("snake")
+    module = load("snake.py")
     monkeypatch.setattr(module, "TICK_SECONDS", 0.02)
     monkeypatch.setattr(module, "WIDTH", 2000)  # room to run for many seconds before the right wall
     app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "snake")])
@@ -569,7 +570,7 @@ async def test_tic_tac_toe_against_the_agent_whose_moves_run_in_sequence(
 ) -> None:
     """The agent's moves and its play come in one response; O lands where the moves lead only because the tool
     runs its calls in sequence (in parallel, ``play`` — no delay — would land at (0,0))."""
-    module = load("tic_tac_toe")
+    module = load("tic_tac_toe.py")
     monkeypatch.setattr(module, "MOVE_SECONDS", 0.05)
 
     def act(action: str) -> ToolCall:
@@ -613,7 +614,7 @@ async def test_tic_tac_toe_against_the_agent_whose_moves_run_in_sequence(
 
 # -- space-invaders --------------------------------------------------------------------------------------
 def test_space_invaders_shots_shields_lives_invasion_and_victory() -> None:
-    module = load("space_invaders")
+    module = load("space_invaders.py")
     rng = random.Random(7)
     game = module.Game.new()
     game.fire()
@@ -645,7 +646,7 @@ def test_space_invaders_shots_shields_lives_invasion_and_victory() -> None:
 
 
 async def test_space_invaders_moves_fires_pauses_and_resumes(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, extensions=[example("space_invaders")])
+    app, _ = make_app(tmp_path, extensions=[example("space_invaders.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/invaders")
@@ -680,12 +681,12 @@ async def overlay_box(app: CaddieApp, pilot: Any) -> Any:
 
 async def test_overlay_qa_anchors_margins_sizes_stack_toggle_and_animation(tmp_path: Path) -> None:
     width, height = LARGE
-    app, _ = make_app(tmp_path, extensions=[example("overlay_qa_tests")])
+    app, _ = make_app(tmp_path, extensions=[example("overlay_qa_tests.py")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/overlay-anchors")
         places: dict[str, Region] = {}
-        for anchor in load("overlay_qa_tests").ANCHORS:
+        for anchor in load("overlay_qa_tests.py").ANCHORS:
             box = await overlay_box(app, pilot)
             label = f"anchor: {anchor}"
             await until(pilot, lambda: label in widget_text(box))  # noqa: B023  # awaited in this iteration
