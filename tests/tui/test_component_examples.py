@@ -532,7 +532,7 @@ async def test_snake_plays_pauses_into_the_session_resumes_and_quits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module = load("snake.py")
-    monkeypatch.setattr(module, "TICK_SECONDS", 0.02)
+    monkeypatch.setattr(module, "TICK_SECONDS", 0.05)
     monkeypatch.setattr(module, "WIDTH", 2000)  # room to run for many seconds before the right wall
     app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "snake")])
     async with app.run_test(size=LARGE) as pilot:
@@ -679,14 +679,18 @@ async def overlay_box(app: CaddieApp, pilot: Any) -> Any:
     return app.screen.query_one("#overlay")
 
 
-async def test_overlay_qa_anchors_margins_sizes_stack_toggle_and_animation(tmp_path: Path) -> None:
+async def test_overlay_qa_anchors_margins_sizes_stack_toggle_and_animation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     width, height = LARGE
-    app, _ = make_app(tmp_path, extensions=[example("overlay_qa_tests.py")])
+    module = load("overlay_qa_tests.py")
+    monkeypatch.setattr(module, "HIDDEN_SECONDS", 0.2)
+    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "overlay_qa_tests")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/overlay-anchors")
         places: dict[str, Region] = {}
-        for anchor in load("overlay_qa_tests.py").ANCHORS:
+        for anchor in module.ANCHORS:
             box = await overlay_box(app, pilot)
             label = f"anchor: {anchor}"
             await until(pilot, lambda: label in widget_text(box))  # noqa: B023  # awaited in this iteration
