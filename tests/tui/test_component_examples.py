@@ -10,6 +10,7 @@ import os
 import random
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -745,3 +746,27 @@ async def test_overlay_qa_anchors_margins_sizes_stack_toggle_and_animation(
         await pilot.press("escape")
         await until(pilot, lambda: any("frames drawn" in n for n in notices(app)))
         assert not isinstance(app.screen, OverlayScreen)
+
+
+# -- entry-renderer --------------------------------------------------------------------------------------
+async def test_status_cards_are_drawn_kept_and_never_sent_to_the_model(tmp_path: Path) -> None:
+    app, faux = make_app(tmp_path, [faux_message("noted")], extensions=[example("entry_renderer.py")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/status-card deploy is green")
+        await until(pilot, lambda: "[status] deploy is green" in widget_text(app.conversation))
+        assert str(datetime.now().year) not in widget_text(app.conversation)  # the time only when expanded
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: f"{datetime.now():%Y-%m-%d}" in widget_text(app.conversation))
+        await submit(pilot, app, "what now?")
+        await settle(app, pilot)
+        sent = str(faux.requests[0].messages)
+        assert "what now?" in sent and "deploy is green" not in sent
+        assert app.session is not None
+        path = app.session.store.session_file
+    reopened, _ = make_app(
+        tmp_path, session="file", session_file=path, faux=faux, extensions=[example("entry_renderer.py")]
+    )
+    async with reopened.run_test(size=LARGE) as pilot:
+        await ready(reopened, pilot)
+        await until(pilot, lambda: "[status] deploy is green" in widget_text(reopened.conversation))
