@@ -15,6 +15,7 @@ Load it with ``caddie -e examples/extensions/github_issue_autocomplete.py``.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -113,7 +114,7 @@ class IssueCompletion:
         found = matching(issues or [], token)
         if not found:
             below = self.below.get_suggestions(lines, line, column)
-            return await below if asyncio.iscoroutine(below) else below
+            return await below if inspect.isawaitable(below) else below
         return Suggestions(f"#{token}", found)
 
 
