@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
@@ -67,17 +67,14 @@ class TerminalView:
     def suspend(self) -> Iterator[None]:
         """The terminal for another program meanwhile (Textual's ``App.suspend``): the screen is put away and
         restored afterwards; ``TerminalNotSuspendable`` where the terminal cannot be handed over."""
-        try:
-            suspended = self._app.suspend()
-            suspended.__enter__()
-        except SuspendNotSupported as e:
-            raise TerminalNotSuspendable(
-                "This terminal cannot be handed to another program (caddie runs without a real terminal here)"
-            ) from e
-        try:
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(self._app.suspend())
+            except (SuspendNotSupported, RuntimeError) as e:  # RuntimeError: no terminal any more (closing)
+                raise TerminalNotSuspendable(
+                    "This terminal cannot be handed to another program (caddie runs without a real terminal here)"
+                ) from e
             yield
-        finally:
-            suspended.__exit__(None, None, None)
 
 
 def redraw_components(app: App[Any]) -> None:
