@@ -297,3 +297,47 @@ async def test_a_tool_returning_something_unsaveable_becomes_an_error_result(
     await h.agent.prompt("go")
     result = next(m for m in h.agent.state.messages if isinstance(m, ToolResultMessage))
     assert result.is_error and problem in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_stream_that_never_waits_still_lets_the_event_loop_run() -> None:
+    # A fast server's buffered chunks never suspend the stream; the loop must still let other work (the
+    # UI's frames) run while the answer is handled, not only when it ends.
+    import time
+
+    faux = FauxProvider(models=[faux_model()], chunk_chars=2)
+    faux.set_responses([faux_message("x" * 400)])
+
+    def eager(model: Any, context: Any, options: Any) -> Any:
+        async def replay() -> Any:
+            events = [event async for event in faux.stream(model, context, options)]
+            for event in events:  # no await between events: as if every chunk had already arrived
+                time.sleep(0.0005)  # handling each takes a moment
+                yield event
+
+        return replay()
+
+    agent = Agent(
+        AgentState("You are a test.", faux_model()), lambda: LoopConfig(model=faux_model(), stream_fn=eager)
+    )
+    updates: list[float] = []
+
+    async def record(event: AgentEvent, signal: AbortSignal) -> None:
+        if event.type == "message_update":
+            updates.append(time.monotonic())
+
+    agent.subscribe(record)
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    try:
+        await agent.prompt("go")
+    finally:
+        task.cancel()
+    assert len(updates) > 100
+    during = [t for t in ticks if updates[0] < t < updates[-1]]
+    assert len(during) >= 3, "other tasks ran while the answer streamed"

@@ -351,3 +351,26 @@ async def test_send_user_message_expands_templates_and_runs_commands_only_when_a
     assert run.request_texts(1)[-1].strip() == "Review lexer.py carefully."
     assert ran == ["hello"] and run.faux.call_count == 2  # the command ran, no model request
     await run.session.shutdown("quit")
+
+
+async def test_a_user_bash_handler_wraps_caddies_local_shell(tmp_path: Path) -> None:
+    from caddie.extensions.api import create_local_bash_operations
+
+    local = create_local_bash_operations()
+
+    async def wrapped(command: str, cwd: str, on_output: Any, signal: Any) -> int | None:
+        return await local(f"GREETING=wrapped\n{command}", cwd, on_output, signal)
+
+    def register(api: ExtensionAPI) -> None:
+        api.on("user_bash", lambda event, ctx: UserBashResult(operations=wrapped))
+
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    message = await run.session.run_bash('echo "$GREETING in $(pwd)"; printf "h\\xc3\\xa9"; exit 4')
+    assert (message.output, message.exit_code) == (f"wrapped in {tmp_path}\nhé", 4)
+    started = asyncio.create_task(run.session.run_bash("echo started; sleep 30"))
+    while not any(e.type == "bash_execution_update" and "started" in e.delta for e in run.events):
+        await asyncio.sleep(0.01)
+    run.session.abort("bash")
+    cancelled = await asyncio.wait_for(started, 10)
+    assert cancelled.cancelled and cancelled.exit_code is None and cancelled.output == "started\n"
+    await run.session.shutdown("quit")

@@ -111,3 +111,73 @@ async def test_word_motions_jumps_and_line_keys_move_as_in_pi(tmp_path: Path) ->
     assert after_word == "one two Xthree"
     assert after_jump == "one Ytwo Xthree"
     assert after_end == "one Ytwo XthreeZ"
+
+
+async def test_pickers_and_dialogs_take_their_keys_from_keybindings_json(tmp_path: Path) -> None:
+    from caddie.ai.providers.faux import faux_message
+    from caddie.modes.interactive.dialogs import InputScreen
+    from caddie.modes.interactive.pickers import SessionPicker, TreePicker
+    from tests.tui.harness import settle, widget_text
+
+    path = agent_dir() / "keybindings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(
+            {
+                "app.session.toggleNamedFilter": "f3",
+                "app.session.togglePath": [],
+                "tui.select.cancel": "f9",
+                "app.tree.filter.cycleForward": "f4",
+                "app.tree.editLabel": "ctrl+e",
+            }
+        )
+    )
+    app, _ = make_app(tmp_path, [faux_message("an answer")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "a question")
+        await settle(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        sessions = app.screen
+        assert isinstance(sessions, SessionPicker)
+        hint = widget_text(sessions.query_one("#hint"))
+        await pilot.press("ctrl+n")  # its default key no longer toggles
+        named_by_default_key = sessions.named_only
+        await pilot.press("f3")
+        named_by_new_key = sessions.named_only
+        await pilot.press("ctrl+p")  # unbound: nothing
+        path_shown = sessions.show_path
+        await pilot.press("escape")  # the cancel key is F9 alone now
+        still_open = app.screen is sessions
+        await pilot.press("f9")
+        await until(pilot, lambda: not isinstance(app.screen, SessionPicker))
+        await submit(pilot, app, "/tree")
+        await until(pilot, lambda: isinstance(app.screen, TreePicker))
+        tree = app.screen
+        assert isinstance(tree, TreePicker)
+        await pilot.press("ctrl+o")
+        mode_after_default_key = tree.mode
+        await pilot.press("f4")
+        mode_after_new_key = tree.mode
+        await pilot.press("ctrl+e")
+        await until(pilot, lambda: isinstance(app.screen, InputScreen))
+        label_dialog = True
+        await pilot.press("f9")
+        await until(pilot, lambda: app.screen is tree)
+        await pilot.press("f9")
+        await until(pilot, lambda: not isinstance(app.screen, TreePicker))
+        path.write_text(json.dumps({}))
+        await submit(pilot, app, "/reload")
+        await until(pilot, lambda: any("Reloaded" in m for m in statuses(app)))
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("ctrl+n")
+        named_after_reload = app.screen.named_only  # type: ignore[attr-defined]
+    assert "f3 named only" in hint and "f9 cancel" in hint and "unbound path" in hint
+    assert not named_by_default_key and named_by_new_key
+    assert not path_shown, "an id bound to [] has no key"
+    assert still_open, "Esc no longer cancels once tui.select.cancel is F9 alone"
+    assert mode_after_default_key == "default" and mode_after_new_key == "no-tools"
+    assert label_dialog
+    assert named_after_reload, "/reload brings the default keys back"

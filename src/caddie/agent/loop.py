@@ -64,6 +64,11 @@ OUTPUT_TOKEN_LIMIT = (
 )
 """Result text for every tool call of an assistant message that stopped at the output token limit."""
 
+YIELD_EVERY_S = 0.01
+"""A stream that arrives faster than it is handled (a fast server, buffered chunks) never waits on the
+network, so nothing else on the event loop would run until it ends; after this long handling it, the loop
+lets the rest run (the interactive UI draws what came so far)."""
+
 INCOMPLETE_ARGUMENTS = (
     "The {name} call was not run: its arguments are not one complete JSON object ({error}). "
     "The reply may have been cut off. Send the call again with complete arguments."
@@ -303,8 +308,13 @@ async def _stream_assistant_response(
         stream = _no_stream()
     else:
         stream = config.stream_fn(config.model, llm_context, options)
+    loop = asyncio.get_running_loop()
+    handled_since = loop.time()
     try:
         async for event in stream:
+            if loop.time() - handled_since > YIELD_EVERY_S:
+                await asyncio.sleep(0)
+                handled_since = loop.time()
             if isinstance(event, StartEvent):
                 current.messages.append(event.partial)
                 started = True

@@ -162,6 +162,8 @@ from caddie.extensions.extension import (
     ExtensionHost,
     FlagSpec,
     Handler,
+    MarkdownTransformContext,
+    MarkdownTransformer,
     MessageRenderer,
     MessageRendererSpec,
     MessageRenderOptions,
@@ -193,6 +195,7 @@ from caddie.extensions.ui_components import (
     KeybindingsView,
     KeyInput,
     OverlayHandle,
+    OverlayMargin,
     OverlayOptions,
     Suggestion,
     Suggestions,
@@ -234,8 +237,8 @@ from caddie.session.entries import (
     entry_to_context_messages,
 )
 from caddie.session.tree import TreeNode
-from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult, text_result
-from caddie.tools.bash import create_bash_tool, limit_output
+from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolRenderContext, ToolResult, text_result
+from caddie.tools.bash import create_bash_tool, create_local_bash_operations, limit_output
 from caddie.tools.edit import create_edit_tool
 from caddie.tools.mutation_queue import with_file_mutation_queue
 from caddie.tools.operations import FileOperations, ShellExec, ShellTimedOut
@@ -323,6 +326,8 @@ __all__ = [
     "KeyInput",
     "KeybindingsView",
     "LabelEntry",
+    "MarkdownTransformContext",
+    "MarkdownTransformer",
     "MessageEndEvent",
     "MessageEndResult",
     "MessageEntry",
@@ -339,6 +344,7 @@ __all__ = [
     "NotifyLevel",
     "OnUpdate",
     "OverlayHandle",
+    "OverlayMargin",
     "OverlayOptions",
     "PreparedCommand",
     "ProjectTrustEvent",
@@ -408,6 +414,7 @@ __all__ = [
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolRenderContext",
     "ToolResult",
     "ToolResultEvent",
     "ToolResultMessage",
@@ -436,6 +443,7 @@ __all__ = [
     "convert_to_llm",
     "create_bash_tool",
     "create_edit_tool",
+    "create_local_bash_operations",
     "create_read_tool",
     "create_write_tool",
     "entry_to_context_messages",
@@ -575,6 +583,15 @@ class ExtensionAPI:
         self._extension.message_renderers[custom_type] = MessageRendererSpec(
             custom_type, renderer, self._extension.path
         )
+
+    def register_markdown_transformer(self, transformer: MarkdownTransformer) -> None:
+        """Change the markdown of answers, thinking and your messages before the interactive UI draws it
+        (Pi's ``registerMarkdownTransformer``): ``transformer(markdown, MarkdownTransformContext)`` returns the
+        markdown to draw. Transformers run in extension load order, each on the previous one's result; one
+        that raises is skipped (reported once). Display only: the session and the model see the original.
+        It runs on every redraw, so keep it quick; modes without a terminal never call it
+        (``ctx.ui.supports("markdown_transformers")``)."""
+        self._extension.markdown_transformers.append(transformer)
 
     def register_provider(self, name: str, config: ProviderConfig) -> None:
         """Add a model provider, or change one caddie knows (``ProviderConfig``: the shape of a models.json

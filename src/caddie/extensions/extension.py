@@ -89,6 +89,20 @@ class MessageRenderOptions:
     """True while the user has tool output expanded (ctrl+o): show details, not just a summary."""
 
 
+@dataclass(frozen=True, slots=True)
+class MarkdownTransformContext:
+    """What a markdown transformer is told about the text it gets (Pi's ``MarkdownTransformContext``)."""
+
+    message_type: Literal["user", "assistant", "assistant-thinking"]
+    is_streaming: bool
+    """True while an answer is still arriving (its text is partial)."""
+    available_width: int
+    """The columns the text is drawn in."""
+
+
+MarkdownTransformer: TypeAlias = Callable[[str, MarkdownTransformContext], str]
+"""``transformer(markdown, context)`` → the markdown to draw instead (``api.register_markdown_transformer``)."""
+
 MessageRenderer: TypeAlias = Callable[[CustomMessage, MessageRenderOptions], object]
 """``renderer(message, options)`` → a ``str`` (plain text), any Rich renderable, or None for the default
 look. Called in the interactive UI for messages of the registered ``custom_type``; keep it quick."""
@@ -224,6 +238,7 @@ class Extension:
     flags: dict[str, FlagSpec] = field(default_factory=dict)
     shortcuts: dict[str, ShortcutSpec] = field(default_factory=dict)
     message_renderers: dict[str, MessageRendererSpec] = field(default_factory=dict)
+    markdown_transformers: list[MarkdownTransformer] = field(default_factory=list)
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
     expected_tools: list[str] = field(default_factory=list)
     """Glob patterns of tools registered later (``api.expect_tools``): ``--tools`` / ``-xt`` may name them."""

@@ -18,7 +18,7 @@ from caddie.extensions.ui_components import (
     AutocompleteFactory,
     ComponentFactory,
     OverlayHandle,
-    OverlayOptions,
+    OverlayOptionsSource,
     TerminalInputHandler,
     ThemeInfo,
     ThemeResult,
@@ -118,7 +118,7 @@ class ExtensionUI(Protocol):
         factory: ComponentFactory,
         *,
         overlay: bool = False,
-        overlay_options: OverlayOptions | None = None,
+        overlay_options: OverlayOptionsSource | None = None,
         on_handle: Callable[[OverlayHandle], None] | None = None,
     ) -> Any:
         """Show a component in place of the editor (or floating, ``overlay``) until it calls ``done(value)``;

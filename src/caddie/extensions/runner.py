@@ -52,7 +52,13 @@ from caddie.extensions.event_types import (
     ToolResultEvent,
     ToolResultPatch,
 )
-from caddie.extensions.extension import CommandSpec, Handler, MessageRendererSpec, ShortcutSpec
+from caddie.extensions.extension import (
+    CommandSpec,
+    Handler,
+    MarkdownTransformContext,
+    MessageRendererSpec,
+    ShortcutSpec,
+)
 from caddie.extensions.extension import Extension as Extension  # runtime/ and modes/ import it from here
 from caddie.extensions.handler_context import ExtensionContext
 from caddie.tools.base import ToolDefinition
@@ -474,6 +480,27 @@ class ExtensionRunner:
                     )
                 out[key] = spec
         return ShortcutSet(out, warnings)
+
+    def transform_markdown(
+        self, markdown: str, context: MarkdownTransformContext, on_error: Callable[[str, Exception], None]
+    ) -> str:
+        """``markdown`` through every extension's markdown transformers in load order; one that raises (or
+        returns something else than a string) is skipped and ``on_error(extension path, error)`` told."""
+        for ext in self.extensions:
+            for transformer in ext.markdown_transformers:
+                try:
+                    changed = transformer(markdown, context)
+                except Exception as e:  # an extension's transformer must not break the drawing
+                    on_error(ext.path, e)
+                    continue
+                if isinstance(changed, str):
+                    markdown = changed
+                else:
+                    on_error(ext.path, TypeError(f"returned {type(changed).__name__}, not the markdown text"))
+        return markdown
+
+    def has_markdown_transformers(self) -> bool:
+        return any(ext.markdown_transformers for ext in self.extensions)
 
     def message_renderer(self, custom_type: str) -> MessageRendererSpec | None:
         """The renderer registered for ``custom_type`` (the last extension to register one wins)."""

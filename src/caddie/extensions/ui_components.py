@@ -38,8 +38,10 @@ Feature: TypeAlias = Literal[
     "paste",
     "themes",
     "tools_expanded",
+    "markdown_transformers",
 ]
-"""What ``ui.supports(feature)`` can be asked about."""
+"""What ``ui.supports(feature)`` can be asked about (``markdown_transformers``: ``api.register_markdown_transformer``
+is applied; only the interactive UI draws markdown)."""
 FEATURES: frozenset[str] = frozenset(Feature.__args__)  # type: ignore[attr-defined]
 
 
@@ -162,25 +164,55 @@ DEFAULT_THEME = ThemeView(
 
 @dataclass(slots=True)
 class OverlayOptions:
-    """Where ``ui.custom(..., overlay=True)`` floats (Pi's ``OverlayOptions``)."""
+    """Where ``ui.custom(..., overlay=True)`` floats (Pi's ``OverlayOptions``). Sizes and positions are
+    cells or a percentage of the screen (``"50%"``); ``row`` / ``col`` as a percentage put the box that far
+    between the top and bottom (left and right) edges."""
 
     anchor: Literal[
-        "center", "top", "bottom", "top-left", "top-right", "bottom-left", "bottom-right",
-        "top-center", "bottom-center", "left-center", "right-center",
-    ] = "center"  # fmt: skip
-    """Pi's nine anchors (``top-center`` and ``top`` are the same place, as are ``bottom-center`` and
-    ``bottom``)."""
+        "center",
+        "top-left",
+        "top-right",
+        "bottom-left",
+        "bottom-right",
+        "top-center",
+        "bottom-center",
+        "left-center",
+        "right-center",
+        "top",
+        "bottom",
+    ] = "center"
+    """Where the box sits when ``row`` / ``col`` are not given (``top`` and ``bottom``: caddie's names for
+    ``top-center`` and ``bottom-center``)."""
     width: int | str | None = None
-    """Cells, or a percentage of the screen (``"50%"``); None: as wide as the component draws."""
-    margin: int = 1
+    """Cells, or a percentage of the screen (``"50%"``); None: 80 cells at most, as Pi."""
     min_width: int | None = None
-    """At least this many cells wide."""
     max_height: int | str | None = None
-    """At most this many rows, or a percentage of the screen (``"50%"``); the rest of the component is cut."""
+    """Rows, or a percentage of the screen; a taller component scrolls inside the box."""
     offset_x: int = 0
-    """Cells to the right of the anchored place (negative: to the left)."""
+    """Cells to the right of where ``anchor`` / ``col`` put the box (negative: left)."""
     offset_y: int = 0
-    """Rows below the anchored place (negative: above)."""
+    """Rows below where ``anchor`` / ``row`` put the box (negative: up)."""
+    row: int | str | None = None
+    col: int | str | None = None
+    margin: int | OverlayMargin = 1
+    """Cells kept free at the screen's edges (one number for all four, or an ``OverlayMargin``)."""
+    visible: Callable[[int, int], bool] | None = None
+    """``visible(screen_width, screen_height)``: the box shows only while this is true."""
+    non_capturing: bool = False
+    """The keys stay with the editor while the box shows (``handle.focus()`` gives them to it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayMargin:
+    top: int = 0
+    right: int = 0
+    bottom: int = 0
+    left: int = 0
+
+
+OverlayOptionsSource: TypeAlias = "OverlayOptions | Callable[[], OverlayOptions]"
+"""``ui.custom``'s ``overlay_options``: the options, or a function that gives them each time the overlay is
+laid out (when the screen or the component changes), as Pi's."""
 
 
 class OverlayHandle(Protocol):
@@ -188,7 +220,11 @@ class OverlayHandle(Protocol):
 
     def unfocus(self) -> None: ...
 
+    def is_focused(self) -> bool: ...
+
     def set_hidden(self, hidden: bool) -> None: ...
+
+    def is_hidden(self) -> bool: ...
 
     def hide(self) -> None: ...
 
@@ -215,8 +251,25 @@ class AutocompleteProvider(Protocol):
         ...
 
 
+def call_leading(function: Callable[..., Any], *args: Any) -> Any:
+    """``function`` called with as many of ``args`` (from the first) as it takes: a factory or renderer
+    written before Pi's later arguments (the footer data, a tool renderer's context) keeps working."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything
+        return function(*args)
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return function(*args)
+    return function(*args[: len(positional)])
+
+
 ComponentFactory: TypeAlias = Callable[..., Any]
-"""``(tui, theme) -> Component`` for widgets, the footer and the header; ``(tui, theme, keybindings, done)``
+"""``(tui, theme) -> Component`` for widgets and the header, ``(tui, theme[, footer_data])`` for the footer
+(``FooterData``: ``get_git_branch()``, ``get_extension_statuses()``, ``get_available_provider_count()``,
+``on_branch_change(callback)``); ``(tui, theme, keybindings, done)``
 for ``ui.custom``; ``(tui, theme, keybindings) -> CustomEditor`` for ``ui.set_editor_component``."""
 AutocompleteFactory: TypeAlias = Callable[[AutocompleteProvider], AutocompleteProvider]
 """Receives the provider below it (the built-in one, or an earlier extension's) and returns its own."""
@@ -286,7 +339,7 @@ class UnavailableUI:
         factory: ComponentFactory,
         *,
         overlay: bool = False,
-        overlay_options: OverlayOptions | None = None,
+        overlay_options: OverlayOptionsSource | None = None,
         on_handle: Callable[[OverlayHandle], None] | None = None,
     ) -> Any:
         return None

@@ -50,11 +50,16 @@ class ToolDefinition:
     source: str = "builtin"
     """Who registered it: ``builtin`` or the extension's path."""
     render_call: Callable[..., Any] | None = None
-    """How the interactive UI shows a call (Pi's ``renderCall``): ``(args, theme) -> component | str | Rich
-    renderable``; None: caddie's one-line summary."""
+    """How the interactive UI shows a call (Pi's ``renderCall``): ``(args, theme, context) -> component | str
+    | Rich renderable`` (``context``: a ``ToolRenderContext``; a renderer may leave it out); None: caddie's
+    one-line summary."""
     render_result: Callable[..., Any] | None = None
-    """How it shows the result (Pi's ``renderResult``): ``(result, options, theme)`` where ``options`` has
-    ``expanded`` and ``is_partial``; None: caddie's preview of the output."""
+    """How it shows the result (Pi's ``renderResult``): ``(result, options, theme, context)`` where
+    ``options`` has ``expanded`` and ``is_partial`` and ``result`` is the whole ``ToolResult`` (images
+    included); None: caddie's preview of the output."""
+    render_shell: Literal["default", "self"] = "default"
+    """Pi's ``renderShell``: ``self`` draws the tool's renderers without caddie's tool-block background and
+    padding (the renderer draws its own frame)."""
 
     def json_schema(self) -> dict[str, Any]:
         if isinstance(self.parameters, dict):
@@ -63,6 +68,29 @@ class ToolDefinition:
 
     def as_provider_tool(self) -> Tool:
         return Tool(self.name, self.description, self.json_schema(), self.label, self.execution_mode)
+
+
+@dataclass(slots=True)
+class ToolRenderContext:
+    """The last argument of a tool's ``render_call`` / ``render_result`` (Pi's ``ToolRenderContext``): one
+    per tool call, shared by its call and result renders."""
+
+    args: Any
+    tool_call_id: str
+    invalidate: Callable[[], None]
+    """Draw this tool call again (after changing ``state`` from a timer, say)."""
+    last_component: Any
+    """What this renderer returned last time for this call (None the first time)."""
+    state: dict[str, Any]
+    """The renderers' own state for this call, kept between renders."""
+    cwd: str
+    execution_started: bool
+    args_complete: bool
+    is_partial: bool
+    expanded: bool
+    show_images: bool
+    """Whether the transcript shows images inline (``terminal.showImages``)."""
+    is_error: bool
 
 
 def pydantic_json_schema(model: type[BaseModel]) -> dict[str, Any]:

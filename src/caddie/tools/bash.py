@@ -8,6 +8,7 @@ abort or timeout. Output beyond 2,000 lines / 50 KB keeps its tail for the model
 from __future__ import annotations
 
 import asyncio
+import codecs
 import fnmatch
 import math
 import os
@@ -16,7 +17,7 @@ import signal as signal_module
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,48 @@ def kill_process_tree(pid: int) -> None:
             os.kill(pid, signal_module.SIGKILL)
         except OSError:
             pass
+
+
+LocalBashRunner = Callable[[str, str, Callable[[str], None], AbortSignal | None], Awaitable[int | None]]
+"""``run(command, cwd, on_output, signal) -> exit code`` (the shape of a ``user_bash`` runner)."""
+
+
+def create_local_bash_operations(shell_path: str | None = None) -> LocalBashRunner:
+    """Pi's ``createLocalBashOperations``: caddie's own local shell (its shell lookup, process group, kill on
+    cancel) as a runner a ``user_bash`` handler can wrap, e.g. to run ``source ~/.profile`` first::
+
+        local = create_local_bash_operations()
+        return UserBashResult(operations=lambda command, cwd, on_output, signal:
+                              local(f"source ~/.profile\n{command}", cwd, on_output, signal))
+
+    The output reaches ``on_output`` as text; a cancelled command returns None."""
+
+    async def run(
+        command: str, cwd: str, on_output: Callable[[str], None], signal: AbortSignal | None
+    ) -> int | None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+        def emit(data: bytes, final: bool = False) -> None:
+            text = decoder.decode(data, final)
+            if text:
+                on_output(text)
+
+        try:
+            code = await run_shell_command(
+                command,
+                cwd,
+                on_data=emit,
+                signal=signal,
+                timeout=None,
+                env=command_env({}),
+                shell_path=shell_path,
+            )
+        except Aborted:
+            return None
+        emit(b"", final=True)
+        return code
+
+    return run
 
 
 def resolve_timeout_seconds(timeout: float | None) -> float | None:

@@ -9,9 +9,9 @@ answer; the whole conversation is in the view however long the session, drawn on
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -53,8 +53,9 @@ from caddie.modes.interactive.render import (
 from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
+    from caddie.extensions.extension import MarkdownTransformContext
     from caddie.modes.interactive.keymap import Keybindings
-    from caddie.tools.base import ToolResult
+    from caddie.tools.base import ToolRenderContext, ToolResult
 
 B = TypeVar("B", bound=Block)
 FLUSH_INTERVAL = 1 / 15
@@ -67,6 +68,24 @@ def markdown(text: str) -> RenderableType:
     return chat_markdown(text, hyperlinks=True)  # links as OSC 8: clickable, the URL not printed
 
 
+MarkdownTransform = Callable[[str, "MarkdownTransformContext"], str]
+
+
+MarkdownKind = Literal["user", "assistant", "assistant-thinking"]
+
+
+def transformed(block: Block, text: str, kind: MarkdownKind, streaming: bool = False, width: int = 0) -> str:
+    """``text`` as the extensions' markdown transformers change it for display (unchanged without any)."""
+    view = block.view
+    transform = view.markdown_transform if isinstance(view, Conversation) else None
+    if transform is None:
+        return text
+    from caddie.extensions.extension import MarkdownTransformContext
+
+    columns = width if width > 0 else (block.measured_width if block.measured_width > 0 else 80)
+    return transform(text, MarkdownTransformContext(kind, streaming, columns))
+
+
 class Conversation(TranscriptView):
     """Holds every block of the transcript; stays scrolled to the end unless the user scrolls up. Dirty
     blocks are drawn again on a short timer; blocks that show a running time tick every second."""
@@ -75,6 +94,8 @@ class Conversation(TranscriptView):
         super().__init__(id=id)
         self._dirty: dict[int, Block] = {}
         self._ticking: dict[int, Block] = {}
+        self.markdown_transform: MarkdownTransform | None = None
+        """The extensions' markdown transformers (``api.register_markdown_transformer``), display only."""
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -139,6 +160,8 @@ class MarkdownText(Streaming):
         self._frozen_width = -1
         self.renders = 0
         """How often the live part was drawn (tests check the throttle)."""
+        self.streaming = False
+        """Deltas are arriving (the markdown transformers are told the text is partial)."""
 
     @property
     def text(self) -> str:
@@ -149,10 +172,12 @@ class MarkdownText(Streaming):
 
     def append(self, delta: str) -> None:
         self.text_so_far += delta
+        self.streaming = True
         self.schedule()
 
     def set_text(self, text: str) -> None:
         """The whole text (the message's final content): what was frozen is kept only if it still matches."""
+        self.streaming = False
         if text != self.text_so_far or self.renders == 0:
             if not text.startswith(self.text_so_far[: self._frozen_upto]):
                 self.frozen, self._frozen_lines, self._frozen_upto = [], [], 0
@@ -170,7 +195,7 @@ class MarkdownText(Streaming):
 
     def content(self) -> RenderableType:
         tail = self.text_so_far[self._frozen_upto :]
-        return markdown(tail) if tail.strip() else Text("")
+        return markdown(transformed(self, tail, "assistant", self.streaming)) if tail.strip() else Text("")
 
     def lines(self, view: TranscriptView, width: int) -> list[Strip]:
         if self._lines is not None and self._width == width:
@@ -180,7 +205,12 @@ class MarkdownText(Streaming):
         while len(self._frozen_lines) < len(self.frozen):
             piece = self.frozen[len(self._frozen_lines)]
             self._frozen_lines.append(
-                [*view.render_renderable(markdown(piece), self, width), Strip.blank(width)]
+                [
+                    *view.render_renderable(
+                        markdown(transformed(self, piece, "assistant", False, width)), self, width
+                    ),
+                    Strip.blank(width),
+                ]
             )
         tail = self.text_so_far[self._frozen_upto :]
         live = view.render_renderable(self.content(), self, width) if tail.strip() else []
@@ -235,7 +265,7 @@ class UserBlock(Block):
         self.text = text
 
     def content(self) -> RenderableType:
-        return Text(self.text)
+        return Text(transformed(self, self.text, "user"))
 
     def search_text(self) -> str:
         return self.text
@@ -332,7 +362,9 @@ class ThinkingBlock(ExpandableBlock):
             state = "Thinking…" if self.streaming else "Thinking"
             count = f" ({lines} line{'s' if lines != 1 else ''})" if lines else ""
             return Text(f"▸ {state}{count}  ctrl+t to expand")
-        return Text(f"▾ Thinking\n{self.text.strip()}")
+        return Text(
+            f"▾ Thinking\n{transformed(self, self.text.strip(), 'assistant-thinking', self.streaming)}"
+        )
 
 
 class ToolBlock(ExpandableBlock):
@@ -358,6 +390,33 @@ class ToolBlock(ExpandableBlock):
         """The tool's own look for its call (``ToolDefinition.render_call``), with ``theme``."""
         self.render_result: Callable[..., Any] | None = None
         self.theme: Any = None
+        self.result_content: list[Any] | None = None
+        """The result's content as the tool returned it (images included), for ``render_result``."""
+        self.render_state: dict[str, Any] = {}
+        """The renderers' ``context.state`` for this call."""
+        self.last_drawn: dict[str, Any] = {}
+        """What ``render_call`` / ``render_result`` returned last (their ``context.last_component``)."""
+        self.show_images = True
+        self.render_shell = "default"
+        """``self``: the tool's renderers draw without the tool block's background and padding."""
+
+    def use_renderers(
+        self,
+        render_call: Callable[..., Any] | None,
+        render_result: Callable[..., Any] | None,
+        shell: str,
+        theme: Any,
+    ) -> None:
+        """The tool's own renderers (``ToolDefinition``), its ``render_shell`` and the theme to draw with."""
+        self.render_call, self.render_result, self.render_shell, self.theme = (
+            render_call,
+            render_result,
+            shell,
+            theme,
+        )
+        if shell == "self":
+            self.padding = 0
+            self.component = "transcript--text"
 
     def set_args(self, args: Any) -> None:
         self.args = args
@@ -374,46 +433,77 @@ class ToolBlock(ExpandableBlock):
 
     def progress(self, partial: ToolResult) -> None:
         """Streaming output (bash): redrawn at most ~15 times a second."""
-        self.output = content_text(list(partial.content))
+        self.result_content = list(partial.content)
+        self.output = content_text(self.result_content)
         if isinstance(self.view, Conversation):
             self.view.schedule(self)
 
-    def finish(self, content_output: str, details: Any, is_error: bool) -> None:
+    def finish(self, content: str | Sequence[Any], details: Any, is_error: bool) -> None:
+        """The result: its text, or its content (then images reach ``render_result`` too)."""
         if isinstance(self.view, Conversation):
             self.view.ticking(self, False)
         if self.started is not None and self.duration is None:
             self.duration = time.monotonic() - self.started
         self.status = "error" if is_error else "done"
-        self.output = content_output
+        if isinstance(content, str):
+            self.output, self.result_content = content, None
+        else:
+            self.result_content = list(content)
+            self.output = content_text(self.result_content)
         self.details = details
-        self.component = "transcript--tool-error" if is_error else "transcript--tool"
+        if self.render_shell != "self":
+            self.component = "transcript--tool-error" if is_error else "transcript--tool"
         self.redraw()
 
     def search_text(self) -> str:
         summary = summarize_tool_call(self.tool_name, self.args, self.cwd)
         return f"{summary.label} {summary.subject}\n{self.output}"
 
-    def _drawn_by_tool(self, draw: Callable[..., Any], *args: Any) -> RenderableType | None:
-        """What the tool's renderer draws (a component, a string or a Rich renderable); None on failure."""
+    def render_context(self, slot: str) -> ToolRenderContext:
+        """Pi's ``ToolRenderContext`` for the ``call`` or ``result`` renderer of this call."""
+        from caddie.tools.base import ToolRenderContext
+
+        return ToolRenderContext(
+            args=self.args,
+            tool_call_id=self.call_id,
+            invalidate=self.redraw,
+            last_component=self.last_drawn.get(slot),
+            state=self.render_state,
+            cwd=self.cwd or "",
+            execution_started=self.status != "pending",
+            args_complete=self.status != "pending",
+            is_partial=self.status == "running",
+            expanded=self.expanded,
+            show_images=self.show_images,
+            is_error=self.status == "error",
+        )
+
+    def _drawn_by_tool(self, slot: str, draw: Callable[..., Any], *args: Any) -> RenderableType | None:
+        """What the tool's renderer draws (a component, a string or a Rich renderable), given the theme and
+        the render context after ``args`` (a renderer that takes fewer arguments gets fewer); on failure
+        caddie's look with the reason."""
+        from caddie.extensions.ui_components import call_leading
         from caddie.modes.interactive.extension_ui import as_renderable
 
         try:
-            return as_renderable(
-                draw(*args, self.theme), self.measured_width if self.measured_width > 0 else 80
-            )
+            drawn = call_leading(draw, *args, self.theme, self.render_context(slot))
+            self.last_drawn[slot] = drawn
+            return as_renderable(drawn, self.measured_width if self.measured_width > 0 else 80)
         except Exception as e:  # the tool's renderer failed: caddie's look, with the reason
             return Text(f"[{self.tool_name} renderer failed: {type(e).__name__}: {e}]", style="red")
 
     def build(self) -> RenderableType:
-        custom_head = self._drawn_by_tool(self.render_call, self.args) if self.render_call else None
+        custom_head = self._drawn_by_tool("call", self.render_call, self.args) if self.render_call else None
         custom_body = None
-        if self.render_result is not None and self.status in ("running", "done", "error") and self.output:
+        has_result = bool(self.output or self.result_content)
+        if self.render_result is not None and self.status in ("running", "done", "error") and has_result:
             from caddie.ai.messages import TextContent
             from caddie.tools.base import ToolResult
 
             options = ResultRenderOptions(self.expanded, self.status == "running")
-            result = ToolResult([TextContent(self.output)], self.details)
-            custom_body = self._drawn_by_tool(self.render_result, result, options)
+            content = self.result_content if self.result_content is not None else [TextContent(self.output)]
+            result = ToolResult(list(content), self.details)
+            custom_body = self._drawn_by_tool("result", self.render_result, result, options)
         if custom_head is not None or custom_body is not None:
             head_part = custom_head if custom_head is not None else self._head()
             return Group(head_part, custom_body) if custom_body is not None else head_part

@@ -14,11 +14,13 @@ from rich.text import Text
 from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from caddie.modes.interactive.editor import NEWLINE_KEYS
+from caddie.modes.interactive.keymap import Keybindings, keyed, textual_keymap
 
 DIALOG_CSS = """
 CancellableScreen { align: center middle; }
@@ -40,15 +42,31 @@ CancellableScreen TextArea:focus { border: none; }
 """
 
 
+def keys_in_force(node: DOMNode) -> Keybindings:
+    """The running app's key bindings (keybindings.json, read again on /reload); Pi's defaults outside one."""
+    try:
+        keys = getattr(node.app, "keys", None)
+    except (RuntimeError, AttributeError):  # NoActiveAppError: built outside a running app
+        return Keybindings()
+    return keys if isinstance(keys, Keybindings) else Keybindings()
+
+
 class CancellableScreen(ModalScreen[Any]):
-    """A modal that Esc (or the app's Ctrl+C) closes with ``cancel_value``."""
+    """A modal that Esc or Ctrl+C (Pi's ``tui.select.cancel``) closes with ``cancel_value``.
+
+    Its keys and its subclasses' are bindings by Pi's ids (``keyed``): when it opens, the keys of the
+    user's keybindings.json replace Pi's defaults (Textual's keymap)."""
 
     DEFAULT_CSS = DIALOG_CSS
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", show=False),
-        Binding("ctrl+c", "cancel", show=False, priority=True),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [keyed("tui.select.cancel", "cancel")]
     cancel_value: Any = None
+
+    def on_mount(self) -> None:
+        self.app.set_keymap(textual_keymap(keys_in_force(self)))
+
+    def key_hint(self, binding_id: str) -> str:
+        """The first key of ``binding_id`` as hints write it (``ctrl+s``), or ``unbound``."""
+        return keys_in_force(self).hint(binding_id).lower()
 
     def action_cancel(self) -> None:
         self.dismiss(self.cancel_value)
@@ -101,10 +119,11 @@ class ListScreen(CancellableScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CancellableScreen.BINDINGS,
-        Binding("up", "move(-1)", show=False),
-        Binding("down", "move(1)", show=False),
-        Binding("pageup", "move(-10)", show=False),
-        Binding("pagedown", "move(10)", show=False),
+        keyed("tui.select.up", "move(-1)"),
+        keyed("tui.select.down", "move(1)"),
+        keyed("tui.select.pageUp", "move(-10)"),
+        keyed("tui.select.pageDown", "move(10)"),
+        keyed("tui.select.confirm", "confirm"),
     ]
 
     filter_input_class: type[Input] = Input
@@ -211,6 +230,9 @@ class ListScreen(CancellableScreen):
         event.stop()
         self.pick(event.option_index + self.window_start)
 
+    def action_confirm(self) -> None:
+        self.pick()
+
     def action_move(self, step: int) -> None:
         current = self.highlighted_index
         self.highlight((current if current is not None else 0) + step)
@@ -269,6 +291,11 @@ class ConfirmScreen(ListScreen):
 class InputScreen(CancellableScreen):
     """``ui.input``: one line of text, or None."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *CancellableScreen.BINDINGS,
+        keyed("tui.select.confirm", "confirm"),
+    ]
+
     def __init__(self, title: str, placeholder: str | None = None, value: str = "") -> None:
         super().__init__()
         self.title_text = title
@@ -287,6 +314,9 @@ class InputScreen(CancellableScreen):
     @on(Input.Submitted, "#value")
     def _submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
+
+    def action_confirm(self) -> None:
+        self.dismiss(self.query_one("#value", Input).value)
 
 
 class DialogEditor(TextArea):

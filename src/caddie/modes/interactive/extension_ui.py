@@ -11,20 +11,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import App, SuspendNotSupported
-from textual.binding import Binding, BindingType
-from textual.containers import Container
-from textual.screen import ModalScreen
 from textual.theme import Theme
 from textual.widget import Widget
 from textual.widgets import Static
 
-from caddie.extensions.ui_components import KeyInput, OverlayOptions, TerminalNotSuspendable, ThemeView
+from caddie.extensions.ui_components import KeyInput, TerminalNotSuspendable, ThemeView
+from caddie.modes.interactive.overlays import OverlayScreen as OverlayScreen  # its home is overlays.py
 from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 PI_TOKENS = {
@@ -184,79 +182,6 @@ class ComponentBlock(Block):
     def content(self) -> RenderableType:
         width = self.measured_width if self.measured_width > 0 else 80
         return component_lines(self.drawn, width)
-
-
-_ANCHORS = {
-    "center": ("center", "middle"), "top": ("center", "top"), "bottom": ("center", "bottom"),
-    "top-left": ("left", "top"), "top-right": ("right", "top"), "bottom-left": ("left", "bottom"),
-    "bottom-right": ("right", "bottom"), "top-center": ("center", "top"), "bottom-center": ("center", "bottom"),
-    "left-center": ("left", "middle"), "right-center": ("right", "middle"),
-}  # fmt: skip
-
-
-class OverlayScreen(ModalScreen[Any]):
-    """``ui.custom(..., overlay=True)``: the component floating over the conversation, which stays visible."""
-
-    DEFAULT_CSS = """
-    OverlayScreen { background: $background 0%; }
-    OverlayScreen > #overlay { height: auto; width: auto; max-width: 100%; border: round $accent; background: $surface; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+c", "dismiss_overlay", show=False, priority=True)]
-
-    def __init__(self, component: Any, options: OverlayOptions) -> None:
-        super().__init__()
-        self.component = component
-        self.options = options
-        self.view = ComponentView(component, focusable=True)
-
-    def compose(self) -> Any:
-        with Container(id="overlay"):
-            yield self.view
-
-    def on_mount(self) -> None:
-        horizontal, vertical = _ANCHORS.get(self.options.anchor, ("center", "middle"))
-        self.styles.align = (horizontal, vertical)  # type: ignore[assignment]  # valid names, str-typed
-        box = self.query_one("#overlay")
-        box.styles.margin = self.options.margin
-        options = self.options
-        for size, rule, unit in ((options.width, "width", "vw"), (options.max_height, "max_height", "vh")):
-            if isinstance(size, int):
-                setattr(box.styles, rule, size)
-            elif isinstance(size, str) and size.endswith("%"):  # of the screen, as Pi's
-                setattr(box.styles, rule, size[:-1] + unit)
-        if options.min_width is not None:
-            box.styles.min_width = options.min_width
-        if options.max_height is not None:
-            box.styles.overflow_y = "hidden"
-        if options.offset_x or options.offset_y:
-            box.styles.offset = (options.offset_x, options.offset_y)
-        self.view.focus()
-
-    def action_dismiss_overlay(self) -> None:
-        self.dismiss(None)
-
-
-class OverlayControl:
-    """The ``on_handle`` argument of an overlay (Pi's ``OverlayHandle``)."""
-
-    def __init__(self, screen: OverlayScreen) -> None:
-        self.screen = screen
-
-    def focus(self) -> None:
-        self.screen.view.focus()
-
-    def unfocus(self) -> None:
-        self.screen.set_focus(None)
-
-    def set_hidden(self, hidden: bool) -> None:
-        """Hidden, the overlay takes no keys; shown again, it has the focus back."""
-        self.screen.query_one("#overlay").display = not hidden
-        if not hidden:
-            self.screen.view.focus()
-
-    def hide(self) -> None:
-        if self.screen.is_current:
-            self.screen.dismiss(None)
 
 
 def mount_in_place_of(widget: Widget, replacement: Widget) -> None:

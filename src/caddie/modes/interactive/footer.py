@@ -265,9 +265,9 @@ class WidgetArea(Vertical):
             instead_of.remove()
 
 
-def git_branch(cwd: str) -> str | None:
-    """The checked-out branch of the git repository around ``cwd`` (a short commit id when detached), read
-    from ``.git/HEAD``; None outside a repository."""
+def git_head(cwd: str) -> str | None:
+    """What ``.git/HEAD`` of the repository around ``cwd`` says (``ref: refs/heads/main``, or a commit id
+    when detached); None outside a repository."""
     from pathlib import Path
 
     here = Path(cwd)
@@ -281,8 +281,88 @@ def git_branch(cwd: str) -> str | None:
             git = (folder / target).resolve()
         if git.is_dir():
             try:
-                head = (git / "HEAD").read_text(encoding="utf-8").strip()
+                return (git / "HEAD").read_text(encoding="utf-8").strip()
             except OSError:
                 return None
-            return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else head[:7]
     return None
+
+
+def git_branch(cwd: str) -> str | None:
+    """The checked-out branch of the git repository around ``cwd`` (a short commit id when detached), read
+    from ``.git/HEAD``; None outside a repository."""
+    head = git_head(cwd)
+    if head is None:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else head[:7]
+
+
+BRANCH_POLL_S = 1.0
+"""How often the footer data looks at ``.git/HEAD`` while a footer listens for branch changes."""
+
+
+class FooterData:
+    """Pi's footer data (``ReadonlyFooterDataProvider``), the third argument of ``ui.set_footer``'s factory:
+    what a footer shows that ``ctx`` does not have."""
+
+    def __init__(
+        self,
+        cwd: Callable[[], str],
+        statuses: Callable[[], Mapping[str, str]],
+        providers: Callable[[], int],
+        every: Callable[[float, Callable[[], None]], Any],
+        report: Callable[[str], None],
+    ) -> None:
+        """``every(seconds, callback)`` starts a repeating timer and returns it (``.stop()`` ends it);
+        ``report`` shows a listener's failure."""
+        self._report = report
+        self._cwd = cwd
+        self._statuses = statuses
+        self._providers = providers
+        self._every = every
+        self._listeners: list[Callable[[], Any]] = []
+        self._timer: Any = None
+        self._branch: str | None = None
+
+    def get_git_branch(self) -> str | None:
+        """The current git branch; ``"detached"`` at a detached HEAD; None outside a repository (as Pi)."""
+        head = git_head(self._cwd())
+        if head is None:
+            return None
+        return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else "detached"
+
+    def get_extension_statuses(self) -> Mapping[str, str]:
+        """The texts extensions set with ``ui.set_status``, by key."""
+        return dict(self._statuses())
+
+    def get_available_provider_count(self) -> int:
+        """How many providers have a model that can be used (a key, or a local server)."""
+        return self._providers()
+
+    def on_branch_change(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback`` when the git branch changes (checked every second while someone listens);
+        returns the function that stops it."""
+        self._listeners.append(callback)
+        if self._timer is None:
+            self._branch = self.get_git_branch()
+            self._timer = self._every(BRANCH_POLL_S, self.check_branch)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+            if not self._listeners and self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+
+        return unsubscribe
+
+    def check_branch(self) -> None:
+        """Tell the listeners when the branch is not the one seen last (an extension's error is its own)."""
+        branch = self.get_git_branch()
+        if branch == self._branch:
+            return
+        self._branch = branch
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception as e:  # a listener's failure must not stop the others or the timer
+                self._report(f"A footer's branch-change listener failed: {type(e).__name__}: {e}")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from textual.binding import Binding
+
 from caddie.config.key_names import EQUIVALENT as _EQUIVALENT
 from caddie.config.key_names import canonical_key, display_key, textual_key
 
@@ -29,8 +31,10 @@ __all__ = [
     "Keybindings",
     "canonical_key",
     "display_key",
+    "keyed",
     "load_keybindings",
     "textual_key",
+    "textual_keymap",
 ]
 
 KeySpec = str | list[str]
@@ -287,3 +291,23 @@ def load_keybindings(path: Path) -> Keybindings:
         )
     user, warnings = parse_keybindings(raw, str(path))
     return Keybindings(user, path, warnings)
+
+
+UNBOUND_KEY = "caddie_unbound"
+"""A key no terminal sends: where the file unbinds an id (``[]``), its screen binding moves here (Textual's
+keymap can replace a binding's keys, not remove them)."""
+
+
+def keyed(binding_id: str, action: str, *, priority: bool = True) -> Binding:
+    """A dialog's binding for ``binding_id`` with Pi's default keys; ``textual_keymap`` rebinds it."""
+    keys = ",".join(textual_key(k) for k in BY_ID[binding_id].defaults) or UNBOUND_KEY
+    return Binding(keys, action, show=False, priority=priority, id=binding_id)
+
+
+def textual_keymap(keys: Keybindings) -> dict[str, str]:
+    """Textual's keymap (binding id → its keys, comma-separated, in Textual's names) for every id the
+    user's file binds: it rebinds the ``keyed`` bindings of pickers and dialogs."""
+    return {
+        binding_id: ",".join(textual_key(k) for k in keys.keys(binding_id)) or UNBOUND_KEY
+        for binding_id in keys.user
+    }

@@ -19,7 +19,8 @@ from textual.widgets import Input, Static
 
 from caddie.ai.model import Model
 from caddie.config.paths import sessions_root
-from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen
+from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, ListScreen, keys_in_force
+from caddie.modes.interactive.keymap import keyed
 from caddie.modes.interactive.render import format_count, one_line, short_path
 from caddie.modes.interactive.tree_rows import TreeFilter, TreeRow, describe_entry, tree_rows
 from caddie.session.entries import LabelEntry, MessageEntry, SessionEntry
@@ -75,13 +76,13 @@ class SessionPicker(ListScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
-        Binding("tab", "toggle_scope", show=False, priority=True),
-        Binding("ctrl+n", "toggle_named", show=False, priority=True),
-        Binding("ctrl+p", "toggle_path", show=False, priority=True),
-        Binding("ctrl+d", "delete", show=False, priority=True),
-        Binding("ctrl+r", "rename", show=False, priority=True),
-        Binding("ctrl+s", "toggle_sort", show=False, priority=True),
-        Binding("ctrl+backspace", "delete_if_no_query", show=False, priority=True),
+        keyed("tui.input.tab", "toggle_scope"),
+        keyed("app.session.toggleNamedFilter", "toggle_named"),
+        keyed("app.session.togglePath", "toggle_path"),
+        keyed("app.session.delete", "delete"),
+        keyed("app.session.rename", "rename"),
+        keyed("app.session.toggleSort", "toggle_sort"),
+        keyed("app.session.deleteNoninvasive", "delete_if_no_query"),
     ]
 
     def __init__(
@@ -120,9 +121,12 @@ class SessionPicker(ListScreen):
         other = "this project" if self.scope == "all" else "all projects"
         named = "all" if self.named_only else "named only"
         path = "off" if self.show_path else "on"
+        key = self.key_hint
         return (
-            f"↑↓ move · enter resume · tab {other} · ctrl+s sort · ctrl+r rename · ctrl+d delete · "
-            f"ctrl+n {named} · ctrl+p path {path} · esc cancel"
+            f"↑↓ move · enter resume · {key('tui.input.tab')} {other} · {key('app.session.toggleSort')} sort · "
+            f"{key('app.session.rename')} rename · {key('app.session.delete')} delete · "
+            f"{key('app.session.toggleNamedFilter')} {named} · {key('app.session.togglePath')} path {path} · "
+            f"{key('tui.select.cancel')} cancel"
         )
 
     def _choices(self, sessions: Sequence[SessionSummary], with_cwd: bool) -> list[Choice]:
@@ -358,42 +362,56 @@ class ForkPicker(ListScreen):
 
 
 class TreeSearch(Input):
-    """The tree's search line; Shift+L (typed as ``L``) edits a label and Shift+T shows the labels' times
-    instead of typing, as in Pi."""
+    """The tree's search line; the keys of app.tree.editLabel (Shift+L, typed as ``L``) and
+    app.tree.toggleLabelTimestamp (Shift+T) act instead of typing, as in Pi."""
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.character in ("L", "T") and isinstance(self.screen, TreePicker):
-            event.stop()
-            event.prevent_default()
-            if event.character == "L":
-                self.screen.action_edit_label()
-            else:
-                self.screen.action_toggle_label_times()
-            return
+        screen = self.screen
+        if isinstance(screen, TreePicker):
+            keys = keys_in_force(self)
+            pressed = event.character if event.character in ("L", "T") else event.key
+            action = (
+                screen.action_edit_label
+                if keys.matches(pressed, "app.tree.editLabel")
+                else screen.action_toggle_label_times
+                if keys.matches(pressed, "app.tree.toggleLabelTimestamp")
+                else None
+            )
+            if action is not None:
+                event.stop()
+                event.prevent_default()
+                action()
+                return
         await super()._on_key(event)
+
+
+TREE_PAGE_IDS = ("tui.select.pageUp", "tui.select.pageDown")
+"""The tree pages by a screenful (``action_page``) where other lists move ten rows."""
 
 
 class TreePicker(ListScreen):
     """/tree: every entry of the session; Enter moves the leaf there. Ctrl+O cycles what is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *ListScreen.BINDINGS,
+        *(b for b in ListScreen.BINDINGS if getattr(b, "id", None) not in TREE_PAGE_IDS),
         Binding("home", "edge(0)", show=False, priority=True),
         Binding("end", "edge(1)", show=False, priority=True),
-        Binding("ctrl+o", "cycle_filter", show=False, priority=True),
-        Binding("ctrl+shift+o", "cycle_filter(-1)", show=False, priority=True),
-        Binding("ctrl+u", "set_filter('user')", show=False, priority=True),
-        Binding("ctrl+t", "set_filter('no-tools')", show=False, priority=True),
-        Binding("ctrl+a", "set_filter('all')", show=False, priority=True),
-        Binding("ctrl+d", "set_filter('default')", show=False, priority=True),
-        Binding("ctrl+l", "set_filter('labeled')", show=False, priority=True),
-        Binding("shift+l", "edit_label", show=False, priority=True),
-        Binding("shift+t", "toggle_label_times", show=False, priority=True),
-        Binding("ctrl+x", "copy_entry", show=False, priority=True),
-        Binding("ctrl+left,alt+left", "fold_or_up", show=False, priority=True),
-        Binding("ctrl+right,alt+right", "unfold_or_down", show=False, priority=True),
-        Binding("left", "page(-1)", show=False, priority=True),
-        Binding("right", "page(1)", show=False, priority=True),
+        keyed("app.tree.filter.cycleForward", "cycle_filter"),
+        keyed("app.tree.filter.cycleBackward", "cycle_filter(-1)"),
+        keyed("app.tree.filter.userOnly", "set_filter('user')"),
+        keyed("app.tree.filter.noTools", "set_filter('no-tools')"),
+        keyed("app.tree.filter.all", "set_filter('all')"),
+        keyed("app.tree.filter.default", "set_filter('default')"),
+        keyed("app.tree.filter.labeledOnly", "set_filter('labeled')"),
+        keyed("app.tree.editLabel", "edit_label"),
+        keyed("app.tree.toggleLabelTimestamp", "toggle_label_times"),
+        keyed("app.message.copy", "copy_entry"),
+        keyed("app.tree.foldOrUp", "fold_or_up"),
+        keyed("app.tree.unfoldOrDown", "unfold_or_down"),
+        keyed("tui.editor.cursorLeft", "page(-1)"),
+        keyed("tui.select.pageUp", "page(-1)"),
+        keyed("tui.editor.cursorRight", "page(1)"),
+        keyed("tui.select.pageDown", "page(1)"),
     ]
 
     filter_input_class = TreeSearch
@@ -427,8 +445,16 @@ class TreePicker(ListScreen):
             self._choices(),
             filter_placeholder="type to search the tree (text and labels)",
             initial=self.current_id,
-            hint="↑↓ move · ←→ page · ctrl+←→ fold/branch · enter go there · shift+l label · shift+t label "
-            "time · ctrl+x copy · ctrl+o filter: default, no tools, user, labeled, all · esc cancel",
+            hint=self._hint(),
+        )
+
+    def _hint(self) -> str:
+        key = self.key_hint
+        return (
+            f"↑↓ move · ←→ page · {key('app.tree.foldOrUp')}/{key('app.tree.unfoldOrDown')} fold/branch · "
+            f"enter go there · {key('app.tree.editLabel')} label · {key('app.tree.toggleLabelTimestamp')} "
+            f"label time · {key('app.message.copy')} copy · {key('app.tree.filter.cycleForward')} filter: "
+            f"default, no tools, user, labeled, all · {key('tui.select.cancel')} cancel"
         )
 
     def _choices(self) -> list[Choice]:

@@ -12,11 +12,12 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import Input, Static
 
 from caddie.ai.model import Model
 from caddie.modes.interactive.dialogs import Choice, ListScreen
+from caddie.modes.interactive.keymap import keyed
 
 Enabled = list[str] | None
 """The enabled models' refs in cycle order; None: every model (no scope)."""
@@ -65,12 +66,12 @@ class ScopedModelsScreen(ListScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
-        Binding("ctrl+a", "all", show=False, priority=True),
-        Binding("ctrl+x", "clear", show=False, priority=True),
-        Binding("ctrl+p", "provider", show=False, priority=True),
-        Binding("alt+up", "reorder(-1)", show=False, priority=True),
-        Binding("alt+down", "reorder(1)", show=False, priority=True),
-        Binding("ctrl+s", "save", show=False, priority=True),
+        keyed("app.models.enableAll", "all"),
+        keyed("app.models.clearAll", "clear"),
+        keyed("app.models.toggleProvider", "provider"),
+        keyed("app.models.reorderUp", "reorder(-1)"),
+        keyed("app.models.reorderDown", "reorder(1)"),
+        keyed("app.models.save", "save"),
     ]
 
     def __init__(
@@ -88,7 +89,8 @@ class ScopedModelsScreen(ListScreen):
         """Writes settings ``enabledModels``; a sentence when it failed."""
         self.dirty = False
         super().__init__(
-            "Scoped models: what Ctrl+P cycles among (for this session; ctrl+s saves)",
+            f"Scoped models: what {self.key_hint('app.model.cycleForward')} cycles among (for this session; "
+            f"{self.key_hint('app.models.save')} saves)",
             self._choices(),
             filter_placeholder="type to filter models",
             hint=self._hint(),
@@ -108,9 +110,13 @@ class ScopedModelsScreen(ListScreen):
 
     def _hint(self) -> str:
         count = "all enabled" if self.enabled is None else f"{len(self.enabled)}/{len(self.every)} enabled"
+        key = self.key_hint
         return (
-            "enter toggle · ctrl+a all · ctrl+x clear · ctrl+p provider · alt+↑↓ reorder · ctrl+s save · "
-            f"esc close · {count}" + (" (unsaved)" if self.dirty else "")
+            f"{key('tui.select.confirm')} toggle · {key('app.models.enableAll')} all · "
+            f"{key('app.models.clearAll')} clear · {key('app.models.toggleProvider')} provider · "
+            f"{key('app.models.reorderUp')}/{key('app.models.reorderDown')} reorder · "
+            f"{key('app.models.save')} save · {key('tui.select.cancel')} close · {count}"
+            + (" (unsaved)" if self.dirty else "")
         )
 
     def _filtered(self) -> list[str] | None:

@@ -34,6 +34,7 @@ from caddie.modes.interactive.conversation import (
     ImageBlock,
     InfoBlock,
     Loaded,
+    MarkdownTransform,
     SkillBlock,
     StartupHeader,
     SummaryBlock,
@@ -44,11 +45,12 @@ from caddie.modes.interactive.conversation import (
 )
 from caddie.modes.interactive.footer import PendingMessages, WorkingLine
 from caddie.modes.interactive.host import ViewOptions
-from caddie.modes.interactive.render import any_usage_estimated, content_text, skill_invocation, usage_totals
+from caddie.modes.interactive.render import any_usage_estimated, skill_invocation, usage_totals
 from caddie.modes.interactive.transcript_view import Block
 
 if TYPE_CHECKING:
     from caddie.extensions.api import NotifyLevel
+    from caddie.extensions.extension import MarkdownTransformContext
     from caddie.modes.interactive.extension_hooks import ExtensionHooks
     from caddie.modes.interactive.keymap import Keybindings
     from caddie.modes.interactive.ui import TextualUI
@@ -171,7 +173,7 @@ class Transcript:
         self.compaction_errors = 0
         """Compaction errors shown so far (``/compact`` shows its own only when the event did not)."""
         self._early: list[Block] = []
-        self._renderers: dict[str, tuple[Any, Any]] | None = None
+        self._renderers: dict[str, tuple[Any, Any, str]] | None = None
         """Tools with renderers of their own, looked up once per drawing of the session."""
 
     # -- drawing the whole session -------------------------------------------------------------------
@@ -181,6 +183,7 @@ class Transcript:
         self.tools = {}
         self._renderers = None
         await self.conversation.reset()
+        self.conversation.markdown_transform = self._markdown_transform(session)
         widgets: list[Block] = [self.header()]
         for message in session.messages:  # the whole conversation: the view draws only what is on screen
             widgets.extend(self.widgets_for(message))
@@ -226,17 +229,16 @@ class Transcript:
         if isinstance(message, AssistantMessage):
             return self._assistant_view(message).initial_blocks
         if isinstance(message, ToolResultMessage):
-            text = content_text(message.content)
             existing = self.tools.get(message.tool_call_id)
             if existing is not None:
-                existing.finish(text, message.details, message.is_error)
+                existing.finish(message.content, message.details, message.is_error)
                 images = self.images_of(message.content)
                 if images and existing.view is not None:  # live: right after the call's block
                     existing.view.insert_after(existing, images)
                     return None
                 return images or None
             orphan = ToolBlock(message.tool_call_id, message.tool_name, {}, None, view.tools_expanded)
-            orphan.finish(text, message.details, message.is_error)
+            orphan.finish(message.content, message.details, message.is_error)
             return orphan
         if isinstance(message, CustomMessage):
             return (
@@ -252,6 +254,30 @@ class Transcript:
             return summary_block(message, view.tools_expanded)
         return None
 
+    def _markdown_transform(self, session: AgentSession) -> MarkdownTransform:
+        """The extensions' markdown transformers as one function (the session's extensions as they are at
+        each call: /reload may change them); a failing one is reported once per extension."""
+        reported: set[str] = set()
+
+        def failed(source: str, error: Exception) -> None:
+            if source not in reported:
+                reported.add(source)
+                message = (
+                    f"Extension {source}: its markdown transformer failed ({type(error).__name__}: {error}); "
+                    "it is skipped"
+                )
+                self.conversation.call_later(self.host.show_notice, message, "error")  # not while drawing
+
+        def transform(text: str, context: MarkdownTransformContext) -> str:
+            runner = session.extensions
+            return (
+                runner.transform_markdown(text, context, failed)
+                if runner.has_markdown_transformers()
+                else text
+            )
+
+        return transform
+
     def _tool_renderers(self, block: ToolBlock) -> None:
         """The tool's own ``render_call``/``render_result``, when its definition has them."""
         session = self.host.session
@@ -259,14 +285,14 @@ class Transcript:
             return
         if self._renderers is None:
             self._renderers = {
-                t.name: (t.render_call, t.render_result)
+                t.name: (t.render_call, t.render_result, t.render_shell)
                 for t in session.state().tools
                 if t.render_call is not None or t.render_result is not None
             }
         found = self._renderers.get(block.tool_name)
         if found is not None:
-            block.render_call, block.render_result = found
-            block.theme = self.host.ui.theme
+            block.use_renderers(*found, self.host.ui.theme)
+            block.show_images = self.host.view.image_kind != "off"
 
     def images_of(self, content: object) -> list[Block]:
         """An ``ImageBlock`` for each image of a message's content."""
@@ -373,7 +399,7 @@ class Transcript:
         elif isinstance(event, ToolExecutionEndEvent):
             if (block := self.tools.get(event.tool_call_id)) is not None:
                 result = event.result
-                block.finish(content_text(list(result.content)), result.details, event.is_error)
+                block.finish(list(result.content), result.details, event.is_error)
         elif isinstance(event, AgentStartEvent):
             working.set_active(True)
         elif isinstance(event, AgentSettledEvent):
@@ -426,7 +452,7 @@ class Transcript:
         elif isinstance(message, ToolResultMessage):
             pending = self.tools.get(message.tool_call_id)
             if pending is not None and pending.status not in ("done", "error"):
-                pending.finish(content_text(message.content), message.details, message.is_error)
+                pending.finish(message.content, message.details, message.is_error)
             images = self.images_of(message.content)
             if images and pending is not None and pending.view is not None:
                 pending.view.insert_after(pending, images)

@@ -33,8 +33,8 @@ class Block:
 
     component: str = "transcript--text"
     """The view's component class that styles it (background, colour)."""
-    padding: ClassVar[int] = 0
-    """Cells of padding left and right (in the component's background)."""
+    padding: int = 0
+    """Cells of padding left and right (in the component's background; a tool drawn by itself has none)."""
     gap: ClassVar[int] = 1
     """Blank lines after it."""
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         AutocompleteFactory,
         ComponentFactory,
         OverlayHandle,
-        OverlayOptions,
+        OverlayOptionsSource,
         TerminalInputHandler,
         ThemeInfo,
         ThemeResult,
@@ -66,7 +66,7 @@ class ScreenHost(Protocol):
         self,
         factory: ComponentFactory,
         overlay: bool,
-        options: OverlayOptions | None,
+        options: OverlayOptionsSource | None,
         on_handle: Callable[[OverlayHandle], None] | None,
     ) -> Any: ...
 
@@ -86,7 +86,7 @@ class TextualUI:
         {
             "dialogs", "custom", "overlay", "widget_component", "footer", "header", "editor_component",
             "autocomplete", "terminal_input", "working_indicator", "hidden_thinking_label", "paste", "themes",
-            "tools_expanded",
+            "tools_expanded", "markdown_transformers",
         }
     )  # fmt: skip
 
@@ -229,7 +229,7 @@ class TextualUI:
         factory: ComponentFactory,
         *,
         overlay: bool = False,
-        overlay_options: OverlayOptions | None = None,
+        overlay_options: OverlayOptionsSource | None = None,
         on_handle: Callable[[OverlayHandle], None] | None = None,
     ) -> Any:
         if self._host is None:
