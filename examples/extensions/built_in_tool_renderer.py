@@ -141,6 +141,9 @@ def register(api: ExtensionAPI) -> None:
         for tool in api.get_all_tools():
             if tool.name in RENDERERS:
                 render_call, render_result = RENDERERS[tool.name]
-                api.register_tool(replace(tool, render_call=render_call, render_result=render_result))
+                shell = "self" if tool.name == "edit" else tool.render_shell  # the diff stats without the box
+                api.register_tool(
+                    replace(tool, render_call=render_call, render_result=render_result, render_shell=shell)
+                )
 
     api.on("session_start", restyle)

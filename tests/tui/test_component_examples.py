@@ -227,6 +227,8 @@ async def test_built_in_tool_renderer_draws_the_tools_in_one_line_each(tmp_path:
             texts["read"] == "read notes.txt\n4 lines" and texts["bash"].count("out-line") == 1
         )  # collapsed
         assert (tmp_path / "new.txt").read_text() == "one\ntwo"  # the tools still do their work
+        shells = {b.tool_name: b.render_shell for b in app.conversation.blocks_of(ToolBlock)}
+        assert shells == {"read": "default", "bash": "default", "edit": "self", "write": "default"}
         await pilot.press("ctrl+o")
         await until(pilot, lambda: "alpha" in tool_texts(app)["read"])
         texts = tool_texts(app)
