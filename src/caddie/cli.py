@@ -135,8 +135,12 @@ def _main(args: list[str]) -> int:
         if args and args[0] in SUBCOMMANDS:
             return _subcommand(args)
         if args and args[0] in MANAGE_COMMANDS:
+            from caddie.cli_args import pi_manage_arguments
             from caddie.modes.manage import run_manage
 
+            args, notices = pi_manage_arguments(args)  # Pi's forms (update --all, install -a …)
+            for notice in notices:
+                print(f"caddie: warning: {notice}", file=sys.stderr)
             return run_manage(args)
         from caddie.cli_run import run_main
 

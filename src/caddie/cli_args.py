@@ -382,6 +382,87 @@ def check_flag_values(flags: dict[str, str | bool], specs: Mapping[str, Any]) ->
             raise CliError(f"--{name}: {e}") from None
 
 
+def theme_for_terminal(value: str, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """Pi's ``--use-theme LIGHT/DARK`` (follow the terminal's appearance): (the theme, a line to show or
+    None). caddie reads the background from ``COLORFGBG`` (``15;0``: light text on black); a terminal that
+    does not set it gets the dark theme and one line saying so. A plain name is returned as it is."""
+    light, slash, dark = value.partition("/")
+    if not slash:
+        return value, None
+    background = env.get("COLORFGBG", "").rpartition(";")[2]
+    if background.isdigit():
+        return (light if int(background) in (7, 15) else dark), None
+    return (
+        dark,
+        f"--use-theme {value}: caddie cannot tell the terminal's background (no COLORFGBG); using {dark}",
+    )
+
+
+SELF_UPDATE = "caddie does not update itself: upgrade it with `uv tool upgrade caddie-agent` (or `git pull` in a checkout)"
+
+
+def pi_manage_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Pi 0.84.4's forms of ``install`` / ``remove`` / ``update`` as caddie's: (the arguments caddie's package
+    commands take, one line for each form that does something else here). ``list`` / ``config`` ``-a`` / ``-na``
+    are caddie's ``--trust`` / its default. ``update --self`` / ``update pi``
+    (Pi updating itself) alone is refused (``CliError``); ``update --all`` updates the packages and says
+    that caddie itself is not updated. ``-a`` / ``-na`` of ``install`` and ``remove`` change nothing:
+    caddie's install reads no project files, except that ``-l -na`` is refused as Pi refuses it."""
+    if not argv or argv[0] not in ("install", "remove", "uninstall", "update", "list", "config"):
+        return argv, []
+    command, rest = argv[0], argv[1:]
+    if command in ("list", "config"):  # Pi's -a / -na: caddie's --trust / its default
+        dropped = ("-na", "--no-approve")
+        return [
+            command,
+            *("--trust" if a in ("-a", "--approve") else a for a in rest if a not in dropped),
+        ], []
+    out: list[str] = [command]
+    notices: list[str] = []
+    if command != "update":
+        no_approve = any(a in ("-na", "--no-approve") for a in rest)
+        if no_approve and any(a in ("-l", "--local") for a in rest):
+            raise CliError(f"{command} -l changes the project's settings, which -na (--no-approve) ignores")
+        out += [a for a in rest if a not in ("-a", "--approve", "-na", "--no-approve")]
+        return out, notices
+    self_asked = all_asked = False
+    items = iter(rest)
+    for arg in items:
+        if arg in ("--self", "--force") or arg in ("self", "pi"):
+            self_asked = True
+        elif arg == "--all":
+            all_asked = True
+        elif arg in ("--extensions", "-na", "--no-approve"):
+            continue  # caddie's update: the packages, the project's only with -a
+        elif arg == "--extension":
+            out.append(next(items, ""))
+        elif arg.startswith("--extension="):
+            out.append(arg.partition("=")[2])
+        else:
+            out.append(arg)
+    if self_asked and not all_asked and len(out) == 1:
+        raise CliError(f"{SELF_UPDATE}; caddie update updates the installed packages")
+    if self_asked or all_asked:
+        notices.append(f"{SELF_UPDATE}; updating the packages only")
+    return out, notices
+
+
+REGISTRY_SOURCES = ("npm:", "git:", "git@", "https://", "http://", "ssh://")
+"""How Pi's ``-e`` names a package it installs for one run (npm, git, a URL)."""
+
+
+def check_extension_sources(sources: list[str] | None, cwd: str) -> None:
+    """``-e npm:…`` / ``-e git:…`` / ``-e https://…``: Pi installs such a package for this run only; caddie
+    loads ``-e`` from a file or folder, so it refuses in one line (exit 2) before anything runs."""
+    for source in sources or ():
+        if source.startswith(REGISTRY_SOURCES) and not (Path(cwd) / source).exists():
+            kind = "an npm package (Pi's, JavaScript)" if source.startswith("npm:") else "a git repository"
+            raise CliError(
+                f"-e {source}: caddie does not install {kind} for one run; -e takes an extension file or "
+                "folder. Install a package first (caddie install SOURCE: a PyPI name, git URL or path)."
+            )
+
+
 def check_faux_model(ref: str | None) -> None:
     if not ref or not ref.startswith("faux/"):
         return

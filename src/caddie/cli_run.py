@@ -20,6 +20,7 @@ from caddie.cli_args import (
     CliError,
     attachments,
     base_parser,
+    check_extension_sources,
     check_faux_model,
     check_flag_values,
     check_goal_flags,
@@ -27,6 +28,7 @@ from caddie.cli_args import (
     pi_argv,
     read_stdin,
     resolve_session_arg,
+    theme_for_terminal,
 )
 from caddie.config.settings import RUN_ONLY
 
@@ -51,6 +53,7 @@ async def run_main(argv: list[str]) -> int:
     pre_parser = base_parser(add_help=False)
     pre, unknown = pre_parser.parse_known_args(pi_argv(argv, pre_parser, strict=False))
     cwd = current_dir()
+    check_extension_sources(pre.extension, cwd)
     if pre.offline:
         os.environ["CADDIE_OFFLINE"] = "1"  # and so for what caddie starts, as Pi sets PI_OFFLINE
     interactive = not (pre.print or pre.mode in ("json", "rpc") or pre.export or pre.list_models is not None)
@@ -59,6 +62,7 @@ async def run_main(argv: list[str]) -> int:
         # Extensions' own options (--goal …) and --help need the extensions now. A plain interactive start
         # leaves them to the UI, which loads them in a worker thread after its first frame.
         from caddie.runtime.factory import load_extension_set
+        from caddie.runtime.ui import HeadlessUI
 
         try:
             loaded = await load_extension_set(
@@ -66,6 +70,9 @@ async def run_main(argv: list[str]) -> int:
                 extension_paths=pre.extension,
                 no_extensions=pre.no_extensions,
                 trust=pre.trust,
+                # project_trust handlers see the mode; headless, as Pi, no dialogs and notices on stderr
+                trust_mode="rpc" if pre.mode == "rpc" else "json" if pre.mode == "json" else "print",
+                trust_ui=HeadlessUI(lambda message, _level: print(message, file=sys.stderr)),
             )
         except SetupError as e:
             raise CliError(str(e)) from None
@@ -124,13 +131,14 @@ async def run_main(argv: list[str]) -> int:
         if piped is not None:
             prompts = [f"{prompts[0]}\n\n{piped}", *prompts[1:]] if prompts else [piped]
     images = None
+    notices: list[
+        str
+    ] = []  # the command line's one-line refusals: stderr when headless, else the UI's notices
     if file_args and mode != "rpc":
         file_text, images = attachments(file_args, cwd)
         prompts = [file_text + (prompts[0] if prompts else ""), *prompts[1:]]
         if images and not headless:
-            print(
-                "caddie: warning: images given with @FILE are sent only in print mode (-p)", file=sys.stderr
-            )
+            notices.append("images given with @FILE are sent only in print mode (-p)")
 
     session_choice = "new"
     if sum(bool(x) for x in (args.continue_, args.session, args.resume, args.no_session, args.fork)) > 1:
@@ -183,11 +191,13 @@ async def run_main(argv: list[str]) -> int:
         ui = rpc_ui
     tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools is not None else None
     if args.tui_mode == "regular":
-        print(
-            "caddie: warning: --tui-mode regular is ignored: caddie's terminal UI is always a full-screen "
-            "Textual app",
-            file=sys.stderr,
+        notices.append(
+            "--tui-mode regular is ignored: caddie's terminal UI is always a full-screen Textual app"
         )
+    overrides = run_overrides(args, cwd, notices)
+    if headless:
+        for notice in notices:
+            print(f"caddie: warning: {notice}", file=sys.stderr)
     request = SessionRequest(
         cwd=cwd,
         mode=ui_mode,
@@ -204,7 +214,7 @@ async def run_main(argv: list[str]) -> int:
         no_tools="all" if args.no_tools else "builtin" if args.no_builtin_tools else None,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
-        settings_overrides=run_overrides(args, cwd),
+        settings_overrides=overrides,
         no_context_files=args.no_context_files,
         require_model=headless and mode != "rpc",
         ui=ui,
@@ -224,6 +234,7 @@ async def run_main(argv: list[str]) -> int:
         fork_from=fork_from,
         sandbox=args.sandbox,
         sandbox_default="workspace-write" if headless and "goal" in flags else "off",
+        notices=[] if headless else notices,
     )
 
     if not headless:
@@ -304,13 +315,19 @@ async def run_main(argv: list[str]) -> int:
                 signal.signal(signal.SIGINT, previous_sigint)
 
 
-def run_overrides(args: Any, cwd: str) -> dict[str, Any]:
+def run_overrides(args: Any, cwd: str, notices: list[str] | None = None) -> dict[str, Any]:
     """Settings for this run only, from options Pi applies the same way: ``--use-theme`` (the theme),
     ``--theme PATH`` (more theme files, after settings ``themes``), ``--no-themes`` (only those),
-    ``--verbose`` (the start-up header even with ``quietStartup``)."""
+    ``--verbose`` (the start-up header even with ``quietStartup``). A line for the user goes to ``notices``
+    (else to stderr)."""
     overrides: dict[str, Any] = {}
     if args.use_theme:
-        overrides["theme"] = args.use_theme
+        theme, notice = theme_for_terminal(args.use_theme, os.environ)
+        overrides["theme"] = theme
+        if notice and notices is not None:
+            notices.append(notice)
+        elif notice:
+            print(f"caddie: warning: {notice}", file=sys.stderr)
     run: dict[str, Any] = {}  # not settings keys: what only this command line asks (RUN_ONLY)
     if args.theme:
         run["themes"] = [str((Path(cwd) / Path(p).expanduser()).resolve()) for p in args.theme]

@@ -73,7 +73,7 @@ async def test_every_example_loads_and_registers_something(tmp_path: Path) -> No
     assert loaded.errors == []
     assert len(loaded.extensions) == len(_examples()) >= 45
     for ext in loaded.extensions:
-        assert ext.handlers or ext.tools or ext.commands, ext.path
+        assert ext.handlers or ext.tools or ext.commands or ext.providers, ext.path
 
 
 def test_every_example_is_exercised_by_a_test() -> None:

@@ -139,6 +139,15 @@ PROBES = [
     Probe("--provider and a bare model id", ["--provider", "fake", "--model", "fake-model"]),
     Probe("--model part of an id", ["--model", "fake-mod:high"], model={"reasoning": True}),
     Probe(
+        "models.json samplingParams",
+        model={"samplingParams": {"min_p": 0.05, "top_k": 20, "temperature": 0.3}},
+    ),
+    Probe(
+        "models.json samplingParams, Responses API",
+        model={"samplingParams": {"top_k": 7, "temperature": 0.9}},
+        api="openai-responses",
+    ),
+    Probe(
         "project SYSTEM.md, approved",
         ["-a"],
         project_files={"CONFIG/SYSTEM.md": "SYSTEM-MARK", "CONFIG/APPEND_SYSTEM.md": "APPEND-MARK"},
@@ -227,6 +236,8 @@ class Decision:
     """"Image reading is disabled." stands in for an image (settings ``images.blockImages``)."""
     custom_prompt: bool
     """The default prompt was replaced (it lacks the default's opening line)."""
+    sampling: dict[str, Any]
+    """The sampling parameters sent (models.json ``samplingParams``)."""
 
 
 def _decision(request: fl.RecordedRequest) -> Decision:
@@ -245,6 +256,7 @@ def _decision(request: fl.RecordedRequest) -> Decision:
         images=wire.count('"image_url"') + wire.count('"type": "image"'),
         blocked_images="Image reading is disabled." in wire,
         custom_prompt="expert coding assistant" not in system,
+        sampling={k: body[k] for k in ("min_p", "top_k", "temperature") if k in body},
     )
 
 

@@ -126,3 +126,25 @@ def test_a_model_pattern_matches_part_of_an_id_preferring_an_alias(tmp_path: Pat
         pick("other", "nope")
     with pytest.raises(SetupError, match="needs --model too"):
         resolve_model(registry, Settings(), None, True, "mine")
+
+
+def test_models_patterns_match_part_of_an_id_as_model_does(tmp_path: Path) -> None:
+    import json
+
+    from caddie.models.registry import ModelRegistry
+    from caddie.runtime.factory import scoped_models
+
+    models = tmp_path / "models.json"
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k"}
+    ids = ["zz-coder-4-5", "zz-coder-4-20250514", "other-model"]
+    models.write_text(json.dumps({"providers": {"mine": {**provider, "models": [{"id": i} for i in ids]}}}))
+    registry = ModelRegistry(models, env={})
+    warnings: list[str] = []
+    found = scoped_models(
+        registry, ["zz-coder:high", "other", "mine/other-model", "nothing"], lambda m: True, warnings
+    )
+    assert [(f"{m.provider}/{m.id}", level) for m, level in found] == [
+        ("mine/zz-coder-4-5", "high"),
+        ("mine/other-model", None),
+    ]
+    assert warnings == ["--models: no model matches 'nothing'"]

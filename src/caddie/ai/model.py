@@ -200,6 +200,9 @@ class Model:
     """Pi's per-API compatibility flags (``compat`` in models.json)."""
     thinking_level_map: dict[str, str | None] | None = None
     """Pi's ``thinkingLevelMap``: thinking level → provider value; ``None`` marks a level unsupported."""
+    sampling_params: dict[str, Any] | None = None
+    """Pi's ``samplingParams``: keys merged as they are into every request body of the OpenAI-style APIs
+    (Chat Completions, Responses, Azure), after caddie's own fields, so they win (``min_p``, ``top_k``…)."""
 
     @property
     def supports_images(self) -> bool:
@@ -232,6 +235,8 @@ class Model:
             if self.thinking_level_map is not None
             else None,
         }
+        if self.sampling_params is not None:
+            out["samplingParams"] = dict(self.sampling_params)
         return out
 
 

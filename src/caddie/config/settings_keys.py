@@ -120,13 +120,11 @@ KEYS: tuple[SettingKey, ...] = (
         "caddie's Codex WebSocket waits a fixed 15 s to connect, then falls back to server-sent events",
         15000,
     ),
-    _refused("collapseChangelog", "caddie shows no changelog after an update", False),
+    _same("collapseChangelog", "bool"),
     _refused("enableInstallTelemetry", "caddie sends no telemetry", False),
     _refused("enableAnalytics", "caddie sends no analytics", False),
     _refused("trackingId", "caddie sends no analytics; the id is not used"),
-    _refused(
-        "lastChangelogVersion", "caddie shows no changelog at start-up; the value is not used", kind="str"
-    ),
+    _same("lastChangelogVersion", "str"),
     _same("warnings", "object", group=True),
     _same("warnings.anthropicExtraUsage", "bool"),
     # Loop

@@ -57,10 +57,12 @@ from caddie.ai.messages import (
     text_of,
 )
 from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.providers.cost import calculate_cost
 from caddie.ai.providers.preload import import_in_background
 from caddie.ai.secrets import is_secret_variable, redact
 from caddie.ai.secrets import register as register_secret
 from caddie.ai.secrets import register_headers as register_secret_headers
+from caddie.ai.stream import stream as stream_simple
 from caddie.ai.stream_events import (
     AssistantMessageEvent,
     DoneEvent,
@@ -171,8 +173,10 @@ from caddie.extensions.extension import (
     ProviderModelConfig,
     ShortcutHandler,
     ShortcutSpec,
+    SlashCommandInfo,
 )
 from caddie.extensions.handler_context import (
+    AuthStatus,
     CommandContext,
     ConfigScope,
     ContextUsage,
@@ -181,8 +185,10 @@ from caddie.extensions.handler_context import (
     Mode,
     ModelLookup,
     NotifyLevel,
+    ProviderSummary,
     ReadonlySession,
     ReplacedSessionContext,
+    ResolvedAuth,
     WidgetPlacement,
 )
 from caddie.extensions.ui_components import (
@@ -270,6 +276,7 @@ __all__ = [
     "AgentStartEvent",
     "AssistantMessage",
     "AssistantMessageEvent",
+    "AuthStatus",
     "AutocompleteFactory",
     "AutocompleteProvider",
     "BashExecutionMessage",
@@ -352,8 +359,10 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderModelConfig",
+    "ProviderSummary",
     "ReadonlySession",
     "ReplacedSessionContext",
+    "ResolvedAuth",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "RestoreReport",
@@ -382,6 +391,8 @@ __all__ = [
     "ShellTimedOut",
     "ShortcutHandler",
     "ShortcutSpec",
+    "SlashCommandInfo",
+    "StaleExtensionContext",
     "StartEvent",
     "StreamOptions",
     "Suggestion",
@@ -438,6 +449,7 @@ __all__ = [
     "Utf16TokenCounter",
     "WidgetPlacement",
     "approx_tokens",
+    "calculate_cost",
     "content_from_json",
     "content_to_json",
     "convert_to_llm",
@@ -470,6 +482,7 @@ __all__ = [
     "replace",
     "result_bytes",
     "serialize_conversation",
+    "stream_simple",
     "text_of",
     "text_result",
     "truncate_head",
@@ -491,6 +504,22 @@ class ExtensionRuntimeNotReady(ExtensionError, RuntimeError):
         )
 
 
+STALE_CONTEXT = (
+    "This extension ctx is stale after session replacement or reload. Do not use a captured api or command "
+    "ctx after ctx.new_session(), ctx.fork(), ctx.switch_session(), or ctx.reload(). For new_session, fork, "
+    "and switch_session, move post-replacement work into with_session and use the ctx passed to "
+    "with_session. For reload, do not use the old ctx after await ctx.reload()."
+)
+"""Pi's message for a stale ctx or api, with caddie's names for the methods it mentions."""
+
+
+class StaleExtensionContext(ExtensionError, RuntimeError):
+    """A ``ctx`` or ``api`` used after its session was replaced (new, fork, switch) or reloaded, or ended."""
+
+    def __init__(self) -> None:
+        super().__init__(STALE_CONTEXT)
+
+
 # ==================================================================================================
 # The API object an extension's register() receives
 
@@ -501,6 +530,7 @@ class ExtensionAPI:
     def __init__(self, extension: Extension, events: EventBus) -> None:
         self._extension = extension
         self._host: ExtensionHost | None = None
+        self._stale = False
         self.events = events
         """An in-process bus between extensions: ``events.emit(channel, data)``, ``events.on(channel, fn)``."""
 
@@ -630,12 +660,14 @@ class ExtensionAPI:
     @property
     def host(self) -> ExtensionHost:
         if self._host is None:
-            raise ExtensionRuntimeNotReady()
+            raise StaleExtensionContext() if self._stale else ExtensionRuntimeNotReady()
         return self._host
 
-    def bind(self, host: ExtensionHost | None) -> None:
-        """Connect to (or, with None, detach from) a running session. Called by the host only."""
+    def bind(self, host: ExtensionHost | None, *, stale: bool = False) -> None:
+        """Connect to (or, with None, detach from) a running session. Called by the host only; ``stale``:
+        detached because the session was replaced, reloaded or ended (using the api then says so)."""
         self._host = host
+        self._stale = host is None and stale
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Persist a ``custom`` entry (extension state, never sent to the model). Returns its entry id."""
@@ -688,7 +720,9 @@ class ExtensionAPI:
         """Unknown names are ignored; the change applies from the next model request."""
         self.host.set_active_tools(names)
 
-    def get_commands(self) -> list[CommandSpec]:
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """Every ``/name`` of the session: extension commands, prompt templates and skills, each with its
+        ``source`` (``extension``, ``prompt``, ``skill``) and ``path`` (Pi's ``getCommands``)."""
         return self.host.get_commands()
 
     async def set_model(self, model: Model) -> bool:

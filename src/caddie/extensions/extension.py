@@ -51,6 +51,21 @@ class CommandSpec:
     source: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class SlashCommandInfo:
+    """One ``/name`` the user can type, as ``api.get_commands()`` lists it (Pi's ``SlashCommandInfo``)."""
+
+    name: str
+    """Without the slash; a skill's is ``skill:<name>``."""
+    description: str | None
+    source: Literal["extension", "prompt", "skill"]
+    path: str
+    """Pi's ``sourceInfo.path``: the extension that registered it (``bundled:goal``, a file), or the prompt
+    template's or skill's file."""
+    scope: str | None = None
+    """Where a template or skill was found (``user``, ``project``, a package's name); None for commands."""
+
+
 @dataclass(slots=True)
 class ShortcutSpec:
     """A key in the interactive UI (Textual's key names: ``ctrl+x``, ``ctrl+shift+p``, ``f5``...)."""
@@ -197,7 +212,9 @@ class ExtensionHost(Protocol):
 
     def set_active_tools(self, names: Sequence[str]) -> None: ...
 
-    def get_commands(self) -> list[CommandSpec]: ...
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """Extension commands, then prompt templates, then every skill (``skill:name``), as Pi's."""
+        ...
 
     def refresh_tools(self) -> None:
         """Tools were registered or unregistered at run time: activate the new ones (as the session's tool
@@ -223,7 +240,7 @@ class ExtensionHost(Protocol):
 class HostBinding(Protocol):
     """The part of ``ExtensionAPI`` the host uses: connect it to (or, with None, detach it from) a session."""
 
-    def bind(self, host: ExtensionHost | None) -> None: ...
+    def bind(self, host: ExtensionHost | None, *, stale: bool = False) -> None: ...
 
 
 @dataclass

@@ -227,8 +227,49 @@ class ReadonlySession(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ResolvedAuth:
+    """How a request to a model or provider authenticates right now (Pi's ``ResolvedRequestAuth`` and
+    ``AuthResult``): ``ok`` False with ``error`` when it cannot (no key, a login that failed to renew)."""
+
+    ok: bool
+    api_key: str | None = None
+    headers: dict[str, str] | None = None
+    base_url: str | None = None
+    """Only when the credential decides it (Copilot's proxy); else the model's own."""
+    env: dict[str, str] | None = None
+    """Variables stored with the key in auth.json (Pi's provider-scoped environment)."""
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuthStatus:
+    """Pi's ``AuthStatus``: whether a provider has auth, without running key commands."""
+
+    configured: bool
+    source: str | None = None
+    """``stored`` (auth.json: a key or a login), ``runtime`` (``--api-key``), ``environment``,
+    ``models_json_key``, ``models_json_command``."""
+    label: str | None = None
+    """The environment variable's name, or ``OAuth``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSummary:
+    """What ``model_registry.get_provider`` tells about a provider (Pi returns its pi-ai ``Provider``)."""
+
+    id: str
+    name: str
+    """How people call it (``Anthropic``); the id for providers of models.json and extensions."""
+    base_url: str | None
+    api: str | None
+    models: list[Model]
+
+
 class ModelLookup(Protocol):
-    """``ctx.model_registry`` (Pi's ``ctx.modelRegistry``): the models caddie knows."""
+    """``ctx.model_registry`` (Pi's ``ctx.modelRegistry``): the models caddie knows and how they
+    authenticate. Pi's ``registerProvider`` / ``unregisterProvider`` are ``api.register_provider`` /
+    ``api.unregister_provider``; its ``complete`` is ``ctx.complete``."""
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """A model by provider and id (with or without a key for it)."""
@@ -236,6 +277,48 @@ class ModelLookup(Protocol):
 
     def get_available(self) -> list[Model]:
         """Every model with a key or login, as ``/model`` lists them."""
+        ...
+
+    def get_all(self) -> list[Model]:
+        """Every model caddie knows, with a key or not."""
+        ...
+
+    def get_error(self) -> str | None:
+        """What was wrong with models.json or auth.json when they were last read (None: nothing)."""
+        ...
+
+    def refresh(self) -> None:
+        """Read models.json and auth.json again."""
+        ...
+
+    def has_configured_auth(self, model: Model) -> bool:
+        """Whether ``model``'s provider has a key or login (or needs none), without running key commands."""
+        ...
+
+    def is_using_oauth(self, model: Model) -> bool:
+        """Whether requests to ``model`` use a subscription login."""
+        ...
+
+    def get_provider_auth_status(self, provider: str) -> AuthStatus: ...
+
+    def get_provider(self, provider: str) -> ProviderSummary | None:
+        """None for a provider caddie does not know."""
+        ...
+
+    def get_provider_display_name(self, provider: str) -> str: ...
+
+    async def get_api_key_and_headers(self, model: Model) -> ResolvedAuth:
+        """The key and headers a request to ``model`` would carry now (a login is renewed first if due)."""
+        ...
+
+    async def get_provider_auth(self, provider: str) -> ResolvedAuth | None:
+        """``get_api_key_and_headers`` for the provider rather than a model; None without auth."""
+        ...
+
+    async def get_api_key_for_provider(self, provider: str) -> str | None: ...
+
+    def get_registered_provider_ids(self) -> list[str]:
+        """The providers this session's extensions registered."""
         ...
 
 

@@ -16,7 +16,7 @@ import msgspec
 
 from caddie.ai import secrets
 from caddie.ai.catalogue import ProviderInfo
-from caddie.ai.model import APIS, Api, Model, ModelCompat, ModelCost, as_api
+from caddie.ai.model import APIS, Api, Model, ModelCompat, ModelCost, ModelCostTier, as_api
 from caddie.config.settings import read_json_object
 from caddie.models.config_value import resolve_config_value
 
@@ -56,17 +56,55 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
+def _tiers_ok(value: Any) -> bool:
+    """Pi's ``cost.tiers``: a list of ``{inputTokensAbove, input, output, cacheRead, cacheWrite}``."""
+    return isinstance(value, list) and all(
+        isinstance(t, dict)
+        and _number(t.get("inputTokensAbove"))
+        and all(_number(t.get(k, 0)) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        for t in value
+    )
+
+
+def _tiers(value: list[dict[str, Any]]) -> tuple[ModelCostTier, ...]:
+    return tuple(
+        ModelCostTier(
+            int(t["inputTokensAbove"]),
+            float(t.get("input", 0)),
+            float(t.get("output", 0)),
+            float(t.get("cacheRead", 0)),
+            float(t.get("cacheWrite", 0)),
+        )
+        for t in value
+    )
+
+
 def _compat(value: Any, where: str, problems: _Problems, consequence: str) -> ModelCompat | bool | None:
     """The typed flags; False (after reporting it) when they are not Pi's shape."""
     if not isinstance(value, dict):
         problems.add(f"{where}.compat", "must be an object", consequence)
         return False
     try:
-        return ModelCompat.from_json(value)
+        compat = ModelCompat.from_json(value)
     except msgspec.ValidationError as e:
         detail = str(e).replace("$.", f"{where}.compat.").replace("`$`", f"`{where}.compat`")
         problems.add(f"{where}.compat", detail, consequence)
         return False
+    for key, why in REFUSED_COMPAT.items():
+        if value.get(key) not in (None, False):
+            problems.add(f"{where}.compat.{key}", "is not supported", f"ignoring it: {why}")
+    return compat
+
+
+REFUSED_COMPAT = {
+    "supportsToolSearch": "caddie activates deferred tools by sending the whole tool list again (Pi's fallback), "
+    "not with OpenAI's tool_search items",
+    "deferredToolsMode": "caddie activates deferred tools by sending the whole tool list again (Pi's fallback), "
+    "not in Kimi's deferred format",
+    "supportsOpenAIGrammarTools": "caddie's tools have no grammar-constrained form; every tool is sent as a "
+    "function tool",
+}
+"""Pi's compat flags that caddie parses but does not act on: set, each gets one line."""
 
 
 def _check_model_fields(spec: dict[str, Any], where: str, problems: _Problems) -> dict[str, Any] | None:
@@ -88,6 +126,7 @@ def _check_model_fields(spec: dict[str, Any], where: str, problems: _Problems) -
             lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
             "must map names to strings",
         ),
+        ("samplingParams", lambda v: isinstance(v, dict), "must be an object"),
         (
             "thinkingLevelMap",
             lambda v: isinstance(v, dict) and all(x is None or isinstance(x, str) for x in v.values()),
@@ -113,6 +152,13 @@ def _check_model_fields(spec: dict[str, Any], where: str, problems: _Problems) -
             problems.add(
                 f"{where}.cost",
                 "must hold non-negative numbers input/output/cacheRead/cacheWrite",
+                "skipping this model",
+            )
+            return None
+        if "tiers" in cost and not _tiers_ok(cost["tiers"]):
+            problems.add(
+                f"{where}.cost.tiers",
+                "must be a list of objects with a non-negative inputTokensAbove and rates",
                 "skipping this model",
             )
             return None
@@ -154,11 +200,14 @@ def _apply_fields(
             float(c.get("output", base.output)),
             float(c.get("cacheRead", base.cache_read)),
             float(c.get("cacheWrite", base.cache_write)),
+            _tiers(c["tiers"]) if "tiers" in c else base.tiers,  # Pi: override.cost.tiers ?? model's
         )
     if fields.get("compat") is not None:
         changes["compat"] = (model.compat or ModelCompat()).merged(fields["compat"])
     if "thinkingLevelMap" in fields:
         changes["thinking_level_map"] = dict(fields["thinkingLevelMap"])
+    if "samplingParams" in fields:  # an override merges per key, as Pi's modelOverrides
+        changes["sampling_params"] = {**(model.sampling_params or {}), **fields["samplingParams"]}
     if "headers" in fields:
         changes["headers"] = {
             **(model.headers or {}),
@@ -219,12 +268,11 @@ PROVIDER_FIELDS = frozenset(
 """A models.json provider's fields (Pi 0.84.4's docs/models.md)."""
 MODEL_FIELDS = frozenset(
     {"id", "name", "api", "reasoning", "thinkingLevelMap", "input", "contextWindow", "maxTokens", "cost"}
-    | {"compat", "headers"}
+    | {"compat", "headers", "samplingParams"}
 )
 """A models.json model's (and model override's) fields that caddie uses."""
-REFUSED_MODEL_FIELDS = {
-    "samplingParams": "caddie does not merge extra sampling parameters into its requests",
-}
+REFUSED_MODEL_FIELDS: dict[str, str] = {}
+"""Pi's model fields caddie does not use, with what it does instead (each gets one line when set)."""
 
 
 def _report_unknown_fields(spec: Mapping[str, Any], where: str, problems: _Problems) -> None:

@@ -745,3 +745,26 @@ def account_models(auth: AuthStore) -> dict[str, set[str]]:
         if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
             out[provider] = set(ids)
     return out
+
+
+def auth_status(registry: ModelRegistry, provider: str) -> tuple[bool, str | None, str | None]:
+    """Pi's ``getProviderAuthStatus`` without running key commands: whether ``provider`` has auth, where
+    it comes from (``stored``: auth.json, a key or a login; ``models_json_key`` / ``models_json_command``;
+    ``environment``) and a label (the variable's name, ``OAuth``). A function beside the class, which has
+    enough methods."""
+    env = registry._provider_env(provider)
+    if registry.oauth.has_login(provider):
+        return True, "stored", "OAuth"
+    credential = registry.auth.get(provider)
+    if credential is not None and credential.key and config_value_present(credential.key, env):
+        return True, "stored", None
+    config = registry._provider_configs.get(provider)
+    if config is not None and config.api_key and config_value_present(config.api_key, env):
+        kind = "models_json_command" if config.api_key.startswith("!") else "models_json_key"
+        return True, kind, None
+    for name in registry._env_keys(provider):
+        if env.get(name):
+            return True, "environment", name
+    if registry._has_login_or_token(provider):
+        return True, "environment", None
+    return False, None, None

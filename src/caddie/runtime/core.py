@@ -43,6 +43,7 @@ from caddie.extensions.api import (
     CommandSpec,
     ExtensionUI,
     Mode,
+    ModelLookup,
     NotifyLevel,
     SessionShutdownEvent,
     SessionStartEvent,
@@ -124,6 +125,8 @@ class SessionOptions:
     """Where commands run (``caddie.sandbox``): the bash tool's, ``!cmd``, ``api.exec``; closed at quit."""
     tool_selection: ToolSelection = field(default_factory=ToolSelection)
     """``--tools`` / ``--exclude-tools`` for tools extensions register after start-up."""
+    model_lookup: ModelLookup | None = None
+    """``ctx.model_registry`` (runtime/model_lookup.py over the factory's ``ModelRegistry``)."""
 
 
 class SessionCore:
@@ -148,6 +151,10 @@ class SessionCore:
         """An extension called ``ctx.shutdown()``; the mode ends the process once the work is done."""
         self._shutdown_ready = asyncio.Event()
         """Set once a requested shutdown may happen (the session is idle)."""
+        self.model_lookup = options.model_lookup
+        self.generation = 0
+        """Up by one when the session is replaced, reloaded or ended (extension contexts made before are
+        stale: ``StaleExtensionContext``)."""
         self.available_models: Callable[[], list[Model]] = lambda: []
         """Every model with auth, for cycling without a scope and for RPC ``get_available_models``."""
         self.events = EventHub(lambda: self.lifecycle is not Lifecycle.CLOSED)
@@ -226,6 +233,7 @@ class SessionCore:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wait_for_idle(), settle_timeout)
         await self.runner.emit("session_shutdown", SessionShutdownEvent(reason, target_session_file))
+        self.generation += 1
         await self.events.flush()
         if reason == "quit":
             self.lifecycle = Lifecycle.CLOSED

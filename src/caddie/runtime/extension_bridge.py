@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from caddie.agent.agent import Agent
@@ -33,7 +32,6 @@ from caddie.config.paths import agent_dir
 from caddie.config.settings import Settings, settings_files
 from caddie.errors import UsageError
 from caddie.extensions.api import (
-    CommandSpec,
     ConfigScope,
     ContextUsage,
     DeliverAs,
@@ -43,6 +41,8 @@ from caddie.extensions.api import (
     ReplacedSessionContext,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
+    SlashCommandInfo,
+    StaleExtensionContext,
     SummaryUsageEvent,
     SystemPromptOptions,
 )
@@ -153,6 +153,9 @@ class ContextHost(Protocol):
 
     find_model: Callable[[str, str], Model | None]
     available_models: Callable[[], list[Model]]
+    model_lookup: ModelLookup | None
+    generation: int
+    """Goes up when the session is replaced, reloaded or ended: contexts made before are stale."""
 
     @property
     def bridge(self) -> ExtensionBridge: ...
@@ -212,9 +215,10 @@ class ExtensionBridge:
         self.bound = True
 
     def unbind_all(self) -> None:
+        """Detach every extension's ``api``: the session ends, is replaced or reloads (Pi's invalidate)."""
         for ext in self._session.extensions:
             if ext.api is not None:
-                ext.api.bind(None)
+                ext.api.bind(None, stale=True)
 
     # -- ExtensionHost --------------------------------------------------------------------------------
     def append_entry(self, custom_type: str, data: Any) -> str:
@@ -279,8 +283,11 @@ class ExtensionBridge:
     def set_active_tools(self, names: Sequence[str]) -> None:
         self._session.tools.set_active(names)
 
-    def get_commands(self) -> list[CommandSpec]:
-        return list(self._session.runner.commands().values())
+    def get_commands(self) -> list[SlashCommandInfo]:
+        return [
+            SlashCommandInfo(c.name, c.description, c.kind, c.path, c.scope)
+            for c in self._session.prompter.slash_commands(every_skill=True)
+        ]
 
     def refresh_tools(self) -> None:
         """A tool was registered after start-up: make it active and rebuild the prompt."""
@@ -362,8 +369,17 @@ class ExtensionContextImpl:
     actions Pi's context offers."""
 
     def __init__(self, session: ContextHost, system_prompt: Callable[[], str] | None = None) -> None:
-        self._session = session
+        self._live_session = session
+        self._generation = session.generation
         self._system_prompt = system_prompt
+
+    @property
+    def _session(self) -> ContextHost:
+        """The session, while this context is current; a context kept past a session replacement (new,
+        fork, switch), a reload or the end raises ``StaleExtensionContext``, as Pi's does."""
+        if self._live_session.generation != self._generation:
+            raise StaleExtensionContext()
+        return self._live_session
 
     @property
     def cwd(self) -> str:
@@ -399,7 +415,10 @@ class ExtensionContextImpl:
 
     @property
     def model_registry(self) -> ModelLookup:
-        return _Models(self._session)
+        lookup = self._session.model_lookup
+        if lookup is None:
+            raise UsageError("This session has no model registry (it was not built by caddie's factory).")
+        return lookup
 
     @property
     def scoped_models(self) -> list[Model]:
@@ -494,19 +513,6 @@ class ExtensionContextImpl:
         return self._session.sandbox
 
 
-@dataclass(slots=True)
-class _Models:
-    """``ctx.model_registry``."""
-
-    session: ContextHost
-
-    def find(self, provider: str, model_id: str) -> Model | None:
-        return self.session.find_model(provider, model_id)
-
-    def get_available(self) -> list[Model]:
-        return self.session.available_models()
-
-
 class CommandContextImpl(ExtensionContextImpl):
     def get_system_prompt_options(self) -> SystemPromptOptions:
         return self._session.tools.prompt_options()
@@ -536,7 +542,7 @@ class CommandContextImpl(ExtensionContextImpl):
         """Pi's ``withSession``: once the session was replaced, work on the new one with a fresh context
         (the extension instances that registered the command were replaced with it)."""
         if done and with_session is not None:
-            await call_handler(with_session, ReplacedSessionContextImpl(self._session))
+            await call_handler(with_session, ReplacedSessionContextImpl(self._live_session))
         return done
 
     async def navigate_tree(

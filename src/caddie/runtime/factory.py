@@ -26,6 +26,7 @@ from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.ai.providers.thinking import clamp_thinking_level
 from caddie.config.environment import offline, pi_variable_notices, session_dir_from_env
 from caddie.config.paths import agent_dir
+from caddie.config.pi_folders import pi_agent_notices, pi_project_notices
 from caddie.config.settings import Settings, deep_merge, load_settings
 from caddie.config.settings_keys import settings_notices
 from caddie.extensions.api import ExtensionUI, Mode
@@ -50,6 +51,7 @@ from caddie.resources.packages import (
     missing_project_packages,
 )
 from caddie.runtime.core import SessionOptions
+from caddie.runtime.model_lookup import RegistryLookup
 from caddie.runtime.project_trust import decide_project_trust
 from caddie.runtime.request import LoadedExtensions as LoadedExtensions
 from caddie.runtime.request import SessionChoice as SessionChoice
@@ -428,7 +430,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         raise SetupError(f"The working directory {cwd} does not exist.")
     trusted = project_trusted(cwd, request.trust)
     settings = session_settings(cwd, trusted, request.settings_overrides)
-    warnings = list(settings.warnings)
+    warnings = [*request.notices, *settings.warnings]
     sandbox = _open_sandbox(request, cwd, settings, trusted, warnings)
     apply_http_proxy(settings)
 
@@ -451,6 +453,8 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     )
     if not request.read_only:
         warnings += pi_variable_notices()
+        warnings += pi_project_notices(cwd)
+        warnings += pi_agent_notices(agent_dir())
         warnings += settings_notices(settings.files, (e.name for e in loaded.extensions))
     if request.trust is None and loaded.trust_decision is not None and loaded.trust_decision != trusted:
         trusted = loaded.trust_decision  # an extension's project_trust answer (Pi)
@@ -590,6 +594,14 @@ async def open_session(request: SessionRequest) -> SessionBuild:
     core.load_errors = loaded.errors
     session_ref.append(session)
     core.available_models = lambda: _available_models(registry, has_auth)
+    core.model_lookup = RegistryLookup(
+        registry,
+        api_key_for,
+        has_auth,
+        core.available_models,
+        lambda: core.extensions,
+        model.provider if request.api_key and model is not None else None,
+    )
     patterns = request.models if request.models is not None else _enabled_models(settings, warnings)
     if patterns:
         core.preferences.scoped_models = scoped_models(registry, patterns, has_auth, warnings)
@@ -663,8 +675,8 @@ def scoped_models(
 ) -> list[tuple[Model, ThinkingLevel | None]]:
     """The models ``patterns`` name, in order, each with the thinking level its ``:level`` suffix gives.
 
-    A pattern is ``provider/id``, a bare id, or a glob over ``provider/id`` or the id (``anthropic/*``,
-    ``*sonnet*``). Models without a key are left out; a pattern that matches nothing is warned about."""
+    A pattern is ``provider/id``, a bare id, part of one (as ``--model`` takes it), or a glob over
+    ``provider/id`` or the id (``anthropic/*``, ``*sonnet*``). Models without a key are left out; a pattern that matches nothing is warned about."""
     out: list[tuple[Model, ThinkingLevel | None]] = []
     seen: set[tuple[str, str]] = set()
     candidates = [m for m in registry.all() if has_auth(m) or m.provider == "faux"]
@@ -679,11 +691,12 @@ def scoped_models(
                 if fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), pattern.lower())
                 or fnmatch.fnmatchcase(m.id.lower(), pattern.lower())
             ]
-        else:
+        else:  # an id, else part of one, as --model resolves it (Pi's parseModelPattern)
             try:
                 found = [registry.resolve(pattern)]
             except ModelNotFound:
-                found = []
+                partial = partial_match(registry, pattern)
+                found = [partial] if partial is not None else []
         if not found:
             suggestion = closest_model(registry, pattern)
             hint = f" (did you mean {suggestion}?)" if suggestion else ""

@@ -62,6 +62,7 @@ class NavigatorHost(Protocol):
     extensions: list[Extension]
     load_errors: list[str]
     exit_code: int | None
+    generation: int
     reload_extensions: Callable[[], Awaitable[tuple[list[Extension], list[str]]]] | None
     find_model: Callable[[str, str], Model | None]
 
@@ -131,6 +132,7 @@ class SessionNavigator:
         # Rebuilt in a worker thread (a long session takes a while), before anyone else can see the new store.
         restored = await asyncio.to_thread(store.build_context)
         await session.runner.emit("session_shutdown", SessionShutdownEvent(reason, store.session_file))
+        session.generation += 1  # contexts of the old session are stale from here (as Pi's)
         if store is not session.store:
             session.store.close()  # the old file's write lock (shared, so reopening the same file keeps it)
         session.store = store

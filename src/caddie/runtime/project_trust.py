@@ -4,7 +4,8 @@ project is trusted before its own extensions and code-running settings load.
 The first handler that answers ``yes`` or ``no`` decides (and, with ``remember``, the decision is saved as
 ``trust.json`` keeps the built-in prompt's answer); ``undecided`` leaves it to the next handler, then to the
 usual rules (``--trust``, a remembered answer, the interactive question). Handlers get a small context:
-``cwd``, ``mode``, ``has_ui`` and ``ui``.
+``cwd``, ``mode``, ``has_ui`` and ``ui``; as in Pi 0.84.4 only the terminal UI has dialogs then (RPC, JSON
+and print modes get ``has_ui`` False, dialogs that answer at once, and notices on stderr).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class TrustContext:
 
     @property
     def has_ui(self) -> bool:
-        return self.mode in ("tui", "rpc")
+        """Only the terminal UI asks at start-up, as Pi: in RPC, JSON and print modes the dialogs answer at
+        once (``confirm`` False, the others None), since no client can answer before the session exists."""
+        return self.mode == "tui"
 
 
 async def decide_project_trust(

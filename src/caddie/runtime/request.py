@@ -113,3 +113,6 @@ class SessionRequest:
     """``--sandbox``: off, read-only or workspace-write (None: the settings' ``sandbox`` block decides)."""
     sandbox_default: SandboxMode = "off"
     """The mode when neither ``--sandbox`` nor the settings name one (workspace-write for headless goals)."""
+    notices: list[str] = field(default_factory=list)
+    """Lines the caller already has for the user (the command line's refusals, ``--tui-mode regular``…):
+    shown first among the session's start-up warnings."""

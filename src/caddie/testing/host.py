@@ -13,6 +13,7 @@ from caddie.extensions.api import (
     AbortSignal,
     AgentMessage,
     AssistantMessage,
+    AuthStatus,
     CommandSpec,
     CompactionEntry,
     ConfigScope,
@@ -25,10 +26,13 @@ from caddie.extensions.api import (
     Mode,
     Model,
     ModelLookup,
+    ProviderSummary,
+    ResolvedAuth,
     RestoreReport,
     Sandbox,
     SessionEntry,
     SessionHeader,
+    SlashCommandInfo,
     SystemPromptOptions,
     ToolDefinition,
     TreeNode,
@@ -403,12 +407,56 @@ class _FakeModels:
     def get_available(self) -> list[Model]:
         return [self.host.model] if self.host.model is not None else []
 
+    def get_all(self) -> list[Model]:
+        return self.get_available()
+
+    def get_error(self) -> str | None:
+        return None
+
+    def refresh(self) -> None:
+        pass
+
+    def has_configured_auth(self, model: Model) -> bool:
+        return model.provider in self.host.api_keys
+
+    def is_using_oauth(self, model: Model) -> bool:
+        return False
+
+    def get_provider_auth_status(self, provider: str) -> AuthStatus:
+        return AuthStatus(True, "stored") if provider in self.host.api_keys else AuthStatus(False)
+
+    def get_provider(self, provider: str) -> ProviderSummary | None:
+        models = [m for m in self.get_available() if m.provider == provider]
+        return (
+            ProviderSummary(provider, provider, models[0].base_url, models[0].api, models) if models else None
+        )
+
+    def get_provider_display_name(self, provider: str) -> str:
+        return provider
+
+    async def get_api_key_and_headers(self, model: Model) -> ResolvedAuth:
+        key = self.host.api_keys.get(model.provider)
+        if key is None:
+            return ResolvedAuth(False, error=f'No API key found for "{model.provider}"')
+        return ResolvedAuth(True, api_key=key, headers=dict(model.headers or {}) or None)
+
+    async def get_provider_auth(self, provider: str) -> ResolvedAuth | None:
+        key = self.host.api_keys.get(provider)
+        return ResolvedAuth(True, api_key=key) if key is not None else None
+
+    async def get_api_key_for_provider(self, provider: str) -> str | None:
+        return self.host.api_keys.get(provider)
+
+    def get_registered_provider_ids(self) -> list[str]:
+        return []
+
 
 class FakeHost:
     """``ExtensionHost``: the writes and settings an extension asks of the running session, recorded.
 
     Set ``settings`` (the merged settings ``ctx.settings()`` returns), ``usage`` (``ctx.get_context_usage()``),
-    ``model``, ``system_prompt``, ``flags`` (command-line values), ``has_ui`` / ``mode`` before firing events.
+    ``model``, ``system_prompt``, ``flags`` (command-line values), ``has_ui`` / ``mode`` before firing events;
+    ``api_keys`` (provider → key) is what ``ctx.model_registry`` says is configured.
     """
 
     def __init__(self, session_id: str = "session-1", cwd: str = "/project") -> None:
@@ -440,6 +488,9 @@ class FakeHost:
         """Every tool known (the harness puts the extension's here)."""
         self.active_tools: list[str] = []
         self.commands: list[CommandSpec] = []
+        self.prompt_commands: list[SlashCommandInfo] = []
+        self.api_keys: dict[str, str] = {}
+        """What ``get_commands`` lists after ``commands``: prompt templates and skills a test sets up."""
         self.thinking_level = "off"
 
     def append_entry(self, custom_type: str, data: Any) -> str:
@@ -488,8 +539,10 @@ class FakeHost:
         self.calls.append("set_active_tools")
         self.active_tools = [n for n in dict.fromkeys(names) if n in self.tools]
 
-    def get_commands(self) -> list[CommandSpec]:
-        return list(self.commands)
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """The commands the fake's ``commands`` holds, then its ``prompt_commands`` (templates and skills)."""
+        listed = [SlashCommandInfo(c.name, c.description, "extension", c.source) for c in self.commands]
+        return [*listed, *self.prompt_commands]
 
     def refresh_tools(self) -> None:
         pass

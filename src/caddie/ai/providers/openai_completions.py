@@ -480,6 +480,8 @@ def build_params(
     routing = compat.open_router_routing
     if routing:
         params["provider"] = routing
+    if model.sampling_params:  # last, so its keys win (Pi's samplingParams)
+        params.update(model.sampling_params)
     return params
 
 

@@ -376,6 +376,8 @@ def build_params(
     if context.tools:
         params["tools"] = convert_tools(context.tools, compat)
     _reasoning(params, model, options)
+    if model.sampling_params:  # last, so its keys win (Pi's samplingParams)
+        params.update(model.sampling_params)
     return params
 
 

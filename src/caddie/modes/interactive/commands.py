@@ -71,10 +71,13 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("scoped-models", "Enable, disable and reorder the models Ctrl+P cycles among (ctrl+s saves)"),
     CommandInfo("llama", "Manage llama.cpp router models: load, unload, download (see /login llama.cpp)"),
     CommandInfo("hotkeys", "Show all keyboard shortcuts"),
+    CommandInfo("changelog", "Show changelog entries"),
     CommandInfo("help", "Show commands and how to use caddie"),
     CommandInfo("quit", "Quit caddie"),
 )
-BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS)
+HIDDEN_COMMANDS = frozenset({"debug"})
+"""Built-ins that work but are not offered (Pi's hidden ``/debug``)."""
+BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS) | HIDDEN_COMMANDS
 
 HOTKEYS: tuple[tuple[tuple[str, ...] | str, str], ...] = (
     (("tui.input.submit",), "send the message (while the agent works: queue it as steering)"),

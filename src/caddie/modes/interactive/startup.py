@@ -20,6 +20,7 @@ from rich.text import Text
 
 from caddie.ai.providers.preload import preload
 from caddie.modes.interactive.host import Shell
+from caddie.modes.interactive.whats_new import show_whats_new
 
 if TYPE_CHECKING:
     from caddie.runtime.session import AgentSession
@@ -174,6 +175,7 @@ class Launcher:
         from caddie.modes.interactive.login import warn_about_extra_usage  # after the first frame
 
         warn_about_extra_usage(host)
+        show_whats_new(host)
         host.ready.set()
         return session
 

@@ -295,9 +295,9 @@ class TextualUI:
     async def confirm(
         self, title: str, message: str, timeout: float | None = None, *, signal: AbortSignal | None = None
     ) -> bool:
-        from caddie.modes.interactive import dialogs  # imported after the first frame
+        from caddie.modes.interactive.dialogs import ConfirmScreen  # imported after the first frame
 
-        return bool(await self._ask(dialogs.ConfirmScreen(title, message), timeout, False, signal))
+        return bool(await self._ask(ConfirmScreen(title, message), timeout, False, signal))
 
     async def select(
         self,
@@ -309,9 +309,9 @@ class TextualUI:
     ) -> str | None:
         if not options:
             return None
-        from caddie.modes.interactive import dialogs  # imported after the first frame
+        from caddie.modes.interactive.dialogs import SelectScreen  # imported after the first frame
 
-        answer = await self._ask(dialogs.SelectScreen(title, list(options)), timeout, None, signal)
+        answer = await self._ask(SelectScreen(title, list(options)), timeout, None, signal)
         return answer if isinstance(answer, str) else None
 
     async def input(
@@ -322,17 +322,17 @@ class TextualUI:
         *,
         signal: AbortSignal | None = None,
     ) -> str | None:
-        from caddie.modes.interactive import dialogs  # imported after the first frame
+        from caddie.modes.interactive.dialogs import InputScreen  # imported after the first frame
 
-        answer = await self._ask(dialogs.InputScreen(title, placeholder), timeout, None, signal)
+        answer = await self._ask(InputScreen(title, placeholder), timeout, None, signal)
         return answer if isinstance(answer, str) else None
 
     async def editor(
         self, title: str, prefill: str | None = None, *, signal: AbortSignal | None = None
     ) -> str | None:
-        from caddie.modes.interactive import dialogs  # imported after the first frame
+        from caddie.modes.interactive.dialogs import EditorScreen  # imported after the first frame
 
-        answer = await self._ask(dialogs.EditorScreen(title, prefill), None, None, signal)
+        answer = await self._ask(EditorScreen(title, prefill), None, None, signal)
         return answer if isinstance(answer, str) else None
 
 

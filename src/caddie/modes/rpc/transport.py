@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, BinaryIO
@@ -32,13 +33,26 @@ class LineTooLong:
         self.size = size
 
 
+def _pollable(stdin: Any) -> bool:
+    """Whether the event loop can watch ``stdin``: a pipe, a socket or a terminal. A regular file or a
+    device such as ``/dev/null`` cannot be (epoll refuses them) and is read in a thread instead."""
+    try:
+        fd = stdin.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return True  # not a real descriptor: let connect_read_pipe decide
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
 async def _chunks(stdin: Any) -> AsyncIterator[bytes]:
-    """Raw stdin chunks; pipes and sockets through the event loop, regular files through a thread."""
+    """Raw stdin chunks; pipes and sockets through the event loop, files and devices through a thread."""
     loop = asyncio.get_running_loop()
     try:
+        if not _pollable(stdin):
+            raise ValueError("not pollable")
         reader = asyncio.StreamReader(limit=1 << 20)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    except ValueError:  # a regular file (``caddie --mode rpc < commands.jsonl``)
+    except ValueError:  # a regular file (``caddie --mode rpc < commands.jsonl``) or ``< /dev/null``
         binary = getattr(stdin, "buffer", stdin)
         fd = binary.fileno() if hasattr(binary, "fileno") else None
         read = (lambda: os.read(fd, 1 << 20)) if fd is not None else (lambda: binary.read(1 << 20))
