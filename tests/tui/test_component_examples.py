@@ -93,7 +93,9 @@ async def test_custom_footer_shows_the_branch_tokens_model_and_git_branch(tmp_pa
         assert reply.usage.input > 0 and short(1078) == "1.1k" and short(999) == "999"
         await until(pilot, lambda: expected in widget_text(app.footer))
         subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", "-b", "topic"], check=True)
-        await until(pilot, lambda: "faux-1 (topic)" in widget_text(app.footer))  # redrawn on the branch change
+        await until(
+            pilot, lambda: "faux-1 (topic)" in widget_text(app.footer)
+        )  # redrawn on the branch change
         await submit(pilot, app, "/footer")
         await until(pilot, lambda: "Default footer restored" in "\n".join(notices(app)))
         await until(pilot, lambda: "$" not in widget_text(app.footer))  # caddie's footer shows no cost
