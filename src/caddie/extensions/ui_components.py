@@ -16,10 +16,12 @@ which features are there, so an extension can check instead of guessing (``ctx.h
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from caddie.config.key_names import canonical_key
+from caddie.errors import ExtensionError
 
 Feature: TypeAlias = Literal[
     "dialogs",
@@ -72,6 +74,16 @@ class TuiHandle(Protocol):
     def request_render(self) -> None:
         """Draw the component again (after its state changed outside ``handle_input``)."""
         ...
+
+    def suspend(self) -> AbstractContextManager[None]:
+        """``with tui.suspend(): subprocess.run(["vim", path])`` — the terminal for another program meanwhile
+        (Pi's ``tui.stop()`` … ``tui.start()``): caddie's screen is put away and drawn again afterwards. Raises
+        ``TerminalNotSuspendable`` where that cannot be done (no real terminal, as in tests)."""
+        ...
+
+
+class TerminalNotSuspendable(ExtensionError):
+    """``tui.suspend()`` where the terminal cannot be handed to another program."""
 
 
 class KeybindingsView(Protocol):
@@ -270,7 +282,7 @@ class CustomEditor:
     ``CustomEditor``): override ``handle_input`` and call ``super().handle_input(key)`` for the keys the
     built-in editor should handle (typing, app keys such as Esc, Ctrl+D, model switching); hand on another
     key (``super().handle_input(KeyInput("left"))`` for a vim ``h``) to have the built-in editor do that
-    instead. ``mode_label`` is shown on the editor's border."""
+    instead. ``mode_label`` is shown on the editor's top border, ``status_label`` on its bottom one."""
 
     def __init__(self, tui: TuiHandle, theme: ThemeView, keybindings: KeybindingsView) -> None:
         self.tui = tui
@@ -278,7 +290,11 @@ class CustomEditor:
         self.keybindings = keybindings
         self._default: Callable[[KeyInput], None] | None = None
         self.mode_label: str | None = None
-        """Shown in the editor's border (e.g. ``NORMAL`` for a vim mode); None shows nothing."""
+        """Shown in the editor's top border (e.g. ``NORMAL`` for a vim mode; ANSI colours kept); None shows
+        nothing."""
+        self.status_label: str | None = None
+        """Shown in the editor's bottom border (a model, a branch …); None shows nothing. Both labels are read
+        again after every key and on ``tui.request_render()``."""
 
     def attach(self, default: Callable[[KeyInput], None]) -> None:
         """Called by the host with the built-in handling of a key."""

@@ -353,7 +353,7 @@ class PromptEditor(TextArea):
             return
         self._custom_factory = factory
         self.custom = None
-        self.border_title = None
+        self.border_title = self.border_subtitle = None
         if factory is None:
             return
         made = factory(tui(), theme, keys)
@@ -361,7 +361,7 @@ class PromptEditor(TextArea):
         if callable(attach):
             attach(self._pass_on)
         self.custom = made
-        self._show_mode()
+        self.show_labels()
 
     def _pass_on(self, key: Any) -> None:
         """The extension's editor hands a key to the built-in handling (``super().handle_input(key)``): the
@@ -372,9 +372,15 @@ class PromptEditor(TextArea):
         else:
             self._forwarded.append(key)
 
-    def _show_mode(self) -> None:
+    def show_labels(self) -> None:
+        """The extension's editor's ``mode_label`` on the top border, ``status_label`` on the bottom one (ANSI
+        colours kept); called after each key and on ``tui.request_render()``."""
+        from rich.text import Text
+
         label = getattr(self.custom, "mode_label", None)
-        self.border_title = str(label) if label else None
+        self.border_title = Text.from_ansi(str(label)) if label else None
+        status = getattr(self.custom, "status_label", None)
+        self.border_subtitle = Text.from_ansi(str(status)) if status else None
 
     def _offer_to_custom(self, event: events.Key) -> bool:
         """True when the extension's editor took the key."""
@@ -390,7 +396,7 @@ class PromptEditor(TextArea):
             return False
         finally:
             self._handling = None
-        self._show_mode()
+        self.show_labels()
         return not self._defaulted
 
     # -- keys ---------------------------------------------------------------------------------------

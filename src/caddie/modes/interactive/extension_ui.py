@@ -9,18 +9,19 @@ A component that raises is shown as one error line, never a crash.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual import events
-from textual.app import App
+from textual.app import App, SuspendNotSupported
 from textual.theme import Theme
 from textual.widget import Widget
 from textual.widgets import Static
 
-from caddie.extensions.ui_components import KeyInput, ThemeView
+from caddie.extensions.ui_components import KeyInput, TerminalNotSuspendable, ThemeView
 from caddie.modes.interactive.overlays import OverlayScreen as OverlayScreen  # its home is overlays.py
 from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
@@ -60,10 +61,23 @@ class TerminalView:
     def request_render(self) -> None:
         self._redraw()
 
+    @contextmanager
+    def suspend(self) -> Iterator[None]:
+        """The terminal for another program meanwhile (Textual's ``App.suspend``): the screen is put away and
+        restored afterwards; ``TerminalNotSuspendable`` where the terminal cannot be handed over."""
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(self._app.suspend())
+            except (SuspendNotSupported, RuntimeError) as e:  # RuntimeError: no terminal any more (closing)
+                raise TerminalNotSuspendable(
+                    "This terminal cannot be handed to another program (caddie runs without a real terminal here)"
+                ) from e
+            yield
+
 
 def redraw_components(app: App[Any]) -> None:
     """``tui.request_render()``: every extension component on screen draws again (widgets, ``ui.custom``,
-    overlays, the footer and the header)."""
+    overlays, the footer, the header and an editor component's border labels)."""
     for screen in app.screen_stack:
         for view in screen.query(ComponentView):
             view.redraw()
@@ -74,6 +88,9 @@ def redraw_components(app: App[Any]) -> None:
     refresh_footer = getattr(app, "refresh_footer", None)
     if callable(refresh_footer):
         refresh_footer()
+    show_labels = getattr(getattr(app, "editor", None), "show_labels", None)
+    if callable(show_labels):  # an editor component's border labels
+        show_labels()
 
 
 def component_lines(component: Any, width: int) -> Text:

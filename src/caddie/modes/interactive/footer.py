@@ -190,7 +190,7 @@ class WorkingLine(Static):
     def _draw(self) -> None:
         frame = self.frames[self._frame % len(self.frames)] if self.frames else ""
         line = Text.from_ansi(frame + " ") if frame else Text()
-        line.append(self.message or "Working…")
+        line.append_text(Text.from_ansi(self.message or "Working…"))  # an extension's colours kept
         line.append("  esc to interrupt", style="dim")
         self.update(line)
 
