@@ -247,7 +247,7 @@ class AgentSession:
             load_errors=list(core.load_errors),
             exit_code=core.exit_code,
             sandbox=core.sandbox,
-            context_files=[f.path for f in core.options.context_files],
+            context_files=[f.path for f in core.tools.context_files],
             scoped_models=[model for model, _ in core.preferences.scoped_models],
         )
 
