@@ -469,7 +469,7 @@ def test_an_extension_commands_reload_reads_agents_md_again(host: Host) -> None:
     rpc.ok({"type": "prompt", "message": "/re"})
     rpc.ok({"type": "prompt", "message": "second"})
     rpc.event("agent_settled")
-    first, second = (r.system for r in host.llm.llm_requests)
+    first, second = (r.system or "" for r in host.llm.llm_requests)
     assert "Use tabs." in first and "Use spaces." not in first
     assert "Use spaces." in second and "Use tabs." not in second
     assert rpc.close() == 0

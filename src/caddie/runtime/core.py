@@ -147,6 +147,8 @@ class SessionCore:
         self.find_model = options.find_model
         self.reload_extensions = options.reload_extensions
         self.read_prompt_files = options.read_prompt_files
+        self.after_reload: Callable[[], Awaitable[None]] | None = None
+        """A mode's own re-reading once a reload is done, whichever path reloaded (the TUI: keys, themes)."""
         self.rediscover = options.rediscover
         self.resources: Resources = options.resources or Resources()
         self.lifecycle = Lifecycle.CREATED

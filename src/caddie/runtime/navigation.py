@@ -66,6 +66,7 @@ class NavigatorHost(Protocol):
     generation: int
     reload_extensions: Callable[[], Awaitable[tuple[list[Extension], list[str]]]] | None
     read_prompt_files: Callable[[], PromptFiles] | None
+    after_reload: Callable[[], Awaitable[None]] | None
     find_model: Callable[[str, str], Model | None]
 
     @property
@@ -378,7 +379,8 @@ class SessionNavigator:
 
     async def reload(self) -> None:
         """``/reload``: shutdown → extensions imported again, context files and SYSTEM.md / APPEND_SYSTEM.md
-        read again → start (which finds skills and prompt templates again and rebuilds the prompt)."""
+        read again → start (which finds skills and prompt templates again and rebuilds the prompt) → the mode's
+        ``after_reload`` (the TUI reads keybindings and themes again)."""
         session = self._session
         if session.reload_extensions is None:
             return
@@ -392,6 +394,8 @@ class SessionNavigator:
             for warning in files.parts.warnings:
                 await session.publish_event(NoticeEvent(warning, "warning"))
         await session.start("reload")
+        if session.after_reload is not None:
+            await session.after_reload()
 
 
 def _cancelled(result: Any) -> bool:

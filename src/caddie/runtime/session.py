@@ -8,7 +8,7 @@ mode; ``caddie.sdk.create_session`` for programs embedding caddie.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
@@ -178,6 +178,11 @@ class AgentSession:
 
     async def reload(self) -> None:
         await self.core.navigator.reload()
+
+    def on_reload(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """``callback`` runs at the end of every reload (``/reload``, an extension's ``ctx.reload()``): a
+        mode's own files read again (the TUI: keybindings, shortcuts, themes)."""
+        self.core.after_reload = callback
 
     def set_session_name(self, name: str) -> None:
         self.core.set_session_name(name)

@@ -147,8 +147,7 @@ class CaddieApp(App[int]):
         self.models = ModelCommands(self)
         self.app_commands = AppCommands(self)
         self.session_commands = SessionCommands(
-            self, lambda: self.install_extension_hooks(self.session) if self.session else [],
-            lambda: self.transcript.compaction_errors,
+            self, self.reload_ui, lambda: self.transcript.compaction_errors,
         )  # fmt: skip
         self.input = PromptInput(self, self._take_images)
         self.actions = KeyActions(
@@ -179,7 +178,7 @@ class CaddieApp(App[int]):
         self.refresh_footer()
         steps = LaunchSteps(
             self.session_commands.pick_session, self.load_themes, self.on_session_event,
-            self.install_extension_hooks, self.input.prompt,
+            self.install_extension_hooks, self.input.prompt, self.session_commands.after_reload,
         )  # fmt: skip
         launcher = Launcher(self, steps)
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
@@ -252,6 +251,14 @@ class CaddieApp(App[int]):
         self.terminal_settings(session)
         self.keys = load_keybindings(agent_dir() / "keybindings.json")
         return [*self.keys.warnings, *self.hooks.install(self.keys)]
+
+    async def reload_ui(self) -> list[str]:
+        """After a reload: keys, terminal settings, shortcuts and theme files read again; the warnings."""
+        if self.session is None:
+            return []
+        warnings = self.install_extension_hooks(self.session)
+        await self.themes.load(self.session, warnings.append, again=True)
+        return warnings
 
     # ==============================================================================================
     # Input

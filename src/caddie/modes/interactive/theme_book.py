@@ -79,10 +79,11 @@ class ThemeBook:
     def get(self, name: str) -> Theme | None:
         return self.themes.get(name)
 
-    async def load(self, session: AgentSession, warn: Callable[[str], None]) -> None:
+    async def load(self, session: AgentSession, warn: Callable[[str], None], *, again: bool = False) -> None:
         """Custom themes (files read in a worker thread: user, trusted project, settings ``"themes"``,
         packages), then the one settings ``"theme"`` (or ``--use-theme``) names. ``--no-themes`` skips the
-        discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block of the settings)."""
+        discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block of the settings). ``again``
+        (``/reload``): theme files gone since are dropped, and the theme in use is applied afresh."""
         run = session.settings.get(RUN_ONLY) or {}
         discover = not run.get("noThemes")
         places = [agent_dir() / "themes"] if discover else []
@@ -99,9 +100,21 @@ class ThemeBook:
             return discover_themes(places, packages)
 
         found = await asyncio.to_thread(find)
+        if again:
+            self._drop_files(keep=set(found.themes))
         self.add(found.themes, found.paths)
         for warning in found.warnings:
             warn(warning)
         wanted = session.settings.get("theme") or DARK
         if not (isinstance(wanted, str) and self.use(wanted)):
             warn(f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.')
+            self.use(DARK)
+        elif again:
+            self.app.mutate_reactive(App.theme)  # the same name, maybe new colours: restyle
+
+    def _drop_files(self, keep: set[str]) -> None:
+        """Forget the themes read from files that are not in ``keep`` (their file was removed)."""
+        for name in [n for n, path in self.paths.items() if path is not None and n not in keep]:
+            self.app.unregister_theme(name)
+            del self.themes[name]
+            del self.paths[name]
