@@ -143,7 +143,12 @@ class AgentSession:
         auto_compaction: bool | None = None,
         auto_retry: bool | None = None,
         scoped_models: Sequence[Model] | None = None,
+        after_reload: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """``after_reload`` runs at the end of every reload (``/reload``, an extension's ``ctx.reload()``):
+        a mode's own files read again (the TUI: keybindings, shortcuts, themes)."""
+        if after_reload is not None:
+            self.core.after_reload = after_reload
         preferences = self.core.preferences
         if steering_mode is not None:
             preferences.set_queue_mode("steering", steering_mode)
@@ -178,11 +183,6 @@ class AgentSession:
 
     async def reload(self) -> None:
         await self.core.navigator.reload()
-
-    def on_reload(self, callback: Callable[[], Awaitable[None]]) -> None:
-        """``callback`` runs at the end of every reload (``/reload``, an extension's ``ctx.reload()``): a
-        mode's own files read again (the TUI: keybindings, shortcuts, themes)."""
-        self.core.after_reload = callback
 
     def set_session_name(self, name: str) -> None:
         self.core.set_session_name(name)

@@ -147,7 +147,8 @@ class CaddieApp(App[int]):
         self.models = ModelCommands(self)
         self.app_commands = AppCommands(self)
         self.session_commands = SessionCommands(
-            self, self.reload_ui, lambda: self.transcript.compaction_errors,
+            self, lambda: self.install_extension_hooks(self.session) if self.session else [],
+            lambda session: self.load_themes(session, again=True), lambda: self.transcript.compaction_errors,
         )  # fmt: skip
         self.input = PromptInput(self, self._take_images)
         self.actions = KeyActions(
@@ -209,10 +210,10 @@ class CaddieApp(App[int]):
         quiet = session.settings.get("quietStartup") is True
         return header_block(self.keys, loaded_resources(session, themes), quiet)
 
-    async def load_themes(self, session: AgentSession) -> None:
-        """Themes and Pi's ``terminal.*`` settings, before the transcript is first drawn."""
+    async def load_themes(self, session: AgentSession, *, again: bool = False) -> None:
+        """Themes and Pi's ``terminal.*`` settings, before the transcript is first drawn (``again``: /reload)."""
         self.terminal_settings(session)
-        await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"))
+        await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"), again=again)
 
     def terminal_settings(self, session: AgentSession) -> None:
         """``terminal.showTerminalProgress``, ``showImages``, ``imageWidthCells`` (again after /reload)."""
@@ -251,14 +252,6 @@ class CaddieApp(App[int]):
         self.terminal_settings(session)
         self.keys = load_keybindings(agent_dir() / "keybindings.json")
         return [*self.keys.warnings, *self.hooks.install(self.keys)]
-
-    async def reload_ui(self) -> list[str]:
-        """After a reload: keys, terminal settings, shortcuts and theme files read again; the warnings."""
-        if self.session is None:
-            return []
-        warnings = self.install_extension_hooks(self.session)
-        await self.themes.load(self.session, warnings.append, again=True)
-        return warnings
 
     # ==============================================================================================
     # Input

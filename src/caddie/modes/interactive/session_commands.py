@@ -25,6 +25,7 @@ from caddie.modes.interactive.render import (
 )
 
 if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
     from caddie.session.store import SessionStore, SessionSummary
 
 
@@ -34,12 +35,15 @@ class SessionCommands:
     def __init__(
         self,
         shell: Shell,
-        reload_ui: Callable[[], Awaitable[list[str]]],
+        reload_ui: Callable[[], list[str]],
+        reload_themes: Callable[[AgentSession], Awaitable[None]],
         compaction_errors: Callable[[], int],
     ) -> None:
         self.shell = shell
         self.reload_ui = reload_ui
-        """Take in again what the UI reads from extensions and files (keys, shortcuts, themes); the warnings."""
+        """Take in again what the UI reads from extensions and files (keys, shortcuts); the warnings."""
+        self.reload_themes = reload_themes
+        """Read the theme files again and apply the one in use (its warnings are shown)."""
         self.compaction_errors = compaction_errors
         """How many compaction errors the transcript has shown so far."""
 
@@ -366,13 +370,14 @@ class SessionCommands:
         await session.reload()  # ends with after_reload
 
     async def after_reload(self) -> None:
-        """The end of every reload, ``/reload`` or an extension's ``ctx.reload()`` (``AgentSession.on_reload``):
-        the UI's own files read again, then Pi's line."""
+        """The end of every reload, ``/reload`` or an extension's ``ctx.reload()`` (the session's
+        ``after_reload``): the UI's own files read again, then Pi's line."""
         shell = self.shell
         session = shell.session
         assert session is not None
-        for error in [*session.state().load_errors, *await self.reload_ui()]:
+        for error in [*session.state().load_errors, *self.reload_ui()]:
             shell.show_info(error, "warning")
+        await self.reload_themes(session)
         shell.show_status("Reloaded keybindings, extensions, skills, prompts, themes, and context files")
         shell.refresh_footer()
 

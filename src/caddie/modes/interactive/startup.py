@@ -165,7 +165,7 @@ class Launcher:
             preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
         await self.steps.load_themes(session)
         session.subscribe(self.steps.on_event)
-        session.on_reload(self.steps.after_reload)
+        session.configure(after_reload=self.steps.after_reload)
         host.run_worker(
             _quit_when_asked(session, host.request_quit), name="shutdown-request", exit_on_error=False
         )
