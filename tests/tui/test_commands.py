@@ -319,3 +319,32 @@ async def test_the_bundled_extensions_commands_are_offered_too(tmp_path: Path) -
         await type_text(pilot, "/mull")
         offered = {c.label: c.description for c in app.menu.completions}
     assert offered.get("/mulligan_audit")
+
+
+async def test_debug_writes_the_drawn_transcript_and_the_messages_and_is_not_offered(tmp_path: Path) -> None:
+    # Pi's hidden /debug: a log for bug reports, no model call
+    from caddie.config.paths import agent_dir
+
+    app, faux = make_app(tmp_path)
+    faux.set_responses([faux_message("the answer is forty-two")])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "what is the answer")
+        await settle(app, pilot)
+        await pilot.press("slash")
+        offered = [c.label for c in app.menu.completions]
+        await pilot.press("escape")
+        await submit(pilot, app, "/debug")
+        await settle(app, pilot)
+        shown = last_info(app)
+        sent = [m.role for m in app.session.messages] if app.session else []
+    log = agent_dir() / "caddie-debug.log"
+    text = log.read_text()
+    assert "/debug" not in offered
+    assert shown.startswith("✓ Debug log written") and str(log) in shown
+    assert "=== All rendered lines with visible widths ===" in text
+    drawn = text.split("=== All rendered lines with visible widths ===")[1].split("=== Agent messages")[0]
+    assert "the answer is forty-two" in drawn and "(w=" in drawn
+    jsonl = text.split("=== Agent messages (JSONL) ===")[1].strip().splitlines()
+    assert ['"role": "user"' in jsonl[0], '"role": "assistant"' in jsonl[1]] == [True, True]
+    assert sent == ["user", "assistant"], "nothing was sent to the model for /debug"

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rich.table import Table
 from rich.text import Text
 
-from caddie.ai.messages import AssistantMessage
+from caddie.ai.messages import AssistantMessage, message_to_json
 from caddie.config.paths import agent_dir
 from caddie.modes.interactive.commands import hotkey_rows
 from caddie.modes.interactive.host import Shell
 from caddie.modes.interactive.model_commands import thinking_levels
 from caddie.modes.interactive.render import short_path
 from caddie.modes.interactive.theme_book import ThemeBook
+from caddie.modes.interactive.transcript_view import TranscriptView, plain_lines
 from caddie.modes.interactive.whats_new import whats_new
 
 if TYPE_CHECKING:
@@ -81,6 +82,18 @@ class AppCommands:
 
         text = full_changelog(await asyncio.to_thread(read_changelog))
         self.shell.show_info(whats_new(text))
+
+    async def cmd_debug(self, args: str) -> None:
+        """Pi's hidden /debug: the transcript as drawn (each line with its width) and the agent's messages
+        as JSON lines, written to ``caddie-debug.log`` in the agent folder, to attach to a bug report."""
+        shell = self.shell
+        size = shell.conversation.size
+        drawn = debug_lines(shell.conversation)
+        messages = [message_to_json(m) for m in shell.session.messages] if shell.session is not None else []
+        path = agent_dir() / "caddie-debug.log"
+        report = debug_report(drawn, messages, size.width, size.height)
+        await asyncio.to_thread(_write_text, path, report)
+        shell.show_info(f"✓ Debug log written\n{path}")
 
     async def cmd_quit(self, args: str) -> None:
         self.shell.request_quit()
@@ -257,6 +270,42 @@ class AppCommands:
             shell.show_error(f"Could not save {path}: {e}")
             return
         shell.show_status(f"Saved to {short_path(str(path))}")
+
+
+def debug_lines(view: TranscriptView) -> list[str]:
+    """Every line of the transcript as drawn at its width (ANSI styles dropped)."""
+    return plain_lines(view.blocks, view, max(1, view.scrollable_content_region.width or 80))
+
+
+def debug_report(lines: list[str], messages: list[dict[str, Any]], width: int, height: int) -> str:
+    """What /debug writes: when, the terminal's size, the drawn lines with their widths, the messages."""
+    import json
+    from datetime import UTC, datetime
+
+    from rich.cells import cell_len
+
+    return "\n".join(
+        [
+            f"Debug output at {datetime.now(UTC).isoformat(timespec='milliseconds').replace('+00:00', 'Z')}",
+            f"Terminal: {width}x{height}",
+            f"Total lines: {len(lines)}",
+            "",
+            "=== All rendered lines with visible widths ===",
+            *(
+                f"[{i}] (w={cell_len(line)}) {json.dumps(line, ensure_ascii=False)}"
+                for i, line in enumerate(lines)
+            ),
+            "",
+            "=== Agent messages (JSONL) ===",
+            *(json.dumps(m, ensure_ascii=False) for m in messages),
+            "",
+        ]
+    )
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def _on(flag: bool) -> str:

@@ -75,7 +75,9 @@ BUILTIN_COMMANDS: tuple[CommandInfo, ...] = (
     CommandInfo("help", "Show commands and how to use caddie"),
     CommandInfo("quit", "Quit caddie"),
 )
-BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS)
+HIDDEN_COMMANDS = frozenset({"debug"})
+"""Built-ins that work but are not offered (Pi's hidden ``/debug``)."""
+BUILTIN_NAMES = frozenset(c.name for c in BUILTIN_COMMANDS) | HIDDEN_COMMANDS
 
 HOTKEYS: tuple[tuple[tuple[str, ...] | str, str], ...] = (
     (("tui.input.submit",), "send the message (while the agent works: queue it as steering)"),
