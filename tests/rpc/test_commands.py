@@ -447,3 +447,29 @@ def test_get_tree_of_a_session_thousands_of_entries_deep(host: Host) -> None:
     assert node["entry"]["id"] == leaf == tree["leafId"]
     assert node["entry"]["message"]["content"][0]["text"] == "message 2999"
     assert depth >= 3000
+
+
+RELOAD_COMMAND = """
+def register(api):
+    async def reload(args, ctx):
+        await ctx.reload()
+    api.register_command("re", reload, description="Reload")
+"""
+
+
+def test_an_extension_commands_reload_reads_agents_md_again(host: Host) -> None:
+    """RPC has no reload command (nor has Pi's); an extension command's ``ctx.reload()`` reads the context
+    files again, so the next request's system prompt carries the edited AGENTS.md."""
+    host.llm.push(fl.text("a1"), fl.text("a2"))
+    (host.project / "AGENTS.md").write_text("Use tabs.")
+    rpc = host.rpc("-e", host.extension("reloader.py", RELOAD_COMMAND))
+    rpc.ok({"type": "prompt", "message": "first"})
+    rpc.event("agent_settled")
+    (host.project / "AGENTS.md").write_text("Use spaces.")
+    rpc.ok({"type": "prompt", "message": "/re"})
+    rpc.ok({"type": "prompt", "message": "second"})
+    rpc.event("agent_settled")
+    first, second = (r.system or "" for r in host.llm.llm_requests)
+    assert "Use tabs." in first and "Use spaces." not in first
+    assert "Use spaces." in second and "Use tabs." not in second
+    assert rpc.close() == 0

@@ -56,3 +56,40 @@ async def test_the_session_prompt_changes_with_the_active_tools(tmp_path: Path) 
     run.session.core.tools.set_active(["read", "bash", "edit"])  # edit: not in the --tools allowlist
     prompt = run.session.state().system_prompt
     assert "- bash:" in prompt and "- ls:" not in prompt and "- edit:" not in prompt
+
+
+async def test_reload_reads_context_files_append_system_md_skills_and_templates_again(tmp_path: Path) -> None:
+    """``/reload`` (here an extension command's ``ctx.reload()``, the path every mode shares) reads what the
+    prompt is built from again, as Pi does: the next request carries the edited AGENTS.md and
+    APPEND_SYSTEM.md and a new skill, and a new prompt template expands."""
+    from caddie.ai.providers.faux import faux_message
+    from caddie.extensions.api import ExtensionAPI
+    from tests.resources.helpers import write_skill, write_template
+    from tests.runtime.harness import inline_extension
+
+    def register(api: ExtensionAPI) -> None:
+        async def reload(_args: str, ctx: object) -> None:
+            await ctx.reload()  # type: ignore[attr-defined]
+
+        api.register_command("do-reload", reload)
+
+    (tmp_path / "AGENTS.md").write_text("Rules, first edition.")
+    run = await start_session(tmp_path, extensions=[inline_extension(register)])
+    run.faux.set_responses([faux_message("one"), faux_message("two")])
+    await run.session.prompt("hello")
+    first = run.requests[0].system_prompt or ""
+    assert "Rules, first edition." in first
+
+    (tmp_path / "AGENTS.md").write_text("Rules, second edition.")
+    (agent_dir() / "APPEND_SYSTEM.md").write_text("Appended after the reload.")
+    write_skill(agent_dir() / "skills" / "fresh", "fresh", "A skill added while running.")
+    write_template(agent_dir() / "prompts", "greet", "Greet $1 warmly.")
+    await run.session.prompt("/do-reload")
+    assert run.session.state().context_files == [str(tmp_path / "AGENTS.md")]
+    await run.session.prompt("/greet Ada")
+
+    second = run.requests[1].system_prompt or ""
+    assert "Rules, second edition." in second and "first edition" not in second
+    assert "Appended after the reload." in second
+    assert "<name>fresh</name>" in second
+    assert run.request_texts(1)[-1] == "Greet Ada warmly."

@@ -68,7 +68,7 @@ from caddie.runtime.session_events import (
     SessionInfoChangedEvent,
     ThinkingLevelChangedEvent,
 )
-from caddie.runtime.system_prompt import ContextFile
+from caddie.runtime.system_prompt import ContextFile, PromptFiles
 from caddie.runtime.tool_selection import ToolSelection
 from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.runtime.ui import HeadlessUI
@@ -111,6 +111,8 @@ class SessionOptions:
     append_prompt: str | None = None
     project_trusted: bool = False
     reload_extensions: Callable[[], Awaitable[tuple[list[Extension], list[str]]]] | None = None
+    read_prompt_files: Callable[[], PromptFiles] | None = None
+    """The context files and SYSTEM.md / APPEND_SYSTEM.md read again (``/reload``), as at start."""
     flags: dict[str, str | bool] = field(default_factory=dict)
     """Extension command-line flags given by the user."""
     restored: BranchContext | None = None
@@ -144,6 +146,9 @@ class SessionCore:
         self.flags = dict(options.flags)
         self.find_model = options.find_model
         self.reload_extensions = options.reload_extensions
+        self.read_prompt_files = options.read_prompt_files
+        self.after_reload: Callable[[], Awaitable[None]] | None = None
+        """A mode's own re-reading once a reload is done, whichever path reloaded (the TUI: keys, themes)."""
         self.rediscover = options.rediscover
         self.resources: Resources = options.resources or Resources()
         self.lifecycle = Lifecycle.CREATED

@@ -58,7 +58,7 @@ from caddie.runtime.request import SessionChoice as SessionChoice
 from caddie.runtime.request import SessionRequest as SessionRequest
 from caddie.runtime.request import SetupError as SetupError
 from caddie.runtime.session import AgentSession
-from caddie.runtime.system_prompt import load_context_files, prompt_parts
+from caddie.runtime.system_prompt import PromptFiles, load_context_files, prompt_parts
 from caddie.runtime.tool_selection import ToolSelection, unannounced
 from caddie.runtime.trust import default_trust, project_has_code, remembered_trust
 from caddie.runtime.ui import HeadlessUI
@@ -497,16 +497,23 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         if unknown:
             warnings.append(f'settings "defaultTools" names unknown tool(s) {", ".join(unknown)}; ignored')
             tool_names = [t for t in tool_names if t not in unknown]
-    prompt = prompt_parts(
-        request.system_prompt,
-        [request.append_system_prompt]
-        if isinstance(request.append_system_prompt, str)
-        else request.append_system_prompt,
-        cwd=cwd,
-        agent_dir=agent_dir(),
-        project_trusted=trusted,
-    )
-    warnings += prompt.warnings
+
+    def read_prompt_files() -> PromptFiles:
+        """At start and on ``/reload``: AGENTS.md …, SYSTEM.md / APPEND_SYSTEM.md or the flags' files."""
+        append = request.append_system_prompt
+        return PromptFiles(
+            [] if request.no_context_files else load_context_files(cwd, agent_dir()),
+            prompt_parts(
+                request.system_prompt,
+                [append] if isinstance(append, str) else append,
+                cwd=cwd,
+                agent_dir=agent_dir(),
+                project_trusted=trusted,
+            ),
+        )
+
+    prompt_files = read_prompt_files()
+    warnings += prompt_files.parts.warnings
 
     session_ref: list[AgentSession] = []
 
@@ -562,11 +569,12 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         thinking_level=thinking,
         api_key_for=api_key_for,
         find_model=registry.find,
-        context_files=[] if request.no_context_files else load_context_files(cwd, agent_dir()),
-        custom_prompt=prompt.custom,
-        append_prompt=prompt.append,
+        context_files=prompt_files.context_files,
+        custom_prompt=prompt_files.parts.custom,
+        append_prompt=prompt_files.parts.append,
         project_trusted=trusted,
         reload_extensions=_reattaching(loaded.reload, providers),
+        read_prompt_files=read_prompt_files,
         flags=dict(request.flags),
         restored=restored,
         resources=resources,

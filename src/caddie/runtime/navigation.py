@@ -37,6 +37,7 @@ from caddie.runtime.compaction_port import Compactor
 from caddie.runtime.prompting import Prompter
 from caddie.runtime.run_controller import RunController
 from caddie.runtime.session_events import NoticeEvent, SessionEvent
+from caddie.runtime.system_prompt import PromptFiles
 from caddie.runtime.tools_prompt import ToolsAndPrompt
 from caddie.session.branch_summary import collect_entries_for_branch_summary, navigation_leaf
 from caddie.session.entries import BranchSummaryEntry, MessageEntry
@@ -64,6 +65,8 @@ class NavigatorHost(Protocol):
     exit_code: int | None
     generation: int
     reload_extensions: Callable[[], Awaitable[tuple[list[Extension], list[str]]]] | None
+    read_prompt_files: Callable[[], PromptFiles] | None
+    after_reload: Callable[[], Awaitable[None]] | None
     find_model: Callable[[str, str], Model | None]
 
     @property
@@ -101,6 +104,8 @@ class NavigatorHost(Protocol):
     def tools(self) -> ToolsAndPrompt: ...
 
     async def announce_store_warnings(self) -> None: ...
+
+    async def publish_event(self, event: SessionEvent) -> None: ...
 
     async def start(
         self, reason: StartReason = "startup", previous_session_file: str | None = None
@@ -373,14 +378,24 @@ class SessionNavigator:
         return True
 
     async def reload(self) -> None:
-        """Re-import extensions (``/reload``): shutdown → load → start."""
+        """``/reload``: shutdown → extensions imported again, context files and SYSTEM.md / APPEND_SYSTEM.md
+        read again → start (which finds skills and prompt templates again and rebuilds the prompt) → the mode's
+        ``after_reload`` (the TUI reads keybindings and themes again)."""
         session = self._session
         if session.reload_extensions is None:
             return
         self._require_idle("reloading extensions")
         await session.shutdown("reload")
         await self.load_extensions()
+        read = session.read_prompt_files
+        if read is not None:
+            files = read()
+            session.tools.use_files(files)
+            for warning in files.parts.warnings:
+                await session.publish_event(NoticeEvent(warning, "warning"))
         await session.start("reload")
+        if session.after_reload is not None:
+            await session.after_reload()
 
 
 def _cancelled(result: Any) -> bool:

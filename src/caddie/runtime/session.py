@@ -9,7 +9,7 @@ mode; ``caddie.sdk.create_session`` for programs embedding caddie.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
@@ -144,7 +144,12 @@ class AgentSession:
         auto_compaction: bool | None = None,
         auto_retry: bool | None = None,
         scoped_models: Sequence[Model] | None = None,
+        after_reload: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """``after_reload`` runs at the end of every reload (``/reload``, an extension's ``ctx.reload()``):
+        a mode's own files read again (the TUI: keybindings, shortcuts, themes)."""
+        if after_reload is not None:
+            self.core.after_reload = after_reload
         preferences = self.core.preferences
         if steering_mode is not None:
             preferences.set_queue_mode("steering", steering_mode)
@@ -248,7 +253,7 @@ class AgentSession:
             load_errors=list(core.load_errors),
             exit_code=core.exit_code,
             sandbox=core.sandbox,
-            context_files=[f.path for f in core.options.context_files],
+            context_files=[f.path for f in core.tools.context_files],
             scoped_models=[model for model, _ in core.preferences.scoped_models],
             theme_paths=[
                 os.path.join(core.cwd, os.path.expanduser(extra.path)) for extra in core.resources.theme_paths

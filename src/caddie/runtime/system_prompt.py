@@ -121,6 +121,15 @@ def prompt_parts(
 
 
 @dataclass(slots=True)
+class PromptFiles:
+    """What the system prompt reads from files: the context files (AGENTS.md …) and the user's custom and
+    appended prompt (SYSTEM.md, APPEND_SYSTEM.md, file arguments). Read at start and again on ``/reload``."""
+
+    context_files: list[ContextFile]
+    parts: PromptParts
+
+
+@dataclass(slots=True)
 class ToolLine:
     name: str
     snippet: str | None

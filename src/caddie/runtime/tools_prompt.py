@@ -15,7 +15,7 @@ from caddie.agent.agent import Agent
 from caddie.extensions.api import SystemPromptOptions
 from caddie.extensions.runner import ExtensionRunner
 from caddie.resources.discovery import Resources
-from caddie.runtime.system_prompt import ContextFile, ToolLine, build_system_prompt
+from caddie.runtime.system_prompt import ContextFile, PromptFiles, ToolLine, build_system_prompt
 from caddie.runtime.tool_selection import ToolSelection
 from caddie.tools.base import ToolDefinition
 
@@ -98,6 +98,17 @@ class ToolsAndPrompt:
                 t.name for t in self._sources.runner.tools() if t.name not in offered and admits(t.name)
             ]
         self.set_active(names)
+
+    @property
+    def context_files(self) -> list[ContextFile]:
+        return list(self._context_files)
+
+    def use_files(self, files: PromptFiles) -> None:
+        """The context files and custom/appended prompt read again (``/reload``); the prompt is rebuilt."""
+        self._context_files = files.context_files
+        self._custom_prompt = files.parts.custom
+        self._append_prompt = files.parts.append
+        self.rebuild()
 
     @property
     def system_prompt(self) -> str:

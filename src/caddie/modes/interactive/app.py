@@ -148,7 +148,7 @@ class CaddieApp(App[int]):
         self.app_commands = AppCommands(self)
         self.session_commands = SessionCommands(
             self, lambda: self.install_extension_hooks(self.session) if self.session else [],
-            lambda: self.transcript.compaction_errors,
+            lambda session: self.load_themes(session, again=True), lambda: self.transcript.compaction_errors,
         )  # fmt: skip
         self.input = PromptInput(self, self._take_images)
         self.actions = KeyActions(
@@ -179,7 +179,7 @@ class CaddieApp(App[int]):
         self.refresh_footer()
         steps = LaunchSteps(
             self.session_commands.pick_session, self.load_themes, self.on_session_event,
-            self.install_extension_hooks, self.input.prompt,
+            self.install_extension_hooks, self.input.prompt, self.session_commands.after_reload,
         )  # fmt: skip
         launcher = Launcher(self, steps)
         self.call_after_refresh(lambda: self.run_worker(launcher.run(), name="startup", exit_on_error=False))
@@ -210,10 +210,10 @@ class CaddieApp(App[int]):
         quiet = session.settings.get("quietStartup") is True
         return header_block(self.keys, loaded_resources(session, themes), quiet)
 
-    async def load_themes(self, session: AgentSession) -> None:
-        """Themes and Pi's ``terminal.*`` settings, before the transcript is first drawn."""
+    async def load_themes(self, session: AgentSession, *, again: bool = False) -> None:
+        """Themes and Pi's ``terminal.*`` settings, before the transcript is first drawn (``again``: /reload)."""
         self.terminal_settings(session)
-        await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"))
+        await self.themes.load(session, lambda warning: self.show_notice(warning, "warning"), again=again)
 
     def terminal_settings(self, session: AgentSession) -> None:
         """``terminal.showTerminalProgress``, ``showImages``, ``imageWidthCells`` (again after /reload)."""

@@ -25,6 +25,7 @@ from caddie.modes.interactive.render import (
 )
 
 if TYPE_CHECKING:
+    from caddie.runtime.session import AgentSession
     from caddie.session.store import SessionStore, SessionSummary
 
 
@@ -32,11 +33,17 @@ class SessionCommands:
     """``/new /resume /tree /fork /clone /compact /session /name /export /import /share /trust /reload``."""
 
     def __init__(
-        self, shell: Shell, reload_ui: Callable[[], list[str]], compaction_errors: Callable[[], int]
+        self,
+        shell: Shell,
+        reload_ui: Callable[[], list[str]],
+        reload_themes: Callable[[AgentSession], Awaitable[None]],
+        compaction_errors: Callable[[], int],
     ) -> None:
         self.shell = shell
         self.reload_ui = reload_ui
         """Take in again what the UI reads from extensions and files (keys, shortcuts); the warnings."""
+        self.reload_themes = reload_themes
+        """Read the theme files again and apply the one in use (its warnings are shown)."""
         self.compaction_errors = compaction_errors
         """How many compaction errors the transcript has shown so far."""
 
@@ -360,10 +367,18 @@ class SessionCommands:
         assert session is not None
         if not shell.require_idle("reloading"):
             return
-        await session.reload()
+        await session.reload()  # ends with after_reload
+
+    async def after_reload(self) -> None:
+        """The end of every reload, ``/reload`` or an extension's ``ctx.reload()`` (the session's
+        ``after_reload``): the UI's own files read again, then Pi's line."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
         for error in [*session.state().load_errors, *self.reload_ui()]:
             shell.show_info(error, "warning")
-        shell.show_status(f"Reloaded {len(session.extensions.extensions)} extension(s)")
+        await self.reload_themes(session)
+        shell.show_status("Reloaded keybindings, extensions, skills, prompts, themes, and context files")
         shell.refresh_footer()
 
 

@@ -76,6 +76,8 @@ class LaunchSteps:
     install_hooks: Callable[[AgentSession], list[str]]
     """Keys and the extensions' shortcuts; the warnings."""
     prompt: Callable[[str], Awaitable[None]]
+    after_reload: Callable[[], Awaitable[None]]
+    """The UI's part of every reload (keys, themes, the notice)."""
 
 
 class Launcher:
@@ -163,6 +165,7 @@ class Launcher:
             preload(session.model.api)  # the SDK is usually imported before the first prompt is typed
         await self.steps.load_themes(session)
         session.subscribe(self.steps.on_event)
+        session.configure(after_reload=self.steps.after_reload)
         host.run_worker(
             _quit_when_asked(session, host.request_quit), name="shutdown-request", exit_on_error=False
         )

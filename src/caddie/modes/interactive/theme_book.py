@@ -81,10 +81,11 @@ class ThemeBook:
     def get(self, name: str) -> Theme | None:
         return self.themes.get(name)
 
-    async def load(self, session: AgentSession, warn: Callable[[str], None]) -> None:
+    async def load(self, session: AgentSession, warn: Callable[[str], None], *, again: bool = False) -> None:
         """Custom themes (files read in a worker thread: user, trusted project, settings ``"themes"``,
         packages), then the one settings ``"theme"`` (or ``--use-theme``) names. ``--no-themes`` skips the
-        discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block of the settings)."""
+        discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block of the settings). ``again``
+        (``/reload``): theme files gone since are dropped, and the theme in use is applied afresh."""
         run = session.settings.get(RUN_ONLY) or {}
         discover = not run.get("noThemes")
         places = [agent_dir() / "themes"] if discover else []
@@ -101,16 +102,21 @@ class ThemeBook:
             return discover_themes(places, packages)
 
         found = await asyncio.to_thread(find)
+        if again:
+            self._drop_files(found.paths)
         self.add(found.themes, found.paths)
         for warning in found.warnings:
             warn(warning)
         wanted = session.settings.get("theme") or DARK
         if isinstance(wanted, str) and self.use(wanted):
+            if again:
+                self.app.mutate_reactive(App.theme)  # the same name, maybe new colours: restyle
             return
         if isinstance(wanted, str) and session.extensions.has_handlers("resources_discover"):
             self.wanted = wanted  # an extension may bring it (``add_extension_themes``)
             return
         warn(self.unknown_theme(wanted))
+        self.use(DARK)
 
     def unknown_theme(self, wanted: object) -> str:
         return f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.'
@@ -130,3 +136,18 @@ class ThemeBook:
         wanted, self.wanted = self.wanted, None
         if wanted is not None and not self.use(wanted):
             warn(self.unknown_theme(wanted))
+            self.use(DARK)
+
+    def _drop_files(self, read_again: dict[str, Path]) -> None:
+        """Forget the themes whose file was removed, or no longer names them (``read_again``: the themes
+        just read, by name). Themes an extension brought are judged by their own file too, so a reload
+        racing ``add_extension_themes`` keeps them."""
+        files = set(read_again.values())
+
+        def gone(name: str, path: Path | None) -> bool:
+            return path is not None and (not path.exists() or (path in files and name not in read_again))
+
+        for name in [n for n, path in self.paths.items() if gone(n, path)]:
+            self.app.unregister_theme(name)
+            del self.themes[name]
+            del self.paths[name]
