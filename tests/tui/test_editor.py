@@ -14,6 +14,8 @@ from tests.tui.harness import SMALL, make_app, ready, settle, submit, type_text,
 SLOW_REPLY = PacedStep(faux_message("thinking out loud " * 60), 40)
 """About 90 chunks 40 ms apart (~3.6 s): long enough to queue messages while the agent works, even on a
 busy 2-core machine."""
+ABORTED_REPLY = PacedStep(faux_message("thinking out loud " * 600), 40)
+"""About 900 chunks 40 ms apart (~36 s): a reply that only ends by Esc, however slow the machine is."""
 
 
 def user_texts(app: object) -> list[str]:
@@ -74,7 +76,7 @@ async def test_while_working_enter_steers_and_alt_enter_follows_up_both_shown_pe
 
 
 async def test_esc_aborts_and_puts_queued_messages_back_in_the_editor(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, [SLOW_REPLY])
+    app, _ = make_app(tmp_path, [ABORTED_REPLY])
     async with app.run_test(size=SMALL) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "start")
