@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from caddie.ai.model import THINKING_LEVELS
+from caddie.ai.model import DEFAULT_THINKING_LEVEL, THINKING_LEVELS
 from caddie.ai.providers.preload import preload
+from caddie.config.paths import agent_dir
 from caddie.modes.interactive.host import Shell
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class ModelCommands:
         shell = self.shell
         session, registry = shell.session, shell.registry
         assert session is not None and registry is not None
+        as_default = False  # Ctrl+S in the picker: also the startup default
         if args:
             model = await asyncio.to_thread(registry.resolve, args)  # a local server may be asked about it
         else:
@@ -57,19 +59,58 @@ class ModelCommands:
                 return
             from caddie.modes.interactive.pickers import ModelPicker
 
-            ref = await shell.ask(ModelPicker(models, session.model), None, None)
+            settings = session.settings
+            default = (
+                f"{settings.default_provider}/{settings.default_model}"
+                if settings.default_provider and settings.default_model
+                else None
+            )
+            picker = ModelPicker(models, session.model, default)
+            ref = await shell.ask(picker, None, None)
             if ref is None:
                 return
             model = next((m for m in models if m.ref == ref), None) or registry.resolve(str(ref))
+            as_default = picker.as_default
         if not registry.has_auth(model):
             shell.show_info(f"No key for {model.ref}: {registry.key_hint(model)}.", "warning")
         preload(model.api)
         await session.set_model(model)
         shell.refresh_footer()
-        shell.show_status(f"Model: {model.ref}")
+        if as_default and not await self._save_default_model(model):
+            return
+        shell.show_status(f"Default model: {model.ref}" if as_default else f"Model: {model.ref}")
         from caddie.modes.interactive.login import warn_about_extra_usage
 
         warn_about_extra_usage(shell, model)
+
+    async def _save_default_model(self, model: Model) -> bool:
+        """Ctrl+S in the /model picker: ``defaultProvider``/``defaultModel`` in the global settings.json; with
+        a model scope (``--models``, ``enabledModels``) the model joins it, as in Pi, so Ctrl+P reaches it."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
+        updates: dict[str, Any] = {"defaultProvider": model.provider, "defaultModel": model.id}
+        scoped = session.state().scoped_models
+        if scoped and all(m.ref != model.ref for m in scoped):
+            session.configure(scoped_models=[*scoped, model])
+            enabled = session.settings.get("enabledModels")
+            if (
+                isinstance(enabled, list)
+                and enabled
+                and model.ref.lower() not in (str(p).lower() for p in enabled)
+            ):
+                updates["enabledModels"] = [*enabled, model.ref]
+        return await self._save(updates)
+
+    async def _save(self, updates: dict[str, Any]) -> bool:
+        settings = self.shell.session.settings  # type: ignore[union-attr]
+        path = settings.global_path or agent_dir() / "settings.json"
+        try:
+            await asyncio.to_thread(settings.save_global, updates)
+        except (OSError, ValueError) as e:
+            self.shell.show_error(f"Could not save {path}: {e}")
+            return False
+        return True
 
     async def cmd_login(self, args: str) -> None:
         from caddie.modes.interactive.login import run_login
@@ -122,16 +163,25 @@ class ModelCommands:
         assert session is not None
         levels = list(thinking_levels(shell))
         level = args.strip().lower()
+        as_default = False
         if not level:
-            chosen = await shell.ui.select(f"Thinking level (now {session.thinking_level})", levels)
-            if chosen is None:
+            from caddie.modes.interactive.pickers import ThinkingPicker
+
+            default = session.settings.default_thinking_level or DEFAULT_THINKING_LEVEL
+            picker = ThinkingPicker(levels, session.thinking_level, default)
+            chosen = await shell.ask(picker, None, None)
+            if not isinstance(chosen, str):
                 return
-            level = chosen
+            level, as_default = chosen, picker.as_default
         if level not in THINKING_LEVELS:
             shell.show_error(f"Unknown thinking level '{level}'. Use one of: {', '.join(levels)}.")
             return
         session.set_thinking_level(level)
         shell.refresh_footer()
+        if as_default:  # Ctrl+S: the level asked for is saved (the model may clamp what it uses now)
+            if await self._save({"defaultThinkingLevel": level}):
+                shell.show_status(f"Default thinking level: {level}")
+            return
         shell.show_status(f"Thinking level: {session.thinking_level}")
 
     def cycle_thinking(self) -> None:

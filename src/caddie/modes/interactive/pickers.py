@@ -326,10 +326,38 @@ def delete_session_file(path: Path) -> str | None:
     return None
 
 
-class ModelPicker(ListScreen):
-    def __init__(self, models: Sequence[Model], current: Model | None) -> None:
+SET_AS_DEFAULT_HINT = "enter select · ctrl+s set as default · esc cancel"
+"""The hint of the /model and /thinking pickers (Pi's: ``Enter to select · Ctrl+S to set as default · Esc to
+cancel``)."""
+
+
+class DefaultSaving(ListScreen):
+    """A picker where Ctrl+S picks the highlighted row *and* asks for it to become the startup default
+    (Pi's model and thinking selectors; Pi matches the key itself, there is no keybindings.json id for it)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ListScreen.BINDINGS,
+        Binding("ctrl+s", "set_as_default", show=False, priority=True),
+    ]
+    as_default = False
+    """Set when the row was picked with Ctrl+S: the caller saves it to settings.json."""
+
+    def action_set_as_default(self) -> None:
+        if self.highlighted_choice() is None:
+            return
+        self.as_default = True
+        self.pick()
+
+
+class ModelPicker(DefaultSaving):
+    """/model and Ctrl+L: the models with a key, the current one first and the startup default
+    (settings ``defaultProvider``/``defaultModel``) next, marked ``· default`` (typing ``default`` finds it)."""
+
+    def __init__(self, models: Sequence[Model], current: Model | None, default: str | None = None) -> None:
+        current_ref = current.ref if current is not None else None
+        ordered = sorted(models, key=lambda m: (m.ref != current_ref, m.ref != default))
         choices = []
-        for m in models:
+        for m in ordered:
             prompt = Text()
             prompt.append(m.ref, style="bold")
             if m.name and m.name != m.id:
@@ -337,16 +365,60 @@ class ModelPicker(ListScreen):
             details = f"  {format_count(m.context_window)} ctx"
             if m.reasoning:
                 details += " · thinking"
+            if m.ref == default:
+                details += " · default"
             prompt.append(details, style="dim")
-            if current is not None and m.ref == current.ref:
+            if m.ref == current_ref:
                 prompt.append("  ✓ current", style="green")
-            choices.append(Choice(m.ref, prompt, f"{m.ref} {m.name}"))
+            search = f"{m.ref} {m.name}" + (" default" if m.ref == default else "")
+            choices.append(Choice(m.ref, prompt, search))
         super().__init__(
             "Choose a model",
             choices,
             filter_placeholder="type to filter models",
-            initial=current.ref if current else None,
+            initial=current_ref,
+            hint=SET_AS_DEFAULT_HINT,
         )
+
+
+THINKING_LEVEL_DESCRIPTIONS = {
+    "off": "No reasoning",
+    "minimal": "Very brief reasoning (~1k tokens)",
+    "low": "Light reasoning (~2k tokens)",
+    "medium": "Moderate reasoning (~8k tokens)",
+    "high": "Deep reasoning (~16k tokens)",
+    "xhigh": "Extra-high reasoning (~32k tokens)",
+    "max": "Maximum reasoning",
+}
+"""What each level means, as Pi's thinking selector says it."""
+
+
+class ThinkingPicker(DefaultSaving):
+    """/thinking: the current model's levels with what each means; the startup default
+    (``defaultThinkingLevel``, else ``medium``) is marked ``· default``."""
+
+    def __init__(self, levels: Sequence[str], current: str, default: str) -> None:
+        choices = []
+        for level in levels:
+            description = THINKING_LEVEL_DESCRIPTIONS.get(level, "")
+            if level == default:
+                description += " · default"
+            prompt = Text(f"{level:<12}", style="bold")
+            prompt.append(description, style="dim")
+            choices.append(Choice(level, prompt, f"{level} {description}"))
+        super().__init__(
+            "Thinking level",
+            choices,
+            filter_placeholder="type to filter levels",
+            initial=current,
+            hint=SET_AS_DEFAULT_HINT,
+            message="Shift+Tab cycles thinking levels in-session",
+        )
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        cycle = keys_in_force(self).hint("app.thinking.cycle")  # the user's key for it (Pi says it so)
+        self.query_one("#message", Static).update(Text(f"{cycle} cycles thinking levels in-session"))
 
 
 class ForkPicker(ListScreen):
