@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input, Static
 
 from caddie.ai.messages import UserMessage, replace
 from caddie.ai.providers.faux import faux_message
@@ -505,3 +506,59 @@ async def test_ctrl_backspace_deletes_a_session_only_when_the_search_is_empty(
         await pilot.press("y")
         await until(pilot, lambda: not Path(doomed).exists())
     assert search == "throwaway "
+
+
+async def test_resume_searches_with_a_re_regex_over_every_message(tmp_path: Path) -> None:
+    parser = saved_session(tmp_path, "fix the parser")
+    docs = saved_session(tmp_path, "write the docs")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        search = picker.query_one("#filter", Input)
+        assert isinstance(picker, SessionPicker)
+
+        def shown() -> list[str]:
+            return [c.id for c in picker.shown]
+
+        def hint() -> str:
+            return widget_text(picker.query_one("#hint", Static))
+
+        search.value = "re:PARS(er|ing)"  # case-insensitive
+        await pilot.pause()
+        by_first = shown()
+        search.value = "re:answer to w\\w+"  # the assistant's reply, not the first message
+        await pilot.pause()
+        by_reply = shown()
+        search.value = "re:(unclosed"
+        await pilot.pause()
+        bad, bad_hint = shown(), hint()
+        search.value = "re:  "
+        await pilot.pause()
+        empty, empty_hint = shown(), hint()
+        search.value = "re:docs|parser"
+        await pilot.pause()
+        both, good_hint = shown(), hint()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.store.session_file == both[0])
+    assert by_first == [parser]
+    assert by_reply == [docs]
+    assert bad == [] and bad_hint.startswith("Bad regex: missing )")
+    assert empty == [] and empty_hint == "Empty regex: type a pattern after re:"
+    assert sorted(both) == sorted([parser, docs]) and "resume" in good_hint
+
+
+async def test_the_dash_r_picker_takes_re_queries_too(tmp_path: Path) -> None:
+    saved_session(tmp_path, "older work")
+    wanted = saved_session(tmp_path, "newer work on issue 42")
+    app, _ = make_app(tmp_path, resume_picker=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await type_text(pilot, r"re:issue\s+\d+")
+        await pilot.press("enter")
+        await ready(app, pilot)
+        assert app.session is not None
+        opened = app.session.store.session_file
+    assert opened == wanted

@@ -41,6 +41,9 @@ class SessionSummary:
     size: int
     parent: str | None = None
     """The session file this one was forked from (the header's ``parentSession``)."""
+    all_messages_text: str = ""
+    """The text of every user and assistant message, space-joined: what the session picker's search
+    reads, as Pi's."""
 
 
 def summarize_file(path: Path) -> SessionSummary | None:
@@ -56,6 +59,7 @@ def summarize_file(path: Path) -> SessionSummary | None:
     count = 0
     entry_count = 0
     first = ""
+    texts: list[str] = []
     name: str | None = None
     last_activity = 0.0
     for line in raw.split(b"\n"):
@@ -85,14 +89,14 @@ def summarize_file(path: Path) -> SessionSummary | None:
         ts = message.get("timestamp")
         if isinstance(ts, int | float) and ts / 1000 > last_activity:
             last_activity = ts / 1000
+        if message.get("role") not in ("user", "assistant"):
+            continue
+        text = _message_text(message.get("content"))
+        if not text:
+            continue
+        texts.append(text)
         if not first and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                first = content
-            elif isinstance(content, list):
-                first = " ".join(
-                    b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-                )
+            first = text
     if header is None:
         return None
     return SessionSummary(
@@ -107,7 +111,19 @@ def summarize_file(path: Path) -> SessionSummary | None:
         name=name,
         size=stat.st_size,
         parent=header.get("parentSession") if isinstance(header.get("parentSession"), str) else None,
+        all_messages_text=" ".join(texts),
     )
+
+
+def _message_text(content: Any) -> str:
+    """A message's text: its string content, or its text blocks space-joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
 
 
 def list_sessions(cwd: str | Path, session_dir: str | Path | None = None) -> list[SessionSummary]:

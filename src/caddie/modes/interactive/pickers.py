@@ -6,6 +6,7 @@ Each returns an id (a session path, ``provider/model-id`` or an entry id) or Non
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -109,7 +110,7 @@ class SessionPicker(ListScreen):
         super().__init__(
             self._title(),
             self._choices(self.here, False),
-            filter_placeholder="type to search sessions (name, first message, id, directory)",
+            filter_placeholder="type to search sessions (name, messages, id, directory; re:pattern for a regex)",
             hint=self._hint(),
         )
 
@@ -145,7 +146,7 @@ class SessionPicker(ListScreen):
                 prompt.append(f"  {short_path(s.cwd)}", style="dim italic")
             if self.show_path:
                 prompt.append(f"  {short_path(str(s.path))}", style="dim")
-            search = f"{s.name or ''} {s.first_message} {s.id} {s.cwd}"
+            search = f"{s.id} {s.name or ''} {s.all_messages_text or s.first_message} {s.cwd}"  # as Pi's
             choices.append(Choice(str(s.path), prompt, search))
         return choices
 
@@ -174,12 +175,23 @@ class SessionPicker(ListScreen):
         self.app.push_screen(ConfirmScreen("Delete session?", f"{choice.id} is deleted for good."), answered)
 
     def refill(self, keep: str | None = None) -> None:
-        super().refill(keep)
-        query = self.query_one("#filter", Input).value.strip().lower() if self.with_filter else ""
-        if self.sort == "relevance" and query:  # best match first: in the name, then early in the text
-            self.shown.sort(key=lambda c: relevance(query, c.search or ""))
-            index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
-            self._show_window(index)
+        query = self.query_one("#filter", Input).value.strip() if self.with_filter else ""
+        regex = search_regex(query) if query.startswith("re:") else None
+        if regex is None:
+            super().refill(keep)
+            if self.sort == "relevance" and query:  # best match first: in the name, then early in the text
+                self.shown.sort(key=lambda c: relevance(query.lower(), c.search or ""))
+                index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
+                self._show_window(index)
+        else:  # ``re:pattern``, as Pi: a case-insensitive regex; a bad one matches nothing and says why
+            found = [(m.start(), c) for c in self.choices if isinstance(regex, re.Pattern)
+                     and (m := regex.search(c.search or "")) is not None]  # fmt: skip
+            if self.sort != "recent" and query:  # Pi ranks by where the match starts in the text
+                found.sort(key=lambda pair: pair[0])
+            self.shown = [c for _, c in found]
+            self._show_window(next((i for i, c in enumerate(self.shown) if c.id == keep), 0))
+        error = regex if isinstance(regex, str) else None
+        self.query_one("#hint", Static).update(Text(error or self._hint(), style="red" if error else ""))
 
     def action_delete_if_no_query(self) -> None:
         """Ctrl+Backspace (Pi's app.session.deleteNoninvasive): deletes the highlighted session when the
@@ -282,6 +294,17 @@ def threaded(sessions: Sequence[SessionSummary]) -> list[tuple[SessionSummary, i
         walk(root, 0)
     ordered.extend((s, 0) for s in sessions if str(s.path) not in seen)
     return ordered
+
+
+def search_regex(query: str) -> re.Pattern[str] | str:
+    """The pattern of a ``re:`` search (case-insensitive, Python's ``re`` syntax), or what is wrong with it."""
+    pattern = query.strip()[3:].strip()
+    if not pattern:
+        return "Empty regex: type a pattern after re:"
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as e:
+        return f"Bad regex: {e}"
 
 
 def relevance(query: str, haystack: str) -> tuple[int, int]:
