@@ -2,11 +2,17 @@
 
 ``/settings`` lists and switches them; extensions reach them through ``ctx.ui`` (``get_all_themes``,
 ``get_theme``, ``set_theme``, ``theme``). Finding theme files is themes.py's; this only keeps the book.
+
+Hot reload, as Pi: while the theme in use came from a file, the file's modification time and size are
+polled on a timer (a ``stat`` every half second; no watcher thread, no dependency). A change that has
+settled for one poll is read and applied; a file that cannot be used keeps the theme on screen and says
+why once; a file that is gone for a moment (an editor saving) is waited for silently.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,15 +22,38 @@ from textual.theme import Theme
 
 from caddie.config.paths import agent_dir
 from caddie.config.settings import RUN_ONLY
-from caddie.modes.interactive.themes import DARK, builtin_themes, discover_themes, package_theme_places
+from caddie.modes.interactive.themes import (
+    DARK,
+    ThemeError,
+    builtin_themes,
+    discover_themes,
+    load_theme_file,
+    package_theme_places,
+)
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from caddie.extensions.ui_components import ThemeView
     from caddie.runtime.session import AgentSession
+
+FileStamp = tuple[int, int] | None
+"""A theme file's modification time (ns) and size; None while it cannot be read."""
+
+
+def file_stamp(path: Path) -> FileStamp:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 class ThemeBook:
     """Themes registered with the app by name, with the file each came from (None: built in)."""
+
+    POLL_SECONDS = 0.5
+    """How often the file of the theme in use is looked at (hot reload)."""
 
     def __init__(self, app: App[Any]) -> None:
         self.app = app
@@ -33,6 +62,13 @@ class ThemeBook:
         self.wanted: str | None = None
         """The settings' theme, not found yet while extensions may still bring it."""
         self.add(builtin_themes(), {})
+        self._timer: Timer | None = None
+        self._warn: Callable[[str], None] = lambda _warning: None
+        self._watched: Path | None = None
+        self._applied: FileStamp = None
+        """The stamp of the watched file when it was last read (or found unusable)."""
+        self._seen: FileStamp = None
+        """The stamp at the previous poll: a change is read once it has settled for one poll."""
 
     def add(self, themes: dict[str, Theme], paths: dict[str, Path]) -> None:
         for name, theme in themes.items():
@@ -101,6 +137,7 @@ class ThemeBook:
             packages = package_theme_places(session.cwd, project_trusted=trusted) if discover else []
             return discover_themes(places, packages)
 
+        self.watch(warn)
         found = await asyncio.to_thread(find)
         if again:
             self._drop_files(found.paths)
@@ -117,6 +154,36 @@ class ThemeBook:
             return
         warn(self.unknown_theme(wanted))
         self.use(DARK)
+
+    def watch(self, warn: Callable[[str], None]) -> None:
+        """Start polling the theme in use's file (once; ``warn`` says why a changed file is not used)."""
+        self._warn = warn
+        if self._timer is None:
+            self._timer = self.app.set_interval(self.POLL_SECONDS, self.poll, name="theme-hot-reload")
+
+    def poll(self) -> None:
+        """One look at the file of the theme in use; re-applies it when it changed and settled."""
+        name = self.current
+        path = self.paths.get(name)
+        if path != self._watched:  # another theme (or none from a file): start from how its file is now
+            self._watched = path
+            self._applied = self._seen = file_stamp(path) if path is not None else None
+            return
+        if path is None:
+            return
+        stamp = file_stamp(path)
+        settled, self._seen = stamp == self._seen, stamp
+        if stamp is None or stamp == self._applied or not settled:
+            return
+        self._applied = stamp
+        try:
+            theme = load_theme_file(path)
+        except ThemeError as e:
+            self._warn(f"{e} (the theme {name} stays as it was)")
+            return
+        self.themes[name] = theme = dataclasses.replace(theme, name=name)  # a renamed file keeps its place
+        self.app.register_theme(theme)
+        self.app.mutate_reactive(App.theme)  # the same name, new colours: restyle
 
     def unknown_theme(self, wanted: object) -> str:
         return f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.'

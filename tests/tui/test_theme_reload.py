@@ -1,0 +1,96 @@
+"""Theme hot reload: the file of the theme in use is re-applied when it changes, as Pi does."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from textual.color import Color
+
+from caddie.config.paths import agent_dir
+from caddie.modes.interactive.app import CaddieApp
+from caddie.modes.interactive.conversation import InfoBlock
+from caddie.modes.interactive.theme_book import ThemeBook
+from tests.tui.harness import SMALL, make_app, ready, until, widget_text, write_settings
+
+
+def write_theme(path: Path, accent: str, *, name: str = "ocean", bump: int = 0) -> None:
+    path.write_text(json.dumps({"name": name, "colors": {"accent": accent, "userMessageBg": "#102030"}}))
+    st = path.stat()  # file systems with coarse times: make each write a visible change
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + bump * 1_000_000_000))
+
+
+def primary(app: CaddieApp) -> str:
+    """The accent colour in force: the theme's, once the CSS variables were rebuilt from it."""
+    css = Color.parse(app.get_css_variables()["primary"])
+    theme = app.current_theme.primary
+    return theme.lower() if _near(theme, css) else css.hex.lower()
+
+
+def _near(theme: str, css: Color) -> bool:  # Textual rounds a colour when it derives its shades
+    return all(abs(a - b) <= 2 for a, b in zip(Color.parse(theme).rgb, css.rgb, strict=True))
+
+
+def warnings_about(app: object, text: str) -> list[str]:
+    blocks = app.conversation.blocks_of(InfoBlock)  # type: ignore[attr-defined]
+    return [t for t in (widget_text(b) for b in blocks) if text in t]
+
+
+async def test_an_edited_theme_file_is_applied_and_a_broken_edit_keeps_the_theme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ThemeBook, "POLL_SECONDS", 0.05)
+    themes = agent_dir() / "themes"
+    themes.mkdir(parents=True)
+    ocean = themes / "ocean.json"
+    write_theme(ocean, "#0077be")
+    write_settings(theme="ocean")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        assert app.theme == "ocean"
+        before = primary(app)
+        write_theme(ocean, "#aa3300", bump=1)
+        await until(pilot, lambda: primary(app) == "#aa3300")
+        # A broken edit: the theme on screen stays, one warning however many polls pass.
+        ocean.write_text('{"name": "ocean", "colors": {"accent": ')
+        os.utime(ocean, ns=(0, ocean.stat().st_mtime_ns + 2_000_000_000))
+        await until(pilot, lambda: bool(warnings_about(app, "ocean.json")))
+        await pilot.pause(0.4)
+        broken = warnings_about(app, "ocean.json")
+        kept = primary(app)
+        # Gone for a moment (an editor's save): nothing said, nothing changed. Then a good file again.
+        ocean.unlink()
+        await pilot.pause(0.2)
+        write_theme(ocean, "#00aa55", bump=3)
+        await until(pilot, lambda: primary(app) == "#00aa55")
+        assert app.theme == "ocean"
+        after = warnings_about(app, "ocean.json")
+    assert before.lower() == "#0077be"
+    assert len(broken) == 1 and "not valid JSON" in broken[0] and "stays as it was" in broken[0]
+    assert kept == "#aa3300"
+    assert after == broken
+
+
+async def test_only_the_theme_in_use_is_watched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ThemeBook, "POLL_SECONDS", 0.05)
+    themes = agent_dir() / "themes"
+    themes.mkdir(parents=True)
+    write_theme(themes / "ocean.json", "#0077be")
+    write_theme(themes / "forest.json", "#228b22", name="forest")
+    write_settings(theme="ocean")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        (themes / "forest.json").write_text("not json")  # not in use: not read, nothing said
+        await pilot.pause(0.3)
+        quiet = warnings_about(app, "forest.json")
+        app.themes.use("forest")  # switching: the file as it was read is what is on screen
+        await pilot.pause(0.3)
+        forest = primary(app)
+        write_theme(themes / "forest.json", "#116611", name="forest", bump=1)
+        await until(pilot, lambda: primary(app) == "#116611")
+    assert quiet == []
+    assert forest == "#228b22"
