@@ -11,13 +11,16 @@ from textual.color import Color
 
 from caddie.config.paths import agent_dir
 from caddie.modes.interactive.app import CaddieApp
-from caddie.modes.interactive.conversation import InfoBlock
+from caddie.modes.interactive.conversation import InfoBlock, StartupHeader
 from caddie.modes.interactive.theme_book import ThemeBook
 from tests.tui.harness import SMALL, make_app, ready, until, widget_text, write_settings
 
 
-def write_theme(path: Path, accent: str, *, name: str = "ocean", bump: int = 0) -> None:
-    path.write_text(json.dumps({"name": name, "colors": {"accent": accent, "userMessageBg": "#102030"}}))
+def write_theme(
+    path: Path, accent: str, *, name: str = "ocean", bump: int = 0, text: str = "#d0d0d0"
+) -> None:
+    colors = {"accent": accent, "userMessageBg": "#102030", "text": text}
+    path.write_text(json.dumps({"name": name, "colors": colors}))
     st = path.stat()  # file systems with coarse times: make each write a visible change
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + bump * 1_000_000_000))
 
@@ -31,6 +34,18 @@ def primary(app: CaddieApp) -> str:
 
 def _near(theme: str, css: Color) -> bool:  # Textual rounds a colour when it derives its shades
     return all(abs(a - b) <= 2 for a, b in zip(Color.parse(theme).rgb, css.rgb, strict=True))
+
+
+def header_colours(app: CaddieApp) -> set[str]:
+    """The text colours of the start-up header as the transcript has drawn it."""
+    view = app.conversation
+    header = next(b for b in view.blocks if isinstance(b, StartupHeader))
+    return {
+        seg.style.color.triplet.hex
+        for strip in header.lines(view, view._content_width())
+        for seg in strip
+        if seg.style is not None and seg.style.color is not None and seg.style.color.triplet is not None
+    }
 
 
 def warnings_about(app: object, text: str) -> list[str]:
@@ -52,8 +67,11 @@ async def test_an_edited_theme_file_is_applied_and_a_broken_edit_keeps_the_theme
         await ready(app, pilot)
         assert app.theme == "ocean"
         before = primary(app)
-        write_theme(ocean, "#aa3300", bump=1)
+        drawn_before = header_colours(app)
+        write_theme(ocean, "#aa3300", bump=1, text="#e0c090")
         await until(pilot, lambda: primary(app) == "#aa3300")
+        await pilot.pause()
+        drawn_after = header_colours(app)  # what was on screen is drawn again in the new colours
         # A broken edit: the theme on screen stays, one warning however many polls pass.
         ocean.write_text('{"name": "ocean", "colors": {"accent": ')
         os.utime(ocean, ns=(0, ocean.stat().st_mtime_ns + 2_000_000_000))
@@ -69,6 +87,7 @@ async def test_an_edited_theme_file_is_applied_and_a_broken_edit_keeps_the_theme
         assert app.theme == "ocean"
         after = warnings_about(app, "ocean.json")
     assert before.lower() == "#0077be"
+    assert "#d0d0d0" in drawn_before and "#d0d0d0" not in drawn_after and "#e0c090" in drawn_after
     assert len(broken) == 1 and "not valid JSON" in broken[0] and "stays as it was" in broken[0]
     assert kept == "#aa3300"
     assert after == broken

@@ -197,6 +197,10 @@ class MarkdownText(Streaming):
         tail = self.text_so_far[self._frozen_upto :]
         return markdown(transformed(self, tail, "assistant", self.streaming)) if tail.strip() else Text("")
 
+    def restyle(self) -> None:
+        super().restyle()
+        self._frozen_lines = []  # drawn again, piece by piece, in the new colours
+
     def lines(self, view: TranscriptView, width: int) -> list[Strip]:
         if self._lines is not None and self._width == width:
             return self._lines

@@ -36,6 +36,11 @@ async def run_interactive(
             file=sys.stderr,
         )
         return 2
+    from caddie.modes.interactive.terminal_background import first_run_theme
+
+    unsaved_theme = first_run_theme(request.cwd, request.settings_overrides, os.environ)  # before drawing
+    if unsaved_theme is not None:
+        request.settings_overrides = {**(request.settings_overrides or {}), "theme": unsaved_theme}
     ui = TextualUI()
     request.ui = ui
     app = CaddieApp(Startup(request, resume_picker, list(initial_prompts)), ui)

@@ -73,6 +73,10 @@ class Block:
     def attached(self) -> None:
         """Called once it is in a view (blocks that tick or stream register there)."""
 
+    def restyle(self) -> None:
+        """The theme changed: its lines are drawn again in the new colours (its height stays)."""
+        self._lines = None
+
     @property
     def measured_width(self) -> int:
         """The width its lines were drawn at (-1: not drawn)."""
@@ -118,6 +122,14 @@ class TranscriptView(ScrollView, can_focus=False):
     # -- following new output -----------------------------------------------------------------------
     def on_mount(self) -> None:
         self.follow()
+        self.app.theme_changed_signal.subscribe(self, self._restyle)
+
+    def _restyle(self, _theme: object) -> None:
+        """Another theme (or the same one with new colours, theme_book's hot reload): blocks drawn in the
+        old colours are drawn again as they come on screen."""
+        for block in self.blocks:
+            block.restyle()
+        self.refresh()
 
     @property
     def following(self) -> bool:

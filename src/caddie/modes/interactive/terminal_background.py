@@ -1,0 +1,182 @@
+"""The terminal's background, light or dark, for the first run without a ``theme`` setting (as Pi picks one).
+
+Asked before the app draws: ``OSC 11`` (``ESC ] 11 ; ? BEL``) asks the terminal for its background colour,
+and a ``DA1`` query (``ESC [ c``) right after it, which every VT100-style terminal answers, marks the end of
+the replies — a terminal that does not know ``OSC 11`` answers only ``DA1``, so the wait ends at once and
+no late reply can reach the editor as typed text. A terminal that answers nothing is waited for
+``TIMEOUT_S`` at most. Without an answer ``COLORFGBG`` decides (its last field, a colour index), else
+nothing does and the theme stays ``dark``. A confident answer is saved as the ``theme`` setting, as Pi
+saves it, so it is asked once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from caddie.modes.interactive.themes import DARK, LIGHT, xterm_color
+
+TIMEOUT_S = 0.2
+"""The longest wait for a terminal that answers neither query."""
+
+QUERY = b"\x1b]11;?\x07\x1b[c"
+"""OSC 11 (the background colour), then DA1 (the device attributes: the end of the replies)."""
+
+_OSC11_REPLY = re.compile(rb"\x1b\]11;([^\x07\x1b]*)(?:\x07|\x1b\\)")
+_DA1_REPLY = re.compile(rb"\x1b\[\?[0-9;]*c")
+
+Rgb = tuple[int, int, int]
+Shade = Literal["light", "dark"]
+
+
+@dataclass(frozen=True, slots=True)
+class Background:
+    theme: Shade
+    source: str
+    """``terminal background`` (OSC 11), ``COLORFGBG`` or ``fallback`` (nothing said it)."""
+
+    @property
+    def confident(self) -> bool:
+        return self.source != "fallback"
+
+
+def _channel(text: str) -> int | None:
+    """One ``rgb:`` channel (1-4 hex digits) scaled to 0-255."""
+    if not text or len(text) > 4 or not all(c in "0123456789abcdefABCDEF" for c in text):
+        return None
+    return int(round(int(text, 16) / (16 ** len(text) - 1) * 255))
+
+
+def parse_background_reply(data: bytes) -> Rgb | None:
+    """The colour of an OSC 11 reply somewhere in ``data``: ``rgb:RRRR/GGGG/BBBB`` (1-4 digits a channel,
+    ``rgba:`` too), ``#rrggbb`` or ``#rrrrggggbbbb``; None when there is none or it cannot be read."""
+    match = _OSC11_REPLY.search(data)
+    if match is None:
+        return None
+    value = match.group(1).decode("ascii", "replace").strip()
+    if value.startswith("#"):
+        digits = value[1:]
+        if len(digits) not in (6, 12):
+            return None
+        step = len(digits) // 3
+        parts = [digits[i * step : (i + 1) * step] for i in range(3)]
+    else:
+        parts = re.sub(r"^rgba?:", "", value, flags=re.IGNORECASE).split("/")[:3]
+        if len(parts) < 3:
+            return None
+    channels = [_channel(p) for p in parts]
+    if any(c is None for c in channels):
+        return None
+    r, g, b = (c or 0 for c in channels)
+    return (r, g, b)
+
+
+def shade_of(rgb: Rgb) -> Shade:
+    """Light when the colour's relative luminance (sRGB, linearised) is at least one half."""
+
+    def linear(channel: int) -> float:
+        value = channel / 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    r, g, b = rgb
+    return "light" if 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b) >= 0.5 else "dark"
+
+
+def shade_from_colorfgbg(value: str) -> Shade | None:
+    """``COLORFGBG`` (``15;0``: foreground 15 on background 0): the shade of its last colour index."""
+    for part in reversed(value.split(";")):
+        part = part.strip()
+        if part.isdigit() and int(part) <= 255:
+            h = xterm_color(int(part)).lstrip("#")
+            return shade_of((int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)))
+    return None
+
+
+def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> Rgb | None:
+    """Ask the terminal on ``fd_in``/``fd_out`` for its background colour (blocking, at most ``timeout``).
+
+    The terminal is put in non-canonical, no-echo mode for the wait (so the replies are neither shown nor
+    held back until Enter) and restored afterwards."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal
+        return None
+    try:
+        saved = termios.tcgetattr(fd_in)
+    except (termios.error, OSError):
+        return None
+    quiet = list(saved)
+    quiet[3] = saved[3] & ~(termios.ICANON | termios.ECHO)
+    cc = list(saved[6])
+    cc[termios.VMIN], cc[termios.VTIME] = 0, 0
+    quiet[6] = cc
+    replies = b""
+    try:
+        termios.tcsetattr(fd_in, termios.TCSANOW, quiet)
+        os.write(fd_out, QUERY)
+        deadline = time.monotonic() + timeout
+        while not _DA1_REPLY.search(replies):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd_in], [], [], left)[0]:
+                break
+            chunk = os.read(fd_in, 1024)
+            if not chunk:
+                break
+            replies += chunk
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(fd_in, termios.TCSANOW, saved)
+    return parse_background_reply(replies)
+
+
+def detect_background(
+    env: Mapping[str, str], fd_in: int = 0, fd_out: int = 1, timeout: float = TIMEOUT_S
+) -> Background:
+    """The terminal's shade: its OSC 11 answer, else ``COLORFGBG``, else ``dark`` (not confident)."""
+    rgb = query_background(fd_in, fd_out, timeout) if env.get("TERM", "") not in ("", "dumb") else None
+    if rgb is not None:
+        return Background(shade_of(rgb), "terminal background")
+    shade = shade_from_colorfgbg(env.get("COLORFGBG", ""))
+    if shade is not None:
+        return Background(shade, "COLORFGBG")
+    return Background("dark", "fallback")
+
+
+def first_run_theme(
+    cwd: str,
+    overrides: dict[str, object] | None,
+    env: Mapping[str, str],
+    *,
+    fd_in: int = 0,
+    fd_out: int = 1,
+    timeout: float = TIMEOUT_S,
+) -> str | None:
+    """When no settings file (nor the command line) names a theme: ask the terminal, and save what a
+    confident answer says as the global ``theme`` setting (as Pi), which the app then reads. Returns the
+    theme only when it could not be saved (the caller passes it for this run; the next start asks again);
+    None otherwise — also when nothing could be told, which leaves caddie's default, ``dark``."""
+    from caddie.config.paths import agent_dir
+    from caddie.config.settings import Settings, settings_files
+
+    if overrides and "theme" in overrides:
+        return None
+    user, project = settings_files(cwd)
+    if "theme" in user or "theme" in project:
+        return None
+    background = detect_background(env, fd_in, fd_out, timeout)
+    if not background.confident:
+        return None
+    theme = LIGHT if background.theme == "light" else DARK
+    try:
+        Settings(global_path=agent_dir() / "settings.json").save_global({"theme": theme})
+    except (OSError, ValueError):
+        return theme
+    return None

@@ -1,0 +1,162 @@
+"""The first run's terminal background detection (OSC 11, then COLORFGBG), against a fake terminal on a pty."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import threading
+import tty
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from caddie.config.paths import agent_dir
+from caddie.modes.interactive.terminal_background import (
+    QUERY,
+    detect_background,
+    first_run_theme,
+    parse_background_reply,
+    query_background,
+    shade_from_colorfgbg,
+    shade_of,
+)
+
+DA1 = b"\x1b[?62;22c"
+
+
+class FakeTerminal:
+    """The terminal side of a pty: reads what the program writes and answers the queries it knows."""
+
+    def __init__(self, answer: bytes | None) -> None:
+        self.answer = answer
+        """The reply to the whole query (None: a terminal that answers nothing)."""
+        self.master, self.slave = os.openpty()
+        self.received = b""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            if not select.select([self.master], [], [], 0.02)[0]:
+                continue
+            try:
+                self.received += os.read(self.master, 1024)
+            except OSError:
+                return
+            if QUERY in self.received and self.answer is not None:
+                os.write(self.master, self.answer)
+                self.answer = None
+
+    def unread(self) -> bytes:
+        """What is left for the program to read (a late or unconsumed reply would be typed text)."""
+        tty.setraw(self.slave)  # canonical mode would hold back a reply without a newline
+        left = b""
+        while select.select([self.slave], [], [], 0.05)[0]:
+            left += os.read(self.slave, 1024)
+        return left
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(1)
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@contextmanager
+def fake_terminal(answer: bytes | None) -> Iterator[FakeTerminal]:
+    terminal = FakeTerminal(answer)
+    try:
+        yield terminal
+    finally:
+        terminal.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "rgb"),
+    [
+        (b"\x1b]11;rgb:ffff/ffff/ffff\x07", (255, 255, 255)),
+        (b"\x1b]11;rgb:1e1e/1e1e/2e2e\x1b\\", (30, 30, 46)),
+        (b"\x1b]11;rgba:f/8/0/ffff\x07", (255, 136, 0)),
+        (b"\x1b]11;#fafafa\x07", (250, 250, 250)),
+        (b"\x1b]11;#00000000ffff\x07", (0, 0, 255)),
+        (b"\x1b]11;rgb:zz/00/00\x07", None),
+        (b"\x1b]11;#fff\x07", None),
+        (b"\x1b[?1;2c", None),
+    ],
+)
+def test_osc_11_replies_are_read_as_pi_reads_them(reply: bytes, rgb: tuple[int, int, int] | None) -> None:
+    assert parse_background_reply(b"noise" + reply + DA1) == rgb
+
+
+def test_light_and_dark_follow_the_colours_luminance() -> None:
+    assert shade_of((250, 250, 250)) == "light"
+    assert shade_of((30, 30, 46)) == "dark"
+    assert shade_of((128, 128, 128)) == "dark"  # sRGB-linear luminance 0.22
+    assert shade_from_colorfgbg("0;15") == "light"
+    assert shade_from_colorfgbg("15;default;0") == "dark"
+    assert shade_from_colorfgbg("0;7") == "light"  # #c0c0c0, as in Pi
+    assert shade_from_colorfgbg("default") is None and shade_from_colorfgbg("") is None
+
+
+def test_a_terminal_that_answers_is_read_and_nothing_is_left_to_type() -> None:
+    with fake_terminal(b"\x1b]11;rgb:fafa/fafa/fafa\x07" + DA1) as terminal:
+        rgb = query_background(terminal.slave, terminal.slave, timeout=5)
+        left = terminal.unread()
+        asked = terminal.received
+    assert rgb == (250, 250, 250)
+    assert asked == QUERY
+    assert left == b""
+
+
+def test_a_terminal_without_osc_11_ends_the_wait_with_its_da1_answer() -> None:
+    with fake_terminal(DA1) as terminal:
+        background = detect_background({"TERM": "xterm"}, terminal.slave, terminal.slave, timeout=5)
+        left = terminal.unread()
+    assert (background.theme, background.source, background.confident) == ("dark", "fallback", False)
+    assert left == b""
+
+
+def test_a_silent_terminal_is_waited_for_briefly_then_colorfgbg_decides() -> None:
+    with fake_terminal(None) as terminal:
+        env = {"TERM": "xterm", "COLORFGBG": "0;15"}
+        background = detect_background(env, terminal.slave, terminal.slave, timeout=0.05)
+    assert (background.theme, background.source) == ("light", "COLORFGBG")
+
+
+def test_the_first_run_saves_the_detected_theme_and_later_runs_do_not_ask(tmp_path: Path) -> None:
+    light = b"\x1b]11;rgb:ffff/ffff/ffff\x07" + DA1
+    with fake_terminal(light) as terminal:
+        unsaved = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
+                                  fd_out=terminal.slave, timeout=5)  # fmt: skip
+    saved = json.loads((agent_dir() / "settings.json").read_text())
+    with fake_terminal(light) as terminal:
+        again = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
+                                fd_out=terminal.slave, timeout=5)  # fmt: skip
+        asked_again = terminal.received
+    assert unsaved is None and saved == {"theme": "light"}
+    assert again is None and asked_again == b"", "a theme is set: the terminal is not asked"
+
+
+def test_a_command_line_theme_or_an_unanswered_query_saves_nothing(tmp_path: Path) -> None:
+    with fake_terminal(DA1) as terminal:
+        told = first_run_theme(str(tmp_path), {"theme": "dark"}, {"TERM": "xterm"}, fd_in=terminal.slave,
+                               fd_out=terminal.slave, timeout=5)  # fmt: skip
+        asked = terminal.received
+        unknown = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
+                                  fd_out=terminal.slave, timeout=5)  # fmt: skip
+    assert told is None and asked == b""
+    assert unknown is None and not (agent_dir() / "settings.json").exists()
+
+
+def test_a_theme_that_cannot_be_saved_is_still_used_for_this_run(tmp_path: Path) -> None:
+    (agent_dir()).mkdir(parents=True, exist_ok=True)
+    (agent_dir() / "settings.json").write_text("{ broken")
+    with fake_terminal(b"\x1b]11;#ffffff\x07" + DA1) as terminal:
+        unsaved = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
+                                  fd_out=terminal.slave, timeout=5)  # fmt: skip
+    assert unsaved == "light"
+    assert (agent_dir() / "settings.json").read_text() == "{ broken"

@@ -1,0 +1,41 @@
+"""The first run's theme follows the terminal's background, in a real terminal (tmux answers OSC 11 with its
+pane's background colour when one is set, and only DA1 otherwise)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.tui.tmux import Tmux, caddie_command, tmux_server
+
+
+def run_caddie_once(tmux: Tmux, project: Path, home: Path) -> str:
+    """Start caddie, wait for its UI, take the screen with its colours, quit."""
+    tmux.type(caddie_command(project, home, "--model faux/echo"))
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "faux/echo" in s and "Type a message" in s, "the interactive UI")
+    coloured = tmux.run("capture-pane", "-t", "smoke", "-p", "-e")
+    tmux.keys("C-c")
+    tmux.keys("C-c")
+    tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell after caddie quit")
+    return coloured
+
+
+def test_the_first_run_picks_light_on_a_light_terminal_and_leaves_no_reply_behind(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "caddie-home"
+    project.mkdir()
+    settings = home / "agent" / "settings.json"
+    with tmux_server(tmp_path) as tmux:
+        # No background known: tmux answers DA1 only; the wait ends, nothing is typed, nothing saved.
+        dark_screen = run_caddie_once(tmux, project, home)
+        saved_before = json.loads(settings.read_text()).get("theme") if settings.exists() else None
+        tmux.run("select-pane", "-t", "smoke", "-P", "bg=#fafafa")
+        light_screen = run_caddie_once(tmux, project, home)
+        saved = json.loads(settings.read_text())
+    for screen in (dark_screen, light_screen):
+        assert "11;rgb" not in screen and "?1;2c" not in screen, "a terminal reply reached the screen"
+    assert saved_before is None
+    assert saved["theme"] == "light"
+    assert dark_screen.startswith("\x1b[48;5;233m")  # the dark theme's background (#121212, 256 colours)
+    assert light_screen.startswith("\x1b[48;5;231m")  # the light theme's (#fafafa)
+    assert "48;5;233" not in light_screen, "blocks drawn before the theme was applied kept the dark colours"
