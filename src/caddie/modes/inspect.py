@@ -421,6 +421,7 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
 async def export_session_file(path: str | None, cwd: str, output: str | None) -> Path:
     """Load the session's extensions (read-only) so they can say what the model is sent, then write the page."""
     from caddie.modes.export_html import default_export_path, export_session
+    from caddie.modes.interactive.theme_book import settings_export_colours
 
     source = _open(path, cwd).path
     assert source is not None
@@ -428,7 +429,8 @@ async def export_session_file(path: str | None, cwd: str, output: str | None) ->
         session = build.session
         target = Path(output).expanduser() if output else default_export_path(session.store, source)
         try:
-            return await export_session(session.store, session.extensions, target, source)
+            colours = await asyncio.to_thread(settings_export_colours, session)  # the settings' theme's
+            return await export_session(session.store, session.extensions, target, source, colours)
         except OSError as e:
             raise InspectError(f"cannot write {target}: {e.strerror or e}") from None
 

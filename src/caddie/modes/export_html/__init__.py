@@ -12,18 +12,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caddie import untrusted
 from caddie.ai import secrets
 from caddie.extensions.api import EntryVisibility, Savings
 from caddie.extensions.runner import ExtensionRunner
-from caddie.modes.export_html.blocks import entry_title
+from caddie.modes.export_html.assets import theme_css
+from caddie.modes.export_html.blocks import entry_title, token_rules
 from caddie.modes.export_html.page import Renderer
 from caddie.modes.export_html.savings_chart import savings_section
 from caddie.modes.export_html.visibility import Visibility, collect_visibility
 from caddie.modes.savings import ask_savings, model_finder
 from caddie.session.entries import entry_to_json
 from caddie.session.store import SessionStore
+
+if TYPE_CHECKING:
+    from caddie.modes.interactive.themes import ExportColours
 
 __all__ = [
     "Visibility",
@@ -65,15 +70,18 @@ def render_session_html(
     visibility: Mapping[str, EntryVisibility] | None = None,
     source_file: Path | None = None,
     savings: Sequence[Savings] = (),
+    colours: ExportColours | None = None,
 ) -> str:
-    """The page for ``store``; ``visibility`` (from ``collect_visibility``) marks what the model is not sent."""
+    """The page for ``store``; ``visibility`` (from ``collect_visibility``) marks what the model is not sent;
+    ``colours``, a theme's ``export`` section, the page's backgrounds (None: caddie's own)."""
     source = source_file or store.path
     jsonl = redacted_jsonl(session_jsonl(store, source_file))
     name = f"{source.stem}.jsonl" if source is not None else f"caddie-session-{store.session_id}.jsonl"
     label = str(source) if source is not None else "(not saved)"
     chart = "".join(savings_section(s) for s in savings)
     # A session written before its secrets were redacted on write still exports none (docs/reliability.md).
-    return secrets.redact_known(Renderer(store, visibility or {}, jsonl, chart).page(label, name))
+    renderer = Renderer(store, visibility or {}, jsonl, chart, theme_css(colours, token_rules))
+    return secrets.redact_known(renderer.page(label, name))
 
 
 def redacted_jsonl(data: bytes) -> bytes:
@@ -101,11 +109,13 @@ def export_session_html(
     visibility: Mapping[str, EntryVisibility] | None = None,
     source_file: Path | None = None,
     savings: Sequence[Savings] = (),
+    colours: ExportColours | None = None,
 ) -> Path:
     """Write the page (default: ``default_export_path``) and return where."""
     target = Path(out_path).expanduser() if out_path is not None else default_export_path(store, source_file)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_session_html(store, visibility, source_file, savings), encoding="utf-8")
+    page = render_session_html(store, visibility, source_file, savings, colours)
+    target.write_text(page, encoding="utf-8")
     return target
 
 
@@ -114,9 +124,10 @@ async def export_session(
     runner: ExtensionRunner,
     out_path: str | Path | None = None,
     source_file: Path | None = None,
+    colours: ExportColours | None = None,
 ) -> Path:
     """Ask the running session's extensions what the model is sent and what they saved the bill, then write
-    the page."""
+    the page (in the theme's ``export`` colours when ``colours`` has them)."""
     visibility = await collect_visibility(store, runner)
     registry = None
     try:
@@ -126,4 +137,4 @@ async def export_session(
     except Exception:  # no usable catalogue (a broken models.json): the savings are shown without prices
         pass
     savings = await ask_savings(runner, store.branch(), model_finder(registry, None))
-    return export_session_html(store, out_path, visibility, source_file, savings)
+    return export_session_html(store, out_path, visibility, source_file, savings, colours)

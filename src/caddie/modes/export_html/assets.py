@@ -2,13 +2,60 @@
 
 from __future__ import annotations
 
-CSS = """
-:root{--bg:#f7f7f8;--card:#fff;--fg:#1d1d1f;--muted:#6b6b76;--line:#dedee3;--accent:#3b6fd8;
---user:#eef3ff;--tool:#f4f4f6;--code:#f6f8fa;--err:#b3261e;--warn:#fff4d6;--hidden:#fdecec;--shrunk:#eef8ee}
-@media (prefers-color-scheme:dark){:root{--bg:#17171b;--card:#202026;--fg:#e6e6ea;--muted:#9a9aa6;
---line:#34343c;--accent:#7aa2f7;--user:#222a3d;--tool:#26262d;--code:#16161b;--err:#f28b82;--warn:#3a3320;
---hidden:#3a2326;--shrunk:#213326}}
-*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from caddie.modes.interactive.themes import ExportColours
+
+LIGHT_PALETTE = {
+    "bg": "#f7f7f8", "card": "#fff", "fg": "#1d1d1f", "muted": "#6b6b76", "line": "#dedee3", "accent": "#3b6fd8",
+    "user": "#eef3ff", "tool": "#f4f4f6", "code": "#f6f8fa", "err": "#b3261e", "warn": "#fff4d6",
+    "hidden": "#fdecec", "shrunk": "#eef8ee",
+}  # fmt: skip
+DARK_PALETTE = {
+    "bg": "#17171b", "card": "#202026", "fg": "#e6e6ea", "muted": "#9a9aa6", "line": "#34343c", "accent": "#7aa2f7",
+    "user": "#222a3d", "tool": "#26262d", "code": "#16161b", "err": "#f28b82", "warn": "#3a3320",
+    "hidden": "#3a2326", "shrunk": "#213326",
+}  # fmt: skip
+"""caddie's own page colours: the light ones, and the dark ones for a browser in a dark colour scheme."""
+
+
+def _declarations(palette: dict[str, str]) -> str:
+    return ";".join(f"--{name}:{value}" for name, value in palette.items())
+
+
+def _is_dark(hex_colour: str) -> bool:
+    digits = hex_colour.lstrip("#")
+    if len(digits) == 3:
+        digits = "".join(c * 2 for c in digits)
+    r, g, b = (int(digits[i : i + 2], 16) for i in (0, 2, 4))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.5 * 255
+
+
+def theme_css(colours: ExportColours | None, token_rules: Callable[[bool], str]) -> str:
+    """The stylesheet's end for a theme with Pi's ``export`` colours (``pageBg``, ``cardBg``, ``infoBg``):
+    those backgrounds, over caddie's light or dark palette — whichever suits them, whatever the browser's
+    colour scheme (dark text on a dark page would be unreadable) — and code colours to match
+    (``token_rules(dark)``). Empty without such colours: the page keeps caddie's look."""
+    if colours is None:
+        return ""
+    given = {"bg": colours.page, "card": colours.card, "warn": colours.info}
+    dark = _is_dark(next(c for c in given.values() if c is not None))
+    palette = {
+        **(DARK_PALETTE if dark else LIGHT_PALETTE),
+        **{k: v for k, v in given.items() if v is not None},
+    }
+    rules = f":root{{color-scheme:{'dark' if dark else 'light'};{_declarations(palette)}}}"
+    return f"{rules}\n@media (prefers-color-scheme:dark){{{rules}}}\n{token_rules(dark)}"
+
+
+CSS = (
+    (
+        f":root{{{_declarations(LIGHT_PALETTE)}}}\n"
+        f"@media (prefers-color-scheme:dark){{:root{{{_declarations(DARK_PALETTE)}}}}}\n"
+    )
+    + """*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);
 font:14px/1.55 system-ui,-apple-system,"Segoe UI",sans-serif;display:flex;min-height:100vh}
 a{color:var(--accent)}
 #sidebar{width:300px;flex:none;border-right:1px solid var(--line);padding:12px;position:sticky;top:0;
@@ -70,6 +117,7 @@ body.hide-unseen .model-hidden{display:none}
 .search-miss{display:none}
 @media (max-width:800px){#sidebar{display:none}}
 """
+)
 
 JS = """
 (function(){

@@ -161,16 +161,15 @@ def edit_diff(path: str, edits: Sequence[Mapping[str, Any]]) -> str:
 
 
 @functools.cache
+def token_rules(dark: bool) -> str:
+    """Pygments' token colours for ``.hl`` blocks (no backgrounds: those come from the page's colours)."""
+    defs: str = HtmlFormatter(style="github-dark" if dark else "default").get_style_defs(".hl")  # type: ignore[no-untyped-call]
+    return "\n".join(line for line in defs.splitlines() if line.startswith(".hl ."))
+
+
 def highlight_css() -> str:
-    """Pygments' token colours for ``.hl`` blocks: a light style, and a dark one for dark colour schemes."""
-
-    def rules(style: str) -> str:
-        defs: str = HtmlFormatter(style=style).get_style_defs(".hl")  # type: ignore[no-untyped-call]
-        return "\n".join(
-            line for line in defs.splitlines() if line.startswith(".hl .")
-        )  # token rules only: backgrounds come from the page's theme
-
-    return f"{rules('default')}\n@media (prefers-color-scheme:dark){{\n{rules('github-dark')}\n}}\n"
+    """The token colours: a light style, and a dark one for dark colour schemes."""
+    return f"{token_rules(False)}\n@media (prefers-color-scheme:dark){{\n{token_rules(True)}\n}}\n"
 
 
 # ==================================================================================================

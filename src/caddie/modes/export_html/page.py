@@ -112,8 +112,11 @@ class Renderer:
         visibility: Mapping[str, EntryVisibility],
         jsonl: bytes,
         savings_html: str = "",
+        theme_css: str = "",
     ) -> None:
         self.savings_html = savings_html
+        self.theme_css = theme_css
+        """The end of the stylesheet from the theme's ``export`` colours (assets.theme_css)."""
         self.store = store
         self.visibility = visibility
         self.jsonl = jsonl
@@ -565,7 +568,7 @@ class Renderer:
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta name="generator" content="caddie"><title>{e(title)}</title>'
-            f"<style>{CSS}{highlight_css()}</style></head><body>"
+            f"<style>{CSS}{highlight_css()}{self.theme_css}</style></head><body>"
             f'<aside id="sidebar"><div class="sidebar-title">Session tree</div>'
             f'<nav id="tree">{self.outline(roots)}</nav></aside>'
             f'<main id="content"><header id="session-header"><h1>{e(title)}</h1>'

@@ -149,6 +149,7 @@ class CaddieApp(App[int]):
         self.session_commands = SessionCommands(
             self, lambda: self.install_extension_hooks(self.session) if self.session else [],
             lambda session: self.load_themes(session, again=True), lambda: self.transcript.compaction_errors,
+            self.themes.export_colours,
         )  # fmt: skip
         self.input = PromptInput(self, self._take_images)
         self.actions = KeyActions(

@@ -25,6 +25,7 @@ from caddie.modes.interactive.render import (
 )
 
 if TYPE_CHECKING:
+    from caddie.modes.interactive.themes import ExportColours
     from caddie.runtime.session import AgentSession
     from caddie.session.store import SessionStore, SessionSummary
 
@@ -38,8 +39,11 @@ class SessionCommands:
         reload_ui: Callable[[], list[str]],
         reload_themes: Callable[[AgentSession], Awaitable[None]],
         compaction_errors: Callable[[], int],
+        export_colours: Callable[[], ExportColours | None] = lambda: None,
     ) -> None:
         self.shell = shell
+        self.export_colours = export_colours
+        """The theme in use's ``export`` colours (theme_book), for /export and /share."""
         self.reload_ui = reload_ui
         """Take in again what the UI reads from extensions and files (keys, shortcuts); the warnings."""
         self.reload_themes = reload_themes
@@ -278,7 +282,7 @@ class SessionCommands:
                 shell.show_error(str(e))
                 return
         else:
-            path = await export_session(store, session.extensions, target)
+            path = await export_session(store, session.extensions, target, colours=self.export_colours())
         shell.show_info(f"Exported the session to {path}")
 
     async def cmd_clone(self, args: str) -> None:
@@ -328,7 +332,12 @@ class SessionCommands:
         from caddie.modes.session_transfer import TransferError, share_file
 
         with tempfile.TemporaryDirectory(prefix="caddie-share-") as folder:
-            page = await export_session(session.store, session.extensions, Path(folder) / "session.html")
+            page = await export_session(
+                session.store,
+                session.extensions,
+                Path(folder) / "session.html",
+                colours=self.export_colours(),
+            )
             try:
                 url = await share_file(Path(page), f"caddie session {session.store.session_id}")
             except TransferError as e:

@@ -50,7 +50,7 @@ def _channel(text: str) -> int | None:
     """One ``rgb:`` channel (1-4 hex digits) scaled to 0-255."""
     if not text or len(text) > 4 or not all(c in "0123456789abcdefABCDEF" for c in text):
         return None
-    return int(round(int(text, 16) / (16 ** len(text) - 1) * 255))
+    return round(int(text, 16) / ((1 << 4 * len(text)) - 1) * 255)
 
 
 def parse_background_reply(data: bytes) -> Rgb | None:

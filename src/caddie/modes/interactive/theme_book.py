@@ -24,9 +24,12 @@ from caddie.config.paths import agent_dir
 from caddie.config.settings import RUN_ONLY
 from caddie.modes.interactive.themes import (
     DARK,
+    ExportColours,
+    FoundThemes,
     ThemeError,
     builtin_themes,
     discover_themes,
+    export_colours,
     load_theme_file,
     package_theme_places,
 )
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
     from caddie.extensions.ui_components import ThemeView
     from caddie.runtime.session import AgentSession
+    from caddie.runtime.session_api import Session
 
 FileStamp = tuple[int, int] | None
 """A theme file's modification time (ns) and size; None while it cannot be read."""
@@ -47,6 +51,31 @@ def file_stamp(path: Path) -> FileStamp:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def find_themes(session: Session) -> FoundThemes:
+    """The session's custom themes (blocking: reads files): user, trusted project, settings ``"themes"``,
+    packages; ``--no-themes`` skips the discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block)."""
+    run = session.settings.get(RUN_ONLY) or {}
+    discover = not run.get("noThemes")
+    places = [agent_dir() / "themes"] if discover else []
+    trusted = session.state().project_trusted
+    if trusted and discover:
+        places.append(Path(session.cwd) / ".caddie" / "themes")
+    for place in (session.settings.get("themes", []) or []) if discover else []:
+        if isinstance(place, str):
+            places.append(Path(session.cwd) / Path(place).expanduser())
+    places += [Path(place) for place in run.get("themes", [])]
+    packages = package_theme_places(session.cwd, project_trusted=trusted) if discover else []
+    return discover_themes(places, packages)
+
+
+def settings_export_colours(session: Session) -> ExportColours | None:
+    """The ``export`` colours of the theme the settings name (``caddie export``, RPC's ``export_html``:
+    no screen, so the settings' theme, as Pi's exports use it); None for a built-in or unknown theme."""
+    wanted = session.settings.get("theme")
+    path = find_themes(session).paths.get(wanted) if isinstance(wanted, str) else None
+    return export_colours(path) if path is not None else None
 
 
 class ThemeBook:
@@ -122,23 +151,8 @@ class ThemeBook:
         packages), then the one settings ``"theme"`` (or ``--use-theme``) names. ``--no-themes`` skips the
         discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block of the settings). ``again``
         (``/reload``): theme files gone since are dropped, and the theme in use is applied afresh."""
-        run = session.settings.get(RUN_ONLY) or {}
-        discover = not run.get("noThemes")
-        places = [agent_dir() / "themes"] if discover else []
-        trusted = session.state().project_trusted
-        if trusted and discover:
-            places.append(Path(session.cwd) / ".caddie" / "themes")
-        for place in (session.settings.get("themes", []) or []) if discover else []:
-            if isinstance(place, str):
-                places.append(Path(session.cwd) / Path(place).expanduser())
-        places += [Path(place) for place in run.get("themes", [])]
-
-        def find() -> Any:
-            packages = package_theme_places(session.cwd, project_trusted=trusted) if discover else []
-            return discover_themes(places, packages)
-
         self.watch(warn)
-        found = await asyncio.to_thread(find)
+        found = await asyncio.to_thread(find_themes, session)
         if again:
             self._drop_files(found.paths)
         self.add(found.themes, found.paths)
@@ -184,6 +198,11 @@ class ThemeBook:
         self.themes[name] = theme = dataclasses.replace(theme, name=name)  # a renamed file keeps its place
         self.app.register_theme(theme)
         self.app.mutate_reactive(App.theme)  # the same name, new colours: restyle
+
+    def export_colours(self) -> ExportColours | None:
+        """The theme in use's ``export`` colours, for ``/export`` (None: a built-in theme, or none given)."""
+        path = self.paths.get(self.current)
+        return export_colours(path) if path is not None else None
 
     def unknown_theme(self, wanted: object) -> str:
         return f'settings "theme" is {wanted!r}; the themes are: {", ".join(self.names())}. Using dark.'

@@ -13,7 +13,8 @@ settings ``"theme"`` names the one to use. ``NO_COLOR`` still wins: everything i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -221,6 +222,49 @@ def discover_themes(places: Iterable[Path], packages: Iterable[PackageThemes] = 
         themes[theme.name] = theme
         paths[theme.name] = path
     return FoundThemes(themes, paths, warnings)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportColours:
+    """A theme file's ``export`` section (Pi's): the backgrounds of the HTML export (``#rrggbb``, None: not
+    given)."""
+
+    page: str | None
+    """``pageBg``: behind everything."""
+    card: str | None
+    """``cardBg``: the entries, search line and buttons."""
+    info: str | None
+    """``infoBg``: compaction and branch summaries, label badges."""
+
+
+_CSS_HEX = re.compile(r"#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?")
+
+
+def export_colours(path: Path) -> ExportColours | None:
+    """The ``export`` section of the theme file at ``path`` (colours as in ``colors``: hex, 0-255 index or
+    a var); None when it has none, or no usable colour (the page then keeps caddie's own look). A value
+    that is not a colour is left out, as Pi leaves out what it cannot read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    section = data.get("export") if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        return None
+    variables = data.get("vars")
+    variables = variables if isinstance(variables, Mapping) else {}
+
+    def colour(key: str) -> str | None:
+        if key not in section:
+            return None
+        try:
+            value = _resolve(section[key], dict(variables), f"{path}: export.{key}")
+        except ThemeError:
+            return None
+        return value if value is not None and _CSS_HEX.fullmatch(value) else None  # nothing else reaches CSS
+
+    colours = ExportColours(colour("pageBg"), colour("cardBg"), colour("infoBg"))
+    return colours if colours.page or colours.card or colours.info else None
 
 
 def builtin_themes() -> dict[str, Theme]:

@@ -6,6 +6,7 @@ A handler answers its request once (``rpc.reply``); a ``UsageError`` it raises b
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Awaitable, Callable
@@ -304,11 +305,13 @@ async def get_session_stats(rpc: RpcServer, request: Request) -> None:
 
 async def export_html(rpc: RpcServer, request: Request) -> None:
     from caddie.modes.export_html import export_session
+    from caddie.modes.interactive.theme_book import settings_export_colours
 
     output = request.get("outputPath")
     session = rpc.session
+    colours = await asyncio.to_thread(settings_export_colours, session)  # the settings' theme's, as Pi's
     path = await export_session(
-        session.store, session.extensions, output if isinstance(output, str) else None
+        session.store, session.extensions, output if isinstance(output, str) else None, colours=colours
     )
     await rpc.reply(request, {"path": str(path)})
 
