@@ -17,11 +17,11 @@ from caddie.config.paths import agent_dir
 from caddie.modes.interactive.terminal_background import (
     QUERY,
     detect_background,
-    first_run_theme,
     parse_background_reply,
     query_background,
     shade_from_colorfgbg,
     shade_of,
+    startup_theme,
 )
 
 DA1 = b"\x1b[?62;22c"
@@ -127,15 +127,21 @@ def test_a_silent_terminal_is_waited_for_briefly_then_colorfgbg_decides() -> Non
     assert (background.theme, background.source) == ("light", "COLORFGBG")
 
 
+def ask(terminal: FakeTerminal, cwd: Path, overrides: dict[str, object] | None = None) -> str | None:
+    """``startup_theme`` as caddie's start-up calls it, with the fake terminal as the terminal."""
+    return startup_theme(
+        str(cwd), overrides, {"TERM": "xterm"}, project_trusted=True, fd_in=terminal.slave,
+        fd_out=terminal.slave, timeout=5,
+    )  # fmt: skip
+
+
 def test_the_first_run_saves_the_detected_theme_and_later_runs_do_not_ask(tmp_path: Path) -> None:
     light = b"\x1b]11;rgb:ffff/ffff/ffff\x07" + DA1
     with fake_terminal(light) as terminal:
-        unsaved = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
-                                  fd_out=terminal.slave, timeout=5)  # fmt: skip
+        unsaved = ask(terminal, tmp_path)
     saved = json.loads((agent_dir() / "settings.json").read_text())
     with fake_terminal(light) as terminal:
-        again = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
-                                fd_out=terminal.slave, timeout=5)  # fmt: skip
+        again = ask(terminal, tmp_path)
         asked_again = terminal.received
     assert unsaved is None and saved == {"theme": "light"}
     assert again is None and asked_again == b"", "a theme is set: the terminal is not asked"
@@ -143,11 +149,9 @@ def test_the_first_run_saves_the_detected_theme_and_later_runs_do_not_ask(tmp_pa
 
 def test_a_command_line_theme_or_an_unanswered_query_saves_nothing(tmp_path: Path) -> None:
     with fake_terminal(DA1) as terminal:
-        told = first_run_theme(str(tmp_path), {"theme": "dark"}, {"TERM": "xterm"}, fd_in=terminal.slave,
-                               fd_out=terminal.slave, timeout=5)  # fmt: skip
+        told = ask(terminal, tmp_path, {"theme": "dark"})
         asked = terminal.received
-        unknown = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
-                                  fd_out=terminal.slave, timeout=5)  # fmt: skip
+        unknown = ask(terminal, tmp_path)
     assert told is None and asked == b""
     assert unknown is None and not (agent_dir() / "settings.json").exists()
 
@@ -156,7 +160,20 @@ def test_a_theme_that_cannot_be_saved_is_still_used_for_this_run(tmp_path: Path)
     (agent_dir()).mkdir(parents=True, exist_ok=True)
     (agent_dir() / "settings.json").write_text("{ broken")
     with fake_terminal(b"\x1b]11;#ffffff\x07" + DA1) as terminal:
-        unsaved = first_run_theme(str(tmp_path), None, {"TERM": "xterm"}, fd_in=terminal.slave,
-                                  fd_out=terminal.slave, timeout=5)  # fmt: skip
+        unsaved = ask(terminal, tmp_path)
     assert unsaved == "light"
     assert (agent_dir() / "settings.json").read_text() == "{ broken"
+
+
+def test_a_light_dark_pair_is_decided_by_the_terminal_at_every_start(tmp_path: Path) -> None:
+    project_settings = tmp_path / ".caddie" / "settings.json"
+    project_settings.parent.mkdir()
+    project_settings.write_text(json.dumps({"theme": "paper / night"}))  # a trusted project's, as Pi
+    with fake_terminal(b"\x1b]11;rgb:ffff/ffff/ffff\x07" + DA1) as terminal:
+        on_light = ask(terminal, tmp_path)
+    with fake_terminal(b"\x1b]11;rgb:0000/0000/0000\x07" + DA1) as terminal:
+        on_dark = ask(terminal, tmp_path)
+    with fake_terminal(DA1) as terminal:
+        unknown = ask(terminal, tmp_path)
+    assert (on_light, on_dark, unknown) == ("paper", "night", "night")
+    assert not (agent_dir() / "settings.json").exists(), "a pair's pick is not saved"

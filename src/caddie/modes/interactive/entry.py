@@ -36,11 +36,14 @@ async def run_interactive(
             file=sys.stderr,
         )
         return 2
-    from caddie.modes.interactive.terminal_background import first_run_theme
+    from caddie.modes.interactive.terminal_background import startup_theme
+    from caddie.runtime.trust import default_trust, remembered_trust
 
-    unsaved_theme = first_run_theme(request.cwd, request.settings_overrides, os.environ)  # before drawing
-    if unsaved_theme is not None:
-        request.settings_overrides = {**(request.settings_overrides or {}), "theme": unsaved_theme}
+    trusted = request.trust if request.trust is not None else remembered_trust(request.cwd)
+    trusted = trusted if trusted is not None else default_trust() == "always"
+    theme = startup_theme(request.cwd, request.settings_overrides, os.environ, project_trusted=trusted)
+    if theme is not None:  # asked before anything is drawn
+        request.settings_overrides = {**(request.settings_overrides or {}), "theme": theme}
     ui = TextualUI()
     request.ui = ui
     app = CaddieApp(Startup(request, resume_picker, list(initial_prompts)), ui)

@@ -150,26 +150,46 @@ def detect_background(
     return Background("dark", "fallback")
 
 
-def first_run_theme(
+def auto_theme_pair(value: object) -> tuple[str, str] | None:
+    """Pi's ``"theme": "LIGHT/DARK"`` (a theme for each shade of terminal): the two names, or None."""
+    if not isinstance(value, str) or value.count("/") != 1:
+        return None
+    light, _, dark = value.partition("/")
+    light, dark = light.strip(), dark.strip()
+    return (light, dark) if light and dark else None
+
+
+def startup_theme(
     cwd: str,
     overrides: dict[str, object] | None,
     env: Mapping[str, str],
     *,
+    project_trusted: bool,
     fd_in: int = 0,
     fd_out: int = 1,
     timeout: float = TIMEOUT_S,
 ) -> str | None:
-    """When no settings file (nor the command line) names a theme: ask the terminal, and save what a
-    confident answer says as the global ``theme`` setting (as Pi), which the app then reads. Returns the
-    theme only when it could not be saved (the caller passes it for this run; the next start asks again);
-    None otherwise — also when nothing could be told, which leaves caddie's default, ``dark``."""
+    """The theme decided by the terminal before the app starts, when anything is left to decide:
+
+    - no settings file (nor the command line) names a theme — the first run: ask the terminal, and save
+      what a confident answer says as the global ``theme`` setting (as Pi), which the app then reads;
+    - the theme is Pi's ``LIGHT/DARK`` pair: ask the terminal at every start and pick one (not saved).
+
+    Returns the theme the caller passes for this run (a pair's pick, or a first-run answer that could not
+    be saved); None when the settings say it all — also when nothing could be told on the first run,
+    which leaves caddie's default, ``dark``, and the next start asks again."""
     from caddie.config.paths import agent_dir
-    from caddie.config.settings import Settings, settings_files
+    from caddie.config.settings import Settings, load_settings
 
     if overrides and "theme" in overrides:
-        return None
-    user, project = settings_files(cwd)
-    if "theme" in user or "theme" in project:
+        configured = overrides["theme"]
+    else:
+        configured = load_settings(cwd, project_trusted=project_trusted).get("theme")
+    pair = auto_theme_pair(configured)
+    if pair is not None:
+        light = detect_background(env, fd_in, fd_out, timeout).theme == "light"
+        return pair[0] if light else pair[1]
+    if configured is not None:
         return None
     background = detect_background(env, fd_in, fd_out, timeout)
     if not background.confident:
