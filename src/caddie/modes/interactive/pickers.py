@@ -360,7 +360,7 @@ class DefaultSaving(ListScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *ListScreen.BINDINGS,
-        Binding("ctrl+s", "set_as_default", show=False, priority=True),
+        Binding("ctrl+s", "set_as_default", show=False),  # after the filter line has its typed keys
     ]
     as_default = False
     """Set when the row was picked with Ctrl+S: the caller saves it to settings.json."""
