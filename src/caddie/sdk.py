@@ -76,6 +76,7 @@ from caddie.extensions.api import (
     text_result,
 )
 from caddie.extensions.runner import Extension
+from caddie.models.auth import AuthStore, InMemoryCredentialStore
 from caddie.runtime.compaction_port import StreamFn
 from caddie.runtime.request import SessionChoice, SessionRequest
 from caddie.runtime.session_api import (
@@ -107,6 +108,7 @@ __all__ = [
     "AgentSettledEvent",
     "AgentStartEvent",
     "AssistantMessage",
+    "AuthStore",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
     "CaddieError",
@@ -123,6 +125,7 @@ __all__ = [
     "ExtensionUI",
     "FauxProvider",
     "ImageContent",
+    "InMemoryCredentialStore",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -194,6 +197,9 @@ async def create_session(
     context_files: bool = True,
     trust_project: bool | None = None,
     api_key: str | None = None,
+    credentials: AuthStore | None = None,
+    auth_path: str | Path | None = None,
+    models_path: str | Path | None = None,
     ui: ExtensionUI | None = None,
     on_event: Subscriber | None = None,
     stream_fn: StreamFn | None = None,
@@ -221,6 +227,9 @@ async def create_session(
       leaves AGENTS.md/CLAUDE.md out; ``trust_project`` decides whether project extensions and settings that
       run code apply (None: the remembered decision).
     - ``api_key``: the key for the chosen model's provider, over the environment and models.json.
+    - ``credentials``: where stored keys and logins are — an ``InMemoryCredentialStore`` (nothing touches a
+      file) or an ``AuthStore``; ``auth_path``: an auth.json of your own instead (give one of the two);
+      default the agent folder's ``auth.json``. ``models_path``: a models.json of your own.
     - ``ui``: what extensions' dialogs and notices reach (default: dialogs answer "no", notices become
       ``NoticeEvent``s); ``on_event``: subscribed before the session starts, so it sees everything — the
       set-up warnings first, as ``NoticeEvent``s.
@@ -228,6 +237,9 @@ async def create_session(
     """
     from caddie.runtime.factory import open_session as build
 
+    if credentials is not None and auth_path is not None:
+        raise UsageError("Give create_session credentials= or auth_path=, not both.")
+    store = AuthStore(Path(auth_path).expanduser()) if auth_path is not None else credentials
     inline = await _inline_extensions(extensions, custom_tools)
     paths = [str(Path(e).expanduser()) for e in extensions if isinstance(e, str | Path)]
     choices: dict[Any, SessionChoice] = {"memory": "memory", "new": "new", "continue": "continue"}
@@ -258,6 +270,8 @@ async def create_session(
         stream_fn=stream_fn,
         inline_extensions=inline,
         api_key=api_key,
+        credentials=store,
+        models_json=str(Path(models_path).expanduser()) if models_path is not None else None,
     )
     built = await build(request)
     created: Session = built.session
