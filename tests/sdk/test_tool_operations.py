@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from caddie.sdk import (
 )
 from tests.support import fake_llm as fl
 
+ROOT_DIR = Path(__file__).resolve().parents[2]
 ROOT = "/remote/project"  # exists nowhere on this machine: every byte must come through the operations
 
 
@@ -142,3 +145,54 @@ async def test_read_edit_write_ls_find_and_bash_run_through_the_programs_operati
     assert sorted({c[0] for c in machine.calls}) == [
         "access", "exec", "glob", "mkdir", "read_file", "readdir", "write_file",
     ]  # fmt: skip
+
+
+FAKE_SSH = """#!/bin/sh
+# ssh stand-in: ignores the host and runs the remote script here, as ssh would hand it to the remote shell
+shift
+exec sh -c "$1"
+"""
+
+
+def test_the_remote_example_works_on_the_other_machine_over_ssh(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    (remote / "notes.txt").write_text("one\ntwo\n")
+    ssh = tmp_path / "fake-ssh"
+    ssh.write_text(FAKE_SSH)
+    ssh.chmod(0o755)
+    call = fl.ToolCallSpec
+    with fl.FakeLLM() as llm:
+        models = llm.write_models_json(tmp_path / "app", provider="fake", model_id="fake-model")
+        llm.push(
+            fl.tool_calls(
+                call("read", {"path": "notes.txt"}, "r1"), call("read", {"path": "gone.txt"}, "r2")
+            ),
+            fl.tool_calls(
+                call("edit", {"path": "notes.txt", "edits": [{"oldText": "two", "newText": "three"}]}, "e1"),
+                call("write", {"path": "out/log.txt", "content": "logged\n"}, "w1"),
+                call("bash", {"command": "wc -l < notes.txt; pwd"}, "b1"),
+                call("bash", {"command": "sleep 4", "timeout": 1}, "b2"),
+            ),
+            fl.text("All done remotely."),
+        )
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env.update(CADDIE_DIR=str(tmp_path / "home"), CADDIE_OLLAMA_URL="http://127.0.0.1:9")
+        done = subprocess.run(
+            [sys.executable, str(ROOT_DIR / "examples" / "sdk" / "remote.py"), "--host", "build-box",
+             "--dir", str(remote), "--ssh", str(ssh), "--model", "fake/fake-model", "--models", str(models),
+             "fix the notes"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        results = dict(llm.llm_requests[2].tool_results)
+        first = dict(llm.llm_requests[1].tool_results)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "All done remotely."
+    assert first["r1"] == "one\ntwo\n"
+    assert first["r2"] == f"ENOENT: no such file or directory, access '{remote}/gone.txt'"
+    assert results["e1"] == "Successfully replaced 1 block(s) in notes.txt."
+    assert results["b1"] == f"2\n{remote}\n"
+    assert results["b2"] == "Command timed out after 1 seconds"
+    assert (remote / "notes.txt").read_text() == "one\nthree\n"
+    assert (remote / "out" / "log.txt").read_text() == "logged\n"
+    assert "[bash on the remote machine]" in done.stderr
