@@ -103,3 +103,36 @@ def test_links_lead_to_a_file_and_heading_that_exist(doc: Path) -> None:
         assert path.exists(), target
         if anchor and path.suffix == ".md":
             assert anchor in _anchors(path), target
+
+
+def test_the_settings_rows_match_what_caddie_does_with_each_pi_key() -> None:
+    """Section 3 against ``caddie.config.settings_keys``: a refused key's row quotes the line caddie prints
+    (its part after ``is ignored:``, the Textual preamble shortened to "…"), a used key's row says same."""
+    from caddie.config.settings_keys import _TEXTUAL, KEYS
+
+    rows = {}
+    for section, item, verdict, note, _ in _rows():
+        if section == "3":
+            for key in re.findall(r"`([^`]+)`", item):
+                rows[key] = (verdict, note)
+    for spec in KEYS:
+        if spec.key not in rows:
+            continue  # a group's members (thinkingBudgets.*) share the group's row
+        verdict, note = rows[spec.key]
+        if spec.fate == "refused":
+            assert verdict == "refused", spec.key
+            assert spec.note in note or spec.note.replace(f"{_TEXTUAL} ", "… ") in note, spec.key
+        else:
+            assert verdict in (("same", "differs") if spec.pi else ("adds",)), spec.key
+
+
+def test_every_pi_variable_caddie_refuses_is_named_in_a_refused_row() -> None:
+    from caddie.config.environment import PI_VARIABLES
+
+    named = {
+        name
+        for section, item, verdict, _, _ in _rows()
+        if section == "1c" and verdict == "refused"
+        for name in re.findall(r"`([A-Z_]+)`", item)
+    }
+    assert {v.name for v in PI_VARIABLES if v.fate in ("refused", "twin")} <= named
