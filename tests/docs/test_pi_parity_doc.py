@@ -136,3 +136,10 @@ def test_every_pi_variable_caddie_refuses_is_named_in_a_refused_row() -> None:
         for name in re.findall(r"`([A-Z_]+)`", item)
     }
     assert {v.name for v in PI_VARIABLES if v.fate in ("refused", "twin")} <= named
+
+
+def test_the_tests_and_examples_the_rows_cite_exist() -> None:
+    root = DOCS.parent
+    cited = set(re.findall(r"`((?:tests|examples)/[\w/.-]+)`", PARITY.read_text(encoding="utf-8")))
+    assert cited
+    assert sorted(c for c in cited if not (root / c).exists()) == []
