@@ -13,7 +13,7 @@ from caddie.config.paths import agent_dir
 from caddie.modes.interactive.app import CaddieApp
 from caddie.modes.interactive.conversation import InfoBlock, StartupHeader
 from caddie.modes.interactive.theme_book import ThemeBook
-from tests.tui.harness import SMALL, make_app, ready, until, widget_text, write_settings
+from tests.tui.harness import LARGE, make_app, ready, until, widget_text, write_settings
 
 
 def write_theme(
@@ -50,7 +50,7 @@ def header_colours(app: CaddieApp) -> set[str]:
 
 def warnings_about(app: object, text: str) -> list[str]:
     blocks = app.conversation.blocks_of(InfoBlock)  # type: ignore[attr-defined]
-    return [t for t in (widget_text(b) for b in blocks) if text in t]
+    return [t for t in (" ".join(widget_text(b).split()) for b in blocks) if text in t]  # unwrapped
 
 
 async def test_an_edited_theme_file_is_applied_and_a_broken_edit_keeps_the_theme(
@@ -63,7 +63,7 @@ async def test_an_edited_theme_file_is_applied_and_a_broken_edit_keeps_the_theme
     write_theme(ocean, "#0077be")
     write_settings(theme="ocean")
     app, _ = make_app(tmp_path)
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         assert app.theme == "ocean"
         before = primary(app)
@@ -101,7 +101,7 @@ async def test_only_the_theme_in_use_is_watched(tmp_path: Path, monkeypatch: pyt
     write_theme(themes / "forest.json", "#228b22", name="forest")
     write_settings(theme="ocean")
     app, _ = make_app(tmp_path)
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         (themes / "forest.json").write_text("not json")  # not in use: not read, nothing said
         await pilot.pause(0.3)
