@@ -13,7 +13,7 @@ from tests.tui.harness import SMALL, make_app, ready, settle, submit, until, wid
 
 def exported_notices(app: object) -> int:
     blocks = app.conversation.blocks_of(InfoBlock)  # type: ignore[attr-defined]
-    return sum("Exported the session to" in widget_text(b) for b in blocks)
+    return sum("Exported the session to" in " ".join(widget_text(b).split()) for b in blocks)
 
 
 async def test_export_follows_the_theme_in_use(tmp_path: Path) -> None:
