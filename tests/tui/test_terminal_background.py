@@ -22,6 +22,7 @@ from caddie.modes.interactive.terminal_background import (
     shade_from_colorfgbg,
     shade_of,
     startup_theme,
+    typed_text,
 )
 
 DA1 = b"\x1b[?62;22c"
@@ -104,10 +105,10 @@ def test_light_and_dark_follow_the_colours_luminance() -> None:
 
 def test_a_terminal_that_answers_is_read_and_nothing_is_left_to_type() -> None:
     with fake_terminal(b"\x1b]11;rgb:fafa/fafa/fafa\x07" + DA1) as terminal:
-        rgb = query_background(terminal.slave, terminal.slave, timeout=5)
+        rgb, typed = query_background(terminal.slave, terminal.slave, timeout=5)
         left = terminal.unread()
         asked = terminal.received
-    assert rgb == (250, 250, 250)
+    assert rgb == (250, 250, 250) and typed == ""
     assert asked == QUERY
     assert left == b""
 
@@ -128,11 +129,12 @@ def test_a_silent_terminal_is_waited_for_briefly_then_colorfgbg_decides() -> Non
 
 
 def ask(terminal: FakeTerminal, cwd: Path, overrides: dict[str, object] | None = None) -> str | None:
-    """``startup_theme`` as caddie's start-up calls it, with the fake terminal as the terminal."""
+    """``startup_theme`` as caddie's start-up calls it, with the fake terminal as the terminal: the theme
+    it passes for the run."""
     return startup_theme(
         str(cwd), overrides, {"TERM": "xterm"}, project_trusted=True, fd_in=terminal.slave,
         fd_out=terminal.slave, timeout=5,
-    )  # fmt: skip
+    ).theme  # fmt: skip
 
 
 def test_the_first_run_saves_the_detected_theme_and_later_runs_do_not_ask(tmp_path: Path) -> None:
@@ -177,3 +179,16 @@ def test_a_light_dark_pair_is_decided_by_the_terminal_at_every_start(tmp_path: P
         unknown = ask(terminal, tmp_path)
     assert (on_light, on_dark, unknown) == ("paper", "night", "night")
     assert not (agent_dir() / "settings.json").exists(), "a pair's pick is not saved"
+
+
+def test_keys_typed_ahead_are_kept_for_the_editor(tmp_path: Path) -> None:
+    typed = (
+        b"fix the \x1b[Dbug\r\x1b]11;rgb:0000/0000/0000\x07" + DA1
+    )  # an arrow key, Enter, then the replies
+    with fake_terminal(typed) as terminal:
+        decided = startup_theme(
+            str(tmp_path), None, {"TERM": "xterm"}, project_trusted=True, fd_in=terminal.slave,
+            fd_out=terminal.slave, timeout=5,
+        )  # fmt: skip
+    assert decided.typed_ahead == "fix the bug"
+    assert typed_text(b"cafe\x7f\xc3\xa9\ttwo\rlines\r") == "caf\u00e9two\nlines"

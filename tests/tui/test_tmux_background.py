@@ -9,12 +9,18 @@ from pathlib import Path
 from tests.tui.tmux import Tmux, caddie_command, tmux_server
 
 
-def run_caddie_once(tmux: Tmux, project: Path, home: Path) -> str:
-    """Start caddie, wait for its UI, take the screen with its colours, quit."""
+def run_caddie_once(tmux: Tmux, project: Path, home: Path, typed_ahead: str = "") -> str:
+    """Start caddie (typing ``typed_ahead`` at once, before it is up), wait for its UI, take the screen with
+    its colours, quit."""
     tmux.type(caddie_command(project, home, "--model faux/echo"))
     tmux.keys("Enter")
-    tmux.wait_for(lambda s: "faux/echo" in s and "Type a message" in s, "the interactive UI")
+    if typed_ahead:
+        tmux.type(typed_ahead)
+        tmux.wait_for(lambda s: "faux/echo" in s and typed_ahead in s, "the typed-ahead text in the editor")
+    else:
+        tmux.wait_for(lambda s: "faux/echo" in s and "Type a message" in s, "the interactive UI")
     coloured = tmux.run("capture-pane", "-t", "smoke", "-p", "-e")
+    tmux.keys("C-c")
     tmux.keys("C-c")
     tmux.keys("C-c")
     tmux.wait_for(lambda s: s.rstrip().endswith("$"), "the shell after caddie quit")
@@ -27,7 +33,7 @@ def test_the_first_run_picks_light_on_a_light_terminal_and_leaves_no_reply_behin
     settings = home / "agent" / "settings.json"
     with tmux_server(tmp_path) as tmux:
         # No background known: tmux answers DA1 only; the wait ends, nothing is typed, nothing saved.
-        dark_screen = run_caddie_once(tmux, project, home)
+        dark_screen = run_caddie_once(tmux, project, home, typed_ahead="typed while starting")
         saved_before = json.loads(settings.read_text()).get("theme") if settings.exists() else None
         tmux.run("select-pane", "-t", "smoke", "-P", "bg=#fafafa")
         light_screen = run_caddie_once(tmux, project, home)

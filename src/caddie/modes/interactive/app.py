@@ -177,6 +177,8 @@ class CaddieApp(App[int]):
         self.terminal = TerminalControl(self)
         self.ui.attach(ScreenBridge(self, self.terminal.write))
         self.editor.focus()
+        if self.startup.typed_ahead:
+            self.editor.set_text(self.startup.typed_ahead)
         self.refresh_footer()
         steps = LaunchSteps(
             self.session_commands.pick_session, self.load_themes, self.on_session_event,

@@ -41,12 +41,12 @@ async def run_interactive(
 
     trusted = request.trust if request.trust is not None else remembered_trust(request.cwd)
     trusted = trusted if trusted is not None else default_trust() == "always"
-    theme = startup_theme(request.cwd, request.settings_overrides, os.environ, project_trusted=trusted)
-    if theme is not None:  # asked before anything is drawn
-        request.settings_overrides = {**(request.settings_overrides or {}), "theme": theme}
+    decided = startup_theme(request.cwd, request.settings_overrides, os.environ, project_trusted=trusted)
+    if decided.theme is not None:  # asked before anything is drawn
+        request.settings_overrides = {**(request.settings_overrides or {}), "theme": decided.theme}
     ui = TextualUI()
     request.ui = ui
-    app = CaddieApp(Startup(request, resume_picker, list(initial_prompts)), ui)
+    app = CaddieApp(Startup(request, resume_picker, list(initial_prompts), decided.typed_ahead), ui)
     enable_legacy_keys()
     prepare_terminal(image_kind())  # before the app reads the keyboard
     loop = asyncio.get_running_loop()

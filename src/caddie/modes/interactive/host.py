@@ -33,6 +33,9 @@ class Startup:
     request: SessionRequest
     resume_picker: bool = False
     initial_prompts: list[str] = field(default_factory=list)
+    typed_ahead: str = ""
+    """Keys typed before the app started that were read with the terminal's answers (terminal_background):
+    the editor starts with them."""
 
 
 @dataclass

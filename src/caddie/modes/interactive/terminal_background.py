@@ -40,6 +40,8 @@ class Background:
     theme: Shade
     source: str
     """``terminal background`` (OSC 11), ``COLORFGBG`` or ``fallback`` (nothing said it)."""
+    typed_ahead: str = ""
+    """What the user typed while the terminal was asked (read with its answers; the editor gets it)."""
 
     @property
     def confident(self) -> bool:
@@ -98,19 +100,36 @@ def shade_from_colorfgbg(value: str) -> Shade | None:
     return None
 
 
-def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> Rgb | None:
-    """Ask the terminal on ``fd_in``/``fd_out`` for its background colour (blocking, at most ``timeout``).
+_KEY_SEQUENCE = re.compile(r"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|O.|.)?", re.S)
+
+
+def typed_text(data: bytes) -> str:
+    """The text in what was read besides the replies: keys typed ahead, as editor text (Backspace applied;
+    escape sequences such as arrow keys and other control keys dropped; Enter becomes a line break)."""
+    rest = _DA1_REPLY.sub(b"", _OSC11_REPLY.sub(b"", data)).decode("utf-8", "ignore")
+    text: list[str] = []
+    for c in _KEY_SEQUENCE.sub("", rest).replace("\r", "\n"):
+        if c in "\x7f\x08":  # Backspace
+            text = text[:-1]
+        elif c == "\n" or c.isprintable():
+            text.append(c)
+    return "".join(text).rstrip("\n")
+
+
+def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> tuple[Rgb | None, str]:
+    """Ask the terminal on ``fd_in``/``fd_out`` for its background colour (blocking, at most ``timeout``):
+    the colour (None: no answer) and the text typed ahead that was read with the answers.
 
     The terminal is put in non-canonical, no-echo mode for the wait (so the replies are neither shown nor
     held back until Enter) and restored afterwards."""
     try:
         import termios
     except ImportError:  # not a POSIX terminal
-        return None
+        return None, ""
     try:
         saved = termios.tcgetattr(fd_in)
     except (termios.error, OSError):
-        return None
+        return None, ""
     quiet = list(saved)
     quiet[3] = saved[3] & ~(termios.ICANON | termios.ECHO)
     cc = list(saved[6])
@@ -130,24 +149,26 @@ def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> Rgb
                 break
             replies += chunk
     except OSError:
-        return None
+        pass
     finally:
         with contextlib.suppress(termios.error, OSError):
             termios.tcsetattr(fd_in, termios.TCSANOW, saved)
-    return parse_background_reply(replies)
+    return parse_background_reply(replies), typed_text(replies)
 
 
 def detect_background(
     env: Mapping[str, str], fd_in: int = 0, fd_out: int = 1, timeout: float = TIMEOUT_S
 ) -> Background:
     """The terminal's shade: its OSC 11 answer, else ``COLORFGBG``, else ``dark`` (not confident)."""
-    rgb = query_background(fd_in, fd_out, timeout) if env.get("TERM", "") not in ("", "dumb") else None
+    rgb, typed = (
+        query_background(fd_in, fd_out, timeout) if env.get("TERM", "") not in ("", "dumb") else (None, "")
+    )
     if rgb is not None:
-        return Background(shade_of(rgb), "terminal background")
+        return Background(shade_of(rgb), "terminal background", typed)
     shade = shade_from_colorfgbg(env.get("COLORFGBG", ""))
     if shade is not None:
-        return Background(shade, "COLORFGBG")
-    return Background("dark", "fallback")
+        return Background(shade, "COLORFGBG", typed)
+    return Background("dark", "fallback", typed)
 
 
 def auto_theme_pair(value: object) -> tuple[str, str] | None:
@@ -159,6 +180,14 @@ def auto_theme_pair(value: object) -> tuple[str, str] | None:
     return (light, dark) if light and dark else None
 
 
+@dataclass(frozen=True, slots=True)
+class StartupTheme:
+    theme: str | None = None
+    """The theme to pass for this run (None: the settings say it)."""
+    typed_ahead: str = ""
+    """Keys typed while the terminal was asked: the caller puts them in the editor."""
+
+
 def startup_theme(
     cwd: str,
     overrides: dict[str, object] | None,
@@ -168,14 +197,14 @@ def startup_theme(
     fd_in: int = 0,
     fd_out: int = 1,
     timeout: float = TIMEOUT_S,
-) -> str | None:
+) -> StartupTheme:
     """The theme decided by the terminal before the app starts, when anything is left to decide:
 
     - no settings file (nor the command line) names a theme — the first run: ask the terminal, and save
       what a confident answer says as the global ``theme`` setting (as Pi), which the app then reads;
     - the theme is Pi's ``LIGHT/DARK`` pair: ask the terminal at every start and pick one (not saved).
 
-    Returns the theme the caller passes for this run (a pair's pick, or a first-run answer that could not
+    ``theme`` is what the caller passes for this run (a pair's pick, or a first-run answer that could not
     be saved); None when the settings say it all — also when nothing could be told on the first run,
     which leaves caddie's default, ``dark``, and the next start asks again."""
     from caddie.config.paths import agent_dir
@@ -187,16 +216,16 @@ def startup_theme(
         configured = load_settings(cwd, project_trusted=project_trusted).get("theme")
     pair = auto_theme_pair(configured)
     if pair is not None:
-        light = detect_background(env, fd_in, fd_out, timeout).theme == "light"
-        return pair[0] if light else pair[1]
+        background = detect_background(env, fd_in, fd_out, timeout)
+        return StartupTheme(pair[0] if background.theme == "light" else pair[1], background.typed_ahead)
     if configured is not None:
-        return None
+        return StartupTheme()
     background = detect_background(env, fd_in, fd_out, timeout)
     if not background.confident:
-        return None
+        return StartupTheme(None, background.typed_ahead)
     theme = LIGHT if background.theme == "light" else DARK
     try:
         Settings(global_path=agent_dir() / "settings.json").save_global({"theme": theme})
     except (OSError, ValueError):
-        return theme
-    return None
+        return StartupTheme(theme, background.typed_ahead)
+    return StartupTheme(None, background.typed_ahead)
