@@ -17,7 +17,9 @@ def run_caddie_once(tmux: Tmux, project: Path, home: Path, typed_ahead: str = ""
     if typed_ahead:
         tmux.type(typed_ahead)
         # The shell echoes it first; once caddie's screen is up it is in the editor (or lost).
-        tmux.wait_for(lambda s: "esc to interrupt" in s and typed_ahead in s, "the typed-ahead text in the editor")
+        tmux.wait_for(
+            lambda s: "esc to interrupt" in s and typed_ahead in s, "the typed-ahead text in the editor"
+        )
     else:
         tmux.wait_for(lambda s: "faux/echo" in s and "Type a message" in s, "the interactive UI")
     coloured = tmux.run("capture-pane", "-t", "smoke", "-p", "-e")
