@@ -113,3 +113,28 @@ async def test_only_the_theme_in_use_is_watched(tmp_path: Path, monkeypatch: pyt
         await until(pilot, lambda: primary(app) == "#116611")
     assert quiet == []
     assert forest == "#228b22"
+
+
+async def test_a_change_made_before_the_first_look_is_applied_and_an_unchanged_file_restyles_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ThemeBook, "POLL_SECONDS", 3600.0)  # the test looks itself (ThemeBook.poll)
+    themes = agent_dir() / "themes"
+    themes.mkdir(parents=True)
+    write_theme(themes / "ocean.json", "#0077be")
+    write_theme(themes / "forest.json", "#228b22", name="forest")
+    write_settings(theme="ocean")
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        write_theme(themes / "ocean.json", "#aa3300", bump=1)  # edited after it was read, before any look
+        app.themes.poll()  # the first look at this theme's file
+        app.themes.poll()  # settled: read
+        await until(pilot, lambda: primary(app) == "#aa3300")
+        app.themes.use("forest")
+        await pilot.pause()
+        forest = app.themes.get("forest")
+        app.themes.poll()
+        app.themes.poll()  # read again, as it was: nothing registered anew
+        same = app.themes.get("forest") is forest
+    assert same

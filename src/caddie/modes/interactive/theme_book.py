@@ -179,9 +179,9 @@ class ThemeBook:
         """One look at the file of the theme in use; re-applies it when it changed and settled."""
         name = self.current
         path = self.paths.get(name)
-        if path != self._watched:  # another theme (or none from a file): start from how its file is now
-            self._watched = path
-            self._applied = self._seen = file_stamp(path) if path is not None else None
+        if path != self._watched:  # another theme (or none from a file): read it once it has settled, as
+            self._watched, self._applied = path, None  # it may have changed since it was read
+            self._seen = file_stamp(path) if path is not None else None
             return
         if path is None:
             return
@@ -195,7 +195,10 @@ class ThemeBook:
         except ThemeError as e:
             self._warn(f"{e} (the theme {name} stays as it was)")
             return
-        self.themes[name] = theme = dataclasses.replace(theme, name=name)  # a renamed file keeps its place
+        theme = dataclasses.replace(theme, name=name)  # a file whose name changed keeps its place
+        if theme == self.themes.get(name):
+            return  # as it was read: nothing to restyle
+        self.themes[name] = theme
         self.app.register_theme(theme)
         self.app.mutate_reactive(App.theme)  # the same name, new colours: restyle
 
