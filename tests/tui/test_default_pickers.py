@@ -49,7 +49,7 @@ async def test_ctrl_s_in_the_model_picker_switches_and_saves_the_startup_default
         found = [c.id for c in app.screen.shown]  # type: ignore[attr-defined]
         await pilot.press("escape")
     settings = saved_settings()
-    assert hint == "enter select · ctrl+s set as default · esc cancel"
+    assert hint == "Enter to select · Ctrl+S to set as default · Esc to cancel"  # Pi's words
     assert switched == "local/beta-r"
     assert settings["defaultProvider"] == "local" and settings["defaultModel"] == "beta-r"
     assert settings["theme"] == "dark", "the other settings stay"

@@ -31,7 +31,7 @@ def test_ctrl_s_saves_the_filtered_model_and_thinking_level(tmp_path: Path) -> N
         tmux.wait_for(lambda s: "local/beta-r" in s and "Type a message" in s, "the interactive UI")
         tmux.type("/thinking")
         tmux.keys("Enter")
-        tmux.wait_for(lambda s: "ctrl+s set as default" in s, "the thinking picker")
+        tmux.wait_for(lambda s: "Ctrl+S to set as default" in s, "the thinking picker")
         tmux.type("high")
         tmux.keys("C-s")  # at once, as a fast typist does
         tmux.wait_for(lambda s: "Default thinking level: high" in s, "the saved thinking level")

@@ -349,9 +349,8 @@ def delete_session_file(path: Path) -> str | None:
     return None
 
 
-SET_AS_DEFAULT_HINT = "enter select · ctrl+s set as default · esc cancel"
-"""The hint of the /model and /thinking pickers (Pi's: ``Enter to select · Ctrl+S to set as default · Esc to
-cancel``)."""
+SET_AS_DEFAULT_HINT = "Enter to select · Ctrl+S to set as default · Esc to cancel"
+"""The hint of the /model and /thinking pickers, Pi's words."""
 
 
 class DefaultSaving(ListScreen):
@@ -430,7 +429,7 @@ class ThinkingPicker(DefaultSaving):
             prompt.append(description, style="dim")
             choices.append(Choice(level, prompt, f"{level} {description}"))
         super().__init__(
-            "Thinking level",
+            "Thinking Level",  # Pi's title
             choices,
             filter_placeholder="type to filter levels",
             initial=current,
