@@ -106,3 +106,15 @@ async def test_a_paragraph_with_markup_is_not_cut_and_still_drawn_as_a_whole(tmp
         width = block.measured_width
         assert block.frozen == []
         assert drawn(block.lines(view, width)) == whole(view, block, width)
+
+
+def test_deltas_are_joined_once_when_the_text_is_read() -> None:
+    block = MarkdownText("Hello")
+    for delta in (", ", "wor", "ld", "!"):
+        block.append(delta)  # between two flushes: kept as they came
+    assert block._text == "Hello"
+    assert block.text == block.search_text() == "Hello, world!"
+    assert block._deltas == []
+    block.append(" stale")
+    block.set_text("The final text.")  # the message's own text replaces what streamed
+    assert block.text == "The final text."

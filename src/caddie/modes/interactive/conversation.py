@@ -154,7 +154,10 @@ class MarkdownText(Streaming):
 
     def __init__(self, text: str = "") -> None:
         super().__init__()
-        self.text_so_far = text
+        self._text = text
+        self._deltas: list[str] = []
+        """Arrived since the text was last read: joined then, once (adding each to the text would copy the
+        whole text per delta)."""
         self.frozen: list[str] = []
         """Finished pieces of the text, each drawn once per width."""
         self._frozen_upto = 0
@@ -168,6 +171,18 @@ class MarkdownText(Streaming):
         """Deltas are arriving (the markdown transformers are told the text is partial)."""
 
     @property
+    def text_so_far(self) -> str:
+        if self._deltas:
+            self._text += "".join(self._deltas)
+            self._deltas.clear()
+        return self._text
+
+    @text_so_far.setter
+    def text_so_far(self, text: str) -> None:
+        self._text = text
+        self._deltas.clear()
+
+    @property
     def text(self) -> str:
         return self.text_so_far
 
@@ -175,7 +190,7 @@ class MarkdownText(Streaming):
         return self.text_so_far
 
     def append(self, delta: str) -> None:
-        self.text_so_far += delta
+        self._deltas.append(delta)
         self.streaming = True
         self.schedule()
 
