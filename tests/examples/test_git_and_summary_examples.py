@@ -31,6 +31,8 @@ def _upstream_and_clone(tmp_path: Path) -> tuple[Path, Path]:
     _git(origin, "commit", "-qm", "start")
     clone = tmp_path / "clone"
     _git(tmp_path, "clone", "-q", str(origin), str(clone))
+    _git(clone, "config", "user.email", "a@b")  # the example's merge commits, on machines with no identity
+    _git(clone, "config", "user.name", "a")
     return origin, clone
 
 
@@ -40,8 +42,6 @@ async def test_a_conflicting_upstream_change_becomes_a_follow_up_to_resolve(tmp_
     _git(origin, "commit", "-qam", "upstream change")
     (clone / "app.py").write_text("x = 3  # local\n")
     _git(clone, "commit", "-qam", "local change")
-    _git(clone, "config", "user.email", "a@b")
-    _git(clone, "config", "user.name", "a")
     run = await with_example(clone, "git_merge_and_resolve.py")
     resolve = "printf 'x = 4\\n' > app.py && git add app.py && git commit -qm merged"
     run.faux.set_responses(
