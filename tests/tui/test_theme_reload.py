@@ -11,9 +11,10 @@ from textual.color import Color
 
 from caddie.config.paths import agent_dir
 from caddie.modes.interactive.app import CaddieApp
-from caddie.modes.interactive.conversation import InfoBlock, StartupHeader
+from caddie.modes.interactive.conversation import InfoBlock, MarkdownText, StartupHeader
 from caddie.modes.interactive.theme_book import ThemeBook
-from tests.tui.harness import LARGE, make_app, ready, until, widget_text, write_settings
+from tests.tui.harness import LARGE, SMALL, make_app, ready, until, widget_text, write_settings
+from tests.tui.test_long_paragraph import WORDS, drawn, whole
 
 
 def write_theme(
@@ -138,3 +139,25 @@ async def test_a_change_made_before_the_first_look_is_applied_and_an_unchanged_f
         app.themes.poll()  # read again, as it was: nothing registered anew
         same = app.themes.get("forest") is forest
     assert same
+
+
+async def test_a_long_streamed_paragraph_is_drawn_whole_in_the_new_theme(tmp_path: Path) -> None:
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        view = app.conversation
+        block = MarkdownText()
+        view.add(block)
+        await pilot.pause()
+        text = WORDS * 200
+        for start in range(0, len(text), 2000):  # frozen line by line as it streams (conversation.py)
+            block.append(text[start : start + 2000])
+            block.flush()
+        width = block.measured_width
+        cut = len(block.frozen)
+        app.themes.use("light")
+        await pilot.pause()
+        after = drawn(block.lines(view, width))
+        expected = whole(view, block, width)  # in the light theme's colours
+    assert cut >= 2
+    assert after == expected

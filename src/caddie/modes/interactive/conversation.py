@@ -222,7 +222,7 @@ class MarkdownText(Streaming):
 
     def restyle(self) -> None:
         super().restyle()
-        self._frozen_lines = []  # drawn again, piece by piece, in the new colours
+        self._join_paragraph_cuts()  # frozen lines are drawn again in the new colours (whole paragraphs)
 
     def lines(self, view: TranscriptView, width: int) -> list[Strip]:
         if self._lines is not None and self._width == width:
