@@ -769,6 +769,8 @@ async def test_status_cards_are_drawn_kept_and_never_sent_to_the_model(tmp_path:
         sent = str(faux.requests[0].messages)
         assert "what now?" in sent and "deploy is green" not in sent
         assert app.session is not None
+        card = next(e for e in app.session.store.entries() if getattr(e, "custom_type", "") == "status-card")
+        assert isinstance(card, CustomEntry) and card.data["message"] == "deploy is green"  # Pi's entry type
         path = app.session.store.session_file
     reopened, _ = make_app(
         tmp_path, session="file", session_file=path, faux=faux, extensions=[example("entry_renderer.py")]
