@@ -31,6 +31,7 @@ from caddie.agent.events import (
     TurnStartEvent,
 )
 from caddie.ai.abort import AbortController, AbortSignal
+from caddie.ai.constrained_sampling import GrammarSampling, JsonSchemaSampling
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -332,10 +333,12 @@ __all__ = [
     "ExtensionUI",
     "FileOperations",
     "FlagSpec",
+    "GrammarSampling",
     "Handler",
     "ImageContent",
     "InputEvent",
     "InputResult",
+    "JsonSchemaSampling",
     "KeyInput",
     "KeybindingsView",
     "LabelEntry",
