@@ -155,9 +155,18 @@ async def test_openai_responses_and_anthropic_send_pis_strict_tools(llm: fl.Fake
     assert "strict" not in ours["tools"][1]
 
 
-@pytest.mark.parametrize("model_id", ["gemini-3-pro-preview", "gemini-2.5-pro"])
-async def test_gemini_validates_strict_tools_from_gemini_3_on(llm: fl.FakeLLM, model_id: str) -> None:
-    model = Model(model_id, model_id, "google-generative-ai", "google", llm.url)
+@pytest.mark.parametrize(
+    ("api", "provider", "model_id"),
+    [
+        ("google-generative-ai", "google", "gemini-3-pro-preview"),
+        ("google-generative-ai", "google", "gemini-2.5-pro"),
+        ("google-vertex", "google-vertex", "gemini-3-pro-preview"),
+    ],
+)
+async def test_gemini_validates_strict_tools_from_gemini_3_on(
+    llm: fl.FakeLLM, api: str, provider: str, model_id: str
+) -> None:
+    model = Model(model_id, model_id, api, provider, llm.url)  # type: ignore[arg-type]
     ours, theirs = await both(llm, model, {}, tools(), "gemini-key")
     assert ours["tools"] == theirs["tools"] and ours.get("toolConfig") == theirs.get("toolConfig")
     assert ("toolConfig" in ours) is model_id.startswith("gemini-3")
