@@ -112,6 +112,8 @@ def _main(args: list[str]) -> int:
     from caddie.errors import CaddieError
 
     try:
+        if args and args[0] in (*SUBCOMMANDS, *MANAGE_COMMANDS, "auth", "demo"):
+            _warn_untested_platform()  # the main command says it itself (a notice in the terminal UI)
         if args and args[0] == "acp":
             from caddie.modes.acp import main as acp_main
 
@@ -135,10 +137,11 @@ def _main(args: list[str]) -> int:
         if args and args[0] in SUBCOMMANDS:
             return _subcommand(args)
         if args and args[0] in MANAGE_COMMANDS:
-            from caddie.cli_args import pi_manage_arguments
+            from caddie.cli_args import check_package_sources, pi_manage_arguments
             from caddie.modes.manage import run_manage
 
             args, notices = pi_manage_arguments(args)  # Pi's forms (update --all, install -a …)
+            notices += check_package_sources(args, os.getcwd())  # a Pi package folder
             for notice in notices:
                 print(f"caddie: warning: {notice}", file=sys.stderr)
             return run_manage(args)
@@ -171,6 +174,15 @@ def _main(args: list[str]) -> int:
         log = _write_crash_log(e)
         print(f"caddie: internal error: {type(e).__name__}: {e} (details in {log})", file=sys.stderr)
         return 70
+
+
+def _warn_untested_platform() -> None:
+    """One line on stderr on a system caddie is not tested on (Windows, Termux)."""
+    from caddie.config.platforms import platform_notice
+
+    notice = platform_notice()
+    if notice:
+        print(f"caddie: warning: {notice}", file=sys.stderr)
 
 
 def _write_crash_log(error: BaseException) -> str:

@@ -453,8 +453,20 @@ REGISTRY_SOURCES = ("npm:", "git:", "git@", "https://", "http://", "ssh://")
 
 def check_extension_sources(sources: list[str] | None, cwd: str) -> None:
     """``-e npm:…`` / ``-e git:…`` / ``-e https://…``: Pi installs such a package for this run only; caddie
-    loads ``-e`` from a file or folder, so it refuses in one line (exit 2) before anything runs."""
+    loads ``-e`` from a file or folder, so it refuses in one line (exit 2) before anything runs. So too for
+    Pi's own extensions: a TypeScript or JavaScript file, a Pi package's folder."""
+    from caddie.config.pi_folders import PI_EXTENSION_SUFFIXES, pi_package_problem
+
     for source in sources or ():
+        path = Path(cwd) / Path(source).expanduser()
+        if path.suffix in PI_EXTENSION_SUFFIXES and path.is_file():
+            raise CliError(
+                f"-e {source}: a TypeScript or JavaScript extension is Pi's; caddie runs Python extensions (a "
+                "file or folder with register(api)): docs/extensions.md lists Python twins of Pi's examples"
+            )
+        problem = pi_package_problem(path) if path.is_dir() else None
+        if problem is not None and not problem[0]:
+            raise CliError(f"-e {source} {problem[1]}")
         if source.startswith(REGISTRY_SOURCES) and not (Path(cwd) / source).exists():
             kind = "an npm package (Pi's, JavaScript)" if source.startswith("npm:") else "a git repository"
             raise CliError(
@@ -514,3 +526,24 @@ def attachments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
         content = data.decode("utf-8", "replace").removeprefix("\ufeff")
         text += f'<file name="{path}">\n{content}\n</file>\n'
     return text, images
+
+
+def check_package_sources(argv: list[str], cwd: str) -> list[str]:
+    """``caddie install`` / ``update`` of a local folder that is a Pi package: refused in one line (exit 2)
+    when it is only Pi's (TypeScript, ``package.json``); one line to print when it is a Python package too,
+    saying its ``pi`` manifest (gallery fields included) is not read."""
+    from caddie.config.pi_folders import pi_package_problem
+
+    if not argv or argv[0] not in ("install", "update"):
+        return []
+    notices: list[str] = []
+    for source in (a for a in argv[1:] if not a.startswith("-")):
+        path = Path(cwd) / Path(source.removeprefix("file:")).expanduser()
+        problem = pi_package_problem(path) if path.is_dir() else None
+        if problem is None:
+            continue
+        installable, line = problem
+        if not installable:
+            raise CliError(f"{source} {line}")
+        notices.append(f"{source}: {line}")
+    return notices

@@ -30,6 +30,7 @@ from caddie.cli_args import (
     resolve_session_arg,
     theme_for_terminal,
 )
+from caddie.config.platforms import platform_notice
 from caddie.config.settings import RUN_ONLY
 
 if TYPE_CHECKING:
@@ -102,6 +103,9 @@ async def run_main(argv: list[str]) -> int:
                     f"--{spec.name}", dest=f"flag__{spec.name}", metavar="VALUE", help=spec.description
                 )
     args = parser.parse_intermixed_args(pi_argv(argv, parser))
+    untested = platform_notice()  # Windows, Termux: one line saying what to expect there
+    if untested and not interactive:
+        print(f"caddie: warning: {untested}", file=sys.stderr)
     flags = {
         name.removeprefix("flag__").replace("_", "-"): value
         for name, value in vars(args).items()
@@ -134,6 +138,8 @@ async def run_main(argv: list[str]) -> int:
     notices: list[
         str
     ] = []  # the command line's one-line refusals: stderr when headless, else the UI's notices
+    if untested and interactive:
+        notices.append(untested)
     if file_args and mode != "rpc":
         file_text, images = attachments(file_args, cwd)
         prompts = [file_text + (prompts[0] if prompts else ""), *prompts[1:]]

@@ -116,3 +116,21 @@ def test_a_checkpoint_survives_a_killed_run_and_restores_from_the_shell(
     assert (project / "app.py").read_text() == "print('v1')\n" and (
         project / "lib" / "util.py"
     ).read_text() == "X = 2\n"
+
+
+def test_a_file_over_the_size_limit_is_said_once_in_print_mode(project: Path) -> None:
+    """The notice that a checkpoint leaves a big file out reaches stderr once, not once per channel."""
+    from tests.support import fake_llm as fl
+
+    home = Path(os.environ["CADDIE_DIR"])
+    (home / "agent" / "settings.json").parent.mkdir(parents=True, exist_ok=True)
+    (home / "agent" / "settings.json").write_text(json.dumps({"checkpoints": {"maxFileBytes": 1000}}))
+    (project / "big.dat").write_bytes(b"x" * 5000)
+    with fl.FakeLLM() as llm:
+        llm.write_models_json(home / "agent", provider="fake", model_id="fake-model")
+        llm.push(fl.text("done"))
+        done = caddie(project, "--model", "fake/fake-model", "-p", "look")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    assert done.stderr.count("File checkpoints leave out files over the size limit") == 1, done.stderr
+    assert "big.dat" in done.stderr

@@ -3,6 +3,9 @@ warned about in one line (docs/packages.md, "Pi's forms"), never silently reinte
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from caddie.cli_args import CliError, pi_manage_arguments
@@ -107,3 +110,64 @@ def test_use_theme_pair_without_a_known_background_says_which_it_uses(caddie: Ca
     assert result.returncode == 0, result.stderr
     assert "caddie: warning: --use-theme paper/night: caddie cannot tell" in result.stderr
     assert result.stdout.strip() == "hello"
+
+
+def _pi_package(folder: Path, **manifest: object) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "extensions").mkdir()
+    (folder / "extensions" / "index.ts").write_text("export default function (pi) {}\n")
+    package = {
+        "name": "my-package",
+        "keywords": ["pi-package"],
+        "pi": {"extensions": ["./extensions"], **manifest},
+    }
+    (folder / "package.json").write_text(json.dumps(package))
+    return folder
+
+
+def test_installing_a_pi_package_folder_is_refused_in_one_line_naming_its_gallery_fields(
+    caddie: Caddie,
+) -> None:
+    _pi_package(caddie.project / "pipkg", video="https://e.com/d.mp4", image="https://e.com/s.png")
+    result = caddie.run("install", "./pipkg")
+    assert result.returncode == 2
+    assert result.stderr == (
+        'caddie: ./pipkg is a Pi package (package.json with a "pi" manifest), whose extensions are TypeScript: '
+        "caddie installs Python packages that declare caddie.* entry points in pyproject.toml (docs/packages.md); "
+        "its gallery fields (image, video) are for Pi's package gallery, which caddie does not have\n"
+    )
+    assert not (caddie.home / "agent" / "settings.json").exists()  # nothing was written
+
+
+def test_a_python_package_with_a_pi_manifest_too_is_told_the_manifest_is_not_read(tmp_path: Path) -> None:
+    from caddie.cli_args import check_package_sources
+
+    folder = _pi_package(tmp_path / "both", image="https://e.com/s.png")
+    (folder / "pyproject.toml").write_text('[project]\nname = "both"\nversion = "0.1.0"\n')
+    assert check_package_sources(["install", "-l", "./both"], str(tmp_path)) == [
+        "./both: its package.json \"pi\" manifest is Pi's and not read: caddie loads what pyproject.toml's "
+        "caddie.* entry points declare; its gallery fields (image) are for Pi's package gallery, which caddie "
+        "does not have"
+    ]
+    assert check_package_sources(["remove", "./both"], str(tmp_path)) == []
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "package.json").write_text(
+        '{"name": "plain"}'
+    )  # an npm package, not Pi's: uv says what is wrong
+    assert check_package_sources(["install", "./plain", "pypi-name"], str(tmp_path)) == []
+
+
+def test_pis_typescript_extensions_given_to_e_are_refused_before_anything_runs(caddie: Caddie) -> None:
+    _pi_package(caddie.project / "pipkg")
+    for source, start in (
+        (
+            "pipkg/extensions/index.ts",
+            "caddie: -e pipkg/extensions/index.ts: a TypeScript or JavaScript extension is Pi's",
+        ),
+        ("pipkg", 'caddie: -e pipkg is a Pi package (package.json with a "pi" manifest)'),
+    ):
+        result = caddie.run("-e", source, "-p", "--model", "fake/fake-model", "hi")
+        assert result.returncode == 2
+        assert result.stderr.startswith(start) and result.stderr.count("\n") == 1
+    assert caddie.llm.llm_requests == []

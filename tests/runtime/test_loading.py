@@ -119,6 +119,23 @@ async def test_extensions_load_from_every_source_in_order(tmp_path: Path) -> Non
     assert result.errors == []
 
 
+async def test_a_pi_extension_file_in_settings_is_one_clear_line(tmp_path: Path) -> None:
+    pi_file = write(tmp_path / "gate.ts", "export default function (pi) {}\n")
+    sources = collect_sources(
+        tmp_path,
+        cli_paths=[],
+        agent_dir=agent_dir(),
+        settings_paths=[str(pi_file)],
+        project_trusted=True,
+        disabled=["mulligan", "goal", "mcp"],
+    )
+    result = await load_extensions(sources)
+    assert result.extensions == []
+    [error] = result.errors
+    assert "gate.ts" in error and "a TypeScript or JavaScript extension is Pi's" in error
+    assert "ImportError" not in error
+
+
 def test_untrusted_or_no_extensions_skip_discovery_but_keep_cli_and_bundled(tmp_path: Path) -> None:
     write(tmp_path / ".caddie" / "extensions" / "proj_ext.py", EXTENSION.format(name="project"))
     write(agent_dir() / "extensions" / "user_ext.py", EXTENSION.format(name="user"))

@@ -85,3 +85,54 @@ def pi_agent_notices(caddie_agent: Path, env: Mapping[str, str] | None = None) -
         f"Pi's agent folder {pi} has {', '.join(missing)}, which caddie does not read: caddie keeps its own "
         f"in {caddie_agent}; copy them there to use them (docs/configuration.md)"
     ]
+
+
+PI_EXTENSION_SUFFIXES = (".ts", ".mts", ".cts", ".js", ".mjs", ".cjs")
+"""Pi's extension files (TypeScript or JavaScript), which caddie cannot run."""
+
+PI_GALLERY_FIELDS = ("image", "video")
+"""The ``pi`` manifest's fields for Pi's package gallery (pi.dev/packages), which caddie has no counterpart of."""
+
+
+def _pi_manifest(folder: Path) -> dict[str, object] | None:
+    """The ``pi`` object of the folder's ``package.json`` (``{}`` for one tagged only with the ``pi-package``
+    keyword); None when the folder is not a Pi package."""
+    try:
+        data = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    manifest = data.get("pi")
+    if isinstance(manifest, dict):
+        return manifest
+    keywords = data.get("keywords")
+    return {} if isinstance(keywords, list) and "pi-package" in keywords else None
+
+
+def _is_python_project(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in ("pyproject.toml", "setup.py", "__init__.py"))
+
+
+def pi_package_problem(folder: Path) -> tuple[bool, str] | None:
+    """What a package folder holds of Pi's: None for none; else (whether caddie can still install it — it is
+    a Python project too —, what the user is told after the source's name)."""
+    manifest = _pi_manifest(folder)
+    if manifest is None:
+        return None
+    gallery = [f for f in PI_GALLERY_FIELDS if f in manifest]
+    gallery_note = (
+        f"; its gallery fields ({', '.join(gallery)}) are for Pi's package gallery, which caddie does not have"
+        if gallery
+        else ""
+    )
+    if _is_python_project(folder):
+        return True, (
+            "its package.json \"pi\" manifest is Pi's and not read: caddie loads what pyproject.toml's "
+            f"caddie.* entry points declare{gallery_note}"
+        )
+    return False, (
+        'is a Pi package (package.json with a "pi" manifest), whose extensions are TypeScript: caddie installs '
+        "Python packages that declare caddie.* entry points in pyproject.toml (docs/packages.md)"
+        f"{gallery_note}"
+    )

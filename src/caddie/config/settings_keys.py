@@ -170,6 +170,7 @@ KEYS: tuple[SettingKey, ...] = (
     _caddie("sandbox"),
     _caddie("mulligan", "object"),
     _caddie("goal", "object"),
+    _caddie("checkpoints", "object"),
 )
 
 BY_KEY: dict[str, SettingKey] = {k.key: k for k in KEYS}

@@ -29,6 +29,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from caddie.config.pi_folders import PI_EXTENSION_SUFFIXES
+from caddie.errors import ExtensionError
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension, ExtensionExit, call_handler
 from caddie.resources.packages import InstalledPackage, is_managed_site
@@ -57,6 +59,10 @@ class LoadResult:
     events: EventBus = field(default_factory=EventBus)
 
 
+class PiExtensionFile(ExtensionError):
+    """A Pi (TypeScript or JavaScript) extension file where a Python one was expected."""
+
+
 def _module_name(path: Path) -> str:
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     stem = "".join(c if c.isalnum() else "_" for c in path.stem if path.name != "__init__.py") or "pkg"
@@ -68,6 +74,11 @@ def _file_loader(path: Path) -> Callable[[], ModuleType]:
         target = path / "__init__.py" if path.is_dir() else path
         if not target.is_file():
             raise FileNotFoundError(f"no such extension file: {target}")
+        if target.suffix in PI_EXTENSION_SUFFIXES:
+            raise PiExtensionFile(
+                "a TypeScript or JavaScript extension is Pi's; caddie runs Python extensions (a file or folder "
+                "with register(api)): docs/extensions.md lists Python twins of Pi's examples"
+            )
         name = _module_name(path.resolve())
         for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[loaded]  # /reload: re-import the package's own submodules too
@@ -211,7 +222,7 @@ async def load_extensions(sources: list[ExtensionSource]) -> LoadResult:
             if not callable(register):
                 raise AttributeError("it defines no register(api) function")
             await call_handler(register, api)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, PiExtensionFile) as e:
             result.errors.append(f"{source.label or 'extension ' + source.path}: {e}")
             continue
         except SyntaxError as e:

@@ -199,7 +199,7 @@ class Checkpointing:
         if (key or message) in self._warned:
             return
         self._warned.add(key or message)
-        log.warning("%s", message)
+        log.debug("%s", message)  # the notice is how it is said (stderr in print mode, the UI's line)
         self._session.publish_soon(NoticeEvent(message, "warning"))
 
 

@@ -365,7 +365,7 @@ class ExtensionBridge:
         session.resources.theme_paths = themes
         for warning in session.resources.warnings:
             if warning not in known:
-                log.warning("%s", warning)
+                log.debug("%s", warning)  # said by the notice
                 session.publish_soon(NoticeEvent(warning, "warning"))
 
 

@@ -82,7 +82,7 @@ class Preferences:
         try:
             self._session.settings.save_global(updates)
         except (OSError, ValueError) as e:
-            log.warning("could not save %s to settings: %s", ", ".join(updates), e)
+            log.debug("could not save %s to settings: %s", ", ".join(updates), e)  # said by the notice
             self._session.publish_soon(NoticeEvent(f"Could not save the setting: {e}", "warning"))
 
     # -- model and thinking level -----------------------------------------------------------------------
