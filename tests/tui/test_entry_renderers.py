@@ -158,3 +158,22 @@ async def test_an_entry_appended_while_an_answer_streams_goes_before_it(tmp_path
             if isinstance(b, UserBlock | EntryBlock | MarkdownText)
         ]
     assert kinds == ["UserBlock", "EntryBlock", "MarkdownText"]
+
+
+async def test_an_entry_appended_at_start_is_drawn_once(tmp_path: Path) -> None:
+    def register(api: ExtensionAPI) -> None:
+        def on_start(event: object, ctx: ExtensionContext) -> None:
+            api.append_entry("note", {"text": "hello from the start"})
+
+        api.on("session_start", on_start)
+        api.register_entry_renderer("note", lambda entry, options, theme: entry.data["text"])
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register)])
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: bool(entry_blocks(app)))
+        await submit(pilot, app, "/new")  # a new session: its start appends another, drawn once too
+        await until(pilot, lambda: "New session" in widget_text(app.conversation))
+        await pilot.pause()
+        drawn = [widget_text(b) for b in entry_blocks(app)]
+    assert [t.strip() for t in drawn] == ["hello from the start"]

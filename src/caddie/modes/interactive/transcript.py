@@ -176,6 +176,8 @@ class Transcript:
         self._early: list[Block] = []
         self._renderers: dict[str, tuple[Any, Any, str]] | None = None
         """Tools with renderers of their own, looked up once per drawing of the session."""
+        self.entries_drawn: set[str] = set()
+        """The ids of the ``custom`` entries drawn since the session was last drawn (each is drawn once)."""
 
     # -- drawing the whole session -------------------------------------------------------------------
     async def render(self, session: AgentSession) -> None:
@@ -183,6 +185,7 @@ class Transcript:
         self.streaming = None
         self.tools = {}
         self._renderers = None
+        self.entries_drawn = set()
         await self.conversation.reset()
         self.conversation.markdown_transform = self._markdown_transform(session)
         widgets: list[Block] = [self.header()]
@@ -213,6 +216,7 @@ class Transcript:
             block = self.entry_widget(entry)
             if block is not None:
                 placed.setdefault(position, []).append(block)
+                self.entries_drawn.add(entry.id)
             else:
                 position += len(entry_to_context_messages(entry))
         return placed
@@ -221,10 +225,14 @@ class Transcript:
         return self.host.hooks.entry_widget(entry, self.host.view.tools_expanded, lambda: self.host.ui.theme)
 
     def _entry_appended(self, entry: SessionEntry) -> None:
-        """A ``custom`` entry appended now: drawn at the end, or before the answer still streaming (Pi)."""
+        """A ``custom`` entry appended now: drawn at the end, or before the answer still streaming (Pi). Before
+        the first drawing (or once drawn from the session) it is left to the drawing."""
+        if not self.rendered or entry.id in self.entries_drawn:
+            return
         block = self.entry_widget(entry)
         if block is None:
             return
+        self.entries_drawn.add(entry.id)
         streaming = self.streaming
         first = None if streaming is None else next(iter(streaming.blocks.values()), None)
         if first is not None and first.view is self.conversation:
