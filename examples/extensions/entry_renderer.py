@@ -2,11 +2,9 @@
 ``/status-card deploy is green`` adds a card to the chat; it stays in the session (and comes back when the
 session is resumed), Ctrl+O shows when it was made, and no request to the model contains it.
 
-Pi does this with a ``custom`` entry (``appendEntry``) and ``registerEntryRenderer``. caddie's interactive
-transcript draws messages, not ``custom`` entries, and has no entry renderers, so this twin uses what caddie
-draws — a custom message (``send_message(display=True)``) with a message renderer — and keeps it from the
-model with a ``context`` handler, answering ``entry_visibility`` from the same rule so that exports and
-``/context`` say it was never sent.
+The card is a ``custom`` entry (``api.append_entry``), which is extension data, never context; the
+extension's entry renderer (``api.register_entry_renderer``) draws it in the interactive transcript with the
+theme's colours. In print, json and RPC modes the entry is stored all the same and nothing is drawn.
 
 Load it with ``caddie -e examples/extensions/entry_renderer.py``.
 """
@@ -15,54 +13,38 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from typing import Any
 
 from rich.console import Group
-from rich.panel import Panel
+from rich.padding import Padding
 from rich.text import Text
 
-from caddie.extensions.api import (
-    CommandContext,
-    ContextEvent,
-    ContextResult,
-    CustomMessage,
-    EntryVisibility,
-    EntryVisibilityEvent,
-    ExtensionAPI,
-    ExtensionContext,
-    MessageRenderOptions,
-)
+from caddie.extensions.api import CommandContext, CustomEntry, EntryRenderOptions, ExtensionAPI, ThemeView
 
 CARD = "status-card"
 
 
-def is_card(message: object) -> bool:
-    return isinstance(message, CustomMessage) and message.custom_type == CARD
+def render_card(entry: CustomEntry, options: EntryRenderOptions, theme: ThemeView) -> object:
+    """The card: ``[status] message`` in a box of the theme's custom-message background; expanded, the time
+    it was made too."""
+    data: dict[str, Any] = entry.data if isinstance(entry.data, dict) else {}
+    message = str(data.get("message", "No data"))
+    timestamp = data.get("timestamp")
+    milliseconds = timestamp if isinstance(timestamp, int | float) else time.time() * 1000
+    lines = [Text.from_ansi(f"{theme.fg('accent', '[status]')} {message}")]
+    if options.expanded:
+        made = datetime.fromtimestamp(milliseconds / 1000).strftime("%Y-%m-%d %H:%M:%S")
+        lines.append(Text.from_ansi(theme.fg("dim", made)))
+    background = theme.colors.get("customMessageBg")
+    return Padding(Group(*lines), (1, 1), style=f"on {background}" if background else "", expand=True)
 
 
 def register(api: ExtensionAPI) -> None:
     async def status_card(args: str, ctx: CommandContext) -> None:
-        text = args.strip() or "Status card"
-        api.send_message(CARD, text, display=True, details={"message": text, "timestamp": time.time()})
+        # Milliseconds since the epoch, as Pi's example stores it: the session file reads the same in both.
+        api.append_entry(
+            CARD, {"message": args.strip() or "Status card", "timestamp": int(time.time() * 1000)}
+        )
 
-    def render(message: CustomMessage, options: MessageRenderOptions) -> object:
-        details = message.details if isinstance(message.details, dict) else {}
-        body: list[Text] = [Text.assemble(("[status] ", "bold cyan"), str(details.get("message", "No data")))]
-        if options.expanded and isinstance(details.get("timestamp"), int | float):
-            made = datetime.fromtimestamp(details["timestamp"]).strftime("%Y-%m-%d %H:%M:%S")
-            body.append(Text(made, style="dim"))
-        return Panel(Group(*body), expand=False)
-
-    async def keep_from_model(event: ContextEvent, ctx: ExtensionContext) -> ContextResult | None:
-        if not any(is_card(m) for m in event.messages):
-            return None
-        return ContextResult([m for m in event.messages if not is_card(m)])
-
-    def visibility(event: EntryVisibilityEvent, ctx: ExtensionContext) -> None:
-        for message, entry_id in zip(event.messages, event.entry_ids, strict=True):
-            if is_card(message):
-                event.mark(entry_id, EntryVisibility("hidden", "a status card, for you only"))
-
+    api.register_entry_renderer(CARD, render_card)
     api.register_command(CARD, status_card, "Render a durable status card that is not sent to the LLM")
-    api.register_message_renderer(CARD, render)
-    api.on("context", keep_from_model)
-    api.on("entry_visibility", visibility)

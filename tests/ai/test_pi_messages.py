@@ -219,3 +219,26 @@ def test_tools_go_as_pis_context_holds_them_label_and_execution_mode_included() 
     sequential = Tool("s", "S", {}, execution_mode="sequential")
     payload = build_payload(model, context(UserMessage("hi"), tools=[sequential]), StreamOptions())
     assert payload["context"]["tools"][0]["executionMode"] == "sequential"
+
+
+def test_a_tools_constrained_sampling_goes_in_pis_shape_before_its_execution_mode() -> None:
+    from caddie.ai.constrained_sampling import GrammarSampling, JsonSchemaSampling
+
+    model = Model("m1", "M1", "pi-messages", "radius", "https://g")
+    strict = Tool("s", "S", {}, execution_mode="sequential", constrained_sampling=JsonSchemaSampling())
+    grammar = Tool("g", "G", {}, constrained_sampling=GrammarSampling(openai_regex="[a-z]+"))
+    sent = build_payload(model, context(UserMessage("hi"), tools=[strict, grammar]), StreamOptions())[
+        "context"
+    ]
+    assert list(sent["tools"][0]) == [
+        "name",
+        "description",
+        "parameters",
+        "constrainedSampling",
+        "executionMode",
+    ]
+    assert sent["tools"][0]["constrainedSampling"] == {"type": "json_schema", "strict": "prefer"}
+    assert sent["tools"][1]["constrainedSampling"] == {
+        "type": "grammar",
+        "variants": {"openai_regex": "[a-z]+"},
+    }

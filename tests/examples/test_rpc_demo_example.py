@@ -3,30 +3,21 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.examples.harness import example
-from tests.rpc.conftest import Host, Json, Rpc, models_json
+from tests.rpc.conftest import Host, Json, Rpc, rpc_host
 from tests.support import fake_llm as fl
 
 
-@pytest.fixture
-def rpc_host(tmp_path: Path) -> Iterator[Host]:
-    home, project = tmp_path / "home", tmp_path / "project"
-    project.mkdir()
-    with fl.FakeLLM() as llm:
-        agent = home / "agent"
-        agent.mkdir(parents=True)
-        (agent / "models.json").write_text(json.dumps(models_json(llm)))
-        (agent / "settings.json").write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))
-        host = Host(home, project, llm)
+@pytest.fixture(name="rpc_host")
+def rpc_host_fixture(tmp_path: Path) -> Iterator[Host]:
+    """tests/rpc's driver (``caddie --mode rpc`` against the fake server)."""
+    with rpc_host(tmp_path) as host:
         yield host
-        for rpc in host.running:
-            rpc.kill()
 
 
 def ui(rpc: Rpc, method: str, **fields: object) -> Json:

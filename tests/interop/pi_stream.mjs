@@ -1,6 +1,7 @@
 // Sends one request with the reference Pi's own pi-ai API module, for request-body parity tests (Pi is
 // found at run time, never vendored). Reads {api, model, context, options} as JSON on stdin; the model's
-// baseUrl points at the test's fake server, which records the request. Prints the final stop reason.
+// baseUrl points at the test's fake server, which records the request. Prints the final stop reason (and
+// the final message's content).
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
@@ -17,4 +18,5 @@ process.stdout.write(JSON.stringify({
   type: last?.type,
   reason: last?.reason ?? last?.message?.stopReason,
   error: last?.error?.errorMessage,
+  content: (last?.message ?? last?.error)?.content,
 }));

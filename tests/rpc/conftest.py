@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +140,10 @@ class Host:
         return str(path)
 
 
-@pytest.fixture
-def host(tmp_path: Path) -> Iterator[Host]:
+@contextmanager
+def rpc_host(tmp_path: Path) -> Iterator[Host]:
+    """A home with the fake server's models (bundled extensions off) and a project folder; the ``caddie --mode
+    rpc`` processes started from it are killed at the end. Other test folders drive RPC with it too."""
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     with fl.FakeLLM() as llm:
@@ -149,6 +152,14 @@ def host(tmp_path: Path) -> Iterator[Host]:
         (agent / "models.json").write_text(json.dumps(models_json(llm)))
         (agent / "settings.json").write_text(json.dumps({"disabledExtensions": ["mulligan", "goal", "mcp"]}))
         h = Host(home, project, llm)
+        try:
+            yield h
+        finally:
+            for rpc in h.running:
+                rpc.kill()
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    with rpc_host(tmp_path) as h:
         yield h
-        for rpc in h.running:
-            rpc.kill()

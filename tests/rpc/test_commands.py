@@ -473,3 +473,19 @@ def test_an_extension_commands_reload_reads_agents_md_again(host: Host) -> None:
     assert "Use tabs." in first and "Use spaces." not in first
     assert "Use spaces." in second and "Use tabs." not in second
     assert rpc.close() == 0
+
+
+def test_an_entry_renderers_custom_entries_arrive_as_entry_appended_and_stay_out_of_the_context(
+    host: Host,
+) -> None:
+    example = Path(__file__).parents[2] / "examples" / "extensions" / "entry_renderer.py"
+    rpc = host.rpc("-e", str(example))
+    assert rpc.ok({"type": "prompt", "message": "/status-card deploy is green"}) is None
+    appended = rpc.event("entry_appended")["entry"]
+    assert (appended["type"], appended["customType"]) == ("custom", "status-card")
+    assert appended["data"]["message"] == "deploy is green"
+    host.llm.push(fl.text("ok"))
+    rpc.ok({"type": "prompt", "message": "what now?"})
+    rpc.event("agent_end")
+    assert "deploy is green" not in json.dumps(host.llm.requests[-1].body)
+    assert rpc.close() == 0

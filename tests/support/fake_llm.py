@@ -121,6 +121,9 @@ class ToolCallSpec:
     arguments: dict[str, Any] | str = field(default_factory=dict)
     """A dict (sent as JSON) or a raw string (sent verbatim, e.g. to test broken arguments)."""
     id: str | None = None
+    custom: bool = False
+    """An OpenAI custom tool call (a grammar tool's): ``arguments`` is its input text (Responses and Chat
+    Completions)."""
 
     def arguments_json(self) -> str:
         return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
@@ -416,6 +419,15 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> list[str]:
     ids = _call_ids(reply)
     per_call: list[list[dict[str, Any]]] = []
     for i, call in enumerate(reply.tool_calls):
+        if call.custom:
+            custom: list[dict[str, Any]] = [
+                {"index": i, "id": ids[i], "type": "custom", "custom": {"name": call.name, "input": ""}}
+            ]
+            custom += [
+                {"index": i, "custom": {"input": p}} for p in _pieces(call.arguments_json(), reply.chunk_size)
+            ]
+            per_call.append(custom)
+            continue
         deltas: list[dict[str, Any]] = [
             {"index": i, "id": ids[i], "type": "function", "function": {"name": call.name, "arguments": ""}}
         ]
@@ -689,6 +701,22 @@ def responses_events(reply: Reply, model: str) -> list[str]:
         items.append(item)
         index += 1
     for call_id, call in zip(_call_ids(reply), reply.tool_calls, strict=True):
+        if call.custom:
+            item_id = f"ctc_fake_{index}"
+            text_in = call.arguments_json()
+            begin = {"id": item_id, "type": "custom_tool_call", "status": "in_progress", "call_id": call_id,
+                     "name": call.name, "input": ""}  # fmt: skip
+            emit("response.output_item.added", output_index=index, item=begin)
+            for piece in _pieces(text_in, reply.chunk_size):
+                emit(
+                    "response.custom_tool_call_input.delta", item_id=item_id, output_index=index, delta=piece
+                )
+            emit("response.custom_tool_call_input.done", item_id=item_id, output_index=index, input=text_in)
+            done_item = {**begin, "status": "completed", "input": text_in}
+            emit("response.output_item.done", output_index=index, item=done_item)
+            items.append(done_item)
+            index += 1
+            continue
         item_id = f"fc_fake_{index}"
         args = call.arguments_json()
         start = {

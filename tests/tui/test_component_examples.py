@@ -53,7 +53,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def load(file_name: str) -> ModuleType:
-    """An example's module, imported as caddie's loader does (``load("snake.py")``)."""
+    """An example's module, imported as caddie's loader does (``load("tic_tac_toe.py")``)."""
     spec = importlib.util.spec_from_file_location(f"example_{file_name[:-3]}", EXAMPLES / file_name)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -64,6 +64,14 @@ def load(file_name: str) -> ModuleType:
 
 def example(file_name: str) -> Extension:
     return inline_extension(load(file_name).register, file_name[:-3])
+
+
+def arcade() -> ModuleType:
+    """The arcade package (snake and space invaders over one game loop), imported by caddie's own loader; its
+    games are ``.snake`` and ``.space_invaders``."""
+    from caddie.extensions.loader import path_source
+
+    return path_source(EXAMPLES / "arcade", EXAMPLES).load()
 
 
 def notices(app: CaddieApp) -> list[str]:
@@ -512,7 +520,8 @@ def snake_saves(app: CaddieApp) -> list[Any]:
 
 
 def test_snake_eats_grows_and_crashes() -> None:
-    game_type = load("snake.py").Game
+    snake = arcade().snake
+    game_type = snake.Game
     game = game_type([(5, 5), (4, 5), (3, 5)], food=(6, 5))
     game.step()
     assert (
@@ -530,7 +539,7 @@ def test_snake_eats_grows_and_crashes() -> None:
     game.steer("up")
     game.step()  # into its own body
     assert game.game_over and game.snake[0] == (5, 6)
-    drawn = load("snake.py").Board(game, None, DEFAULT_THEME, None, None).render(80)
+    drawn = snake.Board(game, None, DEFAULT_THEME, None, None).render(80)
     rows = [Text.from_ansi(line).plain for line in drawn]
     assert rows[3 + 6][1 + 5 * 2 : 1 + 6 * 2] == "██" and "GAME OVER!" in rows[-2]  # the head at (5, 6)
 
@@ -538,10 +547,10 @@ def test_snake_eats_grows_and_crashes() -> None:
 async def test_snake_plays_pauses_into_the_session_resumes_and_quits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = load("snake.py")
-    monkeypatch.setattr(module, "TICK_SECONDS", 0.05)
-    monkeypatch.setattr(module, "WIDTH", 2000)  # room to run for many seconds before the right wall
-    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "snake")])
+    module = arcade()
+    monkeypatch.setattr(module.snake.Board, "tick_seconds", 0.05)
+    monkeypatch.setattr(module.snake, "WIDTH", 2000)  # room to run for many seconds before the right wall
+    app, _ = make_app(tmp_path, extensions=[inline_extension(module.register, "arcade")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/snake")
@@ -621,7 +630,7 @@ async def test_tic_tac_toe_against_the_agent_whose_moves_run_in_sequence(
 
 # -- space-invaders --------------------------------------------------------------------------------------
 def test_space_invaders_shots_shields_lives_invasion_and_victory() -> None:
-    module = load("space_invaders.py")
+    module = arcade().space_invaders
     rng = random.Random(7)
     game = module.Game.new()
     game.fire()
@@ -653,7 +662,7 @@ def test_space_invaders_shots_shields_lives_invasion_and_victory() -> None:
 
 
 async def test_space_invaders_moves_fires_pauses_and_resumes(tmp_path: Path) -> None:
-    app, _ = make_app(tmp_path, extensions=[example("space_invaders.py")])
+    app, _ = make_app(tmp_path, extensions=[inline_extension(arcade().register, "arcade")])
     async with app.run_test(size=LARGE) as pilot:
         await ready(app, pilot)
         await submit(pilot, app, "/invaders")
@@ -769,6 +778,8 @@ async def test_status_cards_are_drawn_kept_and_never_sent_to_the_model(tmp_path:
         sent = str(faux.requests[0].messages)
         assert "what now?" in sent and "deploy is green" not in sent
         assert app.session is not None
+        card = next(e for e in app.session.store.entries() if getattr(e, "custom_type", "") == "status-card")
+        assert isinstance(card, CustomEntry) and card.data["message"] == "deploy is green"  # Pi's entry type
         path = app.session.store.session_file
     reopened, _ = make_app(
         tmp_path, session="file", session_file=path, faux=faux, extensions=[example("entry_renderer.py")]

@@ -11,7 +11,7 @@ from textual.widgets import Input, Static
 from caddie.ai.messages import UserMessage, replace
 from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.conversation import UserBlock
-from caddie.modes.interactive.dialogs import ConfirmScreen, InputScreen
+from caddie.modes.interactive.dialogs import ConfirmScreen, InputScreen, SelectScreen
 from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker, age
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionStore
@@ -132,8 +132,8 @@ async def test_tree_moves_the_leaf_to_an_earlier_entry(tmp_path: Path) -> None:
         for _ in range(picker.option_list.highlighted - target):  # type: ignore[operator]
             await pilot.press("up")
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))  # summarize the branch left?
-        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))  # summarize the branch left?
+        await pilot.press("enter")  # "No summary"
         await until(pilot, lambda: store.leaf_id == first_answer)
         await pilot.pause()
         shown = user_blocks(app)
@@ -153,8 +153,8 @@ async def test_tree_on_a_user_message_puts_its_text_back_in_the_editor(tmp_path:
         await until(pilot, lambda: isinstance(app.screen, TreePicker))
         await pilot.press("ctrl+u")  # only user messages
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, SelectScreen))
+        await pilot.press("enter")  # "No summary"
         await until(pilot, lambda: app.editor.text == "redo me")
         assert app.session is not None
         messages = app.session.messages

@@ -10,6 +10,7 @@ import msgspec
 
 from caddie.ai import secrets
 from caddie.ai.abort import AbortSignal
+from caddie.ai.constrained_sampling import ConstrainedSampling
 from caddie.ai.conversion_cache import ConversionCache
 from caddie.ai.messages import LlmMessage
 
@@ -251,6 +252,8 @@ class Tool:
     """The tool's display name; only ``pi-messages`` sends it (Pi's context carries it)."""
     execution_mode: str | None = None
     """``parallel`` / ``sequential`` when the tool sets it; likewise only sent by ``pi-messages``."""
+    constrained_sampling: ConstrainedSampling | None = None
+    """Strict arguments or a grammar, where the provider can (``caddie.ai.constrained_sampling``)."""
 
 
 @dataclass(slots=True)

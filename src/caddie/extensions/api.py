@@ -31,6 +31,7 @@ from caddie.agent.events import (
     TurnStartEvent,
 )
 from caddie.ai.abort import AbortController, AbortSignal
+from caddie.ai.constrained_sampling import GrammarSampling, JsonSchemaSampling
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -160,6 +161,9 @@ from caddie.extensions.extension import (
     ConfigItem,
     ConfigLister,
     DeliverAs,
+    EntryRenderer,
+    EntryRendererSpec,
+    EntryRenderOptions,
     Extension,
     ExtensionHost,
     FlagSpec,
@@ -312,6 +316,9 @@ __all__ = [
     "CustomMessageEntry",
     "DeliverAs",
     "DoneEvent",
+    "EntryRenderOptions",
+    "EntryRenderer",
+    "EntryRendererSpec",
     "EntryVisibility",
     "EntryVisibilityEvent",
     "ErrorEvent",
@@ -326,10 +333,12 @@ __all__ = [
     "ExtensionUI",
     "FileOperations",
     "FlagSpec",
+    "GrammarSampling",
     "Handler",
     "ImageContent",
     "InputEvent",
     "InputResult",
+    "JsonSchemaSampling",
     "KeyInput",
     "KeybindingsView",
     "LabelEntry",
@@ -611,6 +620,18 @@ class ExtensionAPI:
         ``renderer(message, MessageRenderOptions)`` returns a ``str``, a Rich renderable, or None for the
         default look. Display only: the message the model sees does not change."""
         self._extension.message_renderers[custom_type] = MessageRendererSpec(
+            custom_type, renderer, self._extension.path
+        )
+
+    def register_entry_renderer(self, custom_type: str, renderer: EntryRenderer) -> None:
+        """Draw this extension's ``custom`` entries (``append_entry(custom_type, data)``) in the interactive
+        transcript (Pi's ``registerEntryRenderer``): ``renderer(entry, EntryRenderOptions, theme)`` returns a
+        component (``render(width) -> list[str]``), a ``str`` (ANSI colours kept), a Rich renderable, or None
+        to draw nothing. The entry is drawn where it was appended — at once, and again whenever the session
+        is drawn (resume, /tree) — and redrawn when Ctrl+O or the theme changes. The entries never reach the
+        model; modes without a terminal never call the renderer. Of two extensions the first to register a
+        type wins, as in Pi."""
+        self._extension.entry_renderers[custom_type] = EntryRendererSpec(
             custom_type, renderer, self._extension.path
         )
 

@@ -13,7 +13,9 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 from caddie.ai.messages import CustomMessage, UserContent
 from caddie.ai.model import Model
 from caddie.extensions.handler_context import CommandContext, ConfigScope, ExtensionContext
+from caddie.extensions.ui_components import ThemeView
 from caddie.sandbox import Sandbox
+from caddie.session.entries import CustomEntry
 from caddie.tools.base import ToolDefinition
 
 DeliverAs: TypeAlias = Literal["steer", "follow_up", "next_turn"]
@@ -127,6 +129,27 @@ look. Called in the interactive UI for messages of the registered ``custom_type`
 class MessageRendererSpec:
     custom_type: str
     renderer: MessageRenderer
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRenderOptions:
+    """The ``options`` of an entry renderer (Pi's ``{expanded}``)."""
+
+    expanded: bool
+    """True while the user has tool output expanded (ctrl+o): show details, not just a summary."""
+
+
+EntryRenderer: TypeAlias = Callable[[CustomEntry, EntryRenderOptions, ThemeView], object]
+"""``renderer(entry, options, theme)`` → a component (``render(width) -> list[str]``), a ``str`` (ANSI colours
+kept), any Rich renderable, or None to draw nothing. Called in the interactive UI for ``custom`` entries of the
+registered ``custom_type``; keep it quick."""
+
+
+@dataclass(slots=True)
+class EntryRendererSpec:
+    custom_type: str
+    renderer: EntryRenderer
     source: str = ""
 
 
@@ -255,6 +278,7 @@ class Extension:
     flags: dict[str, FlagSpec] = field(default_factory=dict)
     shortcuts: dict[str, ShortcutSpec] = field(default_factory=dict)
     message_renderers: dict[str, MessageRendererSpec] = field(default_factory=dict)
+    entry_renderers: dict[str, EntryRendererSpec] = field(default_factory=dict)
     markdown_transformers: list[MarkdownTransformer] = field(default_factory=list)
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
     expected_tools: list[str] = field(default_factory=list)

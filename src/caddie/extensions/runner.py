@@ -54,6 +54,7 @@ from caddie.extensions.event_types import (
 )
 from caddie.extensions.extension import (
     CommandSpec,
+    EntryRendererSpec,
     Handler,
     MarkdownTransformContext,
     MessageRendererSpec,
@@ -509,6 +510,14 @@ class ExtensionRunner:
 
     def has_markdown_transformers(self) -> bool:
         return any(ext.markdown_transformers for ext in self.extensions)
+
+    def entry_renderer(self, custom_type: str) -> EntryRendererSpec | None:
+        """The renderer registered for ``custom`` entries of ``custom_type`` (the first extension wins, as
+        Pi's ``getEntryRenderer``)."""
+        for ext in self.extensions:
+            if (spec := ext.entry_renderers.get(custom_type)) is not None:
+                return spec
+        return None
 
     def message_renderer(self, custom_type: str) -> MessageRendererSpec | None:
         """The renderer registered for ``custom_type`` (the last extension to register one wins)."""

@@ -179,8 +179,12 @@ class AgentSession:
     ) -> bool:
         return await self.core.navigator.fork(entry_id, position=position, abort_running=abort_running)
 
-    async def navigate_tree(self, target_id: str, *, summarize: bool = False) -> bool:
-        return await self.core.navigator.navigate_tree(target_id, summarize)
+    async def navigate_tree(
+        self, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None
+    ) -> bool:
+        return await self.core.navigator.navigate_tree(
+            target_id, summarize, custom_instructions=custom_instructions
+        )
 
     async def reload(self) -> None:
         await self.core.navigator.reload()

@@ -302,8 +302,13 @@ class Session(Protocol):
         a clone)."""
         ...
 
-    async def navigate_tree(self, target_id: str, *, summarize: bool = False) -> bool:
-        """Move within this session's tree (optionally summarising the branch being left)."""
+    async def navigate_tree(
+        self, target_id: str, *, summarize: bool = False, custom_instructions: str | None = None
+    ) -> bool:
+        """Move within this session's tree (optionally summarising the branch being left, with
+        ``custom_instructions`` added to the summary prompt as its focus, as Pi's ``/tree`` "Summarize with
+        custom prompt"). False when an extension cancelled it; raises ``Aborted`` when the summary was
+        cancelled (Esc), before anything moved."""
         ...
 
     async def reload(self) -> None:

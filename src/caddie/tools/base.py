@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from caddie.ai.abort import AbortSignal
+from caddie.ai.constrained_sampling import ConstrainedSampling, constrained_sampling_of
 from caddie.ai.messages import ImageContent, TextContent, Usage
 from caddie.ai.model import Tool
 from caddie.errors import ToolError as ToolError  # raise it from ``execute``: the message is the result text
@@ -60,6 +61,15 @@ class ToolDefinition:
     render_shell: Literal["default", "self"] = "default"
     """Pi's ``renderShell``: ``self`` draws the tool's renderers without caddie's tool-block background and
     padding (the renderer draws its own frame)."""
+    constrained_sampling: ConstrainedSampling | None = None
+    """Pi's experimental ``constrainedSampling``: ``JsonSchemaSampling("prefer" | "require")`` has the provider
+    hold the arguments to the schema exactly (strict tools), ``GrammarSampling(openai_lark=...)`` sends an
+    OpenAI custom tool with a grammar (docs/extensions.md); Pi's dict shape is accepted too."""
+
+    def __post_init__(self) -> None:
+        self.constrained_sampling = constrained_sampling_of(
+            self.constrained_sampling
+        )  # ValueError if unusable
 
     def json_schema(self) -> dict[str, Any]:
         if isinstance(self.parameters, dict):
@@ -67,7 +77,14 @@ class ToolDefinition:
         return pydantic_json_schema(self.parameters)
 
     def as_provider_tool(self) -> Tool:
-        return Tool(self.name, self.description, self.json_schema(), self.label, self.execution_mode)
+        return Tool(
+            self.name,
+            self.description,
+            self.json_schema(),
+            self.label,
+            self.execution_mode,
+            self.constrained_sampling,
+        )
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import resolve_strict, tool_parameters
 from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
@@ -311,18 +312,24 @@ def convert_tools(
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for n, tool in enumerate(tools):
-        schema = tool.parameters or {}
+        strict = resolve_strict(tool, compat.supports_strict_tools is True)
+        schema = tool_parameters(tool, strict) or {}
         entry: dict[str, Any] = {
             "name": to_claude_code_name(tool.name) if oauth else tool.name,
             "description": tool.description,
         }
         if compat.supports_eager_tool_input_streaming:
             entry["eager_input_streaming"] = True
-        entry["input_schema"] = {
+        legacy = {
             "type": "object",
             "properties": schema.get("properties", {}),
             "required": schema.get("required", []),
         }
+        if strict is True:  # the whole strict schema (additionalProperties: false …), as Pi sends it
+            entry["strict"] = True
+            entry["input_schema"] = {**schema, **legacy}
+        else:
+            entry["input_schema"] = legacy
         if defer_loading:
             entry["defer_loading"] = True
         if cache_control and compat.supports_cache_control_on_tools and n == len(tools) - 1:

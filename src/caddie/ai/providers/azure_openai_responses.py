@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import grammar_input_properties
 from caddie.ai.model import Context, Model, StreamOptions
 from caddie.ai.providers.failures import FailureInfo, fail
 from caddie.ai.providers.openai_completions import post_stream
@@ -104,7 +105,13 @@ class AzureOpenAIResponsesProvider:
             target,
             options,
             output,
-            ResponsesAssembler(output, model),
+            ResponsesAssembler(
+                output,
+                model,
+                grammar=grammar_input_properties(
+                    context.tools, compat.supports_open_ai_grammar_tools is True
+                ),
+            ),
             headers=headers,
             api_key=options.api_key,
             missing_key_text=missing_key_text(model.provider),

@@ -25,6 +25,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
+from caddie.ai.constrained_sampling import resolve_strict, tool_parameters
 from caddie.ai.messages import (
     AssistantMessage,
     DraftAssistantMessage,
@@ -217,18 +218,19 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> dic
         inference["temperature"] = options.temperature
     request["inferenceConfig"] = inference
     if context.tools:
-        request["toolConfig"] = {
-            "tools": [
-                {
-                    "toolSpec": {
-                        "name": t.name,
-                        "description": t.description,
-                        "inputSchema": {"json": t.parameters},
-                    }
-                }
-                for t in context.tools
-            ]
-        }
+        supports_strict = (model.compat.supports_strict_mode if model.compat else None) is True
+        specs = []
+        for t in context.tools:
+            strict = resolve_strict(t, supports_strict)
+            spec: dict[str, Any] = {
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": {"json": tool_parameters(t, strict)},
+            }
+            if strict is True:
+                spec["strict"] = True
+            specs.append({"toolSpec": spec})
+        request["toolConfig"] = {"tools": specs}
     if extra is not None:
         request["additionalModelRequestFields"] = extra
     return request

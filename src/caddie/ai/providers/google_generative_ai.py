@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import resolve_strict, tool_parameters
 from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantMessage,
@@ -290,19 +291,28 @@ def _function_response(msg: ToolResultMessage, model: Model) -> tuple[dict[str, 
     return {"functionResponse": response}, image_turn if images and not nested else None
 
 
-def convert_tools(tools: list[Tool], vertex: bool = False) -> list[dict[str, Any]]:
+def supports_strict_tools(model_id: str) -> bool:
+    """Gemini 3 and later hold function arguments to their schema (``VALIDATED`` calling mode), as Pi says."""
+    match = re.match(r"^gemini(?:-live)?-(\d+)", model_id.lower())
+    return match is not None and int(match.group(1)) >= 3
+
+
+def convert_tools(
+    tools: list[Tool], vertex: bool = False, supports_strict: bool = False
+) -> list[dict[str, Any]]:
     """Function declarations, keyed as ``@google/genai`` sends them for Pi (its own order on Vertex AI,
-    Pi's on the Gemini API)."""
-    if vertex:
-        declarations = [
-            {"description": t.description, "name": t.name, "parametersJsonSchema": t.parameters}
-            for t in tools
-        ]
-    else:
-        declarations = [
-            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
-            for t in tools
-        ]
+    Pi's on the Gemini API); a strict tool's schema in the strict subset."""
+    declarations = []
+    for t in tools:
+        schema = tool_parameters(t, resolve_strict(t, supports_strict))
+        if vertex:
+            declarations.append(
+                {"description": t.description, "name": t.name, "parametersJsonSchema": schema}
+            )
+        else:
+            declarations.append(
+                {"name": t.name, "description": t.description, "parametersJsonSchema": schema}
+            )
     return [{"functionDeclarations": declarations}]
 
 
@@ -316,7 +326,12 @@ def build_params(model: Model, context: Context, options: StreamOptions) -> dict
             "role": "user",
         }
     if context.tools:
-        params["tools"] = convert_tools(context.tools, vertex=model.api == "google-vertex")
+        strict = supports_strict_tools(model.id)
+        params["tools"] = convert_tools(
+            context.tools, vertex=model.api == "google-vertex", supports_strict=strict
+        )
+        if any(resolve_strict(t, strict) is True for t in context.tools):
+            params["toolConfig"] = {"functionCallingConfig": {"mode": "VALIDATED"}}
     generation: dict[str, Any] = {}
     if options.temperature is not None:
         generation["temperature"] = options.temperature

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import resolve_strict, tool_parameters
 from caddie.ai.messages import (
     AssistantMessage,
     DraftAssistantMessage,
@@ -31,7 +32,7 @@ from caddie.ai.messages import (
     UserMessage,
     replace,
 )
-from caddie.ai.model import Context, Model, StreamOptions
+from caddie.ai.model import Context, Model, StreamOptions, Tool
 from caddie.ai.providers.blocks import StreamBuffer, final_arguments, parse_partial_json
 from caddie.ai.providers.cost import finish_usage
 from caddie.ai.providers.http_stream import SseStream, make_http_client, post_sse
@@ -164,6 +165,20 @@ def convert_messages(messages: list[LlmMessage], images_ok: bool) -> list[dict[s
     return out
 
 
+def mistral_tool(tool: Tool) -> dict[str, Any]:
+    """A function tool; strict when its constrained sampling asks (Mistral takes strict tools)."""
+    strict = resolve_strict(tool, True)
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool_parameters(tool, strict),
+            "strict": strict is True,
+        },
+    }
+
+
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     messages = transform_messages(context.messages, model, _normalizer())
     payload: dict[str, Any] = {
@@ -172,18 +187,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
         "messages": convert_messages(messages, model.supports_images),
     }
     if context.tools:
-        payload["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                    "strict": False,
-                },
-            }
-            for t in context.tools
-        ]
+        payload["tools"] = [mistral_tool(t) for t in context.tools]
     if options.temperature is not None:
         payload["temperature"] = options.temperature
     payload["max_tokens"] = clamp_max_tokens(model, context, options.max_tokens or model.max_tokens)

@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import msgspec
+
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import grammar_input_properties
 from caddie.ai.messages import AssistantMessage
 from caddie.ai.model import Context, Model, ModelCompat, StreamOptions
 from caddie.ai.oauth.openai_codex import account_id
@@ -41,6 +44,7 @@ from caddie.ai.providers.openai_responses import (
     TOOL_CALL_PROVIDERS,
     ResponsesAssembler,
     convert_messages,
+    convert_tools,
 )
 from caddie.ai.providers.request import encode_body
 from caddie.ai.providers.streaming import new_output, stream_via_sdk
@@ -108,18 +112,8 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     if options.service_tier is not None:
         body["service_tier"] = options.service_tier
     if context.tools:
-        tools = []
-        for tool in context.tools:
-            spec: dict[str, Any] = {
-                "type": "function",
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            }
-            if strict_supported:
-                spec["strict"] = None
-            tools.append(spec)
-        body["tools"] = tools
+        tools_compat = msgspec.structs.replace(compat, supports_strict_mode=strict_supported)
+        body["tools"] = convert_tools(context.tools, tools_compat, default_strict=None)
     level = clamp_thinking_level(model, options.reasoning) if options.reasoning else "off"
     if level != "off":
         mapped = (model.thinking_level_map or {}).get(level, level)
@@ -396,7 +390,10 @@ class OpenAICodexResponsesProvider:
             sse_headers["session-id"] = session
             sse_headers["x-client-request-id"] = session
         transport = options.transport or "auto"
-        assembler = ResponsesAssembler(output, model, options.service_tier)
+        grammar_tools = (model.compat or ModelCompat()).supports_open_ai_grammar_tools is True
+        assembler = ResponsesAssembler(
+            output, model, options.service_tier, grammar_input_properties(context.tools, grammar_tools)
+        )
 
         async def create(client: Any, body: dict[str, Any]) -> Any:
             if account is None:

@@ -17,6 +17,14 @@ from typing import Any
 import msgspec
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import (
+    GrammarInput,
+    grammar_input_properties,
+    grammar_tool_input,
+    resolve_grammar,
+    resolve_strict,
+    tool_parameters,
+)
 from caddie.ai.conversion_cache import cached_conversion
 from caddie.ai.messages import (
     AssistantContent,
@@ -224,7 +232,8 @@ def convert_messages(
     messages = transform_messages(context.messages, model, _normalize_id, cache)
     if compat.cache_control_format is not None:
         cache = None
-    key = _cache_key(model, compat)
+    grammar = grammar_input_properties(context.tools, compat.supports_open_ai_grammar_tools is True)
+    key = (*_cache_key(model, compat), tuple(sorted(grammar.items())))
     resumed = cache.resume(key, messages) if cache is not None else None
     scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
     out: list[dict[str, Any]] = []
@@ -273,7 +282,7 @@ def convert_messages(
             else:
                 last_role = "toolResult"
             continue
-        entry = cached_conversion(scope, msg, _convert_entry, model, compat)
+        entry = cached_conversion(scope, msg, _convert_entry, model, compat, grammar)
         if entry is not _NOTHING:
             converted.append(entry)
         last_role = "user" if isinstance(msg, UserMessage) else "assistant"
@@ -291,14 +300,18 @@ def convert_messages(
     return out
 
 
-def _convert_entry(msg: UserMessage | AssistantMessage, model: Model, compat: ModelCompat) -> Any:
+def _convert_entry(
+    msg: UserMessage | AssistantMessage, model: Model, compat: ModelCompat, grammar: dict[str, str]
+) -> Any:
     """A user or assistant message's entry; ``_NOTHING`` for an assistant message that sends nothing."""
     if isinstance(msg, UserMessage):
         return _convert_user(msg)
-    return _convert_assistant(msg, model, compat) or _NOTHING
+    return _convert_assistant(msg, model, compat, grammar) or _NOTHING
 
 
-def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat) -> dict[str, Any] | None:
+def _convert_assistant(
+    msg: AssistantMessage, model: Model, compat: ModelCompat, grammar: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     texts = [sanitize_text(b.text) for b in msg.content if isinstance(b, TextContent) and b.text.strip()]
     thinking = [b for b in msg.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
     calls = msg.tool_calls()
@@ -322,6 +335,15 @@ def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat)
         out["tool_calls"] = [
             {
                 "id": c.id,
+                "type": "custom",
+                "custom": {
+                    "name": c.name,
+                    "input": sanitize_text(grammar_tool_input(c.name, c.arguments, grammar[c.name])),
+                },
+            }
+            if grammar and c.name in grammar
+            else {
+                "id": c.id,
                 "type": "function",
                 "function": {"name": c.name, "arguments": compact_json(c.arguments)},
             }
@@ -339,13 +361,37 @@ def _convert_assistant(msg: AssistantMessage, model: Model, compat: ModelCompat)
 
 
 def convert_tools(tools: list[Tool], compat: ModelCompat | None = None) -> list[dict[str, Any]]:
-    """Function tools as Pi sends them: ``strict: false`` unless the server rejects the field."""
+    """Function tools as Pi sends them: ``strict`` (false unless the tool's constrained sampling makes it
+    strict) unless the server rejects the field; a tool with a grammar, where the server takes them, as a
+    custom tool."""
     with_strict = (compat.supports_strict_mode if compat else None) is not False
-    out = []
+    grammar_tools = bool(compat and compat.supports_open_ai_grammar_tools)
+    out: list[dict[str, Any]] = []
     for t in tools:
-        function: dict[str, Any] = {"name": t.name, "description": t.description, "parameters": t.parameters}
+        grammar = resolve_grammar(t, grammar_tools)
+        if grammar is not None:
+            out.append(
+                {
+                    "type": "custom",
+                    "custom": {
+                        "name": t.name,
+                        "description": t.description,
+                        "format": {
+                            "type": "grammar",
+                            "grammar": {"syntax": grammar.syntax, "definition": grammar.definition},
+                        },
+                    },
+                }
+            )
+            continue
+        strict = resolve_strict(t, with_strict)
+        function: dict[str, Any] = {
+            "name": t.name,
+            "description": t.description,
+            "parameters": tool_parameters(t, strict),
+        }
         if with_strict:
-            function["strict"] = False
+            function["strict"] = strict is True
         out.append({"type": "function", "function": function})
     return out
 
@@ -540,10 +586,20 @@ class _ChunkAssembler:
     the blocks in ``output`` are refreshed from them as the buffers decide, and exactly at the end.
     """
 
-    def __init__(self, output: DraftAssistantMessage, model: Model, *, require_finish: bool = True) -> None:
+    def __init__(
+        self,
+        output: DraftAssistantMessage,
+        model: Model,
+        *,
+        require_finish: bool = True,
+        grammar: dict[str, str] | None = None,
+    ) -> None:
         self.output = output
         self.model = model
         self.require_finish = require_finish
+        self.grammar = grammar or {}
+        """Grammar tools by name → the property their custom tool input fills (Pi: ``input`` for others)."""
+        self.custom: dict[int, GrammarInput] = {}  # id(block) -> a custom tool call's input
         self.text: DraftTextContent | None = None
         self.thinking: DraftThinkingContent | None = None
         self.calls_by_index: dict[int, DraftToolCall] = {}
@@ -622,7 +678,8 @@ class _ChunkAssembler:
         index = _get(tc, "index")
         call_id = _get(tc, "id")
         fn = _get(tc, "function")
-        name = _get(fn, "name")
+        custom = _get(tc, "custom") if fn is None else None
+        name = _get(fn, "name") or _get(custom, "name")
         block = self.calls_by_index.get(index) if isinstance(index, int) else None
         if block is None and call_id:
             block = self.calls_by_id.get(str(call_id))
@@ -637,6 +694,17 @@ class _ChunkAssembler:
             self.calls_by_id[str(call_id)] = block
         if name and not block.name:
             block.name = str(name)
+        if custom is not None:
+            grammar = self.custom.get(id(block))
+            if grammar is None:
+                grammar = self.custom[id(block)] = GrammarInput(self.grammar.get(block.name, "input"))
+                block.arguments = {grammar.prop: ""}
+            added = _get(custom, "input")
+            text = grammar.input + (added if isinstance(added, str) else "")
+            piece_json = grammar.advance(text, False) if text != grammar.input else None
+            block.arguments = {grammar.prop: text}
+            events.append(ToolCallDeltaEvent(self.positions[id(block)], piece_json or "", out))
+            return events
         piece = _get(fn, "arguments")
         delta = piece if isinstance(piece, str) else ""
         buffer = self.buffers[id(block)]
@@ -664,13 +732,18 @@ class _ChunkAssembler:
             block.text = buffer.text()
         elif isinstance(block, DraftThinkingContent):
             block.thinking = buffer.text()
-        elif isinstance(block, DraftToolCall):
+        elif isinstance(block, DraftToolCall) and id(block) not in self.custom:
             block.arguments, block.arguments_error = final_arguments(buffer.text())
 
     def finish_blocks(self) -> list[AssistantMessageEvent]:
         events: list[AssistantMessageEvent] = []
         for i, block in enumerate(self.output.content):
             self._settle(block)
+            grammar = self.custom.get(id(block))
+            if grammar is not None:  # a custom tool call's input is closed: the last piece of its JSON
+                closing = grammar.advance(grammar.input, True)
+                if closing is not None:
+                    events.append(ToolCallDeltaEvent(i, closing, self.output))
             if isinstance(block, TextContent):
                 events.append(TextEndEvent(i, block.text, self.output))
             elif isinstance(block, ThinkingContent):
@@ -723,7 +796,14 @@ class OpenAICompletionsProvider:
             model,
             options,
             output,
-            _ChunkAssembler(output, model, require_finish=compat.supports_finish_reason is not False),
+            _ChunkAssembler(
+                output,
+                model,
+                require_finish=compat.supports_finish_reason is not False,
+                grammar=grammar_input_properties(
+                    context.tools, compat.supports_open_ai_grammar_tools is True
+                ),
+            ),
             headers=headers,
             api_key=api_key,
             missing_key_text=_missing_key_text(model),

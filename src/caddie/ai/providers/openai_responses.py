@@ -30,6 +30,14 @@ from typing import Any
 import msgspec
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import (
+    GrammarInput,
+    grammar_input_properties,
+    grammar_tool_input,
+    resolve_grammar,
+    resolve_strict,
+    tool_parameters,
+)
 from caddie.ai.messages import (
     AssistantContent,
     AssistantMessage,
@@ -208,7 +216,9 @@ def _tool_output(model: Model, content: list[UserContent]) -> str | list[dict[st
     return out
 
 
-def _assistant_items(msg: AssistantMessage, model: Model, msg_index: int) -> list[dict[str, Any]]:
+def _assistant_items(
+    msg: AssistantMessage, model: Model, msg_index: int, grammar: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     same_api = msg.provider == model.provider and msg.api == model.api
     different_model = same_api and msg.model != model.id
     items: list[dict[str, Any]] = []
@@ -239,6 +249,17 @@ def _assistant_items(msg: AssistantMessage, model: Model, msg_index: int) -> lis
             if phase:
                 message["phase"] = phase
             items.append(message)
+        elif grammar and block.name in grammar:  # a grammar tool's call goes back as a custom tool call
+            call_id, _, item_id = block.id.partition("|")
+            custom: dict[str, Any] = {"type": "custom_tool_call"}
+            if item_id and not (different_model and item_id.startswith("fc_")):
+                custom["id"] = item_id
+            custom["call_id"] = call_id
+            custom["name"] = block.name
+            custom["input"] = sanitize_text(
+                grammar_tool_input(block.name, block.arguments, grammar[block.name])
+            )
+            items.append(custom)
         else:
             call_id, _, item_id = block.id.partition("|")
             call: dict[str, Any] = {"type": "function_call"}
@@ -261,6 +282,7 @@ def convert_messages(
 ) -> list[dict[str, Any]]:
     """The ``input`` array for ``context`` after the standard repairs (see ``caddie.ai.transform``)."""
     compat = compat if compat is not None else resolve_compat(model)
+    grammar = grammar_input_properties(context.tools, compat.supports_open_ai_grammar_tools is True)
     messages = transform_messages(
         context.messages, model, tool_call_id_normalizer(model, providers), context.conversion_cache
     )
@@ -269,7 +291,15 @@ def convert_messages(
         role = "developer" if model.reasoning and compat.supports_developer_role is not False else "system"
         out.append({"role": role, "content": sanitize_text(context.system_prompt)})
     cache = context.conversion_cache
-    key = ("openai-responses", model.api, model.provider, model.id, model.supports_images, providers)
+    key = (
+        "openai-responses",
+        model.api,
+        model.provider,
+        model.id,
+        model.supports_images,
+        providers,
+        tuple(sorted(grammar.items())),
+    )
     resumed = cache.resume(key, messages) if cache is not None else None
     scope = cache.scope(key, keep=resumed is not None) if cache is not None else None
     items_out: list[dict[str, Any]]
@@ -283,7 +313,7 @@ def convert_messages(
         if hit is not None and hit[0] == msg_index:
             items: list[dict[str, Any]] = hit[1]
         else:
-            items = _message_items(msg, model, msg_index)
+            items = _message_items(msg, model, msg_index, grammar)
             if scope is not None:
                 scope.put(msg, (msg_index, items))
         if not items:
@@ -296,7 +326,9 @@ def convert_messages(
     return out
 
 
-def _message_items(msg: LlmMessage, model: Model, msg_index: int) -> list[dict[str, Any]]:
+def _message_items(
+    msg: LlmMessage, model: Model, msg_index: int, grammar: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """The input items of one message (none for one with nothing to send); ``msg_index`` counts the
     messages before it that sent something."""
     if isinstance(msg, UserMessage):
@@ -305,27 +337,48 @@ def _message_items(msg: LlmMessage, model: Model, msg_index: int) -> list[dict[s
         parts = _input_content(msg.content)
         return [{"role": "user", "content": parts}] if parts else []
     if isinstance(msg, AssistantMessage):
-        return _assistant_items(msg, model, msg_index)
+        return _assistant_items(msg, model, msg_index, grammar)
     return [
         {
-            "type": "function_call_output",
+            "type": "custom_tool_call_output"
+            if grammar and msg.tool_name in grammar
+            else "function_call_output",
             "call_id": msg.tool_call_id.partition("|")[0],
             "output": _tool_output(model, msg.content),
         }
     ]
 
 
-def convert_tools(tools: list[Tool], compat: ModelCompat) -> list[dict[str, Any]]:
+def convert_tools(
+    tools: list[Tool], compat: ModelCompat, default_strict: bool | None = False
+) -> list[dict[str, Any]]:
+    """Function tools with ``strict`` where the server takes the field (``default_strict`` unless the tool's
+    constrained sampling makes it strict); a tool with a grammar, where the server takes them, as a custom
+    tool."""
+    supports_strict = compat.supports_strict_mode is True
     out: list[dict[str, Any]] = []
     for tool in tools:
+        grammar = resolve_grammar(tool, compat.supports_open_ai_grammar_tools is True)
+        if grammar is not None:
+            out.append(
+                {
+                    "type": "custom",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "format": {"type": "grammar", "syntax": grammar.syntax, "definition": grammar.definition},
+                }
+            )
+            continue
+        constrained = resolve_strict(tool, supports_strict)
+        strict = constrained if constrained is not None else default_strict
         spec: dict[str, Any] = {
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": tool.parameters,
+            "parameters": tool_parameters(tool, strict is True),
         }
-        if compat.supports_strict_mode:
-            spec["strict"] = False
+        if supports_strict:
+            spec["strict"] = strict
         out.append(spec)
     return out
 
@@ -442,12 +495,14 @@ def map_status(status: str | None, reason: str | None) -> tuple[StopReason, str 
 
 
 class _Slot:
-    __slots__ = ("block", "buffer", "position")
+    __slots__ = ("block", "buffer", "custom", "position")
 
     def __init__(self, block: AssistantContent, position: int, initial: str = "") -> None:
         self.block = block
         self.position = position
         self.buffer = StreamBuffer(initial)
+        self.custom: GrammarInput | None = None
+        """A custom tool call's input (a grammar tool's), kept as the one string argument it fills."""
 
 
 class ResponsesAssembler:
@@ -459,10 +514,18 @@ class ResponsesAssembler:
     with the server's text.
     """
 
-    def __init__(self, output: DraftAssistantMessage, model: Model, service_tier: str | None = None) -> None:
+    def __init__(
+        self,
+        output: DraftAssistantMessage,
+        model: Model,
+        service_tier: str | None = None,
+        grammar: dict[str, str] | None = None,
+    ) -> None:
         self.output = output
         self.model = model
         self.service_tier = service_tier
+        self.grammar = grammar or {}
+        """Grammar tools by name → the property their custom tool input fills (Pi: ``input`` for others)."""
         self.slots: dict[int, _Slot] = {}
         self.reasoning_by_id: dict[str, DraftThinkingContent] = {}
         self.terminal = False
@@ -485,10 +548,20 @@ class ResponsesAssembler:
                 name=str(_get(item, "name") or ""),
                 arguments={},
             )
+        elif kind == "custom_tool_call":
+            name = str(_get(item, "name") or "")
+            custom = GrammarInput(self.grammar.get(name, "input"))
+            block = DraftToolCall(
+                id=f"{_get(item, 'call_id')}|{_get(item, 'id')}",
+                name=name,
+                arguments={custom.prop: str(_get(item, "input") or "")},
+            )
         else:
             return None, []
         out.content.append(block)
         slot = _Slot(block, len(out.content) - 1, initial)
+        if kind == "custom_tool_call":
+            slot.custom = custom
         self.slots[index] = slot
         if isinstance(block, DraftThinkingContent):
             return slot, [ThinkingStartEvent(slot.position, out)]
@@ -549,6 +622,13 @@ class ResponsesAssembler:
                     return self._tool_delta(slot, full[len(sent) :])
                 if not full.startswith(sent):
                     slot.buffer = StreamBuffer(full)
+        elif kind in ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done"):
+            slot = self._slot(event, ToolCall)
+            if slot is not None and slot.custom is not None:
+                done = kind.endswith(".done")
+                current = slot.custom.input
+                text = str(_get(event, "input") or "") if done else current + str(_get(event, "delta") or "")
+                return self._custom_delta(slot, text, done)
         elif kind == "response.output_item.done":
             return self._item_done(_int(_get(event, "output_index")), _get(event, "item"))
         elif kind in ("response.completed", "response.incomplete"):
@@ -570,6 +650,14 @@ class ResponsesAssembler:
             self.terminal = True
             self._fail(f"Error Code {_get(event, 'code')}: {_get(event, 'message')}")
         return []
+
+    def _custom_delta(self, slot: _Slot, text: str, close: bool) -> list[AssistantMessageEvent]:
+        """A custom tool call's input grew to ``text``: the call's one argument, and its delta as the JSON of
+        ``{property: input}`` written so far (as Pi streams it)."""
+        assert isinstance(slot.block, DraftToolCall) and slot.custom is not None
+        piece = slot.custom.advance(text, close)
+        slot.block.arguments = {slot.custom.prop: text}
+        return [] if piece is None else [ToolCallDeltaEvent(slot.position, piece, self.output)]
 
     def _fail(self, text: str) -> None:
         self.output.stop_reason = "error"
@@ -607,6 +695,10 @@ class ResponsesAssembler:
         elif kind == "function_call" and isinstance(block, DraftToolCall):
             raw = _get(item, "arguments") or slot.buffer.text() or "{}"
             block.arguments, block.arguments_error = final_arguments(str(raw))
+            events.append(ToolCallEndEvent(slot.position, block, out))
+        elif kind == "custom_tool_call" and isinstance(block, DraftToolCall) and slot.custom is not None:
+            final = _get(item, "input")
+            events += self._custom_delta(slot, str(final) if final is not None else slot.custom.input, True)
             events.append(ToolCallEndEvent(slot.position, block, out))
         else:
             return events
@@ -660,7 +752,7 @@ class ResponsesAssembler:
                 block.text = slot.buffer.text()
             elif isinstance(block, DraftThinkingContent):
                 block.thinking = slot.buffer.text()
-            elif isinstance(block, DraftToolCall):
+            elif isinstance(block, DraftToolCall) and slot.custom is None:
                 block.arguments, block.arguments_error = final_arguments(slot.buffer.text())
         self.slots.clear()
 
@@ -701,7 +793,12 @@ class OpenAIResponsesProvider:
             model,
             options,
             output,
-            ResponsesAssembler(output, model, options.service_tier),
+            ResponsesAssembler(
+                output,
+                model,
+                options.service_tier,
+                grammar_input_properties(context.tools, compat.supports_open_ai_grammar_tools is True),
+            ),
             headers=headers,
             api_key=api_key,
             missing_key_text=missing_key_text(model.provider),

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from caddie.ai.catalogue import missing_key_text
+from caddie.ai.constrained_sampling import constrained_sampling_json
 from caddie.ai.messages import (
     AssistantContent,
     DraftAssistantMessage,
@@ -47,12 +48,15 @@ _STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
 
 
 def _tool_json(tool: Tool) -> dict[str, Any]:
-    """A tool as Pi's context holds it (name, label, description, parameters, execution mode)."""
+    """A tool as Pi's context holds it (name, label, description, parameters, constrained sampling, execution
+    mode)."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.label is not None:
         out["label"] = tool.label
     out["description"] = tool.description
     out["parameters"] = tool.parameters
+    if tool.constrained_sampling is not None:
+        out["constrainedSampling"] = constrained_sampling_json(tool.constrained_sampling)
     if tool.execution_mode is not None:
         out["executionMode"] = tool.execution_mode
     return out

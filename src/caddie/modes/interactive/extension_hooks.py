@@ -1,5 +1,6 @@
-"""What extensions add to the interactive UI: keyboard shortcuts (``api.register_shortcut``) and their own
-look for their custom messages (``api.register_message_renderer``).
+"""What extensions add to the interactive UI: keyboard shortcuts (``api.register_shortcut``), their own
+look for their custom messages (``api.register_message_renderer``), and their ``custom`` entries drawn in the
+transcript (``api.register_entry_renderer``).
 
 Shortcuts are looked up by the editor for each key (after caddie's own bindings it may not take over), so
 they work while the editor has focus and stay out of the way of dialogs; keys caddie itself needs are
@@ -15,16 +16,18 @@ from typing import TYPE_CHECKING, cast
 from rich.console import RenderableType
 from rich.protocol import is_renderable
 from rich.text import Text
+from textual.strip import Strip
 
 from caddie.ai.messages import CustomMessage
 from caddie.modes.interactive.conversation import CustomBlock, ExpandableBlock
 from caddie.modes.interactive.keymap import BINDINGS, Keybindings, canonical_key, display_key
-from caddie.modes.interactive.transcript_view import Block
+from caddie.modes.interactive.transcript_view import Block, TranscriptView
 
 if TYPE_CHECKING:
-    from caddie.extensions.api import ShortcutSpec
+    from caddie.extensions.api import EntryRendererSpec, ShortcutSpec, ThemeView
     from caddie.extensions.runner import ExtensionRunner
     from caddie.runtime.session import AgentSession
+    from caddie.session.entries import CustomEntry, SessionEntry
 
 RESERVED_IDS = frozenset(
     {
@@ -142,8 +145,73 @@ class MessageRenderers:
         return RenderedMessage(self, message, drawn, expanded)
 
 
+class EntryBlock(ExpandableBlock):
+    """A ``custom`` entry drawn by its extension's entry renderer (Pi's ``CustomEntryComponent``): asked again
+    when Ctrl+O changes ``expanded`` or the theme changes; a renderer that raises is shown as Pi shows it,
+    ``[custom_type] renderer failed: …``; one that returns None draws nothing."""
+
+    def __init__(
+        self, entry: CustomEntry, spec: EntryRendererSpec, theme: Callable[[], ThemeView], expanded: bool
+    ) -> None:
+        super().__init__(expanded)
+        self.entry = entry
+        self.spec = spec
+        self.theme = theme
+        self._drawn: object = None
+        """What the renderer returned (a component, a string, a Rich renderable) or None."""
+        self._drawn_as: tuple[bool, str] | None = None
+        """The ``expanded`` and theme name ``_drawn`` was made with."""
+        self._draw_width = 80
+
+    @property
+    def custom_type(self) -> str:
+        return self.entry.custom_type
+
+    def draw(self) -> object:
+        """What the renderer draws now (None: nothing), asking it only when ``expanded`` or the theme changed."""
+        theme = self.theme()
+        if self._drawn_as == (self.expanded, theme.name):
+            return self._drawn
+        from caddie.extensions.api import EntryRenderOptions
+        from caddie.extensions.ui_components import call_leading
+
+        self._drawn_as = (self.expanded, theme.name)
+        self.component, self.padding = "transcript--text", 0
+        try:
+            self._drawn = call_leading(
+                self.spec.renderer, self.entry, EntryRenderOptions(self.expanded), theme
+            )
+        except Exception as e:  # an extension's renderer must never break the transcript
+            self.component, self.padding = "transcript--custom", 1
+            reason = str(e) or type(e).__name__
+            self._drawn = theme.fg("error", f"[{self.custom_type}] renderer failed: {reason}")
+        return self._drawn
+
+    def theme_changed(self) -> None:
+        if self._drawn_as is not None and self._drawn_as[1] != self.theme().name:
+            self.changed()
+
+    def build(self) -> RenderableType:
+        from caddie.modes.interactive.extension_ui import as_renderable
+
+        return as_renderable(self.draw(), max(1, self._draw_width - 2 * self.padding))
+
+    def lines(self, view: TranscriptView, width: int) -> list[Strip]:
+        if self.draw() is None:
+            return []
+        self._draw_width = width
+        return super().lines(view, width)
+
+    def estimate(self, width: int) -> int:
+        return 0 if self.draw() is None else super().estimate(width)
+
+    def search_text(self) -> str:
+        drawn = self._drawn
+        return Text.from_ansi(drawn).plain if isinstance(drawn, str) else ""
+
+
 class ExtensionHooks:
-    """What the app takes from extensions: their shortcuts (by canonical key) and message renderers."""
+    """What the app takes from extensions: their shortcuts (by canonical key), message and entry renderers."""
 
     def __init__(self, session: Callable[[], AgentSession | None], report: Callable[[str], None]) -> None:
         self.session = session
@@ -175,3 +243,19 @@ class ExtensionHooks:
 
     def message_widget(self, message: CustomMessage, expanded: bool) -> Block:
         return self.renderers.widget(message, expanded)
+
+    def entry_widget(
+        self, entry: SessionEntry, expanded: bool, theme: Callable[[], ThemeView]
+    ) -> Block | None:
+        """The block for a ``custom`` entry whose type an extension draws (Pi's ``addCustomEntryToChat``):
+        None for any other entry, an entry without a renderer, or one its renderer draws as nothing."""
+        from caddie.session.entries import CustomEntry
+
+        session = self.session()
+        if session is None or not isinstance(entry, CustomEntry):
+            return None
+        spec = session.extensions.entry_renderer(entry.custom_type)
+        if spec is None:
+            return None
+        block = EntryBlock(entry, spec, theme, expanded)
+        return None if block.draw() is None else block

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from caddie.modes.interactive.commands import CommandInfo
     from caddie.modes.interactive.conversation import Conversation
     from caddie.modes.interactive.editor import PromptEditor
+    from caddie.modes.interactive.footer import WorkingLine
     from caddie.modes.interactive.keymap import Keybindings
     from caddie.modes.interactive.ui import TextualUI
     from caddie.runtime.request import SessionRequest
@@ -63,6 +64,7 @@ class Shell(Protocol):
     ui: TextualUI
     editor: PromptEditor
     conversation: Conversation
+    working: WorkingLine
     view: ViewOptions
     keys: Keybindings
 

@@ -515,8 +515,10 @@ class TreePicker(ListScreen):
         store: SessionStore,
         set_label: Callable[[str, str | None], None] | None = None,
         view: TreeView | None = None,
+        initial: str | None = None,
     ) -> None:
-        """``view``: the rows, computed in a worker thread (``open_tree_picker``); None computes them here."""
+        """``view``: the rows, computed in a worker thread (``open_tree_picker``); None computes them here.
+        ``initial``: the entry highlighted first (None: where the session is)."""
         self.store = store
         self.set_label = set_label
         self.mode: PickerFilter = "default"
@@ -538,7 +540,7 @@ class TreePicker(ListScreen):
             "Session tree: pick where to continue from",
             self._choices(),
             filter_placeholder="type to search the tree (text and labels)",
-            initial=self.current_id,
+            initial=initial or self.current_id,
             hint=self._hint(),
         )
 
@@ -788,11 +790,14 @@ def tree_view(store: SessionStore, mode: PickerFilter) -> TreeView:
 
 
 async def open_tree_picker(
-    store: SessionStore, set_label: Callable[[str, str | None], None] | None = None
+    store: SessionStore,
+    set_label: Callable[[str, str | None], None] | None = None,
+    initial: str | None = None,
 ) -> TreePicker:
-    """A ``TreePicker`` whose rows were computed in a worker thread."""
+    """A ``TreePicker`` whose rows were computed in a worker thread (``initial``: the entry highlighted first,
+    else where the session is)."""
     view = await asyncio.to_thread(tree_view, store, "default")
-    return TreePicker(store, set_label, view)
+    return TreePicker(store, set_label, view, initial)
 
 
 def _tree_choices(

@@ -6,7 +6,8 @@ Imported in the start-up worker thread (startup.AFTER_FIRST_FRAME), with the ses
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -28,6 +29,25 @@ if TYPE_CHECKING:
     from caddie.modes.interactive.themes import ExportColours
     from caddie.runtime.session import AgentSession
     from caddie.session.store import SessionStore, SessionSummary
+
+
+BRANCH_SUMMARY_CHOICES = ("No summary", "Summarize", "Summarize with custom prompt")
+"""Pi's answers to "Summarize branch?" when ``/tree`` leaves a branch."""
+
+
+@contextmanager
+def working_on(shell: Shell, message: str, shown: bool = True) -> Iterator[None]:
+    """The working line says ``message`` meanwhile (when ``shown``): ``/tree`` summarizing the branch it leaves."""
+    if not shown:
+        yield
+        return
+    shell.working.set_message(message)
+    shell.working.set_active(True)
+    try:
+        yield
+    finally:
+        shell.working.set_message(shell.ui.working_message)
+        shell.working.set_active(shell.busy)
 
 
 class SessionCommands:
@@ -123,6 +143,8 @@ class SessionCommands:
         return None if chosen is None else str(chosen)
 
     async def cmd_tree(self, args: str) -> None:
+        """Pi's ``/tree``: pick an entry, say whether to summarize the branch left behind (with your own focus
+        if you like), go there. Esc on the question (or during the summary) brings the tree back."""
         shell = self.shell
         session = shell.session
         assert session is not None
@@ -131,25 +153,60 @@ class SessionCommands:
         if not len(session.store):
             shell.show_info("The session is empty; there is nowhere to go yet.")
             return
+        from caddie.errors import Aborted
         from caddie.modes.interactive.pickers import open_tree_picker
-
-        picker = await open_tree_picker(session.store, session.set_label)  # rows built off the event loop
-        target = await shell.ask(picker, None, None)
-        if target is None or target in picker.here_ids:
-            return
-        summarize = False
-        if not session.settings.get("branchSummary.skipPrompt", False):
-            summarize = await shell.ui.confirm(
-                "Summarize the branch you are leaving?",
-                "A summary keeps what was learnt there in the context of the new position.",
-            )
         from caddie.modes.interactive.rewind import offer_files, restore
 
-        files = await offer_files(shell, str(target))
-        await session.navigate_tree(str(target), summarize=summarize)
-        await shell.render_session()
-        if files is not None:
-            await restore(shell, files, files=True, conversation=False)
+        selected: str | None = None
+        while True:
+            picker = await open_tree_picker(session.store, session.set_label, selected)  # rows off the loop
+            target = await shell.ask(picker, None, None)
+            if target is None:
+                return
+            if target in picker.here_ids:
+                shell.show_status("Already at this point")
+                return
+            selected = str(target)
+            choice = await self.branch_summary_choice()
+            if choice is None:  # Esc: back to the tree, on the same entry (as Pi)
+                continue
+            summarize, instructions = choice
+            files = await offer_files(shell, selected)
+            try:
+                cancel = shell.keys.hint("app.interrupt")
+                with working_on(shell, f"Summarizing branch... ({cancel} to cancel)", summarize):
+                    moved = await session.navigate_tree(
+                        selected, summarize=summarize, custom_instructions=instructions
+                    )
+            except Aborted:
+                shell.show_status("Branch summarization cancelled")
+                continue
+            if not moved:
+                shell.show_status("Navigation cancelled")
+                return
+            await shell.render_session()
+            shell.show_status("Navigated to selected point")
+            if files is not None:
+                await restore(shell, files, files=True, conversation=False)
+            return
+
+    async def branch_summary_choice(self) -> tuple[bool, str | None] | None:
+        """Pi's question on leaving a branch: (summarize, your focus instructions), or None for Esc. Settings
+        ``branchSummary.skipPrompt`` skips it: no summary."""
+        shell = self.shell
+        session = shell.session
+        assert session is not None
+        if session.settings.get("branchSummary.skipPrompt", False):
+            return False, None
+        while True:
+            answer = await shell.ui.select("Summarize branch?", list(BRANCH_SUMMARY_CHOICES))
+            if answer is None:
+                return None
+            if answer != BRANCH_SUMMARY_CHOICES[2]:
+                return answer == BRANCH_SUMMARY_CHOICES[1], None
+            instructions = await shell.ui.editor("Custom summarization instructions")
+            if instructions is not None:  # Esc in the editor: the question again
+                return True, instructions
 
     async def cmd_fork(self, args: str) -> None:
         shell = self.shell

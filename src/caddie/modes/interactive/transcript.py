@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from caddie.modes.interactive.ui import TextualUI
     from caddie.runtime.session import AgentSession
     from caddie.runtime.session_events import CompactionEndEvent, SessionEvent
+    from caddie.session.entries import SessionEntry
 
 
 Usage = tuple[int, int, int, int, float]
@@ -175,6 +176,8 @@ class Transcript:
         self._early: list[Block] = []
         self._renderers: dict[str, tuple[Any, Any, str]] | None = None
         """Tools with renderers of their own, looked up once per drawing of the session."""
+        self.entries_drawn: set[str] = set()
+        """The ids of the ``custom`` entries drawn since the session was last drawn (each is drawn once)."""
 
     # -- drawing the whole session -------------------------------------------------------------------
     async def render(self, session: AgentSession) -> None:
@@ -182,11 +185,16 @@ class Transcript:
         self.streaming = None
         self.tools = {}
         self._renderers = None
+        self.entries_drawn = set()
         await self.conversation.reset()
         self.conversation.markdown_transform = self._markdown_transform(session)
         widgets: list[Block] = [self.header()]
-        for message in session.messages:  # the whole conversation: the view draws only what is on screen
+        entries = self._entry_widgets(session)
+        for index, message in enumerate(session.messages):  # the whole conversation: the view draws only
+            widgets.extend(entries.pop(index, ()))  # what is on screen
             widgets.extend(self.widgets_for(message))
+        for rest in entries.values():
+            widgets.extend(rest)
         widgets.extend(self._early)
         self._early = []
         self.conversation.add(*widgets)
@@ -194,6 +202,44 @@ class Transcript:
         self.conversation.follow()
         self.usage, self.cache_hit, self.usage_estimated = self._totals(session)
         self.widgets.pending.show([], [])
+
+    def _entry_widgets(self, session: AgentSession) -> dict[int, list[Block]]:
+        """The ``custom`` entries of the branch an extension draws (``api.register_entry_renderer``), by the
+        index of the context message they come before (Pi draws the compaction-aware branch the same way)."""
+        if not any(ext.entry_renderers for ext in session.extensions.extensions):
+            return {}
+        from caddie.session.entries import entry_to_context_messages
+
+        placed: dict[int, list[Block]] = {}
+        position = 0
+        for entry in session.store.context_entries():
+            block = self.entry_widget(entry)
+            if block is not None:
+                placed.setdefault(position, []).append(block)
+                self.entries_drawn.add(entry.id)
+            else:
+                position += len(entry_to_context_messages(entry))
+        return placed
+
+    def entry_widget(self, entry: SessionEntry) -> Block | None:
+        return self.host.hooks.entry_widget(entry, self.host.view.tools_expanded, lambda: self.host.ui.theme)
+
+    def _entry_appended(self, entry: SessionEntry) -> None:
+        """A ``custom`` entry appended now: drawn at the end, or before the answer still streaming (Pi). Before
+        the first drawing (or once drawn from the session) it is left to the drawing."""
+        if not self.rendered or entry.id in self.entries_drawn:
+            return
+        block = self.entry_widget(entry)
+        if block is None:
+            return
+        self.entries_drawn.add(entry.id)
+        streaming = self.streaming
+        first = None if streaming is None else next(iter(streaming.blocks.values()), None)
+        if first is not None and first.view is self.conversation:
+            index = self.conversation.blocks.index(first)
+            self.conversation.insert(index, [block])
+        else:
+            self.add(block)
 
     @staticmethod
     def _totals(session: AgentSession) -> tuple[Usage, float | None, bool]:
@@ -375,6 +421,7 @@ class Transcript:
             AutoRetryStartEvent,
             CompactionEndEvent,
             CompactionStartEvent,
+            EntryAppendedEvent,
             ExtensionErrorEvent,
             NoticeEvent,
             QueueUpdateEvent,
@@ -425,6 +472,8 @@ class Transcript:
             self.host.show_error(f"Extension {event.extension_path} failed in {event.event}: {event.error}")
         elif isinstance(event, NoticeEvent):
             self.host.show_notice(event.message, event.level)
+        elif isinstance(event, EntryAppendedEvent):
+            self._entry_appended(event.entry)
 
     def _message_start(self, message: AgentMessage) -> None:
         if isinstance(message, AssistantMessage):

@@ -3,30 +3,21 @@
 pauses and keeps the game in the session (a ``custom`` entry), so ``/snake`` later resumes it — even after
 ``caddie --continue``; Q quits and forgets it. The high score survives restarts.
 
-A ``ui.custom`` component that moves by itself: a timer steps the game and calls ``tui.request_render()``.
-
-Load it with ``caddie -e examples/extensions/snake.py``.
+A ``ui.custom`` component that moves by itself: the arcade's loop (loop.py) steps the game on a timer and
+calls ``tui.request_render()``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from caddie.extensions.api import (
-    CommandContext,
-    CustomEntry,
-    ExtensionAPI,
-    KeyInput,
-    ThemeView,
-    TuiHandle,
-    matches_key,
-)
+from caddie.extensions.api import ExtensionAPI, KeyInput
+
+from .loop import GameScreen, register_game
 
 WIDTH, HEIGHT = 40, 15
-TICK_SECONDS = 0.1
 SAVE_TYPE = "snake-save"
 MOVES = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
@@ -56,6 +47,10 @@ class Game:
         game.snake = [tuple(p) for p in game.snake]  # type: ignore[misc]  # JSON gives lists
         game.food = tuple(game.food)  # type: ignore[assignment]
         return game
+
+    @property
+    def over(self) -> bool:
+        return self.game_over
 
     def steer(self, direction: str) -> None:
         if direction != OPPOSITE[self.direction]:
@@ -87,57 +82,16 @@ def free_cell(snake: list[tuple[int, int]], rng: random.Random) -> tuple[int, in
             return cell
 
 
-@dataclass(slots=True)
-class Board:
-    """The ``ui.custom`` component: draws the game, steps it on a timer, reads the keys."""
+class Board(GameScreen[Game]):
+    """The ``ui.custom`` component: the arcade's loop, and snake's keys and drawing."""
 
-    game: Game
-    tui: TuiHandle
-    theme: ThemeView
-    save: Any
-    """``save(game or None)``: keep the game in the session (None forgets it)."""
-    done: Any
-    paused: bool = False
-    ticking: list[asyncio.Task[None]] = field(default_factory=list)
+    restart_keys = ("r", " ")
 
-    def start(self) -> None:
-        self.ticking.append(asyncio.ensure_future(self.run()))
+    def restart(self) -> Game:
+        return Game.new(self.game.high_score)
 
-    def stop(self) -> None:
-        while self.ticking:
-            self.ticking.pop().cancel()
-
-    async def run(self) -> None:
-        while not self.game.game_over:
-            await asyncio.sleep(TICK_SECONDS)
-            self.game.step()
-            self.tui.request_render()
-
-    def close(self, keep: bool) -> None:
-        self.stop()
-        self.save(self.game if keep else None)
-        self.done(None)
-
-    def handle_input(self, key: KeyInput) -> None:
-        char = (key.character or "").lower()
-        if self.paused:
-            if matches_key(key, "escape") or char == "q":
-                self.stop()
-                self.done(None)  # the saved game stays
-            else:
-                self.paused = False
-                self.start()
-            return
-        if matches_key(key, "escape"):
-            self.close(keep=True)
-        elif char == "q":
-            self.close(keep=False)
-        elif self.game.game_over and char in ("r", " "):
-            self.game = Game.new(self.game.high_score)
-            self.save(None)
-            self.stop()
-            self.start()
-        elif key.key in KEYS or char in KEYS:
+    def play(self, key: KeyInput, char: str) -> None:
+        if key.key in KEYS or char in KEYS:
             self.game.steer(KEYS.get(key.key) or KEYS[char])
 
     def render(self, width: int) -> list[str]:
@@ -170,25 +124,4 @@ class Board:
 
 
 def register(api: ExtensionAPI) -> None:
-    async def snake(args: str, ctx: CommandContext) -> None:
-        if not ctx.ui.supports("custom"):
-            ctx.ui.notify("Snake requires the terminal UI", "error")
-            return
-        saves = [
-            e for e in ctx.session.entries() if isinstance(e, CustomEntry) and e.custom_type == SAVE_TYPE
-        ]
-        saved = saves[-1].data if saves else None
-
-        def save(game: Game | None) -> None:
-            api.append_entry(SAVE_TYPE, asdict(game) if game is not None else None)
-
-        def board(tui: TuiHandle, theme: ThemeView, keys: Any, done: Any) -> Board:
-            game = Game.from_saved(saved) if isinstance(saved, dict) else Game.new()
-            made = Board(game, tui, theme, save, done, paused=isinstance(saved, dict))
-            if not made.paused:
-                made.start()
-            return made
-
-        await ctx.ui.custom(board)
-
-    api.register_command("snake", snake, "Play Snake!")
+    register_game(api, "snake", "Snake", SAVE_TYPE, Game.new, Game.from_saved, Board)

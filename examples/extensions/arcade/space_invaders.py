@@ -8,32 +8,23 @@ Pi's version uses the Kitty keyboard protocol's key releases to keep moving whil
 components see key presses only (``KeyInput``), so each press (and the terminal's key repeat) moves the
 ship two cells.
 
-A ``ui.custom`` component on a timer (``tui.request_render()`` each tick), like snake.py.
-
-Load it with ``caddie -e examples/extensions/space_invaders.py``.
+A ``ui.custom`` component on a timer (``tui.request_render()`` each tick): the arcade's loop (loop.py), as
+snake.py's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from caddie.extensions.api import (
-    CommandContext,
-    CustomEntry,
-    ExtensionAPI,
-    KeyInput,
-    ThemeView,
-    TuiHandle,
-    matches_key,
-)
+from caddie.extensions.api import ExtensionAPI, KeyInput, matches_key
+
+from .loop import GameScreen, register_game
 
 WIDTH, HEIGHT = 60, 24
 PLAYER_Y = HEIGHT - 2
 SHIELD_Y = PLAYER_Y - 5
-TICK_SECONDS = 0.05
 SAVE_TYPE = "invaders-save"
 SHIELD_X = [8, 22, 36, 50]
 POINTS = [10, 20, 30]
@@ -175,56 +166,17 @@ class Game:
         self.bullets = [b for b in self.bullets if not any(b is s for s in spent)]
 
 
-@dataclass(slots=True)
-class Screen:
-    """The ``ui.custom`` component."""
+class Screen(GameScreen[Game]):
+    """The ``ui.custom`` component: the arcade's loop, and the invaders' keys and drawing."""
 
-    game: Game
-    tui: TuiHandle
-    theme: ThemeView
-    save: Any
-    done: Any
-    paused: bool = False
-    rng: random.Random = field(default_factory=random.Random)
-    ticking: list[asyncio.Task[None]] = field(default_factory=list)
+    tick_seconds = 0.05
 
-    def start(self) -> None:
-        self.ticking.append(asyncio.ensure_future(self.run()))
+    def restart(self) -> Game:
+        """After a victory the next level, else level 1 again."""
+        return Game.new(self.game.high_score, self.game.level + 1 if self.game.victory else 1)
 
-    def stop(self) -> None:
-        while self.ticking:
-            self.ticking.pop().cancel()
-
-    async def run(self) -> None:
-        while not self.game.over:
-            await asyncio.sleep(TICK_SECONDS)
-            self.game.step(self.rng)
-            self.tui.request_render()
-
-    def handle_input(self, key: KeyInput) -> None:
-        char = (key.character or "").lower()
-        if self.paused:
-            self.paused = False
-            if matches_key(key, "escape") or char == "q":
-                self.done(None)  # the saved game stays
-            else:
-                self.start()
-            return
-        if matches_key(key, "escape"):
-            self.stop()
-            self.save(self.game)
-            self.done(None)
-        elif char == "q":
-            self.stop()
-            self.save(None)
-            self.done(None)
-        elif self.game.over and char == "r":
-            level = self.game.level + 1 if self.game.victory else 1
-            self.game = Game.new(self.game.high_score, level)
-            self.save(None)
-            self.stop()
-            self.start()
-        elif matches_key(key, "left") or char == "a":
+    def play(self, key: KeyInput, char: str) -> None:
+        if matches_key(key, "left") or char == "a":
             self.game.move(-2)
         elif matches_key(key, "right") or char == "d":
             self.game.move(2)
@@ -259,25 +211,4 @@ class Screen:
 
 
 def register(api: ExtensionAPI) -> None:
-    async def invaders(args: str, ctx: CommandContext) -> None:
-        if not ctx.ui.supports("custom"):
-            ctx.ui.notify("Space Invaders requires the terminal UI", "error")
-            return
-        saves = [
-            e for e in ctx.session.entries() if isinstance(e, CustomEntry) and e.custom_type == SAVE_TYPE
-        ]
-        saved = saves[-1].data if saves else None
-
-        def save(game: Game | None) -> None:
-            api.append_entry(SAVE_TYPE, asdict(game) if game is not None else None)
-
-        def screen(tui: TuiHandle, theme: ThemeView, keys: Any, done: Any) -> Screen:
-            game = Game.from_saved(saved) if isinstance(saved, dict) else Game.new()
-            made = Screen(game, tui, theme, save, done, paused=isinstance(saved, dict))
-            if not made.paused:
-                made.start()
-            return made
-
-        await ctx.ui.custom(screen)
-
-    api.register_command("invaders", invaders, "Play Space Invaders!")
+    register_game(api, "invaders", "Space Invaders", SAVE_TYPE, Game.new, Game.from_saved, Screen)
