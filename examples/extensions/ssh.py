@@ -4,8 +4,7 @@ there, and the system prompt names the remote directory. Needs key-based SSH (no
 bash on the remote. ``--ssh-command`` replaces the ``ssh`` program (e.g. ``ssh -F ~/.ssh/work.conf``).
 
 The tools stay caddie's own (same arguments, truncation and wording); only where their files and commands
-live changes. (``write`` still creates missing folders of the local path too: caddie's write tool makes them
-before it hands the content over.)
+live changes: the file tools take ``operations`` (read, write, access, mkdir on the remote), as Pi's.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from caddie.extensions.api import (
     BeforeAgentStartResult,
     ExtensionAPI,
     ExtensionContext,
-    FileOperations,
     ShellTimedOut,
     ToolError,
     UserBashResult,
@@ -59,15 +57,8 @@ class Remote:
             raise ToolError(f"SSH failed ({proc.returncode}): {err.decode(errors='replace').strip()}")
         return out
 
-    def files(self) -> FileOperations:
-        async def read_file(path: str) -> bytes:
-            return await self.run(f"cat {shlex.quote(self.path(path))}")
-
-        async def write_file(path: str, content: str) -> None:
-            target = shlex.quote(self.path(path))
-            await self.run(f'mkdir -p "$(dirname {target})" && cat > {target}', content.encode())
-
-        return FileOperations(read_file, write_file)
+    def files(self) -> RemoteFiles:
+        return RemoteFiles(self)
 
     async def stream(
         self,
@@ -108,6 +99,29 @@ class Remote:
         return code
 
 
+@dataclass
+class RemoteFiles:
+    """The file tools' operations (read, write, edit) on the remote: every path mapped to its twin there."""
+
+    remote: Remote
+
+    async def read_file(self, path: str) -> bytes:
+        return await self.remote.run(f"cat {shlex.quote(self.remote.path(path))}")
+
+    async def write_file(self, path: str, content: str) -> None:
+        await self.remote.run(f"cat > {shlex.quote(self.remote.path(path))}", content.encode())
+
+    async def access(self, path: str) -> None:
+        target = shlex.quote(self.remote.path(path))
+        try:
+            await self.remote.run(f"test -r {target} && test -f {target}")
+        except ToolError:
+            raise FileNotFoundError(2, "No such file or directory", path) from None
+
+    async def mkdir(self, path: str) -> None:
+        await self.remote.run(f"mkdir -p {shlex.quote(self.remote.path(path))}")
+
+
 def register(api: ExtensionAPI) -> None:
     api.register_flag("ssh", "SSH remote: user@host or user@host:/path")
     api.register_flag("ssh-command", "The ssh program and its options", default="ssh")
@@ -137,9 +151,9 @@ def register(api: ExtensionAPI) -> None:
         remote[:] = [here]
         files = here.files()
         for tool in (
-            create_read_tool(ctx.cwd, files=files),
-            create_write_tool(ctx.cwd, files=files),
-            create_edit_tool(ctx.cwd, files=files),
+            create_read_tool(ctx.cwd, operations=files),
+            create_write_tool(ctx.cwd, operations=files),
+            create_edit_tool(ctx.cwd, operations=files),
             create_bash_tool(ctx.cwd, shell=shell),
         ):
             api.register_tool(tool)  # same names as the built-ins: these take their place

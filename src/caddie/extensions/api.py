@@ -251,7 +251,14 @@ from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolRenderCon
 from caddie.tools.bash import create_bash_tool, create_local_bash_operations, limit_output
 from caddie.tools.edit import create_edit_tool
 from caddie.tools.mutation_queue import with_file_mutation_queue
-from caddie.tools.operations import FileOperations, ShellExec, ShellTimedOut
+from caddie.tools.operations import (
+    BashOperations,
+    EditOperations,
+    ReadOperations,
+    ShellExec,
+    ShellTimedOut,
+    WriteOperations,
+)
 from caddie.tools.read import create_read_tool
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -284,6 +291,7 @@ __all__ = [
     "AutocompleteFactory",
     "AutocompleteProvider",
     "BashExecutionMessage",
+    "BashOperations",
     "BashResult",
     "BashRunner",
     "BeforeAgentStartEvent",
@@ -316,6 +324,7 @@ __all__ = [
     "CustomMessageEntry",
     "DeliverAs",
     "DoneEvent",
+    "EditOperations",
     "EntryRenderOptions",
     "EntryRenderer",
     "EntryRendererSpec",
@@ -331,7 +340,6 @@ __all__ = [
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
-    "FileOperations",
     "FlagSpec",
     "GrammarSampling",
     "Handler",
@@ -369,6 +377,7 @@ __all__ = [
     "ProviderError",
     "ProviderModelConfig",
     "ProviderSummary",
+    "ReadOperations",
     "ReadonlySession",
     "ReplacedSessionContext",
     "ResolvedAuth",
@@ -457,6 +466,7 @@ __all__ = [
     "UserMessage",
     "Utf16TokenCounter",
     "WidgetPlacement",
+    "WriteOperations",
     "approx_tokens",
     "calculate_cost",
     "content_from_json",
