@@ -179,6 +179,11 @@ PROBES = [
         project_files={"CONFIG/settings.json": json.dumps({"defaultTools": ["read"]})},
     ),
     Probe(
+        "PI_EXPERIMENTAL=1: the core tools prefer strict arguments",
+        model={"compat": {"supportsStrictMode": True}},
+        env={"PI_EXPERIMENTAL": "1"},
+    ),
+    Probe(
         "environment variable only, built-in model",
         provider="deepseek",
         builtin_model="deepseek-v4-flash",
@@ -238,6 +243,8 @@ class Decision:
     """The default prompt was replaced (it lacks the default's opening line)."""
     sampling: dict[str, Any]
     """The sampling parameters sent (models.json ``samplingParams``)."""
+    strict_tools: list[str]
+    """The tools sent with strict arguments (``PI_EXPERIMENTAL=1``)."""
 
 
 def _decision(request: fl.RecordedRequest) -> Decision:
@@ -257,6 +264,11 @@ def _decision(request: fl.RecordedRequest) -> Decision:
         blocked_images="Image reading is disabled." in wire,
         custom_prompt="expert coding assistant" not in system,
         sampling={k: body[k] for k in ("min_p", "top_k", "temperature") if k in body},
+        strict_tools=sorted(
+            t["function"]["name"]
+            for t in body.get("tools") or []
+            if isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("strict")
+        ),
     )
 
 
@@ -314,3 +326,5 @@ def test_pi_and_caddie_decide_the_first_request_alike(probe: Probe, tmp_path: Pa
         theirs = pool.submit(_run, probe, tmp_path / "pi", pi)
         ours = pool.submit(_run, probe, tmp_path / "caddie", caddie)
         assert ours.result() == theirs.result()
+    if probe.env.get("PI_EXPERIMENTAL"):
+        assert {"read", "bash", "edit", "write"} <= set(theirs.result().strict_tools)  # the probe probes

@@ -106,3 +106,33 @@ async def test_a_required_strict_tool_on_a_server_without_it_ends_the_turn_with_
 def test_a_setting_caddie_cannot_use_is_refused_when_the_tool_is_made() -> None:
     with pytest.raises(ValueError, match="constrained_sampling"):
         ToolDefinition("t", "d", SCHEMA, None, constrained_sampling={"type": "json", "strict": "always"})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("variable", ["CADDIE_EXPERIMENTAL", "PI_EXPERIMENTAL"])
+async def test_experimental_makes_the_core_tools_prefer_strict_as_pi(
+    tmp_path: Path, isolated_caddie_dir: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, "1")
+    with fl.FakeLLM() as llm:
+        await ask(tmp_path, llm, "prefer", True)
+        tools = {t["function"]["name"]: t["function"] for t in llm.llm_requests[-1].body["tools"]}
+    assert {name for name, tool in tools.items() if tool.get("strict")} >= {"read", "bash", "edit", "write"}
+    assert tools["read"]["parameters"]["additionalProperties"] is False
+
+
+async def test_without_experimental_the_core_tools_are_not_strict(
+    tmp_path: Path, isolated_caddie_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CADDIE_EXPERIMENTAL", raising=False)
+    monkeypatch.delenv("PI_EXPERIMENTAL", raising=False)
+    with fl.FakeLLM() as llm:
+        await ask(tmp_path, llm, "prefer", True)
+        tools = {t["function"]["name"]: t["function"] for t in llm.llm_requests[-1].body["tools"]}
+    assert not any(tools[name].get("strict") for name in ("read", "bash", "edit", "write"))
+
+
+def test_pi_experimental_says_what_is_honoured() -> None:
+    from caddie.config.environment import pi_variable_notices
+
+    [line] = pi_variable_notices({"PI_EXPERIMENTAL": "1"})
+    assert line.startswith("PI_EXPERIMENTAL=1 is partly honoured: read, bash, edit and write prefer strict")

@@ -36,6 +36,8 @@ class PiVariable:
     """``refused`` only for this value (lower-case): other values are what caddie does anyway."""
     chosen_by: tuple[str, ...] = ()
     """``twin``: caddie variables that show the user chose caddie's folder already (no line then)."""
+    verdict: str = "is ignored"
+    """``refused``: what the line says of the variable before the note (``is partly honoured``)."""
 
 
 PI_VARIABLES: tuple[PiVariable, ...] = (
@@ -120,7 +122,13 @@ PI_VARIABLES: tuple[PiVariable, ...] = (
         "PI_CODING_AGENT", "moot", None, "a marker Pi sets for its children; caddie sets CADDIE_CODING_AGENT"
     ),
     PiVariable(
-        "PI_EXPERIMENTAL", "refused", None, "caddie has no experimental first-run setup", only_when="on"
+        "PI_EXPERIMENTAL",
+        "refused",
+        None,
+        "read, bash, edit and write prefer strict arguments, as in Pi (CADDIE_EXPERIMENTAL=1 is caddie's "
+        "name); Pi's experimental first-run setup and footer marker are not built",
+        only_when="on",
+        verdict="is partly honoured",
     ),
     *(
         PiVariable(name, "refused", None, "a switch of Pi's own debugging or installer; caddie has none")
@@ -168,6 +176,13 @@ def cache_retention(env: Mapping[str, str] | None = None) -> Literal["short", "l
     return "long" if value == "long" else "short"
 
 
+def experimental(env: Mapping[str, str] | None = None) -> bool:
+    """``CADDIE_EXPERIMENTAL=1`` (or Pi's ``PI_EXPERIMENTAL=1``): the built-in read, bash, edit and write
+    tools ask for strict arguments where the provider can (Pi's experimental tool sampling)."""
+    env = os.environ if env is None else env
+    return env.get("CADDIE_EXPERIMENTAL") == "1" or env.get("PI_EXPERIMENTAL") == "1"
+
+
 def session_dir_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """``CADDIE_CODING_AGENT_SESSION_DIR`` (Pi's ``PI_CODING_AGENT_SESSION_DIR``): where sessions are kept,
     below ``--session-dir`` and above settings ``sessionDir``."""
@@ -189,7 +204,7 @@ def pi_variable_notices(env: Mapping[str, str] | None = None) -> list[str]:
         elif var.fate == "refused":
             if var.only_when == "on" and not _truthy(value):
                 continue
-            lines.append(f"{var.name}={value} is ignored: {var.note}")
+            lines.append(f"{var.name}={value} {var.verdict}: {var.note}")
     return lines
 
 

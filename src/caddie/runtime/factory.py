@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from caddie.ai.constrained_sampling import JsonSchemaSampling
 from caddie.ai.model import THINKING_LEVELS, Model, ThinkingLevel
 from caddie.ai.oauth.types import RequestAuth
 from caddie.ai.providers.preload import import_later, start_provider_preload
 from caddie.ai.providers.thinking import clamp_thinking_level
-from caddie.config.environment import offline, pi_variable_notices, session_dir_from_env
+from caddie.config.environment import experimental, offline, pi_variable_notices, session_dir_from_env
 from caddie.config.paths import agent_dir
 from caddie.config.pi_folders import pi_agent_notices, pi_project_notices
 from caddie.config.settings import Settings, deep_merge, load_settings
@@ -540,6 +541,9 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         operations=request.tool_operations,
         sandbox=sandbox,
     )
+    if experimental():  # Pi's PI_EXPERIMENTAL=1: its four core tools prefer strict arguments
+        for name in ("read", "bash", "edit", "write"):
+            builtin[name].constrained_sampling = JsonSchemaSampling("prefer")
 
     warnings += loaded.errors + loaded.notices
     rediscover = discover_resources(request, cwd, trusted, loaded.packages)
