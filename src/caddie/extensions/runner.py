@@ -520,11 +520,12 @@ class ExtensionRunner:
         return None
 
     def message_renderer(self, custom_type: str) -> MessageRendererSpec | None:
-        """The renderer registered for ``custom_type`` (the last extension to register one wins)."""
-        found: MessageRendererSpec | None = None
+        """The renderer registered for ``custom_type`` (the first extension wins, as Pi's
+        ``getMessageRenderer``)."""
         for ext in self.extensions:
-            found = ext.message_renderers.get(custom_type, found)
-        return found
+            if (spec := ext.message_renderers.get(custom_type)) is not None:
+                return spec
+        return None
 
 
 @dataclass(slots=True)
