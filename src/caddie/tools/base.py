@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from caddie.ai.abort import AbortSignal
 from caddie.ai.messages import ImageContent, TextContent, Usage
 from caddie.ai.model import Tool
+from caddie.config.source_info import UNDECIDED, SourceInfo, builtin_tool_source
 from caddie.errors import ToolError as ToolError  # raise it from ``execute``: the message is the result text
 
 
@@ -49,6 +50,8 @@ class ToolDefinition:
     execution_mode: Literal["parallel", "sequential"] | None = None
     source: str = "builtin"
     """Who registered it: ``builtin`` or the extension's path."""
+    source_info: SourceInfo = UNDECIDED
+    """Pi's ``sourceInfo``: a built-in tool's is ``<builtin:name>``; ``register_tool`` gives the extension's."""
     render_call: Callable[..., Any] | None = None
     """How the interactive UI shows a call (Pi's ``renderCall``): ``(args, theme, context) -> component | str
     | Rich renderable`` (``context``: a ``ToolRenderContext``; a renderer may leave it out); None: caddie's
@@ -60,6 +63,10 @@ class ToolDefinition:
     render_shell: Literal["default", "self"] = "default"
     """Pi's ``renderShell``: ``self`` draws the tool's renderers without caddie's tool-block background and
     padding (the renderer draws its own frame)."""
+
+    def __post_init__(self) -> None:
+        if self.source_info is UNDECIDED:
+            self.source_info = builtin_tool_source(self.name)
 
     def json_schema(self) -> dict[str, Any]:
         if isinstance(self.parameters, dict):
