@@ -35,6 +35,7 @@ from caddie.config.source_info import SourceInfo, SourceScope
 from caddie.errors import ExtensionError
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension, ExtensionExit, call_handler
+from caddie.resources.discovery import plain_entries
 from caddie.resources.packages import InstalledPackage, is_managed_site
 
 BUNDLED = ("mulligan", "goal", "mcp")
@@ -106,6 +107,7 @@ def path_source(path: str | Path, cwd: str | Path) -> ExtensionSource:
     p = Path(path).expanduser()
     if not p.is_absolute():
         p = Path(cwd) / p
+    p = Path(os.path.normpath(p))  # a settings entry's ``../`` (Pi's paths are normalized too)
     name = p.name if p.is_dir() or p.name != "__init__.py" else p.parent.name
     return ExtensionSource(str(p), name.removesuffix(".py"), _file_loader(p))
 
@@ -192,8 +194,9 @@ def collect_sources(
     packages: Iterable[ExtensionSource] = (),
     settings_lists: Sequence[tuple[str, str, list[str]]] = (),
 ) -> list[ExtensionSource]:
-    """``settings_lists``: ``(scope, settings folder, entries)`` of each settings file's ``extensions``
-    list, which tells a listed path's scope (user when none names it)."""
+    """``settings_lists``: ``(scope, settings folder, entries)`` of each settings file's ``extensions`` list,
+    project first: both files' entries load, as in Pi (relative ones from their file's folder);
+    ``settings_paths``: paths from merged settings (the SDK's in-memory ones), user scope."""
     sources = [_with_info(path_source(p, cwd), "cli", "temporary") for p in cli_paths]
     if not no_extensions:
         if project_trusted:
@@ -204,10 +207,10 @@ def collect_sources(
             _with_info(path_source(p, cwd), "auto", "user", str(agent_dir))
             for p in discover_dir(agent_dir / "extensions")
         ]
-        sources += [
-            _with_info(path_source(p, cwd), "local", settings_scope(path_source(p, cwd).path, settings_lists))
-            for p in settings_paths
-        ]
+        for scope, folder, entries in settings_lists:
+            listed: SourceScope = "project" if scope == "project" else "user"
+            sources += [_with_info(path_source(p, folder), "local", listed) for p in plain_entries(entries)]
+        sources += [_with_info(path_source(p, cwd), "local", "user") for p in settings_paths]
         sources += list(packages)
         sources += entry_point_sources()
     sources += bundled_sources(disabled)
@@ -230,18 +233,6 @@ def _with_info(
 ) -> ExtensionSource:
     source.source_info = SourceInfo(source.path, kind, scope, "top-level", base_dir)
     return source
-
-
-def settings_scope(path: str, settings_lists: Sequence[tuple[str, str, list[str]]]) -> SourceScope:
-    """The scope of the settings file whose ``extensions`` list names ``path`` (relative entries are from
-    the file's folder)."""
-    wanted = os.path.normpath(path)
-    for scope, folder, entries in settings_lists:
-        for entry in entries:
-            named = Path(entry.strip()).expanduser()
-            if os.path.normpath(named if named.is_absolute() else Path(folder) / named) == wanted:
-                return "project" if scope == "project" else "user"
-    return "user"
 
 
 async def load_extensions(sources: list[ExtensionSource]) -> LoadResult:
