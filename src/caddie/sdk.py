@@ -22,10 +22,12 @@ needs is importable from here; nothing else in ``caddie`` is promised to stay pu
 from __future__ import annotations
 
 import inspect
+import json
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TextIO
 
 from caddie.agent.events import (
     AgentEndEvent,
@@ -39,6 +41,7 @@ from caddie.agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from caddie.ai.abort import AbortController, AbortSignal
 from caddie.ai.messages import (
     AgentMessage,
     AssistantMessage,
@@ -70,6 +73,7 @@ from caddie.extensions.api import (
     ExtensionAPI,
     ExtensionContext,
     ExtensionUI,
+    Mode,
     ToolCallEvent,
     ToolCallResult,
     ToolDefinition,
@@ -77,8 +81,12 @@ from caddie.extensions.api import (
     text_result,
 )
 from caddie.extensions.runner import Extension
+from caddie.models.auth import AuthStore, InMemoryCredentialStore
 from caddie.runtime.compaction_port import StreamFn
 from caddie.runtime.request import SessionChoice, SessionRequest
+
+if TYPE_CHECKING:
+    from caddie.runtime.factory import SessionBuild
 from caddie.runtime.session_api import (
     ModelCycle,
     Session,
@@ -100,22 +108,49 @@ from caddie.runtime.session_events import (
 )
 from caddie.session.listing import SessionSummary
 from caddie.session.listing import list_sessions as _list_sessions
+from caddie.tools.factories import (
+    CodingOperations,
+    create_bash_tool,
+    create_coding_tools,
+    create_edit_tool,
+    create_find_tool,
+    create_grep_tool,
+    create_ls_tool,
+    create_read_only_tools,
+    create_read_tool,
+    create_write_tool,
+)
+from caddie.tools.operations import (
+    BashOperations,
+    EditOperations,
+    FindOperations,
+    LsOperations,
+    ReadOperations,
+    ShellTimedOut,
+    WriteOperations,
+)
 
 __all__ = [
+    "AbortController",
+    "AbortSignal",
     "Aborted",
     "AgentEndEvent",
     "AgentMessage",
     "AgentSettledEvent",
     "AgentStartEvent",
     "AssistantMessage",
+    "AuthStore",
     "AutoRetryEndEvent",
     "AutoRetryStartEvent",
+    "BashOperations",
     "CaddieError",
+    "CodingOperations",
     "CompactionEndEvent",
     "CompactionStartEvent",
     "ConfigurationError",
     "ContextEvent",
     "ContextResult",
+    "EditOperations",
     "ExtensionAPI",
     "ExtensionContext",
     "ExtensionError",
@@ -123,7 +158,10 @@ __all__ = [
     "ExtensionFactory",
     "ExtensionUI",
     "FauxProvider",
+    "FindOperations",
     "ImageContent",
+    "InMemoryCredentialStore",
+    "LsOperations",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -131,12 +169,14 @@ __all__ = [
     "NoticeEvent",
     "ProviderError",
     "QueueUpdateEvent",
+    "ReadOperations",
     "Session",
     "SessionEvent",
     "SessionState",
     "SessionStats",
     "SessionStoreError",
     "SessionSummary",
+    "ShellTimedOut",
     "SlashCommand",
     "StreamFn",
     "Subscriber",
@@ -156,7 +196,17 @@ __all__ = [
     "TurnStartEvent",
     "UsageError",
     "UserMessage",
+    "WriteOperations",
+    "create_bash_tool",
+    "create_coding_tools",
+    "create_edit_tool",
+    "create_find_tool",
+    "create_grep_tool",
+    "create_ls_tool",
+    "create_read_only_tools",
+    "create_read_tool",
     "create_session",
+    "create_write_tool",
     "faux_message",
     "faux_text",
     "faux_thinking",
@@ -164,6 +214,9 @@ __all__ = [
     "list_sessions",
     "open_session",
     "replace",
+    "run_interactive_mode",
+    "run_print_mode",
+    "run_rpc_mode",
     "text_result",
 ]
 
@@ -195,6 +248,9 @@ async def create_session(
     context_files: bool = True,
     trust_project: bool | None = None,
     api_key: str | None = None,
+    credentials: AuthStore | None = None,
+    auth_path: str | Path | None = None,
+    models_path: str | Path | None = None,
     ui: ExtensionUI | None = None,
     on_event: Subscriber | None = None,
     stream_fn: StreamFn | None = None,
@@ -222,54 +278,70 @@ async def create_session(
       leaves AGENTS.md/CLAUDE.md out; ``trust_project`` decides whether project extensions and settings that
       run code apply (None: the remembered decision).
     - ``api_key``: the key for the chosen model's provider, over the environment and models.json.
+    - ``credentials``: where stored keys and logins are — an ``InMemoryCredentialStore`` (nothing touches a
+      file) or an ``AuthStore``; ``auth_path``: an auth.json of your own instead (give one of the two);
+      default the agent folder's ``auth.json``. ``models_path``: a models.json of your own.
     - ``ui``: what extensions' dialogs and notices reach (default: dialogs answer "no", notices become
       ``NoticeEvent``s); ``on_event``: subscribed before the session starts, so it sees everything — the
       set-up warnings first, as ``NoticeEvent``s.
     - ``stream_fn``: replaces the model call (tests: ``caddie.ai.providers.faux``).
     """
+    built = await _build(dict(locals()), "print")  # every option above, by name
+    created: Session = built.session
+    await _subscribe(created, on_event, built.warnings)
+    await created.start("startup")
+    return created
+
+
+async def _build(options: dict[str, Any], mode: Mode, ui: ExtensionUI | None = None) -> SessionBuild:
+    """The session ``create_session``'s ``options`` describe, built for ``mode`` but not started; ``ui``
+    (a mode's own) goes over ``options["ui"]``."""
     from caddie.runtime.factory import open_session as build
 
-    inline = await _inline_extensions(extensions, custom_tools)
+    return await build(await _request(options, mode, ui))
+
+
+async def _request(options: dict[str, Any], mode: Mode, ui: ExtensionUI | None = None) -> SessionRequest:
+    """``create_session``'s ``options`` as the ``SessionRequest`` the factory builds a session from."""
+    if options["credentials"] is not None and options["auth_path"] is not None:
+        raise UsageError("Give create_session credentials= or auth_path=, not both.")
+    auth_path, models_path, session = options["auth_path"], options["models_path"], options["session"]
+    store = AuthStore(Path(auth_path).expanduser()) if auth_path is not None else options["credentials"]
+    extensions: Sequence[ExtensionFactory | str | Path] = options["extensions"]
+    inline = await _inline_extensions(extensions, options["custom_tools"])
     paths = [str(Path(e).expanduser()) for e in extensions if isinstance(e, str | Path)]
     choices: dict[Any, SessionChoice] = {"memory": "memory", "new": "new", "continue": "continue"}
     stored = choices.get(session, "file")
-    session_file = str(Path(session).expanduser()) if stored == "file" else None
-    request = SessionRequest(
-        cwd=str(cwd),
-        mode="print",
-        model=model,
-        thinking=thinking,
+    tools, session_dir, settings = options["tools"], options["session_dir"], options["settings"]
+    return SessionRequest(
+        cwd=str(options["cwd"]),
+        mode=mode,
+        model=options["model"],
+        thinking=options["thinking"],
         session=stored,
-        session_file=session_file,
+        session_file=str(Path(session).expanduser()) if stored == "file" else None,
         session_dir=str(session_dir) if session_dir is not None else None,
         extension_paths=paths,
-        no_extensions=not discover_extensions,
-        trust=trust_project,
+        no_extensions=not options["discover_extensions"],
+        trust=options["trust_project"],
         tools=list(tools) if tools is not None else None,
-        exclude_tools=list(exclude_tools),
-        skill_paths=[str(Path(p).expanduser()) for p in skills],
-        no_skills=not discover_skills,
-        prompt_paths=[str(Path(p).expanduser()) for p in prompt_templates],
-        no_prompt_templates=not discover_prompt_templates,
+        exclude_tools=list(options["exclude_tools"]),
+        skill_paths=[str(Path(p).expanduser()) for p in options["skills"]],
+        no_skills=not options["discover_skills"],
+        prompt_paths=[str(Path(p).expanduser()) for p in options["prompt_templates"]],
+        no_prompt_templates=not options["discover_prompt_templates"],
         settings_overrides=dict(settings) if settings else None,
-        system_prompt=system_prompt,
-        append_system_prompt=append_system_prompt,
-        no_context_files=not context_files,
-        ui=ui,
-        stream_fn=stream_fn,
+        system_prompt=options["system_prompt"],
+        append_system_prompt=options["append_system_prompt"],
+        no_context_files=not options["context_files"],
+        ui=ui or options["ui"],
+        stream_fn=options["stream_fn"],
         inline_extensions=inline,
-        api_key=api_key,
+        api_key=options["api_key"],
+        credentials=store,
+        models_json=str(Path(models_path).expanduser()) if models_path is not None else None,
+        require_model=mode in ("print", "json"),  # RPC and the screen start without one, as Pi's
     )
-    built = await build(request)
-    created: Session = built.session
-    if on_event is not None:
-        created.subscribe(on_event)
-        for warning in built.warnings:
-            delivered = on_event(NoticeEvent(warning, "warning"))
-            if inspect.isawaitable(delivered):
-                await delivered
-    await created.start("startup")
-    return created
 
 
 @asynccontextmanager
@@ -281,6 +353,123 @@ async def open_session(cwd: str | Path = ".", **options: Any) -> AsyncIterator[S
         yield session
     finally:
         await session.shutdown("quit")
+
+
+async def run_print_mode(
+    cwd: str | Path = ".",
+    prompts: Sequence[str] = (),
+    *,
+    mode: Literal["text", "json"] = "text",
+    images: Sequence[ImageContent] = (),
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    **options: Any,
+) -> int:
+    """``caddie -p`` / ``caddie --mode json`` inside your program (Pi's ``runPrintMode``): make the session
+    ``options`` describe (``create_session``'s), send ``prompts`` one after another (``images`` with the
+    first), end the session, and return the exit code — 0, or 1 when the last reply failed or was aborted
+    (an extension may set another, as a headless goal does).
+
+    ``mode="text"`` writes the last answer's text to ``out`` (default stdout); ``"json"`` writes the session
+    header and then every event as a JSON line (docs/json-mode.md). Set-up warnings, notices, retries and
+    errors go to ``err`` (default stderr), as the command's do."""
+    built = await _build(_options(cwd, options), "json" if mode == "json" else "print")
+    session = built.session
+    to_err = err or sys.stderr
+    for warning in [*built.warnings, *built.take_store_warnings()]:
+        to_err.write(f"caddie: warning: {warning}\n")
+    try:
+        await _subscribe(session, options.get("on_event"), [])
+        await session.start("startup")
+        from caddie.modes.headless import run_headless
+
+        return await run_headless(
+            session, list(prompts), json_mode=mode == "json", out=out, err=to_err, images=list(images) or None
+        )
+    finally:
+        await session.shutdown("quit")
+
+
+async def run_rpc_mode(
+    cwd: str | Path = ".",
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+    err: TextIO | None = None,
+    eof_grace_s: float = 5.0,
+    **options: Any,
+) -> int:
+    """``caddie --mode rpc`` inside your program (Pi's ``runRpcMode``): serve RPC commands (JSON lines,
+    docs/rpc.md) read from ``stdin`` and answer, with the session's events, on ``stdout`` (defaults: the
+    process's own), until ``stdin`` ends; then end the session and return 0. Extension dialogs become
+    ``extension_ui_request`` lines; ``options`` are ``create_session``'s (without ``ui``, which RPC is), and
+    no model is needed to start (the client may ``set_model``). ``stdin`` may be any binary stream: a pipe or
+    a socket is read on the event loop, anything else in a thread. Set-up warnings go to ``err``."""
+    from caddie.modes.rpc import RpcUI, run_rpc
+
+    if options.get("ui") is not None:
+        raise UsageError("run_rpc_mode's dialogs go to the RPC client; leave ui= out.")
+    ui = RpcUI(_json_line_writer(stdout or sys.stdout))
+    built = await _build(_options(cwd, options), "rpc", ui)
+    session = built.session
+    for warning in built.warnings:
+        (err or sys.stderr).write(f"caddie: warning: {warning}\n")
+    try:
+        await _subscribe(session, options.get("on_event"), [])
+        return await run_rpc(
+            session,
+            ui,
+            built.registry.find,
+            lambda: session.start("startup"),
+            stdin or sys.stdin.buffer,
+            has_auth=built.has_auth or built.registry.has_auth,
+            eof_grace_s=eof_grace_s,
+        )
+    finally:
+        await session.shutdown("quit", settle_timeout=eof_grace_s)
+
+
+async def run_interactive_mode(cwd: str | Path = ".", prompts: Sequence[str] = (), **options: Any) -> int:
+    """caddie's full-screen terminal UI inside your program (Pi's ``InteractiveMode``): the editor, the
+    transcript and every command, on the process's terminal, with the session ``options`` describe
+    (``create_session``'s; without ``ui``, which the screen is); ``prompts`` are sent first. Returns the exit
+    code once the user quits; 2 (and a line on stderr) when stdin or stdout is not a terminal."""
+    from caddie.modes.interactive import run_interactive
+
+    if options.get("ui") is not None or options.get("on_event") is not None:
+        raise UsageError("run_interactive_mode draws everything itself; leave ui= and on_event= out.")
+    request = await _request(_options(cwd, options), "tui")
+    return await run_interactive(request, initial_prompts=list(prompts))
+
+
+def _options(cwd: str | Path, options: dict[str, Any]) -> dict[str, Any]:
+    """Every ``create_session`` option by name, defaults filled in; an unknown one is a ``UsageError``."""
+    try:
+        bound = inspect.signature(create_session).bind(cwd, **options)
+    except TypeError as e:
+        raise UsageError(f"{e}; the options are create_session's (docs/sdk.md).") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+async def _subscribe(session: Session, on_event: Subscriber | None, warnings: list[str]) -> None:
+    """``on_event`` subscribed before the session starts, the set-up ``warnings`` first (as notices)."""
+    if on_event is None:
+        return
+    session.subscribe(on_event)
+    for warning in warnings:
+        delivered = on_event(NoticeEvent(warning, "warning"))
+        if inspect.isawaitable(delivered):
+            await delivered
+
+
+def _json_line_writer(stream: TextIO) -> Callable[[dict[str, Any] | str], None]:
+    def write(obj: dict[str, Any] | str) -> None:
+        line = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        stream.write(line + "\n")
+        stream.flush()
+
+    return write
 
 
 def list_sessions(cwd: str | Path = ".", session_dir: str | Path | None = None) -> list[SessionSummary]:

@@ -14,6 +14,7 @@ from caddie.ai.messages import UserMessage
 from caddie.ai.model import Context, StreamOptions
 from caddie.ai.providers.openai_completions import PROVIDER
 from caddie.models import AuthStore, ModelRegistry
+from caddie.models.registry import KeySource
 from tests.interop.pi import PI_PACKAGE, require_pi
 from tests.support import fake_llm as fl
 
@@ -79,6 +80,27 @@ def test_a_stored_key_wins_over_the_environment_and_models_json(tmp_path: Path) 
     AuthStore(auth).remove("openai")
     reg.refresh()
     assert reg.api_key_for(model) == "sk-from-env-123"
+
+
+def test_key_source_follows_the_key_down_the_chain(tmp_path: Path) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(
+        json.dumps({"providers": {"openai": {"apiKey": "sk-models-json-key"}, "groq": {"apiKey": "!false"}}})
+    )
+    auth = tmp_path / "auth.json"
+    reg = ModelRegistry(models, env={"OPENAI_API_KEY": "sk-from-env-123"}, auth=auth)
+    assert reg.key_source("openai") == KeySource("models_json_key")
+    assert reg.key_source("groq") == KeySource("models_json_command")  # the command is not run
+    assert reg.key_source("mistral") is None and not reg.has_key("mistral")
+    AuthStore(auth).set_key("openai", STORED)
+    reg.refresh()
+    assert reg.key_source("openai") == KeySource("stored") and reg.has_key("openai")
+    AuthStore(auth).remove("openai")
+    models.write_text("{}")
+    reg.refresh()
+    assert reg.key_source("openai") == KeySource("environment", "OPENAI_API_KEY")
+    bedrock = ModelRegistry(models, env={"AWS_PROFILE": "work", "HOME": str(tmp_path)}, auth=auth)
+    assert bedrock.key_source("amazon-bedrock") == KeySource("environment")
 
 
 def test_stored_keys_may_be_commands_or_variables_with_scoped_env(tmp_path: Path) -> None:

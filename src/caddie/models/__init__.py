@@ -4,7 +4,7 @@ the local Ollama probe, and which model to use when none is named.
 ``caddie.ai`` holds the catalogue and the types; this package decides.
 """
 
-from caddie.models.auth import AuthStore, Credential
+from caddie.models.auth import AuthStore, Credential, InMemoryCredentialStore
 from caddie.models.config_value import resolve_config_value
 from caddie.models.ollama import probe_ollama
 from caddie.models.registry import DEFAULT_MODELS, ModelNotFound, ModelRegistry, NoModelConfigured
@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_MODELS",
     "AuthStore",
     "Credential",
+    "InMemoryCredentialStore",
     "ModelNotFound",
     "ModelRegistry",
     "NoModelConfigured",

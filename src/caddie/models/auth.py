@@ -13,25 +13,31 @@ Every write is a read-modify-write of the whole file under Pi's own cross-proces
 ``auth.json.lock`` directory), so caddie and Pi never lose each other's changes. The file is created ``0600``
 in a ``0700`` folder and replaced atomically. Every stored key and token is registered with
 ``caddie.ai.secrets`` as soon as the file is read, so no error text, log, export or session shows it.
+
+``InMemoryCredentialStore`` (Pi's) holds the same entries in memory only: a program embedding caddie
+(``caddie.sdk``) gives it the keys it has, and nothing is read from or written to a file.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import math
 import os
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from caddie.ai import secrets
 from caddie.ai.oauth.types import register_credential
 from caddie.config.paths import agent_dir
 from caddie.models.file_lock import FileLock
 
-__all__ = ["AuthStore", "Credential", "default_auth_path"]
+__all__ = ["AuthStore", "Credential", "InMemoryCredentialStore", "default_auth_path"]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -39,6 +45,17 @@ DIR_MODE = 0o700
 
 def default_auth_path() -> Path:
     return agent_dir() / "auth.json"
+
+
+class StoreLock(Protocol):
+    """What serialises writes: ``with lock:`` for a quick change, ``async with lock.held():`` around a
+    login's renewal."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def held(self) -> AbstractAsyncContextManager[object]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +161,7 @@ class AuthStore:
             **dict.fromkeys(self._oauth, "oauth"),
         }
 
-    def lock(self) -> FileLock:
+    def lock(self) -> StoreLock:
         """The cross-process lock every write of this file takes (Pi's ``auth.json.lock``)."""
         if not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, mode=DIR_MODE)
@@ -263,3 +280,47 @@ def _register(credential: Credential) -> None:
     for name, value in credential.env.items():
         if secrets.is_secret_name(name):
             secrets.register(value)
+
+
+class InMemoryCredentialStore(AuthStore):
+    """Credentials kept in memory only (Pi's ``InMemoryCredentialStore``): no file is read or written.
+
+    ``credentials`` are entries in auth.json's shape, e.g. ``{"openai": {"type": "api_key", "key": "sk-..."}}``
+    (a login: ``{"type": "oauth", "access": ..., "refresh": ..., "expires": ...}``); ``set_key``, ``put`` and
+    ``remove`` change them, and a login renewed during the session is kept here too.
+    """
+
+    def __init__(self, credentials: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self._entries: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (credentials or {}).items()}
+        self._memory_lock = _MemoryLock()
+        super().__init__(Path("(in memory)"))
+
+    def _read(self) -> dict[str, Any] | None:
+        return {k: dict(v) for k, v in self._entries.items()}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self._entries = {k: dict(v) for k, v in data.items()}
+
+    def lock(self) -> StoreLock:
+        return self._memory_lock
+
+
+class _MemoryLock:
+    """One process, one store: changes in a single step need no lock; a login's renewal (which awaits
+    the provider) is serialised so two requests never renew the same login at once."""
+
+    def __init__(self) -> None:
+        self._renewal: asyncio.Lock | None = None
+
+    def __enter__(self) -> object:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[object]:
+        if self._renewal is None:
+            self._renewal = asyncio.Lock()
+        async with self._renewal:
+            yield self

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from caddie.ai import catalogue, secrets
 from caddie.ai.catalogue import DEFAULT_OLLAMA_URL, LLAMA_ROUTER, ProviderInfo
@@ -53,10 +53,27 @@ from caddie.models.ollama import (
     probe_ollama,
 )
 
-__all__ = ["DEFAULT_MODELS", "LoginOption", "ModelNotFound", "ModelRegistry", "NoModelConfigured"]
+__all__ = [
+    "DEFAULT_MODELS",
+    "KeySource",
+    "LoginOption",
+    "ModelNotFound",
+    "ModelRegistry",
+    "NoModelConfigured",
+]
 
 ANTHROPIC_AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
 ANTHROPIC_OAUTH_TOKEN_ENV = "ANTHROPIC_OAUTH_TOKEN"
+
+
+class KeySource(NamedTuple):
+    """Where a provider's credential comes from (``ModelRegistry.key_source``)."""
+
+    kind: Literal["stored", "models_json_key", "models_json_command", "environment"]
+    """``stored``: auth.json (a key or a login); ``models_json_key`` / ``models_json_command``: models.json
+    ``apiKey``, a value or a ``!command``; ``environment``: a variable or the cloud SDK's own credentials."""
+    label: str | None = None
+    """The variable's name, or ``OAuth`` for a login."""
 
 
 class LoginOption(NamedTuple):
@@ -403,13 +420,6 @@ class ModelRegistry:
             return RequestAuth(api_key=token)
         return None
 
-    def _has_login_or_token(self, provider: str) -> bool:
-        return (
-            self.oauth.has_login(provider)
-            or self._anthropic_env_auth(provider) is not None
-            or ambient_credentials(provider, self.env)
-        )
-
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model ``provider/model_id``; open providers (local servers, faux) make one up for any id."""
         for m in self._models:
@@ -568,14 +578,28 @@ class ModelRegistry:
 
     def has_key(self, provider: str) -> bool:
         """Whether a key for ``provider`` is stored, configured or in the environment."""
+        return self.key_source(provider) is not None
+
+    def key_source(self, provider: str) -> KeySource | None:
+        """Where ``provider``'s credential comes from, without running key commands (Pi's
+        ``getProviderAuthStatus``); None when there is none. Checked in this order: a
+        stored login, a stored key, models.json ``apiKey``, the provider's variables, then Anthropic's token
+        variables and the cloud SDKs' own credentials."""
         env = self._provider_env(provider)
+        if self.oauth.has_login(provider):
+            return KeySource("stored", "OAuth")
         credential = self.auth.get(provider)
+        if credential is not None and credential.key and config_value_present(credential.key, env):
+            return KeySource("stored")
         config = self._provider_configs.get(provider)
-        return self._has_login_or_token(provider) or bool(
-            (credential is not None and credential.key and config_value_present(credential.key, env))
-            or (config is not None and config.api_key and config_value_present(config.api_key, env))
-            or any(env.get(name) for name in self._env_keys(provider))
-        )
+        if config is not None and config.api_key and config_value_present(config.api_key, env):
+            return KeySource("models_json_command" if config.api_key.startswith("!") else "models_json_key")
+        for name in self._env_keys(provider):
+            if env.get(name):
+                return KeySource("environment", name)
+        if self._anthropic_env_auth(provider) is not None or ambient_credentials(provider, self.env):
+            return KeySource("environment")
+        return None
 
     # -- default model ------------------------------------------------------------------------------
     def default_model(
@@ -745,26 +769,3 @@ def account_models(auth: AuthStore) -> dict[str, set[str]]:
         if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
             out[provider] = set(ids)
     return out
-
-
-def auth_status(registry: ModelRegistry, provider: str) -> tuple[bool, str | None, str | None]:
-    """Pi's ``getProviderAuthStatus`` without running key commands: whether ``provider`` has auth, where
-    it comes from (``stored``: auth.json, a key or a login; ``models_json_key`` / ``models_json_command``;
-    ``environment``) and a label (the variable's name, ``OAuth``). A function beside the class, which has
-    enough methods."""
-    env = registry._provider_env(provider)
-    if registry.oauth.has_login(provider):
-        return True, "stored", "OAuth"
-    credential = registry.auth.get(provider)
-    if credential is not None and credential.key and config_value_present(credential.key, env):
-        return True, "stored", None
-    config = registry._provider_configs.get(provider)
-    if config is not None and config.api_key and config_value_present(config.api_key, env):
-        kind = "models_json_command" if config.api_key.startswith("!") else "models_json_key"
-        return True, kind, None
-    for name in registry._env_keys(provider):
-        if env.get(name):
-            return True, "environment", name
-    if registry._has_login_or_token(provider):
-        return True, "environment", None
-    return False, None, None

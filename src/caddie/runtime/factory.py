@@ -461,7 +461,7 @@ async def open_session(request: SessionRequest) -> SessionBuild:
         trusted = loaded.trust_decision  # an extension's project_trust answer (Pi)
         settings = session_settings(cwd, trusted, request.settings_overrides)
         warnings += [w for w in settings.warnings if w not in warnings]
-    registry = ModelRegistry()
+    registry = ModelRegistry(request.models_json, auth=request.credentials)
     warnings += registry.warnings
     providers = ExtensionProviders(registry)  # api.register_provider: before the model is chosen
     warnings += providers.attach(loaded.extensions)

@@ -14,7 +14,7 @@ from caddie.ai.model import Model
 from caddie.ai.providers.request import NO_KEY_PLACEHOLDER
 from caddie.extensions.api import AuthStatus, ProviderSummary, ResolvedAuth
 from caddie.extensions.runner import Extension
-from caddie.models.registry import ModelRegistry, auth_status
+from caddie.models.registry import ModelRegistry
 
 
 @dataclass
@@ -51,7 +51,8 @@ class RegistryLookup:
     def get_provider_auth_status(self, provider: str) -> AuthStatus:
         if provider == self.runtime_key_provider:
             return AuthStatus(True, "runtime")
-        return AuthStatus(*auth_status(self.registry, provider))
+        found = self.registry.key_source(provider)
+        return AuthStatus(True, found.kind, found.label) if found is not None else AuthStatus(False)
 
     def get_provider(self, provider: str) -> ProviderSummary | None:
         models = [m for m in self.registry.all() if m.provider == provider]

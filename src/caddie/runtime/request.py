@@ -17,6 +17,7 @@ from caddie.errors import ConfigurationError
 if TYPE_CHECKING:
     from caddie.extensions.api import ExtensionUI, FlagSpec, Mode
     from caddie.extensions.runner import Extension
+    from caddie.models.auth import AuthStore
     from caddie.resources.packages import InstalledPackage
     from caddie.runtime.compaction_port import StreamFn
     from caddie.sandbox import SandboxMode
@@ -97,6 +98,11 @@ class SessionRequest:
     """``--models``: the patterns of the models to cycle through (else settings ``enabledModels``)."""
     api_key: str | None = None
     """``--api-key``: the key for the chosen model's provider, over env and models.json."""
+    credentials: AuthStore | None = None
+    """Where stored keys and logins are (None: ``auth.json`` in the agent folder; ``caddie.sdk``'s
+    ``auth_path=`` / ``credentials=``)."""
+    models_json: str | None = None
+    """The models.json to read (None: the agent folder's; ``caddie.sdk``'s ``models_path=``)."""
     name: str | None = None
     """``--name``: the session's display name."""
     exclude_tools: list[str] = field(default_factory=list)

@@ -15,7 +15,18 @@ from caddie.tools.find import create_find_tool
 from caddie.tools.grep import create_grep_tool
 from caddie.tools.ls import create_ls_tool
 from caddie.tools.mutation_queue import file_mutation_lock, with_file_mutation_queue
-from caddie.tools.operations import FileOperations, ShellExec, ToolOperations
+from caddie.tools.operations import (
+    BashOperations,
+    EditOperations,
+    FileOperations,
+    FindOperations,
+    HostFiles,
+    LsOperations,
+    ReadOperations,
+    ShellExec,
+    ToolOperations,
+    WriteOperations,
+)
 from caddie.tools.read import create_read_tool
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -54,11 +65,11 @@ def create_builtin_tools(
     ``operations`` moves file access (read, edit, write) and commands (bash) elsewhere, e.g. into an editor.
     An active ``sandbox`` runs bash inside it and gives every file tool its path policy.
     """
-    files = operations.files if operations else None
+    files = HostFiles(operations.files) if operations and operations.files else None
     shell = operations.shell if operations else None
     guard = sandbox.file_guard if sandbox is not None else None
     return {
-        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images, files=files, guard=guard),
+        "read": create_read_tool(cwd, auto_resize_images=auto_resize_images, operations=files, guard=guard),
         "bash": create_bash_tool(
             cwd,
             shell_path=shell_path,
@@ -68,8 +79,8 @@ def create_builtin_tools(
             shell=shell,
             sandbox=sandbox,
         ),
-        "edit": create_edit_tool(cwd, files=files, guard=guard),
-        "write": create_write_tool(cwd, files=files, guard=guard),
+        "edit": create_edit_tool(cwd, operations=files, guard=guard),
+        "write": create_write_tool(cwd, operations=files, guard=guard),
         "grep": create_grep_tool(cwd, guard=guard),
         "find": create_find_tool(cwd, guard=guard),
         "ls": create_ls_tool(cwd, guard=guard),
@@ -82,9 +93,14 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
     "GREP_MAX_LINE_LENGTH",
+    "BashOperations",
+    "EditOperations",
     "EnvPolicy",
     "EnvSource",
     "FileOperations",
+    "FindOperations",
+    "LsOperations",
+    "ReadOperations",
     "ShellExec",
     "ToolArgumentError",
     "ToolDefinition",
@@ -92,6 +108,7 @@ __all__ = [
     "ToolOperations",
     "ToolResult",
     "TruncationResult",
+    "WriteOperations",
     "create_bash_tool",
     "create_builtin_tools",
     "create_edit_tool",

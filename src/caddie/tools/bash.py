@@ -29,7 +29,7 @@ from caddie.jscompat import js_number
 from caddie.sandbox import Sandbox
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.fs_errors import errno_code
-from caddie.tools.operations import ShellExec
+from caddie.tools.operations import BashOperations, ShellExec, shell_of
 from caddie.tools.operations import ShellTimedOut as _TimedOut
 from caddie.tools.output import OutputAccumulator, OutputSnapshot
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
@@ -380,12 +380,16 @@ def create_bash_tool(
     env_policy: EnvPolicy | None = None,
     expose_session_environment: bool = True,
     shell: ShellExec | None = None,
+    operations: BashOperations | None = None,
     sandbox: Sandbox | None = None,
 ) -> ToolDefinition:
     """The ``bash`` tool for ``cwd``. ``env`` adds variables (see ``session_env``) to every command;
     ``env_policy`` decides which of caddie's own variables commands inherit; ``shell`` runs commands
     somewhere other than a local process (see ``caddie.tools.operations``); an active ``sandbox`` runs them
-    inside it, locally (it takes precedence over ``shell``, which could not be sandboxed)."""
+    inside it, locally (it takes precedence over ``shell``, which could not be sandboxed). ``operations``: a
+    program's ``BashOperations`` (another machine's shell), the same as ``shell=shell_of(operations)``."""
+    if operations is not None:
+        shell = shell_of(operations)
     if sandbox is not None and sandbox.active:
         shell = None
 

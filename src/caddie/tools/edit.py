@@ -24,9 +24,9 @@ from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.diff import display_diff, unified_patch
 from caddie.tools.files import check_sandbox, open_for_write, open_regular_guarded
-from caddie.tools.fs_errors import access_error, node_fs_message
+from caddie.tools.fs_errors import access_error, errno_code, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
-from caddie.tools.operations import FileOperations
+from caddie.tools.operations import EditOperations
 from caddie.tools.paths import resolve_to_cwd
 from caddie.untrusted import NotRegularFileError
 
@@ -332,9 +332,11 @@ def _edit_dicts(edits: Any) -> list[dict[str, str]]:
 
 
 def create_edit_tool(
-    cwd: str, *, files: FileOperations | None = None, guard: FileGuard | None = None
+    cwd: str, *, operations: EditOperations | None = None, guard: FileGuard | None = None
 ) -> ToolDefinition:
-    """``guard``: the sandbox's path policy (None: no sandbox)."""
+    """The ``edit`` tool for ``cwd``. ``operations``: where files are read and written (None: this
+    machine's disk; see ``caddie.tools.operations``); ``guard``: the sandbox's path policy (None: no
+    sandbox)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -353,7 +355,14 @@ def create_edit_tool(
         async with file_mutation_lock(absolute):
             check_abort()
             check_sandbox(guard, absolute, write=True)  # refused writes include refused reads
-            code = access_error(absolute, os.R_OK | os.W_OK) if files is None else None
+            if operations is None:
+                code = access_error(absolute, os.R_OK | os.W_OK)
+            else:
+                try:
+                    await operations.access(absolute)
+                    code = None
+                except OSError as exc:
+                    code = errno_code(exc)
             if code is not None:
                 check_abort()
                 raise ToolError(f"Could not edit file: {path}. Error code: {code}.")
@@ -361,8 +370,8 @@ def create_edit_tool(
             try:
                 # Bytes that are not UTF-8 (a Latin-1 file) ride through as lone surrogates and are
                 # written back as they were: only the edited text changes on disk.
-                if files is not None:
-                    raw = (await files.read_file(absolute)).decode("utf-8", "surrogateescape")
+                if operations is not None:
+                    raw = (await operations.read_file(absolute)).decode("utf-8", "surrogateescape")
                 else:
                     with open_regular_guarded(absolute, guard) as fh:
                         raw = fh.read().decode("utf-8", "surrogateescape")
@@ -381,8 +390,8 @@ def create_edit_tool(
             check_abort()
             try:
                 text = bom + restore_line_endings(new_content, ending)
-                if files is not None:  # an editor buffer holds text, not bytes
-                    await files.write_file(absolute, without_lone_surrogates(text))
+                if operations is not None:  # text, as Pi's EditOperations take it
+                    await operations.write_file(absolute, without_lone_surrogates(text))
                 else:
                     with open_for_write(absolute, guard) as out:
                         out.write(text.encode("utf-8", "surrogateescape"))

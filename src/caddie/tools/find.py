@@ -21,11 +21,14 @@ from caddie.jscompat import js_number, js_trim
 from caddie.sandbox import FileGuard
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import check_sandbox
+from caddie.tools.operations import FindOperations
 from caddie.tools.paths import resolve_to_cwd
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 from caddie.tools.walk import WalkOptions, compile_glob, walk
 
 DEFAULT_FIND_LIMIT = 1000
+GLOB_IGNORE = ("**/node_modules/**", "**/.git/**")
+"""What ``FindOperations.glob`` is asked to leave out (Pi's list)."""
 UNLIMITED_LINES = 2**53 - 1
 FIND_DESCRIPTION = (
     "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects "
@@ -166,9 +169,13 @@ def _absolute(result: str, search_path: str) -> str:
     return result if result.startswith("/") else os.path.join(search_path, result)
 
 
-def create_find_tool(cwd: str, *, use_fd: bool = True, guard: FileGuard | None = None) -> ToolDefinition:
-    """``use_fd=False`` forces the pure-Python walk even when ``fd`` is on PATH; ``guard``: the sandbox's
-    path policy (paths it does not let the model read are left out)."""
+def create_find_tool(
+    cwd: str, *, use_fd: bool = True, operations: FindOperations | None = None, guard: FileGuard | None = None
+) -> ToolDefinition:
+    """The ``find`` tool for ``cwd``. ``use_fd=False`` forces the pure-Python walk even when ``fd`` is on
+    PATH; ``operations``: where files are searched (None: this machine's disk; see
+    ``caddie.tools.operations``); ``guard``: the sandbox's path policy (paths it does not let the model read
+    are left out)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -183,10 +190,16 @@ def create_find_tool(cwd: str, *, use_fd: bool = True, guard: FileGuard | None =
         readable = guard.read_filter(search_path) if guard is not None else None
         limit: float = DEFAULT_FIND_LIMIT if limit_param is None else limit_param
 
-        fd = find_fd() if use_fd else None
+        fd = find_fd() if use_fd and operations is None else None
         if fd is not None and not _inside_git_repo(search_path) and not fd_supports_no_require_git(fd):
             fd = None  # this fd cannot honour .gitignore outside a repository the way Pi asks it to
-        if fd is not None:
+        if operations is not None:
+            if not await operations.exists(search_path):
+                raise ToolError(f"Path not found: {search_path}")
+            lines = await operations.glob(pattern, search_path, ignore=list(GLOB_IGNORE), limit=int(limit))
+            if signal is not None and signal.aborted:
+                raise ToolError("Operation aborted")
+        elif fd is not None:
             lines = await _run_fd(fd, pattern, search_path, limit, signal)
         else:
             lines = await asyncio.to_thread(_find_in_python, pattern, search_path, limit, signal)

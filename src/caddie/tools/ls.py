@@ -18,6 +18,7 @@ from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.collation import locale_sorted
 from caddie.tools.files import check_sandbox
 from caddie.tools.fs_errors import node_fs_message
+from caddie.tools.operations import LsOperations
 from caddie.tools.paths import node_join, resolve_to_cwd
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -59,7 +60,39 @@ def list_directory(dir_path: str, limit: float) -> ToolResult:
         except OSError:
             continue  # entries we cannot stat are skipped
         results.append(name + ("/" if stat.S_ISDIR(mode) else ""))
+    return listing(results, limit_reached, limit)
 
+
+async def list_directory_through(operations: LsOperations, dir_path: str, limit: float) -> ToolResult:
+    """``list_directory`` through a program's ``LsOperations`` (another machine's directory)."""
+    if not await operations.exists(dir_path):
+        raise ToolError(f"Path not found: {dir_path}")
+    try:
+        is_directory = await operations.is_directory(dir_path)
+    except OSError as exc:
+        raise ToolError(node_fs_message(exc, "stat", dir_path)) from exc
+    if not is_directory:
+        raise ToolError(f"Not a directory: {dir_path}")
+    try:
+        names = sorted(await operations.readdir(dir_path))
+    except OSError as exc:
+        raise ToolError(f"Cannot read directory: {node_fs_message(exc, 'scandir', dir_path)}") from exc
+    results: list[str] = []
+    limit_reached = False
+    for name in locale_sorted(names):
+        if len(results) >= limit:
+            limit_reached = True
+            break
+        try:
+            directory = await operations.is_directory(node_join(dir_path, name))
+        except OSError:
+            continue  # entries that cannot be looked at are skipped, as on the local disk
+        results.append(name + ("/" if directory else ""))
+    return listing(results, limit_reached, limit)
+
+
+def listing(results: list[str], limit_reached: bool, limit: float) -> ToolResult:
+    """The ``ls`` result for these entries (names, ``/`` after directories), with its notices."""
     if not results:
         return ToolResult([TextContent("(empty directory)")], None)
     truncation = truncate_head("\n".join(results), max_lines=UNLIMITED_LINES)
@@ -77,8 +110,11 @@ def list_directory(dir_path: str, limit: float) -> ToolResult:
     return ToolResult([TextContent(output)], details or None)
 
 
-def create_ls_tool(cwd: str, *, guard: FileGuard | None = None) -> ToolDefinition:
-    """``guard``: the sandbox's path policy (None: no sandbox)."""
+def create_ls_tool(
+    cwd: str, *, operations: LsOperations | None = None, guard: FileGuard | None = None
+) -> ToolDefinition:
+    """The ``ls`` tool for ``cwd``. ``operations``: where directories are listed (None: this machine's disk;
+    see ``caddie.tools.operations``); ``guard``: the sandbox's path policy (None: no sandbox)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -89,7 +125,11 @@ def create_ls_tool(cwd: str, *, guard: FileGuard | None = None) -> ToolDefinitio
         limit: float | None = params.get("limit")
         dir_path = resolve_to_cwd(path or ".", cwd)
         check_sandbox(guard, dir_path)
-        result = list_directory(dir_path, DEFAULT_LS_LIMIT if limit is None else limit)
+        effective = DEFAULT_LS_LIMIT if limit is None else limit
+        if operations is not None:
+            result = await list_directory_through(operations, dir_path, effective)
+        else:
+            result = list_directory(dir_path, effective)
         if signal is not None and signal.aborted:
             raise ToolError("Operation aborted")
         return result

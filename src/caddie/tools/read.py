@@ -25,7 +25,7 @@ from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import check_sandbox, count_lines, iter_line_pieces, open_regular_guarded
 from caddie.tools.fs_errors import access_error, fs_error_text, node_fs_message
 from caddie.tools.images import SNIFF_BYTES, detect_image_mime_type, process_image
-from caddie.tools.operations import FileOperations
+from caddie.tools.operations import ReadOperations
 from caddie.tools.paths import resolve_read_path
 from caddie.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head_of_lines
 from caddie.untrusted import NotRegularFileError
@@ -200,10 +200,11 @@ def create_read_tool(
     cwd: str,
     *,
     auto_resize_images: bool = True,
-    files: FileOperations | None = None,
+    operations: ReadOperations | None = None,
     guard: FileGuard | None = None,
 ) -> ToolDefinition:
-    """``guard``: the sandbox's path policy (None: no sandbox)."""
+    """The ``read`` tool for ``cwd``. ``operations``: where files are read (None: this machine's disk; see
+    ``caddie.tools.operations``); ``guard``: the sandbox's path policy (None: no sandbox)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -219,14 +220,19 @@ def create_read_tool(
         check_abort()
         absolute = resolve_read_path(path, cwd)
         check_sandbox(guard, absolute)
-        if files is None:
+        if operations is None:
             code = access_error(absolute, os.R_OK)
             if code is not None:
                 raise ToolError(fs_error_text(code, "access", absolute))
+        else:
+            try:
+                await operations.access(absolute)
+            except OSError as exc:
+                raise ToolError(node_fs_message(exc, "access", absolute)) from exc
         try:
             fh: BinaryIO
-            if files is not None:  # e.g. an editor's buffer, handed over whole
-                fh = io.BytesIO(await files.read_file(absolute))
+            if operations is not None:  # another machine's file, an editor's buffer: handed over whole
+                fh = io.BytesIO(await operations.read_file(absolute))
             else:
                 fh = open_regular_guarded(absolute, guard)  # never blocks: FIFOs and devices are refused
         except IsADirectoryError as exc:

@@ -16,7 +16,7 @@ from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolResult
 from caddie.tools.files import check_sandbox, open_for_write
 from caddie.tools.fs_errors import fs_error_text, node_fs_message
 from caddie.tools.mutation_queue import file_mutation_lock
-from caddie.tools.operations import FileOperations
+from caddie.tools.operations import WriteOperations
 from caddie.tools.paths import resolve_to_cwd
 from caddie.untrusted import non_regular_kind
 
@@ -61,9 +61,10 @@ def make_dirs(directory: str) -> None:
 
 
 def create_write_tool(
-    cwd: str, *, files: FileOperations | None = None, guard: FileGuard | None = None
+    cwd: str, *, operations: WriteOperations | None = None, guard: FileGuard | None = None
 ) -> ToolDefinition:
-    """``guard``: the sandbox's path policy (None: no sandbox)."""
+    """The ``write`` tool for ``cwd``. ``operations``: where files are written (None: this machine's disk;
+    see ``caddie.tools.operations``); ``guard``: the sandbox's path policy (None: no sandbox)."""
 
     async def execute(
         tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: OnUpdate | None, ctx: Any
@@ -79,14 +80,20 @@ def create_write_tool(
         async with file_mutation_lock(absolute):
             check_abort()
             check_sandbox(guard, absolute, write=True)
-            make_dirs(os.path.dirname(absolute))
+            if operations is not None:
+                try:
+                    await operations.mkdir(os.path.dirname(absolute))
+                except OSError as exc:
+                    raise ToolError(node_fs_message(exc, "mkdir", os.path.dirname(absolute))) from exc
+            else:
+                make_dirs(os.path.dirname(absolute))
             check_abort()
-            kind = non_regular_kind(absolute)
+            kind = non_regular_kind(absolute) if operations is None else None
             if kind is not None:  # opening a FIFO for writing blocks until a reader comes
                 raise ToolError(f"Could not write {path}: it is {kind}, not a regular file.")
             try:
-                if files is not None:
-                    await files.write_file(absolute, content)
+                if operations is not None:
+                    await operations.write_file(absolute, content)
                 else:
                     with open_for_write(absolute, guard) as fh:
                         fh.write(utf8_bytes(content))
