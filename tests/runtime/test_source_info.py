@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie.config.paths import agent_dir
+from caddie.config.source_info import extension_source
 from caddie.extensions.api import (
     ExtensionAPI,
     SlashCommandInfo,
@@ -170,7 +171,12 @@ async def test_every_tool_and_command_says_where_it_came_from(tmp_path: Path) ->
     }
 
 
-def test_the_json_shape_is_pis() -> None:
+def test_what_a_bare_path_says_and_the_json_shape_is_pis() -> None:
+    assert extension_source("<sdk:watcher>") == SourceInfo("<sdk:watcher>", "sdk")  # an SDK function
+    assert extension_source("/x/ext.py") == SourceInfo("/x/ext.py", "local", base_dir="/x")
+    assert SlashCommandInfo("t", None, "prompt", "/p/t.md").source_info == SourceInfo(
+        "/p/t.md", "local", base_dir="/p"
+    )
     assert SourceInfo("/a/x.py", "auto", "user", "top-level", "/a").to_json() == {
         "path": "/a/x.py",
         "source": "auto",

@@ -56,9 +56,9 @@ def extension_source(path: str) -> SourceInfo:
     with its folder as the base."""
     if path.startswith("<") and path.endswith(">"):
         return SourceInfo(path, path[1:-1].split(":")[0] or "temporary")
-    if path.startswith(("bundled:", "entry-point:", "package:")) or not os.path.isabs(path):
-        return SourceInfo(path, path.split(":")[0] or "temporary")
-    return SourceInfo(path, "local", base_dir=os.path.dirname(path))
+    if path.startswith(("bundled:", "entry-point:", "package:")):
+        return SourceInfo(path, path.split(":")[0])
+    return SourceInfo(path, "local", base_dir=os.path.dirname(path) if os.path.isabs(path) else None)
 
 
 def resource_source(path: str) -> SourceInfo:
