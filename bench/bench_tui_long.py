@@ -1,6 +1,6 @@
 """Benchmark: long things in the interactive UI, caddie side by side with the reference Pi (issue 27).
 
-    uv run python bench/bench_tui_long.py [--runs 3] [--entries 5000] [--chars 100000]
+    uv run python bench/bench_tui_long.py [--runs 3] [--entries 5000] [--chars 100000] [--only answer]
 
 Both programs run on a pty (100x30) against the same fake LLM server (tests/support/fake_llm.py):
 
@@ -118,6 +118,9 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=5000)
     parser.add_argument("--chars", type=int, default=100_000)
     parser.add_argument("--no-pi", action="store_true")
+    parser.add_argument(
+        "--only", choices=("session", "answer"), help="run one of the two measurements (default: both)"
+    )
     args = parser.parse_args()
     pi_dir = Path(os.environ.get("CADDIE_PI_DIR", Path.home() / ".cache/caddie/pi"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,11 +137,15 @@ def main() -> None:
         results: dict[str, dict[str, list[float]]] = {name: {} for name in programs}
         for _ in range(args.runs):
             for name, (launch, home) in programs.items():  # the programs take turns
-                small = open_session(launch, cwd, short, False)
-                big = open_session(launch, cwd, session, home)
-                big["short_ready_ms"] = small["ready_ms"]
-                big["extra_ms"] = big["drawn_ms"] - small["drawn_ms"]
-                for key, value in {**big, **long_answer(launch, cwd, args.chars)}.items():
+                big: dict[str, float] = {}
+                if args.only != "answer":
+                    small = open_session(launch, cwd, short, False)
+                    big = open_session(launch, cwd, session, home)
+                    big["short_ready_ms"] = small["ready_ms"]
+                    big["extra_ms"] = big["drawn_ms"] - small["drawn_ms"]
+                if args.only != "session":
+                    big.update(long_answer(launch, cwd, args.chars))
+                for key, value in big.items():
                     results[name].setdefault(key, []).append(value)
         lines = sum(1 for _ in session.open()) - 1
         load = os.getloadavg()[0]

@@ -40,7 +40,7 @@ from caddie.ai.stream_events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from caddie.modes.interactive.markdown import chat_markdown
+from caddie.modes.interactive.markdown import chat_markdown, paragraph_cut, reinterprets_paragraph
 from caddie.modes.interactive.render import (
     SkillInvocation,
     bash_exit_code,
@@ -62,6 +62,8 @@ FLUSH_INTERVAL = 1 / 15
 """Seconds between markdown re-renders of a streaming message."""
 FREEZE_AT = 3000
 """Characters of live (re-rendered) tail after which finished markdown blocks are frozen."""
+LIVE_LINES = 8
+"""Drawn lines of a long paragraph kept live when the lines before them are frozen (markdown.paragraph_cut)."""
 
 
 def markdown(text: str) -> RenderableType:
@@ -152,16 +154,33 @@ class MarkdownText(Streaming):
 
     def __init__(self, text: str = "") -> None:
         super().__init__()
-        self.text_so_far = text
+        self._text = text
+        self._deltas: list[str] = []
+        """Arrived since the text was last read: joined then, once (adding each to the text would copy the
+        whole text per delta)."""
         self.frozen: list[str] = []
         """Finished pieces of the text, each drawn once per width."""
         self._frozen_upto = 0
         self._frozen_lines: list[list[Strip]] = []
         self._frozen_width = -1
+        self._cut_in_paragraph: set[int] = set()
+        """Frozen pieces that end inside a paragraph, at a line start of ``_frozen_width`` (no blank after)."""
         self.renders = 0
         """How often the live part was drawn (tests check the throttle)."""
         self.streaming = False
         """Deltas are arriving (the markdown transformers are told the text is partial)."""
+
+    @property
+    def text_so_far(self) -> str:
+        if self._deltas:
+            self._text += "".join(self._deltas)
+            self._deltas.clear()
+        return self._text
+
+    @text_so_far.setter
+    def text_so_far(self, text: str) -> None:
+        self._text = text
+        self._deltas.clear()
 
     @property
     def text(self) -> str:
@@ -171,7 +190,7 @@ class MarkdownText(Streaming):
         return self.text_so_far
 
     def append(self, delta: str) -> None:
-        self.text_so_far += delta
+        self._deltas.append(delta)
         self.streaming = True
         self.schedule()
 
@@ -181,11 +200,15 @@ class MarkdownText(Streaming):
         if text != self.text_so_far or self.renders == 0:
             if not text.startswith(self.text_so_far[: self._frozen_upto]):
                 self.frozen, self._frozen_lines, self._frozen_upto = [], [], 0
+                self._cut_in_paragraph = set()
             self.text_so_far = text
             self.flush()
 
     def flush(self) -> None:
         tail = self.text_so_far[self._frozen_upto :]
+        if len(self.frozen) - 1 in self._cut_in_paragraph and reinterprets_paragraph(tail):
+            self._join_paragraph_cuts()
+            tail = self.text_so_far[self._frozen_upto :]
         if len(tail) > FREEZE_AT:
             cut = markdown_split_point(tail)
             if cut > 0:
@@ -201,7 +224,8 @@ class MarkdownText(Streaming):
         if self._lines is not None and self._width == width:
             return self._lines
         if width != self._frozen_width:
-            self._frozen_lines, self._frozen_width = [], width
+            self._join_paragraph_cuts()  # cut where lines started at the old width
+            self._frozen_width = width
         while len(self._frozen_lines) < len(self.frozen):
             piece = self.frozen[len(self._frozen_lines)]
             self._frozen_lines.append(
@@ -214,12 +238,45 @@ class MarkdownText(Streaming):
             )
         tail = self.text_so_far[self._frozen_upto :]
         live = view.render_renderable(self.content(), self, width) if tail.strip() else []
+        if self.streaming and len(tail) > FREEZE_AT and transformed(self, tail, "assistant", True) == tail:
+            live = self._cut_paragraph(view, width, tail, live)  # (not when extensions change the text)
         self.renders += 1
         self._lines = [line for piece in self._frozen_lines for line in piece] + live
         if not self._lines:
             self._lines = [Strip.blank(width, view.rich_style)]
         self._width = width
         return self._lines
+
+    def _cut_paragraph(self, view: TranscriptView, width: int, tail: str, live: list[Strip]) -> list[Strip]:
+        """Freeze the drawn lines of a long paragraph but the last few (see markdown.paragraph_cut); the
+        live lines left."""
+        cut = paragraph_cut(tail, [line.text for line in live], LIVE_LINES)
+        if cut is None:
+            return live
+        count, offset = cut
+        rest = view.render_renderable(markdown(tail[offset:]), self, width)
+        if rest != live[count:]:
+            return live
+        self._cut_in_paragraph.add(len(self.frozen))
+        self.frozen.append(tail[:offset])
+        self._frozen_lines.append(live[:count])
+        self._frozen_upto += offset
+        return rest
+
+    def _join_paragraph_cuts(self) -> None:
+        """Undo the cuts inside paragraphs (each piece joins the next; the last ones the live tail)."""
+        if self._cut_in_paragraph:
+            pieces: list[str] = []
+            carried = ""
+            for index, piece in enumerate(self.frozen):
+                if index in self._cut_in_paragraph:
+                    carried += piece
+                else:
+                    pieces.append(carried + piece)
+                    carried = ""
+            self.frozen, self._cut_in_paragraph = pieces, set()
+            self._frozen_upto -= len(carried)
+        self._frozen_lines = []
 
 
 def format_duration(seconds: float) -> str:
