@@ -38,8 +38,9 @@ def register(api: ExtensionAPI) -> None:
             return
         name = picked.split(" - ")[0].removeprefix("/")
         command = next((c for c in commands if c.name == name), None)
-        if command is not None and await ctx.ui.confirm(command.name, f"View source path?\n{command.path}"):
-            ctx.ui.notify(command.path, "info")
+        where = command.source_info.path if command is not None else ""
+        if command is not None and await ctx.ui.confirm(command.name, f"View source path?\n{where}"):
+            ctx.ui.notify(where, "info")
 
     api.register_command(
         "commands",

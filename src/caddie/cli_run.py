@@ -285,7 +285,6 @@ async def run_main(argv: list[str]) -> int:
                 build.registry.find,
                 lambda: session.start("startup"),
                 has_auth=build.has_auth or build.registry.has_auth,
-                cli_extensions=args.extension,
                 max_line_bytes=int(_env_number("CADDIE_RPC_MAX_LINE_BYTES", 64 * 1024 * 1024)),
                 eof_grace_s=_env_number("CADDIE_RPC_EOF_GRACE_S", 5.0),
             )

@@ -55,6 +55,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import ThinkingLevel
 from caddie.ai.providers.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
+from caddie.config.source_info import sdk_tool_source
 from caddie.errors import (
     Aborted,
     CaddieError,
@@ -499,5 +500,6 @@ async def _inline_extensions(
         extension.api = api
         for tool in custom_tools:
             api.register_tool(tool)
+            tool.source_info = sdk_tool_source(tool.name)  # Pi's ``<sdk:name>``
         out.append(extension)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caddie.extensions.api import SlashCommandInfo
+from caddie.extensions.api import SlashCommandInfo, SourceInfo
 from tests.examples.harness import with_example
 
 
@@ -26,12 +26,16 @@ async def test_get_commands_lists_templates_and_skills_with_their_source(tmp_pat
     run = await with_example(tmp_path, "commands.py", trust=True, settings={"enableSkillCommands": False})
     listed = run.session.core.runner.extensions[0].api.get_commands()  # type: ignore[union-attr]
     by_name = {c.name: c for c in listed}
+    example = by_name["commands"].path
     assert by_name["commands"] == SlashCommandInfo(
-        "commands", "List available slash commands", "extension", by_name["commands"].path
-    )
-    assert by_name["commands"].path.endswith("commands.py")
+        "commands", "List available slash commands", "extension", example, None, SourceInfo(example, "cli")
+    )  # loaded as with -e: this run only
+    assert example.endswith("commands.py")
     assert by_name["review"].source == "prompt" and by_name["review"].path == str(template)
     assert by_name["review"].description == "Review code" and by_name["review"].scope == "project"
+    assert by_name["review"].source_info == SourceInfo(
+        str(template), "auto", "project", base_dir=str(tmp_path / ".caddie")
+    )
     assert by_name["skill:tidy"].source == "skill" and by_name["skill:tidy"].path == str(skill)
     assert [c.source for c in listed] == sorted(
         (c.source for c in listed), key=["extension", "prompt", "skill"].index

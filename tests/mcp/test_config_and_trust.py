@@ -59,6 +59,14 @@ async def test_a_trusted_projects_mcp_json_starts_and_tools_can_be_chosen(tmp_pa
         assert [t.name for t in run.session.core.tools.all() if t.name.startswith("mcp__proj__")] == [
             "mcp__proj__add"
         ]
+        mcp_tool = next(t for t in run.session.core.tools.all() if t.name == "mcp__proj__add")
+        # Pi's sourceInfo: the extension that serves MCP (here loaded inline as ``<mcp>``; as shipped ``bundled:mcp``)
+        assert mcp_tool.source_info.to_json() == {
+            "path": "<mcp>",
+            "source": "mcp",
+            "scope": "temporary",
+            "origin": "top-level",
+        }
     finally:
         await run.session.shutdown("quit")
 

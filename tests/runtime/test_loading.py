@@ -117,6 +117,9 @@ async def test_extensions_load_from_every_source_in_order(tmp_path: Path) -> Non
         "hello-entrypoint",
     ]
     assert result.errors == []
+    entry_point = result.extensions[-1].source_info  # in caddie's own environment: the user's, a package
+    assert (entry_point.source, entry_point.scope, entry_point.origin) == ("entry-point", "user", "package")
+    assert result.extensions[3].source_info.base_dir == str(agent_dir())  # a folder in extensions/
 
 
 async def test_a_pi_extension_file_in_settings_is_one_clear_line(tmp_path: Path) -> None:

@@ -90,6 +90,7 @@ from caddie.ai.tokens import (
     utf16_message_chars,
 )
 from caddie.checkpoints.restore import RestoreReport
+from caddie.config.source_info import SourceInfo, SourceOrigin, SourceScope
 from caddie.errors import (
     Aborted,
     CaddieError,
@@ -410,6 +411,9 @@ __all__ = [
     "ShortcutHandler",
     "ShortcutSpec",
     "SlashCommandInfo",
+    "SourceInfo",
+    "SourceOrigin",
+    "SourceScope",
     "StaleExtensionContext",
     "StartEvent",
     "StreamOptions",
@@ -561,6 +565,7 @@ class ExtensionAPI:
 
     def register_tool(self, tool: ToolDefinition) -> None:
         tool.source = self._extension.path
+        tool.source_info = self._extension.source_info
         self._extension.tools[tool.name] = tool
         if self._host is not None:
             self._host.refresh_tools()
@@ -586,7 +591,12 @@ class ExtensionAPI:
     ) -> None:
         name = name.removeprefix("/")
         self._extension.commands[name] = CommandSpec(
-            name, description, handler, get_argument_completions, self._extension.path
+            name,
+            description,
+            handler,
+            get_argument_completions,
+            self._extension.path,
+            self._extension.source_info,
         )
 
     def unregister_command(self, name: str) -> None:
@@ -745,6 +755,7 @@ class ExtensionAPI:
         return self.host.get_active_tools()
 
     def get_all_tools(self) -> list[ToolDefinition]:
+        """Every configured tool; ``.source_info`` says where each came from (Pi's ``sourceInfo``)."""
         return self.host.get_all_tools()
 
     def set_active_tools(self, names: Sequence[str]) -> None:
@@ -753,7 +764,7 @@ class ExtensionAPI:
 
     def get_commands(self) -> list[SlashCommandInfo]:
         """Every ``/name`` of the session: extension commands, prompt templates and skills, each with its
-        ``source`` (``extension``, ``prompt``, ``skill``) and ``path`` (Pi's ``getCommands``)."""
+        ``source`` (``extension``, ``prompt``, ``skill``), ``path`` and ``source_info`` (Pi's ``getCommands``)."""
         return self.host.get_commands()
 
     async def set_model(self, model: Model) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 
 from caddie.ai.messages import CustomMessage, UserContent
 from caddie.ai.model import Model
+from caddie.config.source_info import UNDECIDED, SourceInfo, extension_source, resource_source
 from caddie.extensions.handler_context import CommandContext, ConfigScope, ExtensionContext
 from caddie.extensions.ui_components import ThemeView
 from caddie.sandbox import Sandbox
@@ -51,6 +52,8 @@ class CommandSpec:
     handler: CommandHandler
     get_argument_completions: Callable[[str], Sequence[str]] | None = None
     source: str = ""
+    source_info: SourceInfo = UNDECIDED
+    """Pi's ``sourceInfo``: the registering extension's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,16 @@ class SlashCommandInfo:
     template's or skill's file."""
     scope: str | None = None
     """Where a template or skill was found (``user``, ``project``, a package's name); None for commands."""
+    source_info: SourceInfo = UNDECIDED
+    """Pi's ``sourceInfo`` (``path``, ``source``, ``scope``, ``origin``, ``base_dir``): which configuration
+    brought the command in (docs/extensions.md)."""
+
+    def __post_init__(self) -> None:
+        if self.source_info is UNDECIDED:
+            decided = (
+                extension_source(self.path) if self.source == "extension" else resource_source(self.path)
+            )
+            object.__setattr__(self, "source_info", decided)
 
 
 @dataclass(slots=True)
@@ -287,3 +300,10 @@ class Extension:
     provider_sink: ProviderSink | None = None
     """Set once the model registry exists; from then on ``register_provider`` applies at once."""
     api: HostBinding | None = None
+    source_info: SourceInfo = UNDECIDED
+    """Pi's ``sourceInfo`` of the extension, given to its tools and commands (the loader decides it; else it
+    follows from ``path``)."""
+
+    def __post_init__(self) -> None:
+        if self.source_info is UNDECIDED:
+            self.source_info = extension_source(self.path)

@@ -21,8 +21,9 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -30,9 +31,11 @@ from types import ModuleType
 from typing import Any
 
 from caddie.config.pi_folders import PI_EXTENSION_SUFFIXES
+from caddie.config.source_info import SourceInfo, SourceScope
 from caddie.errors import ExtensionError
 from caddie.extensions.api import EventBus, ExtensionAPI
 from caddie.extensions.runner import Extension, ExtensionExit, call_handler
+from caddie.resources.discovery import plain_entries
 from caddie.resources.packages import InstalledPackage, is_managed_site
 
 BUNDLED = ("mulligan", "goal", "mcp")
@@ -49,6 +52,8 @@ class ExtensionSource:
     load: Callable[[], ModuleType]
     label: str = ""
     """How errors name it (default ``extension <path>``); packages say which package failed."""
+    source_info: SourceInfo | None = None
+    """Pi's ``sourceInfo`` for it (None: decided from ``path``)."""
 
 
 @dataclass(slots=True)
@@ -102,6 +107,7 @@ def path_source(path: str | Path, cwd: str | Path) -> ExtensionSource:
     p = Path(path).expanduser()
     if not p.is_absolute():
         p = Path(cwd) / p
+    p = Path(os.path.normpath(p))  # a settings entry's ``../`` (Pi's paths are normalized too)
     name = p.name if p.is_dir() or p.name != "__init__.py" else p.parent.name
     return ExtensionSource(str(p), name.removesuffix(".py"), _file_loader(p))
 
@@ -126,9 +132,9 @@ def entry_point_sources() -> list[ExtensionSource]:
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.dist is not None and is_managed_site(str(ep.dist.locate_file(""))):
             continue  # a package caddie installed: loaded (or not) through package_sources
-        out.append(
-            ExtensionSource(f"entry-point:{ep.name} ({ep.value})", ep.name, partial(_load_entry_point, ep))
-        )
+        path = f"entry-point:{ep.name} ({ep.value})"
+        installed = SourceInfo(path, "entry-point", "user", "package")  # in caddie's own environment
+        out.append(ExtensionSource(path, ep.name, partial(_load_entry_point, ep), source_info=installed))
     return out
 
 
@@ -148,6 +154,7 @@ def package_sources(packages: Iterable[InstalledPackage]) -> list[ExtensionSourc
                     ep.name,
                     partial(_load_entry_point, ep),
                     f"package {resource.distribution} ({package.spec.source}): extension {ep.name}",
+                    package.source_info(f"package:{package.spec.source}#{ep.name}"),
                 )
             )
     return out
@@ -185,13 +192,25 @@ def collect_sources(
     no_extensions: bool = False,
     disabled: Iterable[str] = (),
     packages: Iterable[ExtensionSource] = (),
+    settings_lists: Sequence[tuple[str, str, list[str]]] = (),
 ) -> list[ExtensionSource]:
-    sources = [path_source(p, cwd) for p in cli_paths]
+    """``settings_lists``: ``(scope, settings folder, entries)`` of each settings file's ``extensions`` list,
+    project first: both files' entries load, as in Pi (relative ones from their file's folder);
+    ``settings_paths``: paths from merged settings (the SDK's in-memory ones), user scope."""
+    sources = [_with_info(path_source(p, cwd), "cli", "temporary") for p in cli_paths]
     if not no_extensions:
         if project_trusted:
-            sources += [path_source(p, cwd) for p in discover_dir(Path(cwd) / ".caddie" / "extensions")]
-        sources += [path_source(p, cwd) for p in discover_dir(agent_dir / "extensions")]
-        sources += [path_source(p, cwd) for p in settings_paths]
+            project = Path(cwd) / ".caddie"
+            found = discover_dir(project / "extensions")
+            sources += [_with_info(path_source(p, cwd), "auto", "project", str(project)) for p in found]
+        sources += [
+            _with_info(path_source(p, cwd), "auto", "user", str(agent_dir))
+            for p in discover_dir(agent_dir / "extensions")
+        ]
+        for scope, folder, entries in settings_lists:
+            listed: SourceScope = "project" if scope == "project" else "user"
+            sources += [_with_info(path_source(p, folder), "local", listed) for p in plain_entries(entries)]
+        sources += [_with_info(path_source(p, cwd), "local", "user") for p in settings_paths]
         sources += list(packages)
         sources += entry_point_sources()
     sources += bundled_sources(disabled)
@@ -209,11 +228,20 @@ def collect_sources(
     return unique
 
 
+def _with_info(
+    source: ExtensionSource, kind: str, scope: SourceScope, base_dir: str | None = None
+) -> ExtensionSource:
+    source.source_info = SourceInfo(source.path, kind, scope, "top-level", base_dir)
+    return source
+
+
 async def load_extensions(sources: list[ExtensionSource]) -> LoadResult:
     """Import each source and run its ``register(api)``; failures become error lines, never exceptions."""
     result = LoadResult()
     for source in sources:
         extension = Extension(source.path, source.name)
+        if source.source_info is not None:
+            extension.source_info = source.source_info
         api = ExtensionAPI(extension, result.events)
         extension.api = api
         try:

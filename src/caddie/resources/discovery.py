@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings import read_json_object
+from caddie.config.source_info import SourceInfo, resource_source
 from caddie.resources.packages import InstalledPackage, filter_enabled
 from caddie.resources.prompts import PromptTemplate, load_template_file, template_files
 from caddie.resources.skills import Skill, WalkMode, load_skill_file, skill_files
@@ -90,6 +91,8 @@ class ExtraPath:
 
     path: str
     extension: str
+    base_dir: str | None = None
+    """The extension's folder (None for one that has no file: bundled, from a package)."""
 
 
 @dataclass
@@ -269,6 +272,8 @@ class _Candidate:
     settings_scope: Literal["user", "project"] | None = None
     filters: list[str] | None = None
     """The package's filter list for this resource type (names), when it comes from a package."""
+    info: SourceInfo | None = None
+    """Pi's ``sourceInfo`` for it."""
 
 
 def _path_files(path: str, kind: Literal["skill", "prompt"], warnings: list[str], what: str) -> list[str]:
@@ -318,7 +323,7 @@ def _candidates(
     out: list[_Candidate] = []
     for raw in req.skill_paths if skill else req.prompt_paths:
         for f in _path_files(_resolve(raw, req.cwd), kind, warnings, what):
-            out.append(_Candidate(f, "cli", "cli"))
+            out.append(_Candidate(f, "cli", "cli", info=resource_source(f)))
     if not (req.no_skills if skill else req.no_prompt_templates):
         resource_kind = "skills" if skill else "prompts"
         for package in req.packages:
@@ -334,6 +339,7 @@ def _candidates(
                                 package=package.spec.source,
                                 settings_scope=package.spec.scope,
                                 filters=package.spec.filters.get(resource_kind),
+                                info=package.source_info(f),
                             )
                         )
         scopes = scope_settings(req.cwd, req.project_trusted)
@@ -345,6 +351,7 @@ def _candidates(
                     out.append(
                         _Candidate(f, "settings", f"{s.scope} settings", enabled, s.base_dir, None, s.scope)
                     )
+                    out[-1].info = SourceInfo(f, "local", s.scope)
         for s in scopes:
             entries = s.skills if skill else s.prompts
             for directory, mode, base in _standard_dirs(req, s, kind):
@@ -352,9 +359,11 @@ def _candidates(
                     out.append(
                         _Candidate(f, s.scope, s.scope, is_enabled(f, entries, base), base, None, s.scope)
                     )
+                    out[-1].info = SourceInfo(f, "auto", s.scope, base_dir=base)
     for extra in req.extension_skill_paths if skill else req.extension_prompt_paths:
         for f in _path_files(_resolve(extra.path, req.cwd), kind, warnings, what):
-            out.append(_Candidate(f, "extension", f"extension {extra.extension}"))
+            info = SourceInfo(f, f"extension:{extra.extension}", base_dir=extra.base_dir)
+            out.append(_Candidate(f, "extension", f"extension {extra.extension}", info=info))
     return out
 
 
@@ -372,6 +381,7 @@ def discover(req: DiscoveryRequest) -> Resources:
         skill = loaded.skill
         if skill is None:
             continue
+        skill.source_info = c.info
         seen_files.add(real)
         if c.package is not None:
             c.enabled = c.enabled and filter_enabled(skill.name, c.filters)
@@ -411,6 +421,7 @@ def discover(req: DiscoveryRequest) -> Resources:
             warnings.append(warning)
         if template is None:
             continue
+        template.source_info = c.info
         seen_files.add(real)
         if c.package is not None:
             c.enabled = c.enabled and filter_enabled(template.name, c.filters)

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings import read_json_object
+from caddie.config.source_info import SourceInfo
 from caddie.errors import ConfigurationError
 
 Scope = Literal["user", "project"]
@@ -348,10 +349,18 @@ class InstalledPackage:
     site: Path | None
     resources: list[PackageResource] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    directory: str | None = None
+    """The folder caddie installed it in (``install_dir``)."""
 
     @property
     def installed(self) -> bool:
         return self.site is not None
+
+    def source_info(self, path: str) -> SourceInfo:
+        """Pi's ``sourceInfo`` of something this package brought (at ``path``): the package's source as
+        written in settings, its settings' scope, its folder (a local package's own, else its install folder)."""
+        base_dir = self.spec.identity if self.spec.kind == "local" else self.directory
+        return SourceInfo(path, self.spec.source, self.spec.scope, "package", base_dir)
 
 
 def filter_enabled(name: str, patterns: list[str] | None) -> bool:
@@ -405,7 +414,7 @@ def inspect_package(spec: PackageSpec, cwd: str | Path) -> InstalledPackage:
     """What an installed package declares (nothing is imported here)."""
     where = install_dir(spec, cwd)
     site_dir = site_packages(where) if (where / MARKER).is_file() else None
-    package = InstalledPackage(spec, site_dir)
+    package = InstalledPackage(spec, site_dir, directory=str(where))
     if site_dir is None:
         return package
     for dist in distributions(spec, cwd):

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from caddie.config.source_info import SourceInfo
 from caddie.resources.frontmatter import FrontmatterError, parse_frontmatter
 
 _PLACEHOLDER = re.compile(r"\$\{(\d+|ARGUMENTS|@):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)")
@@ -29,6 +30,8 @@ class PromptTemplate:
     source: str = "path"
     """``user``, ``project``, ``cli``, ``settings``, ``package <source>`` or ``extension <name>``."""
     argument_hint: str | None = None
+    source_info: SourceInfo | None = None
+    """Pi's ``sourceInfo``, decided by discovery (None: a file loaded on its own)."""
 
 
 def parse_command_args(text: str) -> list[str]:

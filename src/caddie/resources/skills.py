@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from caddie.config.source_info import SourceInfo
 from caddie.errors import ConfigurationError
 from caddie.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 
@@ -35,6 +36,8 @@ class Skill:
     source: str = "path"
     """Where it was found: ``user``, ``project``, ``cli``, ``settings``, ``package <source>``, ``extension <name>``."""
     disable_model_invocation: bool = False
+    source_info: SourceInfo | None = None
+    """Pi's ``sourceInfo``, decided by discovery (None: a file loaded on its own)."""
 
 
 @dataclass(slots=True)

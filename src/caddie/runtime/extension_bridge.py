@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -285,7 +286,7 @@ class ExtensionBridge:
 
     def get_commands(self) -> list[SlashCommandInfo]:
         return [
-            SlashCommandInfo(c.name, c.description, c.kind, c.path, c.scope)
+            SlashCommandInfo(c.name, c.description, c.kind, c.path, c.scope, c.source_info)
             for c in self._session.prompter.slash_commands(every_skill=True)
         ]
 
@@ -354,8 +355,13 @@ class ExtensionBridge:
                         )
                     )
                     continue
-                skills += [ExtraPath(p, ext.name) for p in value.skill_paths or () if isinstance(p, str)]
-                prompts += [ExtraPath(p, ext.name) for p in value.prompt_paths or () if isinstance(p, str)]
+                where = os.path.dirname(ext.path) if os.path.isabs(ext.path) else None  # Pi's baseDir
+                skills += [
+                    ExtraPath(p, ext.name, where) for p in value.skill_paths or () if isinstance(p, str)
+                ]
+                prompts += [
+                    ExtraPath(p, ext.name, where) for p in value.prompt_paths or () if isinstance(p, str)
+                ]
                 themes += [ExtraPath(p, ext.name) for p in value.theme_paths or () if isinstance(p, str)]
         if not skills and not prompts:
             session.resources.theme_paths = themes

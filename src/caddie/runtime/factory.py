@@ -150,6 +150,7 @@ async def _load_extension_set(
     setup_errors += package_warnings
 
     async def load() -> tuple[list[Extension], list[str]]:
+        lists = scope_lists(cwd, trusted, "extensions")
         sources = collect_sources(
             cwd,
             cli_paths=extension_paths,
@@ -159,8 +160,8 @@ async def _load_extension_set(
             no_extensions=no_extensions,
             disabled=settings.get("disabledExtensions", []) or [],
             packages=package_sources(packages),
+            settings_lists=lists,
         )
-        lists = scope_lists(cwd, trusted, "extensions")
         disabled = set(settings.get("disabledExtensions", []) or [])
         cli = len(extension_paths)  # -e always loads
         sources = sources[:cli] + [s for s in sources[cli:] if extension_enabled(s, lists, disabled)]

@@ -22,6 +22,7 @@ from caddie.ai.messages import (
 )
 from caddie.ai.model import Model
 from caddie.config.settings import Settings
+from caddie.config.source_info import UNDECIDED
 from caddie.errors import UsageError
 from caddie.extensions.api import BeforeAgentStartEvent, CommandSpec, ExtensionContext
 from caddie.extensions.runner import ExtensionRunner
@@ -170,16 +171,32 @@ class Prompter:
         ``every_skill``)."""
         session = self._session
         out = [
-            SlashCommand(name, spec.description, "extension", spec.source)
+            SlashCommand(name, spec.description, "extension", spec.source, source_info=spec.source_info)
             for name, spec in session.runner.commands().items()
         ]
         out += [
-            SlashCommand(t.name, t.description, "prompt", t.file_path, t.source, t.argument_hint)
+            SlashCommand(
+                t.name,
+                t.description,
+                "prompt",
+                t.file_path,
+                t.source,
+                t.argument_hint,
+                t.source_info or UNDECIDED,
+            )
             for t in session.resources.prompts
         ]
         if every_skill or session.settings.get("enableSkillCommands", True) is not False:
             out += [
-                SlashCommand(f"skill:{s.name}", s.description, "skill", s.file_path, s.source)
+                SlashCommand(
+                    f"skill:{s.name}",
+                    s.description,
+                    "skill",
+                    s.file_path,
+                    s.source,
+                    None,
+                    s.source_info or UNDECIDED,
+                )
                 for s in session.resources.skills
             ]
         return out

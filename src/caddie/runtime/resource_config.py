@@ -100,6 +100,7 @@ def load_config_extensions(cwd: str, trusted: bool) -> tuple[list[Extension], li
         project_trusted=trusted,
         disabled=settings.get("disabledExtensions", []) or [],
         packages=package_sources(packages),
+        settings_lists=scope_lists(cwd, trusted, "extensions"),
     )
     try:
         asyncio.get_running_loop()

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from caddie.config.source_info import UNDECIDED, SourceInfo, extension_source, resource_source
+
 if TYPE_CHECKING:
     from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
     from caddie.ai.model import Model, ThinkingLevel
@@ -98,6 +100,13 @@ class SlashCommand:
     scope: str | None = None
     """Where a template or skill was found (``user``, ``project``, a package); None for extension commands."""
     argument_hint: str | None = None
+    source_info: SourceInfo = UNDECIDED
+    """Pi's ``sourceInfo`` (by default decided from ``path``)."""
+
+    def __post_init__(self) -> None:
+        if self.source_info is UNDECIDED:
+            decided = extension_source(self.path) if self.kind == "extension" else resource_source(self.path)
+            object.__setattr__(self, "source_info", decided)
 
 
 @dataclass(frozen=True, slots=True)

@@ -541,7 +541,10 @@ class FakeHost:
 
     def get_commands(self) -> list[SlashCommandInfo]:
         """The commands the fake's ``commands`` holds, then its ``prompt_commands`` (templates and skills)."""
-        listed = [SlashCommandInfo(c.name, c.description, "extension", c.source) for c in self.commands]
+        listed = [
+            SlashCommandInfo(c.name, c.description, "extension", c.source, source_info=c.source_info)
+            for c in self.commands
+        ]
         return [*listed, *self.prompt_commands]
 
     def refresh_tools(self) -> None:

@@ -16,6 +16,7 @@ from caddie.ai.abort import AbortSignal
 from caddie.ai.constrained_sampling import ConstrainedSampling, constrained_sampling_of
 from caddie.ai.messages import ImageContent, TextContent, Usage
 from caddie.ai.model import Tool
+from caddie.config.source_info import UNDECIDED, SourceInfo, builtin_tool_source
 from caddie.errors import ToolError as ToolError  # raise it from ``execute``: the message is the result text
 
 
@@ -50,6 +51,8 @@ class ToolDefinition:
     execution_mode: Literal["parallel", "sequential"] | None = None
     source: str = "builtin"
     """Who registered it: ``builtin`` or the extension's path."""
+    source_info: SourceInfo = UNDECIDED
+    """Pi's ``sourceInfo``: a built-in tool's is ``<builtin:name>``; ``register_tool`` gives the extension's."""
     render_call: Callable[..., Any] | None = None
     """How the interactive UI shows a call (Pi's ``renderCall``): ``(args, theme, context) -> component | str
     | Rich renderable`` (``context``: a ``ToolRenderContext``; a renderer may leave it out); None: caddie's
@@ -70,6 +73,10 @@ class ToolDefinition:
         self.constrained_sampling = constrained_sampling_of(
             self.constrained_sampling
         )  # ValueError if unusable
+
+    def __post_init__(self) -> None:
+        if self.source_info is UNDECIDED:
+            self.source_info = builtin_tool_source(self.name)
 
     def json_schema(self) -> dict[str, Any]:
         if isinstance(self.parameters, dict):

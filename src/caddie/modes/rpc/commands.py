@@ -406,7 +406,7 @@ async def get_commands(rpc: RpcServer, request: Request) -> None:
         if command.kind != "extension" or command.description is not None:
             item["description"] = command.description
         item["source"] = command.kind
-        item["sourceInfo"] = rpc.source_info(command.path)
+        item["sourceInfo"] = command.source_info.to_json()
         commands.append(item)
     await rpc.reply(request, {"commands": commands})
 

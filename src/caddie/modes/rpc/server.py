@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from caddie.ai.model import Model
@@ -24,9 +23,7 @@ class RpcServer:
         write: Write,
         find_model: Callable[[str, str], Model | None],
         has_auth: Callable[[Model], bool] = lambda _m: True,
-        cli_extensions: Sequence[str] = (),
     ) -> None:
-        self.cli_extensions = {str(Path(p).expanduser().resolve()) for p in cli_extensions}
         self.session = session
         self.ui = ui
         self.write = write
@@ -71,19 +68,3 @@ class RpcServer:
         """An extension command: it runs at once, even while the agent works."""
         name = message[1:].partition(" ")[0] if message.startswith("/") else ""
         return bool(name) and any(c.name == name for c in self.session.commands() if c.kind == "extension")
-
-    def source_info(self, path: str) -> dict[str, Any]:
-        """Pi's ``sourceInfo`` for what was loaded from ``path`` (an extension, a template, a skill)."""
-        info: dict[str, Any] = {"path": path}
-        if path.startswith(("bundled:", "entry-point:")):
-            info.update(source=path.partition(":")[0].replace("bundled", "builtin"), scope="temporary")
-        elif str(Path(path).resolve()) in self.cli_extensions:
-            info.update(source="cli", scope="temporary")
-        else:
-            project = Path(self.session.cwd).resolve()
-            scope = "project" if Path(path).resolve().is_relative_to(project) else "user"
-            info.update(source="local", scope=scope)
-        info["origin"] = "top-level"
-        if info["source"] == "local":
-            info["baseDir"] = str(Path(path).parent)
-        return info

@@ -8,7 +8,7 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, BinaryIO
 
 from caddie import untrusted
@@ -103,7 +103,6 @@ async def run_rpc(
     stdin: BinaryIO | None = None,
     *,
     has_auth: Callable[[Model], bool] = lambda _m: True,
-    cli_extensions: Sequence[str] = (),
     max_line_bytes: int = MAX_LINE_BYTES,
     eof_grace_s: float = EOF_GRACE_S,
 ) -> int:
@@ -111,7 +110,7 @@ async def run_rpc(
     up, so an extension may open a dialog from it. Every command runs as its own task: a command waiting
     for a dialog answer, a compaction or a shell command never blocks ``abort`` or the dialog's answer."""
     write = ui._write
-    server = RpcServer(session, ui, write, find_model, has_auth, cli_extensions)
+    server = RpcServer(session, ui, write, find_model, has_auth)
     shutdown = asyncio.ensure_future(session.wait_for_shutdown_request())  # ctx.shutdown(), once idle
     starting = asyncio.ensure_future(start())
     async for line in _until(_lines(stdin or sys.stdin, max_line_bytes), shutdown):
