@@ -24,4 +24,4 @@ async def test_the_first_extension_to_register_a_renderer_wins_as_in_pi(tmp_path
     hosted = run.session.extensions
     message, entry = hosted.message_renderer("card"), hosted.entry_renderer("card")
     assert message is not None and entry is not None
-    assert message.renderer() == "first" and entry.renderer() == "first"
+    assert message.renderer() == "first" and entry.renderer() == "first"  # type: ignore[call-arg]

@@ -73,8 +73,6 @@ class ToolDefinition:
         self.constrained_sampling = constrained_sampling_of(
             self.constrained_sampling
         )  # ValueError if unusable
-
-    def __post_init__(self) -> None:
         if self.source_info is UNDECIDED:
             self.source_info = builtin_tool_source(self.name)
 
