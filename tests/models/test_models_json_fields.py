@@ -100,9 +100,8 @@ def test_compat_flags_caddie_does_not_act_on_are_named_when_set(tmp_path: Path) 
     path.write_text(json.dumps({"providers": {"x": {**provider, "compat": compat, "models": [model]}}}))
     registry = ModelRegistry(path, env={})
     lines = sorted(w.removeprefix(f"{path}: ").partition("; ignoring it: ")[0] for w in registry.warnings)
-    assert lines == [
+    assert lines == [  # supportsOpenAIGrammarTools is acted on (grammar tools: constrained_sampling)
         "providers.x.compat.deferredToolsMode: is not supported",
         "providers.x.compat.supportsToolSearch: is not supported",
-        "providers.x.models[0].compat.supportsOpenAIGrammarTools: is not supported",
     ]
     assert registry.resolve("x/m").compat is not None  # the flags are kept; the model loads

@@ -101,8 +101,6 @@ REFUSED_COMPAT = {
     "not with OpenAI's tool_search items",
     "deferredToolsMode": "caddie activates deferred tools by sending the whole tool list again (Pi's fallback), "
     "not in Kimi's deferred format",
-    "supportsOpenAIGrammarTools": "caddie's tools have no grammar-constrained form; every tool is sent as a "
-    "function tool",
 }
 """Pi's compat flags that caddie parses but does not act on: set, each gets one line."""
 
