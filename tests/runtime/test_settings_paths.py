@@ -117,3 +117,32 @@ def test_caddie_p_does_not_import_a_planted_extension(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert not planted.exists()
     assert f"no such extension file: {settings.parent / 'ext' / 'hook.py'}" in result.stderr
+
+
+_SAVER = """
+import sys
+from pathlib import Path
+from caddie.config.settings import Settings
+settings = Settings(global_path=Path(sys.argv[1]))
+for i in range(40):
+    settings.save_global({sys.argv[2]: {str(i): i}})
+"""
+
+
+def test_two_processes_saving_different_keys_both_land(tmp_path: Path) -> None:
+    """Each save re-reads settings.json under the lock and writes through a temp file of its own, so
+    neither writer's keys vanish and neither trips over the other's temp file."""
+    path = tmp_path / "settings.json"
+    path.write_text('{"theme": "dark"}\n', encoding="utf-8")
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _SAVER, str(path), key], stderr=subprocess.PIPE, text=True)
+        for key in ("a", "b")
+    ]
+    for writer in writers:
+        _, err = writer.communicate(timeout=60)
+        assert writer.returncode == 0, err
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["theme"] == "dark"
+    assert data["a"] == {str(i): i for i in range(40)}
+    assert data["b"] == {str(i): i for i in range(40)}
+    assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # no temp file or lock left

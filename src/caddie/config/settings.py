@@ -13,13 +13,17 @@ itself (the key is ignored with a warning): session files hold prompts, tool out
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from caddie.config.file_lock import FileLock
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings_keys import GLOBAL_ONLY, global_only, migrate
 
@@ -76,13 +80,12 @@ class Settings:
         saving did not."""
         self.data = deep_merge(self.data, updates)
         path = self.global_path or agent_dir() / "settings.json"
-        current, problem = read_json_object(path)
-        if problem and path.exists():
-            raise ValueError(problem)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(deep_merge(current, updates), indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        with FileLock(path):  # two writers (two caddies, or a picker and the first-run theme) take turns
+            current, problem = read_json_object(path)
+            if problem and path.exists():
+                raise ValueError(problem)
+            _replace_atomically(path, json.dumps(deep_merge(current, updates), indent=2) + "\n")
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
@@ -343,3 +346,21 @@ def settings_files(cwd: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     user, _ = read_json_object(global_path)
     project, _ = read_json_object(project_path)
     return resolve_paths(user, global_path.parent), resolve_paths(project, project_path.parent)
+
+
+def _replace_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temp file of its own beside ``path``, then rename it over ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(tmp, mode)  # mkstemp makes it 0600; keep the file as readable as it was
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from caddie.ai.oauth.types import now_ms
-from caddie.models.file_lock import FileLock
+from caddie.config.file_lock import FileLock
 
 ModelRefresher = Callable[[], Awaitable[Sequence[Mapping[str, Any]]]]
 """An extension's ``refreshModels``: the provider's current models (models.json's model shape)."""

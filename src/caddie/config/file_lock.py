@@ -1,4 +1,4 @@
-"""A cross-process lock on a file that Pi's own lock respects: ``proper-lockfile``'s ``<file>.lock`` directory.
+"""A cross-process lock on a file that Pi's own lock respects: ``proper-lockfile``'s ``<file>.lock`` directory (auth.json, models-store.json, settings.json).
 
 Pi serialises every write of auth.json (and models-store.json) with ``proper-lockfile``: ``mkdir
 <file>.lock`` is the atomic acquire, the directory's mtime is refreshed every few seconds while held, a
