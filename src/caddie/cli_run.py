@@ -192,8 +192,9 @@ async def run_main(argv: list[str]) -> int:
     rpc_ui = None
     if mode == "rpc":
         from caddie.modes.rpc import RpcUI
+        from caddie.modes.rpc.ui import json_line_writer
 
-        rpc_ui = RpcUI(_stdout_json_writer())
+        rpc_ui = RpcUI(json_line_writer(sys.stdout))
         ui = rpc_ui
     tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools is not None else None
     if args.tui_mode == "regular":
@@ -545,14 +546,3 @@ def _log_to_stderr() -> None:
     handler.setFormatter(logging.Formatter("caddie: %(message)s"))
     handler.setLevel(logging.WARNING)
     logging.getLogger("caddie").addHandler(handler)
-
-
-def _stdout_json_writer() -> Callable[[dict[str, Any] | str], None]:
-    import json
-
-    def write(obj: dict[str, Any] | str) -> None:
-        line = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-    return write

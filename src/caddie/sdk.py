@@ -22,7 +22,6 @@ needs is importable from here; nothing else in ``caddie`` is promised to stay pu
 from __future__ import annotations
 
 import inspect
-import json
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -406,10 +405,11 @@ async def run_rpc_mode(
     no model is needed to start (the client may ``set_model``). ``stdin`` may be any binary stream: a pipe or
     a socket is read on the event loop, anything else in a thread. Set-up warnings go to ``err``."""
     from caddie.modes.rpc import RpcUI, run_rpc
+    from caddie.modes.rpc.ui import json_line_writer
 
     if options.get("ui") is not None:
         raise UsageError("run_rpc_mode's dialogs go to the RPC client; leave ui= out.")
-    ui = RpcUI(_json_line_writer(stdout or sys.stdout))
+    ui = RpcUI(json_line_writer(stdout or sys.stdout))
     built = await _build(_options(cwd, options), "rpc", ui)
     session = built.session
     for warning in built.warnings:
@@ -461,15 +461,6 @@ async def _subscribe(session: Session, on_event: Subscriber | None, warnings: li
         delivered = on_event(NoticeEvent(warning, "warning"))
         if inspect.isawaitable(delivered):
             await delivered
-
-
-def _json_line_writer(stream: TextIO) -> Callable[[dict[str, Any] | str], None]:
-    def write(obj: dict[str, Any] | str) -> None:
-        line = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        stream.write(line + "\n")
-        stream.flush()
-
-    return write
 
 
 def list_sessions(cwd: str | Path = ".", session_dir: str | Path | None = None) -> list[SessionSummary]:

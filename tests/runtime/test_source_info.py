@@ -190,3 +190,14 @@ def test_what_a_bare_path_says_and_the_json_shape_is_pis() -> None:
         "scope": "temporary",
         "origin": "top-level",
     }
+
+
+def test_the_sessions_commands_and_the_extension_apis_decide_a_source_alike() -> None:
+    from caddie.runtime.session_api import SlashCommand
+
+    for kind, path in [("extension", "bundled:goal"), ("extension", "/x/e.py"), ("skill", "/s/SKILL.md")]:
+        info = SlashCommandInfo("c", None, kind, path).source_info  # type: ignore[arg-type]
+        assert info == SlashCommand("c", None, kind, path).source_info  # type: ignore[arg-type]
+        assert info == (
+            extension_source(path) if kind == "extension" else SourceInfo(path, "local", base_dir="/s")
+        )

@@ -65,3 +65,9 @@ def resource_source(path: str) -> SourceInfo:
     """A skill or prompt template loaded from a path given for this run (Pi: ``local``, ``temporary``, its
     folder as the base)."""
     return SourceInfo(path, "local", base_dir=os.path.dirname(path))
+
+
+def command_source(path: str, from_extension: bool) -> SourceInfo:
+    """A slash command's source when none was given: an extension's command is the extension's, a template
+    or skill is the file it was read from."""
+    return extension_source(path) if from_extension else resource_source(path)

@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 
 from caddie.ai.messages import CustomMessage, UserContent
 from caddie.ai.model import Model
-from caddie.config.source_info import UNDECIDED, SourceInfo, extension_source, resource_source
+from caddie.config.source_info import UNDECIDED, SourceInfo, command_source, extension_source
 from caddie.extensions.handler_context import CommandContext, ConfigScope, ExtensionContext
 from caddie.extensions.ui_components import ThemeView
 from caddie.sandbox import Sandbox
@@ -75,10 +75,7 @@ class SlashCommandInfo:
 
     def __post_init__(self) -> None:
         if self.source_info is UNDECIDED:
-            decided = (
-                extension_source(self.path) if self.source == "extension" else resource_source(self.path)
-            )
-            object.__setattr__(self, "source_info", decided)
+            object.__setattr__(self, "source_info", command_source(self.path, self.source == "extension"))
 
 
 @dataclass(slots=True)

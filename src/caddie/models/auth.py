@@ -34,8 +34,8 @@ from typing import Any, Protocol
 
 from caddie.ai import secrets
 from caddie.ai.oauth.types import register_credential
-from caddie.config.paths import agent_dir
 from caddie.config.file_lock import FileLock
+from caddie.config.paths import agent_dir
 
 __all__ = ["AuthStore", "Credential", "InMemoryCredentialStore", "default_auth_path"]
 

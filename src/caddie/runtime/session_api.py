@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from caddie.config.source_info import UNDECIDED, SourceInfo, extension_source, resource_source
+from caddie.config.source_info import UNDECIDED, SourceInfo, command_source
 
 if TYPE_CHECKING:
     from caddie.ai.messages import AgentMessage, BashExecutionMessage, ImageContent
@@ -105,8 +105,7 @@ class SlashCommand:
 
     def __post_init__(self) -> None:
         if self.source_info is UNDECIDED:
-            decided = extension_source(self.path) if self.kind == "extension" else resource_source(self.path)
-            object.__setattr__(self, "source_info", decided)
+            object.__setattr__(self, "source_info", command_source(self.path, self.kind == "extension"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,7 @@ async def list_directory_through(operations: LsOperations, dir_path: str, limit:
     if not is_directory:
         raise ToolError(f"Not a directory: {dir_path}")
     try:
-        names = sorted(await operations.readdir(dir_path))
+        names = await operations.readdir(dir_path)
     except OSError as exc:
         raise ToolError(f"Cannot read directory: {node_fs_message(exc, 'scandir', dir_path)}") from exc
     results: list[str] = []

@@ -4,15 +4,27 @@ answers with ``extension_ui_response``; fire-and-forget calls (notify, status, w
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from caddie.ai.abort import AbortSignal
 from caddie.extensions.api import ComponentFactory, NotifyLevel, UnavailableUI, WidgetPlacement
 
 Write = Callable[[dict[str, Any] | str], None]
 """Sends one record: a dict to encode, or a line already encoded (a tree too deep for ``json.dumps``)."""
+
+
+def json_line_writer(stream: TextIO) -> Write:
+    """A ``Write`` putting each record on ``stream`` as one compact JSON line, flushed at once."""
+
+    def write(obj: dict[str, Any] | str) -> None:
+        line = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        stream.write(line + "\n")
+        stream.flush()
+
+    return write
 
 
 class RpcUI(UnavailableUI):
