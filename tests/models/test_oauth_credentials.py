@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from caddie.ai.model import Model
-from caddie.models.auth import AuthStore
 from caddie.config.file_lock import FileLock, LockTimeout
+from caddie.models.auth import AuthStore
 from caddie.models.oauth import LoginExpired, OAuthCredentials
 from caddie.models.registry import ModelRegistry
 from tests.interop.pi import PI_DIR, require_pi

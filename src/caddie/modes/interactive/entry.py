@@ -21,6 +21,7 @@ from rich.console import Console
 from caddie.modes.interactive.app import CaddieApp, Startup
 from caddie.modes.interactive.images import image_kind, prepare_terminal
 from caddie.modes.interactive.keys import enable_legacy_keys
+from caddie.modes.interactive.startup import thaw_startup_objects
 from caddie.modes.interactive.ui import TextualUI
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ async def run_interactive(
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+        thaw_startup_objects()
         ui.detach()
         if app.session is not None and not app.shutdown_done:
             app.shutdown_done = True

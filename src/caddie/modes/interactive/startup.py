@@ -200,10 +200,38 @@ def freeze_startup_objects(loading: Future[None] | None) -> None:
     """Take what start-up built (modules, the app, the loaded session; the model's SDK once ``loading`` is
     done) out of the garbage collector's full passes (``gc.freeze``). Those objects live as long as the
     process; a full pass would walk all of them again, ~50 ms on the event loop in the middle of a streamed
-    answer (a visible stall), while what changes as the UI runs (rendered lines, messages) stays collected."""
-    gc.freeze()
+    answer (a visible stall), while what changes as the UI runs (rendered lines, messages) stays collected.
+    Garbage is collected first (this runs once start-up is idle), so no dead cycle is kept for good; the app's
+    end calls ``thaw_startup_objects``, so a program that ran the UI (``caddie.sdk.run_interactive_mode``)
+    keeps a collector that sees all of its objects."""
+    _freeze.host_had_frozen = gc.get_freeze_count() > 0
+    _freeze.active = True
+    _collect_and_freeze()
     if loading is not None:
-        loading.add_done_callback(lambda _: gc.freeze())
+        loading.add_done_callback(lambda _: _collect_and_freeze())
+
+
+@dataclass
+class _FreezeState:
+    active: bool = False
+    host_had_frozen: bool = False
+    """The program had frozen objects of its own before: ``gc.unfreeze`` would thaw those too, so leave it."""
+
+
+_freeze = _FreezeState()
+
+
+def _collect_and_freeze() -> None:
+    if _freeze.active:  # a model SDK that finishes loading after the app ended is not frozen
+        gc.collect()
+        gc.freeze()
+
+
+def thaw_startup_objects() -> None:
+    """Undo ``freeze_startup_objects`` when the app ends (nothing when it did not freeze)."""
+    if _freeze.active and not _freeze.host_had_frozen:
+        gc.unfreeze()
+    _freeze.active = False
 
 
 def import_modules(names: Sequence[str]) -> None:
