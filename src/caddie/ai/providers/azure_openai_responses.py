@@ -105,7 +105,7 @@ class AzureOpenAIResponsesProvider:
             target,
             options,
             output,
-            ResponsesAssembler(
+            lambda: ResponsesAssembler(
                 output,
                 model,
                 grammar=grammar_input_properties(

@@ -391,9 +391,11 @@ class OpenAICodexResponsesProvider:
             sse_headers["x-client-request-id"] = session
         transport = options.transport or "auto"
         grammar_tools = (model.compat or ModelCompat()).supports_open_ai_grammar_tools is True
-        assembler = ResponsesAssembler(
-            output, model, options.service_tier, grammar_input_properties(context.tools, grammar_tools)
-        )
+
+        def assembler() -> ResponsesAssembler:  # built inside stream_via_sdk: a bad grammar is an error event
+            return ResponsesAssembler(
+                output, model, options.service_tier, grammar_input_properties(context.tools, grammar_tools)
+            )
 
         async def create(client: Any, body: dict[str, Any]) -> Any:
             if account is None:

@@ -796,7 +796,7 @@ class OpenAICompletionsProvider:
             model,
             options,
             output,
-            _ChunkAssembler(
+            lambda: _ChunkAssembler(
                 output,
                 model,
                 require_finish=compat.supports_finish_reason is not False,

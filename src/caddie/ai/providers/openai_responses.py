@@ -793,7 +793,7 @@ class OpenAIResponsesProvider:
             model,
             options,
             output,
-            ResponsesAssembler(
+            lambda: ResponsesAssembler(
                 output,
                 model,
                 options.service_tier,

@@ -96,7 +96,7 @@ async def stream_via_sdk(
     model: Model,
     options: StreamOptions,
     output: DraftAssistantMessage,
-    assembler: SdkAssembler,
+    assembler: SdkAssembler | Callable[[], SdkAssembler],
     *,
     headers: dict[str, str],
     api_key: str | None,
@@ -110,7 +110,8 @@ async def stream_via_sdk(
     """Key check → payload (through ``on_payload``) → SDK stream → events; failures become the final
     message, never an exception. ``create`` sends ``params`` (see ``encode_body``) and returns the SDK's
     stream of decoded events. The SDK stream is closed on every exit, so an abort closes the HTTP
-    connection at once; the client itself is kept for the next request."""
+    connection at once; the client itself is kept for the next request. ``assembler`` may be a function
+    making it: what it raises (a tool's grammar that cannot be used) becomes the error event too."""
     idle = options.timeout_s if options.timeout_s is not None else DEFAULT_IDLE_TIMEOUT_S
     progress = options.progress_timeout_s if options.progress_timeout_s is not None else idle
     guard = StreamGuard(options.signal, idle)
@@ -118,7 +119,9 @@ async def stream_via_sdk(
     secrets = [options.api_key]
     sdk_stream: Any = None
     started = False
+    built: SdkAssembler | None = None
     try:
+        built = parts = assembler() if callable(assembler) else assembler
         if not api_key:
             yield ErrorEvent(
                 "error", fail(output, FailureInfo(missing_key_text), aborted=False, secrets=secrets)
@@ -163,7 +166,7 @@ async def stream_via_sdk(
                     raise (NoProgress(progress) if idle_chunks else Stalled(progress)) from None
                 raise
             before = _progress_marker(output)
-            events = assembler.apply(chunk)
+            events = parts.apply(chunk)
             for event in events:
                 yield event
             if deadline is not None and (
@@ -173,12 +176,12 @@ async def stream_via_sdk(
                 idle_chunks = 0
             else:
                 idle_chunks += 1
-            if assembler.complete():
+            if parts.complete():
                 await _drain(sdk_stream)
                 break
         if guard.aborted:
             raise Aborted()
-        for event in assembler.finish():
+        for event in parts.finish():
             yield event
         if output.stop_reason == "error":
             info = FailureInfo(output.error_message or "The provider returned an error")
@@ -188,10 +191,12 @@ async def stream_via_sdk(
             output.stop_reason = "stop"
         yield DoneEvent(output.stop_reason, freeze(output))
     except Aborted:
-        assembler.finalize_quietly()
+        if built is not None:
+            built.finalize_quietly()
         yield ErrorEvent("aborted", fail(output, FailureInfo(""), aborted=True, secrets=secrets))
     except Exception as exc:
-        assembler.finalize_quietly()
+        if built is not None:
+            built.finalize_quietly()
         if isinstance(exc, ConnectionResetError):
             info = FailureInfo(
                 f"Connection lost: the stream from {safe_url(model.base_url)} ended before the reply finished ({exc}). "
