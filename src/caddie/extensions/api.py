@@ -249,18 +249,18 @@ from caddie.session.entries import (
 )
 from caddie.session.tree import TreeNode
 from caddie.tools.base import OnUpdate, ToolDefinition, ToolError, ToolRenderContext, ToolResult, text_result
-from caddie.tools.bash import create_bash_tool, create_local_bash_operations, limit_output
-from caddie.tools.edit import create_edit_tool
+from caddie.tools.bash import create_local_bash_operations, limit_output
+from caddie.tools.factories import create_bash_tool, create_edit_tool, create_read_tool, create_write_tool
 from caddie.tools.mutation_queue import with_file_mutation_queue
 from caddie.tools.operations import (
     BashOperations,
     EditOperations,
+    FileOperations,
     ReadOperations,
     ShellExec,
     ShellTimedOut,
     WriteOperations,
 )
-from caddie.tools.read import create_read_tool
 from caddie.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -270,7 +270,6 @@ from caddie.tools.truncate import (
     truncate_line,
     truncate_tail,
 )
-from caddie.tools.write import create_write_tool
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -341,6 +340,7 @@ __all__ = [
     "ExtensionHost",
     "ExtensionRuntimeNotReady",
     "ExtensionUI",
+    "FileOperations",
     "FlagSpec",
     "GrammarSampling",
     "Handler",
