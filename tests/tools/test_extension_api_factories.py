@@ -81,3 +81,20 @@ def test_operations_and_files_together_are_refused(tmp_path: Path) -> None:
     files = buffers(held, [])
     with pytest.raises(UsageError, match="operations= or files="):
         create_write_tool(tmp_path, files=files, operations=HostFiles(files))
+
+
+def test_bash_keeps_shell_and_a_callable_env(tmp_path: Path, run: Run) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def shell(command: str, cwd: str, *, on_data: Any, env: dict[str, str], **_: Any) -> int:
+        seen.append((command, cwd, env.get("FROM_HOOK", "")))
+        on_data(b"ran elsewhere\n")
+        return 0
+
+    bash = api.create_bash_tool(tmp_path, shell=shell, env=lambda: {"FROM_HOOK": "yes"})
+    assert run(bash, {"command": "make"}).text == "ran elsewhere\n"
+    hidden = api.create_bash_tool(
+        tmp_path, shell=shell, env=lambda: {"FROM_HOOK": "yes"}, expose_session_environment=False
+    )
+    run(hidden, {"command": "make"})
+    assert seen == [("make", str(tmp_path), "yes"), ("make", str(tmp_path), "")]
