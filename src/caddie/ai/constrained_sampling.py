@@ -49,7 +49,7 @@ class ConstrainedSamplingError(ProviderError):
     """A tool's constrained sampling cannot be honoured for this request (the sentence says why)."""
 
 
-class UnsupportedStrictSchema(ValueError):
+class UnsupportedStrictSchema(ProviderError):
     """The schema is outside the subset strict mode accepts."""
 
 
