@@ -4,13 +4,17 @@ there, and the system prompt names the remote directory. Needs key-based SSH (no
 bash on the remote. ``--ssh-command`` replaces the ``ssh`` program (e.g. ``ssh -F ~/.ssh/work.conf``).
 
 The tools stay caddie's own (same arguments, truncation and wording); only where their files and commands
-live changes: the file tools take ``operations`` (read, write, access, mkdir on the remote), as Pi's.
+live changes: the file tools take ``operations`` (read, write, access, mkdir on the remote), as Pi's. A missing
+or refused file fails as a local one would (``ENOENT``, ``EACCES``); a failed connection says so. A write
+lands whole or not at all: a dropped connection leaves the old file as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,7 +47,9 @@ class Remote:
     def path(self, local: str) -> str:
         return local.replace(self.local_cwd, self.cwd, 1)
 
-    async def run(self, command: str, data: bytes | None = None) -> bytes:
+    async def status(self, command: str, data: bytes | None = None) -> tuple[int, bytes, str]:
+        """Run ``command`` there: its exit status, output and error output. ssh itself failing (exit 255: no connection,
+        a refused key) is a ToolError saying so, never taken for the command's answer."""
         proc = await asyncio.create_subprocess_exec(
             *self.ssh,
             self.host,
@@ -53,12 +59,23 @@ class Remote:
             stderr=asyncio.subprocess.PIPE,
         )
         out, err = await proc.communicate(data)
-        if proc.returncode != 0:
-            raise ToolError(f"SSH failed ({proc.returncode}): {err.decode(errors='replace').strip()}")
+        if proc.returncode == 255:
+            reason = err.decode(errors="replace").strip() or "no reason given"
+            raise ToolError(
+                f"SSH connection to {self.host} failed: {reason}. Check that `ssh {self.host}` works "
+                "without a password prompt."
+            )
+        return proc.returncode or 0, out, err.decode(errors="replace").strip()
+
+    async def run(self, command: str, data: bytes | None = None) -> bytes:
+        code, out, err = await self.status(command, data)
+        if code != 0:
+            raise ToolError(f"SSH command failed on {self.host} ({code}): {err}")
         return out
 
-    def files(self) -> RemoteFiles:
-        return RemoteFiles(self)
+    def files(self, writable: bool = False) -> RemoteFiles:
+        """The file tools' operations; ``writable``: access checks ask for writing too (the edit tool's)."""
+        return RemoteFiles(self, writable)
 
     async def stream(
         self,
@@ -99,24 +116,59 @@ class Remote:
         return code
 
 
+# The access check's answers, as exit statuses of its script.
+_MISSING, _DIRECTORY, _REFUSED = 3, 4, 5
+
+# Replace the file in one step: the text goes to a temporary file beside it, which takes the old file's mode
+# and is moved over it only once all of it has arrived (its size checked: a dropped connection ends the
+# input early without an error). Positional parameters: the target, then the expected size in bytes.
+_REPLACE = r"""
+target=$1
+[ -L "$target" ] && target=$(readlink -f -- "$target")
+dir=$(dirname -- "$target")
+tmp=$(mktemp "$dir/.$(basename -- "$target").caddie.XXXXXX") || exit 1
+trap 'rm -f -- "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM PIPE
+if [ -e "$target" ]; then cp -p -- "$target" "$tmp" || exit 1; fi
+cat > "$tmp" || exit 1
+[ $(wc -c < "$tmp") -eq "$2" ] || { echo "the connection ended before all of the file arrived" >&2; exit 1; }
+mv -f -- "$tmp" "$target"
+"""
+
+
 @dataclass
 class RemoteFiles:
     """The file tools' operations (read, write, edit) on the remote: every path mapped to its twin there."""
 
     remote: Remote
+    writable: bool = False
+    """Access means reading and writing (the edit tool's), not reading only (the read tool's)."""
 
     async def read_file(self, path: str) -> bytes:
         return await self.remote.run(f"cat {shlex.quote(self.remote.path(path))}")
 
     async def write_file(self, path: str, content: str) -> None:
-        await self.remote.run(f"cat > {shlex.quote(self.remote.path(path))}", content.encode())
+        data = content.encode()
+        script = f"sh -c {shlex.quote(_REPLACE)} sh {shlex.quote(self.remote.path(path))} {len(data)}"
+        await self.remote.run(script, data)
 
     async def access(self, path: str) -> None:
+        """Raise as the local file system would (the tools word these as they do for local files:
+        ``ENOENT``/``EACCES``); a failed connection is the ToolError ``Remote.status`` raises."""
         target = shlex.quote(self.remote.path(path))
-        try:
-            await self.remote.run(f"test -r {target} && test -f {target}")
-        except ToolError:
-            raise FileNotFoundError(2, "No such file or directory", path) from None
+        checks = [f"test -e {target} || exit {_MISSING}", f"test -d {target} && exit {_DIRECTORY}"]
+        checks.append(f"test -r {target} || exit {_REFUSED}")
+        if self.writable:
+            checks.append(f"test -w {target} || exit {_REFUSED}")
+        code, _, err = await self.remote.status("; ".join(checks) + "; exit 0")
+        if code == _MISSING:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        if code == _DIRECTORY:
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if code == _REFUSED:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        if code != 0:
+            raise ToolError(f"SSH command failed on {self.remote.host} ({code}): {err}")
 
     async def mkdir(self, path: str) -> None:
         await self.remote.run(f"mkdir -p {shlex.quote(self.remote.path(path))}")
@@ -149,11 +201,10 @@ def register(api: ExtensionAPI) -> None:
         if not path:
             here.cwd = (await here.run("pwd")).decode().strip()
         remote[:] = [here]
-        files = here.files()
         for tool in (
-            create_read_tool(ctx.cwd, operations=files),
-            create_write_tool(ctx.cwd, operations=files),
-            create_edit_tool(ctx.cwd, operations=files),
+            create_read_tool(ctx.cwd, operations=here.files()),
+            create_write_tool(ctx.cwd, operations=here.files()),
+            create_edit_tool(ctx.cwd, operations=here.files(writable=True)),
             create_bash_tool(ctx.cwd, shell=shell),
         ):
             api.register_tool(tool)  # same names as the built-ins: these take their place

@@ -37,6 +37,21 @@ from caddie.sdk import (
     open_session,
 )
 
+# Replace a file in one step: the text goes to a temporary file beside it, which takes the old file's mode and
+# is moved over it only once all of it has arrived (its size checked: a dropped connection just ends the input
+# early). Positional parameters: the file, then the expected size in bytes.
+REPLACE_SCRIPT = r"""
+target=$1
+[ -L "$target" ] && target=$(readlink -f -- "$target")
+tmp=$(mktemp "$(dirname -- "$target")/.$(basename -- "$target").caddie.XXXXXX") || exit 1
+trap 'rm -f -- "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM PIPE
+if [ -e "$target" ]; then cp -p -- "$target" "$tmp" || exit 1; fi
+cat > "$tmp" || exit 1
+[ $(wc -c < "$tmp") -eq "$2" ] || { echo "the connection ended before all of the file arrived" >&2; exit 1; }
+mv -f -- "$tmp" "$target"
+"""
+
 
 class OverSsh:
     """``CodingOperations`` on ``host``: every file access and command is one ``ssh host script``."""
@@ -52,6 +67,12 @@ class OverSsh:
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         out, err = await proc.communicate(stdin)
+        if proc.returncode == 255:  # ssh's own failure, not the script's answer
+            reason = err.decode(errors="replace").strip() or "no reason given"
+            raise ToolError(
+                f"SSH connection to {self.host} failed: {reason}. Check that `ssh {self.host}` works "
+                "without a password prompt."
+            )
         return proc.returncode or 0, out, err
 
     async def access(self, path: str) -> None:
@@ -72,7 +93,9 @@ class OverSsh:
         return out
 
     async def write_file(self, path: str, content: str) -> None:
-        code, _, err = await self._run(f"cat > {shlex.quote(path)}", content.encode())
+        data = content.encode()
+        script = f"sh -c {shlex.quote(REPLACE_SCRIPT)} sh {shlex.quote(path)} {len(data)}"
+        code, _, err = await self._run(script, data)
         if code != 0:
             raise ToolError(f"Cannot write {path} on {self.host}: {err.decode(errors='replace').strip()}")
 

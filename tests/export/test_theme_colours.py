@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from caddie.config.paths import agent_dir
 from caddie.modes.export_html.assets import CSS
-from caddie.modes.interactive.themes import ExportColours, export_colours
+from caddie.modes.theme_files import ExportColours, export_colours
 from caddie.session.store import SessionStore
 from tests.export.helpers import export, open_session, write_settings
 
@@ -64,3 +66,31 @@ def test_caddie_export_uses_the_settings_themes_export_colours(tmp_path: Path) -
     assert override.count(rule) == 2, "the theme's colours win in a light and a dark browser alike"
     assert "--warn:#ffd7af" in override
     assert ".hl .k" in override, "code colours for the page's shade follow"
+
+
+NO_TEXTUAL = """
+import io, json, sys
+import caddie.modes.rpc.commands, caddie.modes.rpc.server
+from caddie.modes.inspect import run_subcommand
+from caddie.modes.theme_files import settings_export_colours
+out = io.StringIO()
+code = run_subcommand(["export", sys.argv[1], "-o", sys.argv[2]], out)
+print(json.dumps({"code": code, "textual": sorted(m for m in sys.modules if m.split(".")[0] == "textual")}))
+"""
+
+
+def test_rpc_and_caddie_export_find_the_themes_colours_without_importing_textual(tmp_path: Path) -> None:
+    theme_file(agent_dir() / "themes", HARBOUR)
+    write_settings({"theme": "harbour"})
+    store = SessionStore.create(tmp_path, tmp_path / "sessions")
+    open_session(store)
+    assert store.path is not None
+    out = tmp_path / "page.html"
+    run = subprocess.run(
+        [sys.executable, "-c", NO_TEXTUAL, str(store.path), str(out)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result == {"code": 0, "textual": []}
+    assert "--bg:#101820" in style_of(out.read_text()), "the settings' theme's colours were found"

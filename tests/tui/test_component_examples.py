@@ -5,6 +5,7 @@ labels, tool renderers, an editor component, autocomplete, dialogs drawn as comp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import random
@@ -787,3 +788,29 @@ async def test_status_cards_are_drawn_kept_and_never_sent_to_the_model(tmp_path:
     async with reopened.run_test(size=LARGE) as pilot:
         await ready(reopened, pilot)
         await until(pilot, lambda: "[status] deploy is green" in widget_text(reopened.conversation))
+
+
+async def test_arcade_screen_disposed_from_outside_stops_its_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pi's component contract: ``dispose()`` when the component is taken away without the game's own keys."""
+    module = arcade().snake
+    monkeypatch.setattr(module.Board, "tick_seconds", 0.01)
+    monkeypatch.setattr(module, "WIDTH", 2000)
+    renders: list[int] = []
+    ticked = asyncio.Event()
+
+    class Tui:
+        def request_render(self) -> None:
+            renders.append(1)
+            ticked.set()
+
+    board = module.Board(module.Game.new(), Tui(), DEFAULT_THEME, lambda game: None, lambda result: None)
+    board.start()
+    task = board.ticking[0]
+    await asyncio.wait_for(ticked.wait(), 5)  # it runs
+    board.dispose()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    assert task.cancelled() and not board.ticking
+    stepped = len(renders)
+    await asyncio.sleep(0.05)  # five ticks' time: a running tick would have rendered again
+    assert len(renders) == stepped

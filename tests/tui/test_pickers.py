@@ -6,13 +6,21 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.widgets import Input, Static
 
 from caddie.ai.messages import UserMessage, replace
 from caddie.ai.providers.faux import faux_message
 from caddie.modes.interactive.conversation import UserBlock
-from caddie.modes.interactive.dialogs import ConfirmScreen, InputScreen, SelectScreen
-from caddie.modes.interactive.pickers import ForkPicker, ModelPicker, SessionPicker, TreePicker, age
+from caddie.modes.interactive.dialogs import Choice, ConfirmScreen, InputScreen, SelectScreen
+from caddie.modes.interactive.pickers import (
+    SEARCHED_MESSAGE_CHARS,
+    ForkPicker,
+    ModelPicker,
+    SessionPicker,
+    TreePicker,
+    age,
+)
 from caddie.session.entries import MessageEntry
 from caddie.session.store import SessionStore
 from tests.tui.harness import LARGE, SMALL, make_app, ready, settle, submit, type_text, until, widget_text
@@ -562,3 +570,31 @@ async def test_the_dash_r_picker_takes_re_queries_too(tmp_path: Path) -> None:
         assert app.session is not None
         opened = app.session.store.session_file
     assert opened == wanted
+
+
+async def test_resume_search_text_is_lowercased_once_and_holds_the_first_20000_characters(
+    tmp_path: Path,
+) -> None:
+    filler = "x" * (SEARCHED_MESSAGE_CHARS + 100)
+    early = saved_session(tmp_path, f"Early NEEDLE {filler}")
+    saved_session(tmp_path, f"{filler} late needle")  # past the searched part
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/resume")
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        folded = [c.folded for c in picker.choices]
+        search = picker.query_one("#filter", Input)
+        search.value = "needle"
+        await pilot.pause()
+        found = [c.id for c in picker.shown]
+        search.value = "re:needle"
+        await pilot.pause()
+        found_by_regex = [c.id for c in picker.shown]
+    assert all(f == f.lower() for f in folded)
+    assert all(len(f) < SEARCHED_MESSAGE_CHARS + 1000 for f in folded)
+    assert found == [early] and found_by_regex == [early]
+    choice = Choice("id", Text("Title"), "Some TEXT")
+    assert choice.folded == "some text" and Choice("id", Text("Only A Title")).folded == "only a title"

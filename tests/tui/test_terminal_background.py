@@ -6,6 +6,7 @@ import json
 import os
 import select
 import threading
+import time
 import tty
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,9 +32,11 @@ DA1 = b"\x1b[?62;22c"
 class FakeTerminal:
     """The terminal side of a pty: reads what the program writes and answers the queries it knows."""
 
-    def __init__(self, answer: bytes | None) -> None:
+    def __init__(self, answer: bytes | None, delay: float = 0.0) -> None:
         self.answer = answer
         """The reply to the whole query (None: a terminal that answers nothing)."""
+        self.delay = delay
+        """Seconds between the query and the reply (a slow ssh round trip)."""
         self.master, self.slave = os.openpty()
         self.received = b""
         self._stop = threading.Event()
@@ -49,6 +52,7 @@ class FakeTerminal:
             except OSError:
                 return
             if QUERY in self.received and self.answer is not None:
+                time.sleep(self.delay)
                 os.write(self.master, self.answer)
                 self.answer = None
 
@@ -68,8 +72,8 @@ class FakeTerminal:
 
 
 @contextmanager
-def fake_terminal(answer: bytes | None) -> Iterator[FakeTerminal]:
-    terminal = FakeTerminal(answer)
+def fake_terminal(answer: bytes | None, delay: float = 0.0) -> Iterator[FakeTerminal]:
+    terminal = FakeTerminal(answer, delay)
     try:
         yield terminal
     finally:
@@ -105,10 +109,10 @@ def test_light_and_dark_follow_the_colours_luminance() -> None:
 
 def test_a_terminal_that_answers_is_read_and_nothing_is_left_to_type() -> None:
     with fake_terminal(b"\x1b]11;rgb:fafa/fafa/fafa\x07" + DA1) as terminal:
-        rgb, typed = query_background(terminal.slave, terminal.slave, timeout=5)
+        rgb, typed, silent = query_background(terminal.slave, terminal.slave, timeout=5)
         left = terminal.unread()
         asked = terminal.received
-    assert rgb == (250, 250, 250) and typed == ""
+    assert rgb == (250, 250, 250) and typed == "" and not silent
     assert asked == QUERY
     assert left == b""
 
@@ -119,6 +123,24 @@ def test_a_terminal_without_osc_11_ends_the_wait_with_its_da1_answer() -> None:
         left = terminal.unread()
     assert (background.theme, background.source, background.confident) == ("dark", "fallback", False)
     assert left == b""
+
+
+def test_the_default_wait_outlasts_a_slow_ssh_round_trip() -> None:
+    """Over ssh the replies come a round trip later: with the default wait they are read, not typed."""
+    with fake_terminal(b"\x1b]11;rgb:ffff/ffff/ffff\x07" + DA1, delay=0.5) as terminal:
+        rgb, typed, silent = query_background(terminal.slave, terminal.slave)
+        left = terminal.unread()
+    assert (rgb, typed, silent) == ((255, 255, 255), "", False)
+    assert left == b""
+
+
+def test_a_reply_cut_off_by_the_end_of_the_wait_is_not_typed() -> None:
+    with fake_terminal(b"ab\x1b]11;rgb:ffff/ff") as terminal:  # the rest would come after the wait
+        rgb, typed, silent = query_background(terminal.slave, terminal.slave, timeout=0.2)
+    assert (rgb, typed, silent) == (None, "ab", True)
+    assert typed_text(b"ab\x1b]11;rgb:0/0/0\x07\x1b[?62;2") == "ab"
+    assert typed_text(b"ab\x1b]11;rgb:0/0/0\x1b") == "ab"
+    assert typed_text(b"ab\x1b[?") == "ab"
 
 
 def test_a_silent_terminal_is_waited_for_briefly_then_colorfgbg_decides() -> None:
@@ -156,6 +178,23 @@ def test_a_command_line_theme_or_an_unanswered_query_saves_nothing(tmp_path: Pat
         unknown = ask(terminal, tmp_path)
     assert told is None and asked == b""
     assert unknown is None and not (agent_dir() / "settings.json").exists()
+
+
+def test_a_terminal_that_answers_nothing_gets_dark_saved_and_is_not_waited_for_again(tmp_path: Path) -> None:
+    def start(terminal: FakeTerminal) -> str | None:
+        return startup_theme(
+            str(tmp_path), None, {"TERM": "xterm"}, project_trusted=True, fd_in=terminal.slave,
+            fd_out=terminal.slave, timeout=0.1,
+        ).theme  # fmt: skip
+
+    with fake_terminal(None) as terminal:
+        first = start(terminal)
+    saved = json.loads((agent_dir() / "settings.json").read_text())
+    with fake_terminal(None) as terminal:
+        again = start(terminal)
+        asked_again = terminal.received
+    assert first is None and saved == {"theme": "dark"}
+    assert again is None and asked_again == b""
 
 
 def test_a_theme_that_cannot_be_saved_is_still_used_for_this_run(tmp_path: Path) -> None:

@@ -10,10 +10,22 @@ import pytest
 from textual.color import Color
 
 from caddie.config.paths import agent_dir
+from caddie.extensions.api import CustomEntry, EntryRenderOptions, ExtensionAPI, ThemeView
 from caddie.modes.interactive.app import CaddieApp
 from caddie.modes.interactive.conversation import InfoBlock, MarkdownText, StartupHeader
+from caddie.modes.interactive.extension_hooks import EntryBlock
 from caddie.modes.interactive.theme_book import ThemeBook
-from tests.tui.harness import LARGE, SMALL, make_app, ready, until, widget_text, write_settings
+from tests.tui.harness import (
+    LARGE,
+    SMALL,
+    inline_extension,
+    make_app,
+    ready,
+    submit,
+    until,
+    widget_text,
+    write_settings,
+)
 from tests.tui.test_long_paragraph import WORDS, drawn, whole
 
 
@@ -161,3 +173,41 @@ async def test_a_long_streamed_paragraph_is_drawn_whole_in_the_new_theme(tmp_pat
         expected = whole(view, block, width)  # in the light theme's colours
     assert cut >= 2
     assert after == expected
+
+
+async def test_an_entry_renderer_is_asked_again_when_the_theme_file_changes_under_the_same_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ThemeBook, "POLL_SECONDS", 0.05)
+    themes = agent_dir() / "themes"
+    themes.mkdir(parents=True)
+    ocean = themes / "ocean.json"
+    write_theme(ocean, "#0077be")
+    write_settings(theme="ocean")
+    drawn_with: list[str] = []
+
+    def register(api: ExtensionAPI) -> None:
+        def render(entry: CustomEntry, options: EntryRenderOptions, theme: ThemeView) -> object:
+            card = theme.fg("accent", "card")
+            drawn_with.append(card)
+            return card
+
+        async def card(args: str, ctx: object) -> None:
+            api.append_entry("card", {})
+
+        api.register_entry_renderer("card", render)
+        api.register_command("card", card, "add a card")
+
+    app, _ = make_app(tmp_path, extensions=[inline_extension(register, "cards")])
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(app, pilot)
+        await submit(pilot, app, "/card")
+        await until(pilot, lambda: bool(drawn_with))
+        first = drawn_with[-1]
+        write_theme(ocean, "#aa3300", bump=1)
+        await until(pilot, lambda: primary(app) == "#aa3300")
+        await until(pilot, lambda: drawn_with[-1] != first)
+        on_screen = widget_text(app.conversation.blocks_of(EntryBlock)[0])
+    assert app.theme == "ocean"
+    assert "170;51;0" in drawn_with[-1] and "170;51;0" not in first  # #aa3300 in the ANSI colour
+    assert on_screen.strip() == "card"

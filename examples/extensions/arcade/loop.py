@@ -73,6 +73,11 @@ class GameScreen(Generic[G]):
         while self.ticking:
             self.ticking.pop().cancel()
 
+    def dispose(self) -> None:
+        """Taken off the screen (by the game's own keys or from outside, e.g. when the session ends): the
+        tick stops, so no task keeps stepping a game nobody sees."""
+        self.stop()
+
     async def run(self) -> None:
         while not self.game.over:
             await asyncio.sleep(self.tick_seconds)

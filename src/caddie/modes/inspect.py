@@ -421,7 +421,7 @@ async def _context(path: str | None, cwd: str, as_json: bool, out: TextIO) -> in
 async def export_session_file(path: str | None, cwd: str, output: str | None) -> Path:
     """Load the session's extensions (read-only) so they can say what the model is sent, then write the page."""
     from caddie.modes.export_html import default_export_path, export_session
-    from caddie.modes.interactive.theme_book import settings_export_colours
+    from caddie.modes.theme_files import settings_export_colours
 
     source = _open(path, cwd).path
     assert source is not None

@@ -28,7 +28,7 @@ from caddie.session.entries import entry_to_json
 from caddie.session.store import SessionStore
 
 if TYPE_CHECKING:
-    from caddie.modes.interactive.themes import ExportColours
+    from caddie.modes.theme_files import ExportColours
 
 __all__ = [
     "Visibility",

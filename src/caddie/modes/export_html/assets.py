@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from caddie.modes.interactive.themes import ExportColours
+    from caddie.modes.theme_files import ExportColours
 
 LIGHT_PALETTE = {
     "bg": "#f7f7f8", "card": "#fff", "fg": "#1d1d1f", "muted": "#6b6b76", "line": "#dedee3", "accent": "#3b6fd8",

@@ -103,14 +103,6 @@ class Conversation(TranscriptView):
         super().on_mount()
         self.set_interval(FLUSH_INTERVAL, self._flush)
         self.set_interval(1.0, self._tick)
-        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
-
-    def _theme_changed(self, _theme: object) -> None:
-        """Blocks an extension draws with the theme's colours (entry renderers) draw again."""
-        for block in self.blocks:
-            changed = getattr(block, "theme_changed", None)
-            if callable(changed):
-                changed()
 
     def schedule(self, block: Block) -> None:
         """Draw ``block`` again at the next flush (at most ~15 times a second)."""

@@ -7,7 +7,7 @@ Ctrl+C, handled by the app) cancels: ``False`` for confirm, ``None`` for the oth
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -93,6 +93,13 @@ class Choice:
     prompt: Text | str
     search: str = ""
     """What the filter matches against (defaults to the prompt's plain text)."""
+    folded: str = field(init=False, repr=False)
+    """``search`` (or the prompt's plain text) lowercased once, when the row is made: the filter compares
+    against it at every keystroke."""
+
+    def __post_init__(self) -> None:
+        plain = self.prompt if isinstance(self.prompt, str) else self.prompt.plain
+        self.folded = (self.search or plain).lower()
 
 
 def _one_row(prompt: Text | str, width: int) -> Text:
@@ -108,10 +115,10 @@ EDGE = 20
 """Moving this close to the edge of the window shows the rows beyond it."""
 
 
-def matches(query: str, haystack: str) -> bool:
-    """Every whitespace-separated word of the query occurs in the haystack (case-insensitive)."""
-    low = haystack.lower()
-    return all(word in low for word in query.lower().split())
+def matches(query: str, folded: str) -> bool:
+    """Every whitespace-separated word of the query occurs in ``folded`` (a lowercased haystack, as
+    ``Choice.folded``): case-insensitive."""
+    return all(word in folded for word in query.lower().split())
 
 
 class ListScreen(CancellableScreen):
@@ -175,7 +182,7 @@ class ListScreen(CancellableScreen):
     def refill(self, keep: str | None = None) -> None:
         query = self.query_one("#filter", Input).value if self.with_filter else ""
         self.shown = [
-            c for c in self.choices if matches(query, c.search or (c.prompt if isinstance(c.prompt, str) else c.prompt.plain))
+            c for c in self.choices if matches(query, c.folded)
         ] if query.strip() else list(self.choices)  # fmt: skip
         index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
         self._show_window(index)

@@ -160,7 +160,7 @@ class EntryBlock(ExpandableBlock):
         self._drawn: object = None
         """What the renderer returned (a component, a string, a Rich renderable) or None."""
         self._drawn_as: tuple[bool, str] | None = None
-        """The ``expanded`` and theme name ``_drawn`` was made with."""
+        """The ``expanded`` and theme name ``_drawn`` was made with (None: ask the renderer again)."""
         self._draw_width = 80
 
     @property
@@ -187,8 +187,12 @@ class EntryBlock(ExpandableBlock):
             self._drawn = theme.fg("error", f"[{self.custom_type}] renderer failed: {reason}")
         return self._drawn
 
-    def theme_changed(self) -> None:
-        if self._drawn_as is not None and self._drawn_as[1] != self.theme().name:
+    def restyle(self) -> None:
+        """Another theme, or the same name with new colours (hot reload): the renderer is asked again, and
+        the block re-measured (its lines may differ in number)."""
+        super().restyle()
+        if self._drawn_as is not None:
+            self._drawn_as = None
             self.changed()
 
     def build(self) -> RenderableType:

@@ -29,6 +29,9 @@ from caddie.session.store import SessionStore, SessionSummary, TreeNode
 from caddie.session.store import _summarize_file as _summarize_file  # one file's row, as session list shows
 
 MAX_TREE_INDENT = 24
+SEARCHED_MESSAGE_CHARS = 20_000
+"""How much of a session's message text /resume's search looks in (the first characters): typing stays fast
+with many long sessions."""
 PickerFilter = Literal["default", "no-tools", "user", "labeled", "all"]
 PICKER_FILTERS: tuple[PickerFilter, ...] = ("default", "no-tools", "user", "labeled", "all")
 
@@ -146,7 +149,8 @@ class SessionPicker(ListScreen):
                 prompt.append(f"  {short_path(s.cwd)}", style="dim italic")
             if self.show_path:
                 prompt.append(f"  {short_path(str(s.path))}", style="dim")
-            search = f"{s.id} {s.name or ''} {s.all_messages_text or s.first_message} {s.cwd}"  # as Pi's
+            messages = (s.all_messages_text or s.first_message)[:SEARCHED_MESSAGE_CHARS]
+            search = f"{s.id} {s.name or ''} {messages} {s.cwd}"  # as Pi's
             choices.append(Choice(str(s.path), prompt, search))
         return choices
 
@@ -180,7 +184,7 @@ class SessionPicker(ListScreen):
         if regex is None:
             super().refill(keep)
             if self.sort == "relevance" and query:  # best match first: in the name, then early in the text
-                self.shown.sort(key=lambda c: relevance(query.lower(), c.search or ""))
+                self.shown.sort(key=lambda c: relevance(query.lower(), c.folded))
                 index = next((i for i, c in enumerate(self.shown) if c.id == keep), 0)
                 self._show_window(index)
         else:  # ``re:pattern``, as Pi: a case-insensitive regex; a bad one matches nothing and says why
@@ -307,9 +311,9 @@ def search_regex(query: str) -> re.Pattern[str] | str:
         return f"Bad regex: {e}"
 
 
-def relevance(query: str, haystack: str) -> tuple[int, int]:
-    """Sort key of a row for the filter ``query``: whole-phrase matches first, then by where it starts."""
-    low = haystack.lower()
+def relevance(query: str, low: str) -> tuple[int, int]:
+    """Sort key of a row for the lowercased filter ``query`` in the lowercased ``low`` (``Choice.folded``):
+    whole-phrase matches first, then by where it starts."""
     at = low.find(query)
     return (0, at) if at >= 0 else (1, min((low.find(w) for w in query.split() if w in low), default=0))
 

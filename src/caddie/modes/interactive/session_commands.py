@@ -26,7 +26,7 @@ from caddie.modes.interactive.render import (
 )
 
 if TYPE_CHECKING:
-    from caddie.modes.interactive.themes import ExportColours
+    from caddie.modes.theme_files import ExportColours
     from caddie.runtime.session import AgentSession
     from caddie.session.store import SessionStore, SessionSummary
 

@@ -4,9 +4,10 @@ Asked before the app draws: ``OSC 11`` (``ESC ] 11 ; ? BEL``) asks the terminal 
 and a ``DA1`` query (``ESC [ c``) right after it, which every VT100-style terminal answers, marks the end of
 the replies — a terminal that does not know ``OSC 11`` answers only ``DA1``, so the wait ends at once and
 no late reply can reach the editor as typed text. A terminal that answers nothing is waited for
-``TIMEOUT_S`` at most. Without an answer ``COLORFGBG`` decides (its last field, a colour index), else
-nothing does and the theme stays ``dark``. A confident answer is saved as the ``theme`` setting, as Pi
-saves it, so it is asked once.
+``TIMEOUT_S`` at most (long enough for a slow ssh round trip; answering terminals end it at once). Without
+an answer ``COLORFGBG`` decides (its last field, a colour index), else nothing does and the theme stays
+``dark``. A confident answer is saved as the ``theme`` setting, as Pi saves it, so it is asked once; so is
+``dark`` after a wait that nothing ended (not even ``DA1``), so a silent terminal is not waited for again.
 """
 
 from __future__ import annotations
@@ -18,18 +19,21 @@ import select
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from caddie.modes.interactive.themes import DARK, LIGHT, xterm_color
 
-TIMEOUT_S = 0.2
-"""The longest wait for a terminal that answers neither query."""
+TIMEOUT_S = 1.0
+"""The longest wait for a terminal that answers neither query (a terminal that answers ends it at once:
+one round trip, also over a slow ssh link)."""
 
 QUERY = b"\x1b]11;?\x07\x1b[c"
 """OSC 11 (the background colour), then DA1 (the device attributes: the end of the replies)."""
 
 _OSC11_REPLY = re.compile(rb"\x1b\]11;([^\x07\x1b]*)(?:\x07|\x1b\\)")
 _DA1_REPLY = re.compile(rb"\x1b\[\?[0-9;]*c")
+_CUT_REPLY = re.compile(rb"\x1b(?:\][^\x07]*|\[\?[0-9;]*)\Z")
+"""The start of a reply cut off by the end of the wait (an OSC without its end, a DA1 without its ``c``)."""
 
 Rgb = tuple[int, int, int]
 Shade = Literal["light", "dark"]
@@ -42,6 +46,8 @@ class Background:
     """``terminal background`` (OSC 11), ``COLORFGBG`` or ``fallback`` (nothing said it)."""
     typed_ahead: str = ""
     """What the user typed while the terminal was asked (read with its answers; the editor gets it)."""
+    silent: bool = False
+    """The terminal was asked and answered nothing (no DA1 reply) within the wait."""
 
     @property
     def confident(self) -> bool:
@@ -105,8 +111,9 @@ _KEY_SEQUENCE = re.compile(r"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|O.|.)?", re.S)
 
 def typed_text(data: bytes) -> str:
     """The text in what was read besides the replies: keys typed ahead, as editor text (Backspace applied;
-    escape sequences such as arrow keys and other control keys dropped; Enter becomes a line break)."""
-    rest = _DA1_REPLY.sub(b"", _OSC11_REPLY.sub(b"", data)).decode("utf-8", "ignore")
+    escape sequences such as arrow keys and other control keys dropped; Enter becomes a line break). A
+    reply cut off by the end of the wait is dropped too, never typed."""
+    rest = _CUT_REPLY.sub(b"", _DA1_REPLY.sub(b"", _OSC11_REPLY.sub(b"", data))).decode("utf-8", "ignore")
     text: list[str] = []
     for c in _KEY_SEQUENCE.sub("", rest).replace("\r", "\n"):
         if c in "\x7f\x08":  # Backspace
@@ -116,29 +123,39 @@ def typed_text(data: bytes) -> str:
     return "".join(text).rstrip("\n")
 
 
-def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> tuple[Rgb | None, str]:
-    """Ask the terminal on ``fd_in``/``fd_out`` for its background colour (blocking, at most ``timeout``):
-    the colour (None: no answer) and the text typed ahead that was read with the answers.
+class TerminalReplies(NamedTuple):
+    rgb: Rgb | None
+    """The background colour (None: no OSC 11 answer)."""
+    typed: str
+    """The text typed ahead that was read with the answers."""
+    silent: bool
+    """The query was sent and no DA1 reply came within the wait (False when the terminal could not be asked)."""
+
+
+def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> TerminalReplies:
+    """Ask the terminal on ``fd_in``/``fd_out`` for its background colour (blocking, at most ``timeout``).
 
     The terminal is put in non-canonical, no-echo mode for the wait (so the replies are neither shown nor
     held back until Enter) and restored afterwards."""
     try:
         import termios
     except ImportError:  # not a POSIX terminal
-        return None, ""
+        return TerminalReplies(None, "", silent=False)
     try:
         saved = termios.tcgetattr(fd_in)
     except (termios.error, OSError):
-        return None, ""
+        return TerminalReplies(None, "", silent=False)
     quiet = list(saved)
     quiet[3] = saved[3] & ~(termios.ICANON | termios.ECHO)
     cc = list(saved[6])
     cc[termios.VMIN], cc[termios.VTIME] = 0, 0
     quiet[6] = cc
     replies = b""
+    asked = False
     try:
         termios.tcsetattr(fd_in, termios.TCSANOW, quiet)
         os.write(fd_out, QUERY)
+        asked = True
         deadline = time.monotonic() + timeout
         while not _DA1_REPLY.search(replies):
             left = deadline - time.monotonic()
@@ -153,22 +170,24 @@ def query_background(fd_in: int, fd_out: int, timeout: float = TIMEOUT_S) -> tup
     finally:
         with contextlib.suppress(termios.error, OSError):
             termios.tcsetattr(fd_in, termios.TCSANOW, saved)
-    return parse_background_reply(replies), typed_text(replies)
+    silent = asked and not _DA1_REPLY.search(replies)
+    return TerminalReplies(parse_background_reply(replies), typed_text(replies), silent)
 
 
 def detect_background(
     env: Mapping[str, str], fd_in: int = 0, fd_out: int = 1, timeout: float = TIMEOUT_S
 ) -> Background:
     """The terminal's shade: its OSC 11 answer, else ``COLORFGBG``, else ``dark`` (not confident)."""
-    rgb, typed = (
-        query_background(fd_in, fd_out, timeout) if env.get("TERM", "") not in ("", "dumb") else (None, "")
-    )
+    if env.get("TERM", "") in ("", "dumb"):
+        rgb, typed, silent = None, "", False
+    else:
+        rgb, typed, silent = query_background(fd_in, fd_out, timeout)
     if rgb is not None:
-        return Background(shade_of(rgb), "terminal background", typed)
+        return Background(shade_of(rgb), "terminal background", typed, silent)
     shade = shade_from_colorfgbg(env.get("COLORFGBG", ""))
     if shade is not None:
-        return Background(shade, "COLORFGBG", typed)
-    return Background("dark", "fallback", typed)
+        return Background(shade, "COLORFGBG", typed, silent)
+    return Background("dark", "fallback", typed, silent)
 
 
 def auto_theme_pair(value: object) -> tuple[str, str] | None:
@@ -206,7 +225,9 @@ def startup_theme(
 
     ``theme`` is what the caller passes for this run (a pair's pick, or a first-run answer that could not
     be saved); None when the settings say it all — also when nothing could be told on the first run,
-    which leaves caddie's default, ``dark``, and the next start asks again."""
+    which leaves caddie's default, ``dark``: a terminal that answered DA1 only is asked again at the next
+    start (at no cost), one that answered nothing at all within the wait gets ``dark`` saved as the
+    ``theme`` setting (the theme caddie used), so no later start waits for it again."""
     from caddie.config.paths import agent_dir
     from caddie.config.settings import Settings, load_settings
 
@@ -221,7 +242,7 @@ def startup_theme(
     if configured is not None:
         return StartupTheme()
     background = detect_background(env, fd_in, fd_out, timeout)
-    if not background.confident:
+    if not background.confident and not background.silent:
         return StartupTheme(None, background.typed_ahead)
     theme = LIGHT if background.theme == "light" else DARK
     try:

@@ -20,19 +20,15 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 from textual.theme import Theme
 
-from caddie.config.paths import agent_dir
-from caddie.config.settings import RUN_ONLY
 from caddie.modes.interactive.themes import (
     DARK,
-    ExportColours,
     FoundThemes,
     ThemeError,
     builtin_themes,
     discover_themes,
-    export_colours,
     load_theme_file,
-    package_theme_places,
 )
+from caddie.modes.theme_files import ExportColours, export_colours, theme_places
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -56,26 +52,7 @@ def file_stamp(path: Path) -> FileStamp:
 def find_themes(session: Session) -> FoundThemes:
     """The session's custom themes (blocking: reads files): user, trusted project, settings ``"themes"``,
     packages; ``--no-themes`` skips the discovery; ``--theme PATH`` adds places (the ``RUN_ONLY`` block)."""
-    run = session.settings.get(RUN_ONLY) or {}
-    discover = not run.get("noThemes")
-    places = [agent_dir() / "themes"] if discover else []
-    trusted = session.state().project_trusted
-    if trusted and discover:
-        places.append(Path(session.cwd) / ".caddie" / "themes")
-    for place in (session.settings.get("themes", []) or []) if discover else []:
-        if isinstance(place, str):
-            places.append(Path(session.cwd) / Path(place).expanduser())
-    places += [Path(place) for place in run.get("themes", [])]
-    packages = package_theme_places(session.cwd, project_trusted=trusted) if discover else []
-    return discover_themes(places, packages)
-
-
-def settings_export_colours(session: Session) -> ExportColours | None:
-    """The ``export`` colours of the theme the settings name (``caddie export``, RPC's ``export_html``:
-    no screen, so the settings' theme, as Pi's exports use it); None for a built-in or unknown theme."""
-    wanted = session.settings.get("theme")
-    path = find_themes(session).paths.get(wanted) if isinstance(wanted, str) else None
-    return export_colours(path) if path is not None else None
+    return discover_themes(*theme_places(session))
 
 
 class ThemeBook:

@@ -305,7 +305,7 @@ async def get_session_stats(rpc: RpcServer, request: Request) -> None:
 
 async def export_html(rpc: RpcServer, request: Request) -> None:
     from caddie.modes.export_html import export_session
-    from caddie.modes.interactive.theme_book import settings_export_colours
+    from caddie.modes.theme_files import settings_export_colours
 
     output = request.get("outputPath")
     session = rpc.session
