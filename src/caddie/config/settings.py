@@ -18,12 +18,10 @@ import copy
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caddie.config.file_lock import FileLock
 from caddie.config.paths import agent_dir, project_dir
 from caddie.config.settings_keys import GLOBAL_ONLY, global_only, migrate
 
@@ -80,6 +78,8 @@ class Settings:
         saving did not."""
         self.data = deep_merge(self.data, updates)
         path = self.global_path or agent_dir() / "settings.json"
+        from caddie.config.file_lock import FileLock  # asyncio: not for `caddie --version`'s imports
+
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(path):  # two writers (two caddies, or a picker and the first-run theme) take turns
             current, problem = read_json_object(path)
@@ -350,6 +350,8 @@ def settings_files(cwd: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _replace_atomically(path: Path, text: str) -> None:
     """Write ``text`` to a temp file of its own beside ``path``, then rename it over ``path``."""
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
